@@ -1,0 +1,105 @@
+//! Closed value sets of v0. Each schema_version is a one-variant enum so that
+//! TypeScript sees the exact string literal and JSON Schema a `const`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+macro_rules! literal {
+    ($(#[$doc:meta])* $name:ident = $value:literal) => {
+        $(#[$doc])*
+        #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Default)]
+        #[ts(export)]
+        pub enum $name {
+            #[default]
+            #[serde(rename = $value)]
+            V0,
+        }
+        impl $name {
+            pub const VALUE: &'static str = $value;
+        }
+    };
+}
+
+literal!(RegistrationSchemaVersion = "loopx_post_writeback_capability_hook_registration_v0");
+literal!(HookInputSchemaVersion = "loopx_post_writeback_hook_input_v0");
+literal!(EventProjectionSchemaVersion = "loopx_post_writeback_event_projection_v0");
+literal!(HookResultSchemaVersion = "loopx_post_writeback_hook_result_v0");
+literal!(IntentSchemaVersion = "loopx_post_writeback_intent_v0");
+literal!(DispatchReceiptSchemaVersion = "loopx_post_writeback_dispatch_receipt_v0");
+literal!(FailureReceiptSchemaVersion = "loopx_post_writeback_failure_receipt_v0");
+
+macro_rules! closed_set {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $value:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[ts(export)]
+        pub enum $name {
+            $(#[serde(rename = $value)] $variant,)+
+        }
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $value,)+ }
+            }
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($value => Some($name::$variant),)+ _ => None }
+            }
+        }
+    };
+}
+
+closed_set!(
+    /// The hook phase; v0 knows one.
+    Phase { PostWriteback = "post_writeback" }
+);
+closed_set!(
+    /// Core-owned event kinds (contract-v0 section 1).
+    EventKind { TodoCompleted = "todo_completed", ReplanRecorded = "replan_recorded" }
+);
+closed_set!(
+    /// Projection transition; each event kind has exactly one.
+    Transition { SegmentCompleted = "segment_completed", ReplanRecorded = "replan_recorded" }
+);
+closed_set!(
+    /// What a registration may read.
+    ReadScope { SettlementIdentity = "settlement_identity", BoundedEventProjection = "bounded_event_projection" }
+);
+closed_set!(
+    /// v0 admits only failure isolation.
+    FailurePolicy { Isolate = "isolate" }
+);
+closed_set!(
+    /// The primary step a hook input may come from.
+    StepKind { DurableWriteback = "durable_writeback" }
+);
+closed_set!(
+    /// Hook result status.
+    ResultStatus { NotApplicable = "not_applicable", Proposed = "proposed" }
+);
+closed_set!(
+    /// Status of a dispatch receipt: the first three are final, `failed` may be retried.
+    DispatchStatus { Proposed = "proposed", NotApplicable = "not_applicable", Failed = "failed", Exhausted = "exhausted" }
+);
+closed_set!(
+    /// Dispatch failure codes (RFC section 10, exactly).
+    FailureCode {
+        RegistrationRejected = "registration_rejected",
+        InputBoundaryRejected = "input_boundary_rejected",
+        ProducerFailed = "producer_failed",
+        ProducerTimedOut = "producer_timed_out",
+        ResultContractRejected = "result_contract_rejected",
+        IntentConflict = "intent_conflict",
+        DispatchBudgetExhausted = "dispatch_budget_exhausted",
+    }
+);
+
+impl EventKind {
+    /// The one projection transition that belongs to this event kind.
+    pub fn transition(self) -> Transition {
+        match self {
+            EventKind::TodoCompleted => Transition::SegmentCompleted,
+            EventKind::ReplanRecorded => Transition::ReplanRecorded,
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! loopx-hooks: the core of LoopX's provider-neutral capability hooks.
+//!
+//! Plain Rust modules own every rule; `binding` is the only `#[napi]` code and
+//! merely converts values and forwards.
+
+pub mod canonical;
+pub mod contract;
+pub mod identity;
+pub mod validate;
+
+mod binding;

@@ -1,0 +1,355 @@
+//! Grammar and shape primitives of contract-v0 section 1. Each check records
+//! its violations in a `Report` and returns the value only when it is valid,
+//! so callers can go on collecting violations elsewhere in the document.
+
+use serde_json::{Map, Value};
+
+use super::report::{child, Report, Rule};
+
+pub const TOKEN_MAX: usize = 128;
+pub const OPAQUE_REF_MAX: usize = 128;
+pub const POLICY_VERSION_MAX: usize = 64;
+
+/// `^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`, length not checked here.
+pub fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.').all(|seg| {
+            let b = seg.as_bytes();
+            !b.is_empty()
+                && b[0].is_ascii_lowercase()
+                && b[1..].iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+        })
+}
+
+/// `^[A-Za-z0-9][A-Za-z0-9_.:-]*$`, length not checked here.
+pub fn is_opaque_ref(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b[1..].iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':' | b'-'))
+}
+
+/// `^[a-z0-9][a-z0-9_.-]*$`, length not checked here.
+pub fn is_policy_version(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b[1..].iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'.' | b'-'))
+}
+
+/// RFC 3339 UTC with the contract's grammar, and a real calendar date and time
+/// (no leap second: `:60` is rejected, as JavaScript's Date rejects it).
+pub fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 20 || *b.last().unwrap() != b'Z' {
+        return false;
+    }
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    let num = |r: std::ops::Range<usize>| b[r].iter().fold(0u32, |n, d| n * 10 + u32::from(d - b'0'));
+    if !(digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10) && b[10] == b'T'
+        && digits(11..13) && b[13] == b':' && digits(14..16) && b[16] == b':' && digits(17..19))
+    {
+        return false;
+    }
+    let frac = &b[19..b.len() - 1];
+    if !frac.is_empty() && !(frac[0] == b'.' && (2..=10).contains(&frac.len()) && frac[1..].iter().all(u8::is_ascii_digit)) {
+        return false;
+    }
+    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+    let (hour, minute, second) = (num(11..13), num(14..16), num(17..19));
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days_in_month).contains(&day) && hour < 24 && minute < 60 && second < 60
+}
+
+const CREDENTIAL_PREFIXES: &[&str] = &[
+    "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "sk_live_", "sk_test_", "rk_live_",
+    "xoxb-", "xoxp-", "xoxa-", "xapp-", "npm_", "AIza",
+];
+
+/// Credential-like per contract-v0 section 1: a known token prefix, an AWS
+/// access key id, or a JWT (three base64url parts, the first starting `eyJ`).
+pub fn is_credential_like(s: &str) -> bool {
+    if CREDENTIAL_PREFIXES.iter().any(|p| s.starts_with(p)) {
+        return true;
+    }
+    let b = s.as_bytes();
+    if b.len() == 20
+        && (s.starts_with("AKIA") || s.starts_with("ASIA"))
+        && b[4..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+    {
+        return true;
+    }
+    if s.starts_with("eyJ") {
+        let parts: Vec<&str> = s.split('.').collect();
+        let base64url = |p: &&str| !p.is_empty() && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
+        return parts.len() == 3 && parts.iter().all(base64url);
+    }
+    false
+}
+
+/// A string, with the credential check every public-safe string gets.
+pub fn string<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> {
+    match v {
+        Value::String(s) => {
+            if is_credential_like(s) {
+                r.add(path, Rule::CredentialLikeValue);
+                return None;
+            }
+            Some(s)
+        }
+        _ => {
+            r.add(path, Rule::WrongType);
+            None
+        }
+    }
+}
+
+fn bounded_grammar<'a>(
+    r: &mut Report,
+    v: &'a Value,
+    path: &str,
+    max: usize,
+    ok: fn(&str) -> bool,
+    rule: Rule,
+) -> Option<&'a str> {
+    let s = string(r, v, path)?;
+    if s.len() > max {
+        r.add(path, Rule::TooLong);
+        None
+    } else if !ok(s) {
+        r.add(path, rule);
+        None
+    } else {
+        Some(s)
+    }
+}
+
+/// A token of at most 128 bytes (`too_long` past that, else `bad_token`).
+pub fn token<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> {
+    bounded_grammar(r, v, path, TOKEN_MAX, is_token, Rule::BadToken)
+}
+
+/// An opaque ref of at most 128 bytes (`too_long` past that, else `bad_opaque_ref`).
+pub fn opaque_ref<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> {
+    bounded_grammar(r, v, path, OPAQUE_REF_MAX, is_opaque_ref, Rule::BadOpaqueRef)
+}
+
+pub fn policy_version<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> {
+    bounded_grammar(r, v, path, POLICY_VERSION_MAX, is_policy_version, Rule::BadPolicyVersion)
+}
+
+pub fn timestamp<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> {
+    let s = string(r, v, path)?;
+    if is_timestamp(s) {
+        Some(s)
+    } else {
+        r.add(path, Rule::BadTimestamp);
+        None
+    }
+}
+
+/// A digest-shaped id: `prefix` + 64 lowercase hex digits. Anything else is
+/// `bad_opaque_ref` (it is an opaque ref whose grammar core fixes).
+pub fn digest_id<'a>(r: &mut Report, v: &'a Value, path: &str, prefix: &str) -> Option<&'a str> {
+    let s = string(r, v, path)?;
+    let ok = s
+        .strip_prefix(prefix)
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
+    if ok {
+        Some(s)
+    } else {
+        r.add(path, Rule::BadOpaqueRef);
+        None
+    }
+}
+
+/// The exact schema_version string of a contract.
+pub fn schema_version(r: &mut Report, v: &Value, path: &str, expected: &str) {
+    if let Some(s) = string(r, v, path) {
+        if s != expected {
+            r.add(path, Rule::BadSchemaVersion);
+        }
+    }
+}
+
+/// A value from a closed set (`not_allowed_value` outside it).
+pub fn one_of<T>(r: &mut Report, v: &Value, path: &str, parse: fn(&str) -> Option<T>) -> Option<T> {
+    let s = string(r, v, path)?;
+    let parsed = parse(s);
+    if parsed.is_none() {
+        r.add(path, Rule::NotAllowedValue);
+    }
+    parsed
+}
+
+/// An integer in `min..=max`. Non-integral numbers are `wrong_type`; an
+/// integral float such as `1.0` is the integer it denotes, as in JSON Schema.
+pub fn integer(r: &mut Report, v: &Value, path: &str, min: i64, max: i64) -> Option<i64> {
+    let Value::Number(n) = v else {
+        r.add(path, Rule::WrongType);
+        return None;
+    };
+    let value = if let Some(i) = n.as_i64() {
+        i as f64
+    } else if let Some(u) = n.as_u64() {
+        u as f64
+    } else {
+        n.as_f64().unwrap_or(f64::NAN)
+    };
+    if !value.is_finite() || value.fract() != 0.0 {
+        r.add(path, Rule::WrongType);
+        return None;
+    }
+    if value < min as f64 || value > max as f64 {
+        r.add(path, Rule::OutOfRange);
+        return None;
+    }
+    Some(value as i64)
+}
+
+pub fn boolean(r: &mut Report, v: &Value, path: &str) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        _ => {
+            r.add(path, Rule::WrongType);
+            None
+        }
+    }
+}
+
+/// An object with exactly `fields`: `unknown_field` at each extra member,
+/// `missing_field` where each absent one would stand.
+pub fn object<'a>(r: &mut Report, v: &'a Value, path: &str, fields: &[&str]) -> Option<&'a Map<String, Value>> {
+    let Value::Object(map) = v else {
+        r.add(path, Rule::WrongType);
+        return None;
+    };
+    for key in map.keys() {
+        if !fields.contains(&key.as_str()) {
+            r.add(&child(path, key), Rule::UnknownField);
+        }
+    }
+    for field in fields {
+        if !map.contains_key(*field) {
+            r.add(&child(path, field), Rule::MissingField);
+        }
+    }
+    Some(map)
+}
+
+/// An array of `min..=max` items (`too_few_items` / `too_many_items` at the
+/// array). The items are returned even when the count is off, so each item is
+/// still checked.
+pub fn array<'a>(r: &mut Report, v: &'a Value, path: &str, min: usize, max: usize) -> Option<&'a [Value]> {
+    let Value::Array(items) = v else {
+        r.add(path, Rule::WrongType);
+        return None;
+    };
+    if items.len() < min {
+        r.add(path, Rule::TooFewItems);
+    } else if items.len() > max {
+        r.add(path, Rule::TooManyItems);
+    }
+    Some(items)
+}
+
+/// Marks every repeat of an earlier string item `duplicate_item`, at the repeat.
+pub fn unique_strings(r: &mut Report, items: &[Value], path: &str) {
+    for (i, item) in items.iter().enumerate() {
+        if let Value::String(s) = item {
+            if items[..i].iter().any(|earlier| earlier.as_str() == Some(s)) {
+                r.add(&super::report::index(path, i), Rule::DuplicateItem);
+            }
+        }
+    }
+}
+
+/// An array of valid tokens, bounded and duplicate-free; returns the valid ones.
+pub fn token_array<'a>(r: &mut Report, v: &'a Value, path: &str, min: usize, max: usize) -> Vec<&'a str> {
+    let Some(items) = array(r, v, path, min, max) else { return Vec::new() };
+    unique_strings(r, items, path);
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| token(r, item, &super::report::index(path, i)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tokens() {
+        assert!(is_token("periodic_report.runtime_trigger"));
+        assert!(is_token("a"));
+        for bad in ["", "A", "1a", "a..b", "a.", ".a", "a-b", "a b", "a.1b", "é"] {
+            assert!(!is_token(bad), "{bad}");
+        }
+        let mut r = Report::new();
+        assert!(token(&mut r, &json!("a".repeat(128)), "").is_some());
+        assert!(token(&mut r, &json!("a".repeat(129)), "/x").is_none());
+        assert_eq!(r.violations()[0].rule, Rule::TooLong);
+    }
+
+    #[test]
+    fn opaque_refs_exclude_paths_urls_and_mail() {
+        assert!(is_opaque_ref("receipt_opaque"));
+        assert!(is_opaque_ref("a:b.c-d_e"));
+        for bad in ["", "/etc/passwd", "https://x.y", "me@x.y", "a b", "a%20", "-a", "_a", "a/b"] {
+            assert!(!is_opaque_ref(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn timestamps_are_real() {
+        for ok in ["2026-08-26T00:00:00Z", "2024-02-29T23:59:59.123456789Z", "2000-02-29T00:00:00Z"] {
+            assert!(is_timestamp(ok), "{ok}");
+        }
+        for bad in [
+            "2026-08-26T00:00:00",
+            "2026-08-26 00:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "1900-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "2026-01-01T24:00:00Z",
+            "2026-01-01T00:60:00Z",
+            "2026-01-01T00:00:60Z",
+            "2026-01-01T00:00:00.Z",
+            "2026-01-01T00:00:00.1234567890Z",
+            "2026-01-01T00:00:00+00:00",
+        ] {
+            assert!(!is_timestamp(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn credentials() {
+        for c in ["ghp_abc", "github_pat_x", "sk-live", "xoxb-1", "AIzaSy", "AKIAIOSFODNN7EXAMPLE", "eyJhbGc.eyJzdWIi.sig-_x", "npm_x"] {
+            assert!(is_credential_like(c), "{c}");
+        }
+        for c in ["receipt_opaque", "AKIA", "AKIAIOSFODNN7EXAMPL", "eyJ.a", "eyJa.b.c.d", "skeleton"] {
+            assert!(!is_credential_like(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn integers() {
+        let mut r = Report::new();
+        assert_eq!(integer(&mut r, &json!(1.0), "", 1, 4), Some(1));
+        assert_eq!(integer(&mut r, &json!(1.5), "/a", 1, 4), None);
+        assert_eq!(integer(&mut r, &json!(5), "/b", 1, 4), None);
+        assert_eq!(integer(&mut r, &json!("1"), "/c", 1, 4), None);
+        let rules: Vec<_> = r.violations().iter().map(|v| (v.path.as_str(), v.rule)).collect();
+        assert_eq!(rules, vec![("/a", Rule::WrongType), ("/b", Rule::OutOfRange), ("/c", Rule::WrongType)]);
+    }
+}

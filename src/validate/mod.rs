@@ -1,0 +1,10 @@
+//! The acceptance policy of contract-v0: every validator walks raw JSON and
+//! returns the typed document or *all* violations, each with a JSON Pointer.
+
+pub mod grammar;
+mod report;
+
+pub use report::{child, index, Report, Rule, Verdict, Violation};
+pub mod intent_kind;
+
+pub use intent_kind::{validate_intent_kind_definition, CompiledIntentKind, IntentKinds};
