@@ -282,6 +282,48 @@ pub fn token_array<'a>(r: &mut Report, v: &'a Value, path: &str, min: usize, max
         .collect()
 }
 
+/// A bounded array whose string items must be unique, each item paired with
+/// its pointer, so callers can apply their own item rule (a token, a closed
+/// set, a digest id) and still report at `/path/i`.
+pub fn unique_array<'a>(r: &mut Report, v: &'a Value, path: &str, min: usize, max: usize) -> Vec<(String, &'a Value)> {
+    let Some(items) = array(r, v, path, min, max) else { return Vec::new() };
+    unique_strings(r, items, path);
+    items.iter().enumerate().map(|(i, item)| (super::report::index(path, i), item)).collect()
+}
+
+/// `v` with every integral float (`1.0`) written as the integer it denotes.
+/// `integer` accepts such floats, as JSON Schema does, but serde will not
+/// deserialize `1.0` into a `u32`; an accepted document goes through this
+/// before `Report::finish`. Borrowed when there is nothing to rewrite.
+pub fn integral_numbers(v: &Value) -> std::borrow::Cow<'_, Value> {
+    fn has_integral_float(v: &Value) -> bool {
+        match v {
+            Value::Number(n) => n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0),
+            Value::Array(items) => items.iter().any(has_integral_float),
+            Value::Object(map) => map.values().any(has_integral_float),
+            _ => false,
+        }
+    }
+    fn rewrite(v: &mut Value) {
+        match v {
+            Value::Number(n) => {
+                if let Some(f) = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0) {
+                    *v = Value::from(f as i64);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(rewrite),
+            Value::Object(map) => map.values_mut().for_each(rewrite),
+            _ => {}
+        }
+    }
+    if !has_integral_float(v) {
+        return std::borrow::Cow::Borrowed(v);
+    }
+    let mut owned = v.clone();
+    rewrite(&mut owned);
+    std::borrow::Cow::Owned(owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,6 +382,19 @@ mod tests {
         for c in ["receipt_opaque", "AKIA", "AKIAIOSFODNN7EXAMPL", "eyJ.a", "eyJa.b.c.d", "skeleton"] {
             assert!(!is_credential_like(c), "{c}");
         }
+    }
+
+    #[test]
+    fn unique_array_and_integral_numbers() {
+        let mut r = Report::new();
+        let doc = json!(["a", "b", "a"]);
+        let items = unique_array(&mut r, &doc, "/x", 1, 2);
+        assert_eq!(items.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(), ["/x/0", "/x/1", "/x/2"]);
+        let rules: Vec<_> = r.violations().iter().map(|v| (v.path.as_str(), v.rule)).collect();
+        assert_eq!(rules, vec![("/x", Rule::TooManyItems), ("/x/2", Rule::DuplicateItem)]);
+        let floats = json!({"a": [1.0, 1.5], "b": 2});
+        assert_eq!(*integral_numbers(&floats), json!({"a": [1, 1.5], "b": 2}));
+        assert!(matches!(integral_numbers(&json!({"b": 2})), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]
