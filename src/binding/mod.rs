@@ -1,1 +1,7 @@
+//! The only `#[napi]` code: converts JS values to core inputs and core
+//! outputs to JS values, and forwards. No acceptance rule lives here.
 
+mod error;
+mod identities;
+mod js_value;
+// mod validators; (enabled once the validators land)

@@ -1,0 +1,307 @@
+//! Reading a JS value into JSON without trusting it. A document handed to a
+//! validator may hold anything JavaScript can: functions, symbols, BigInts,
+//! `undefined`, cycles, getters that throw, Proxies. Each becomes a
+//! `not_json_value` violation at its JSON Pointer, never an exception, so the
+//! validators keep their promise never to throw.
+
+use std::ptr;
+
+use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue};
+use napi::sys;
+use napi::ValueType as NapiValueType;
+use serde_json::{Map, Number, Value};
+
+use crate::validate::{child, index, Rule, Violation};
+
+/// Deeper nesting than this is not a contract document; refusing it keeps a
+/// hostile value from exhausting the native stack.
+pub const MAX_DEPTH: usize = 128;
+
+/// A raw JS value handed through unchanged, so the binding decides how to read it.
+#[derive(Clone, Copy)]
+pub struct JsAny {
+    pub env: sys::napi_env,
+    pub value: sys::napi_value,
+}
+
+impl TypeName for JsAny {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+    fn value_type() -> NapiValueType {
+        NapiValueType::Unknown
+    }
+}
+
+impl ValidateNapiValue for JsAny {}
+
+impl FromNapiValue for JsAny {
+    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
+        Ok(JsAny { env, value })
+    }
+}
+
+impl ToNapiValue for JsAny {
+    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        Ok(val.value)
+    }
+}
+
+/// A document as received: JSON text (parsed here) or a JS value (walked here).
+pub enum Document {
+    Text(Value),
+    Object(Value),
+}
+
+impl Document {
+    pub fn value(&self) -> &Value {
+        match self {
+            Document::Text(v) | Document::Object(v) => v,
+        }
+    }
+}
+
+fn not_json(path: &str) -> Vec<Violation> {
+    vec![Violation { path: path.to_owned(), rule: Rule::NotJsonValue }]
+}
+
+/// Reads `input`: a string is JSON text, anything else a JS value. Text that
+/// is not JSON, or nested past MAX_DEPTH, is `not_json_value` at the root.
+pub fn read_document(input: JsAny) -> Result<Document, Vec<Violation>> {
+    let walker = Walker { env: input.env };
+    if walker.type_of(input.value) == Some(sys::ValueType::napi_string) {
+        let text = walker.string(input.value).ok_or_else(|| not_json(""))?;
+        return serde_json::from_str(&text).map(Document::Text).map_err(|_| not_json(""));
+    }
+    let mut violations = Vec::new();
+    let mut ancestors = Vec::new();
+    let value = walker.walk(input.value, "", &mut ancestors, &mut violations);
+    if violations.is_empty() {
+        Ok(Document::Object(value))
+    } else {
+        Err(violations)
+    }
+}
+
+/// Reads `input` as a JS value, a string being a JSON string value.
+pub fn read_value(input: JsAny) -> Result<Value, Vec<Violation>> {
+    let walker = Walker { env: input.env };
+    let mut violations = Vec::new();
+    let value = walker.walk(input.value, "", &mut Vec::new(), &mut violations);
+    if violations.is_empty() {
+        Ok(value)
+    } else {
+        Err(violations)
+    }
+}
+
+struct Walker {
+    env: sys::napi_env,
+}
+
+impl Walker {
+    fn type_of(&self, value: sys::napi_value) -> Option<i32> {
+        let mut t = 0;
+        let status = unsafe { sys::napi_typeof(self.env, value, &mut t) };
+        (status == sys::Status::napi_ok).then_some(t)
+    }
+
+    /// Clears an exception a getter, trap or coercion left pending, so it
+    /// never escapes to the caller.
+    fn clear_exception(&self) {
+        let mut pending = false;
+        unsafe {
+            sys::napi_is_exception_pending(self.env, &mut pending);
+            if pending {
+                let mut ignored = ptr::null_mut();
+                sys::napi_get_and_clear_last_exception(self.env, &mut ignored);
+            }
+        }
+    }
+
+    fn ok(&self, status: sys::napi_status) -> bool {
+        if status == sys::Status::napi_ok {
+            true
+        } else {
+            self.clear_exception();
+            false
+        }
+    }
+
+    fn string(&self, value: sys::napi_value) -> Option<String> {
+        let mut len = 0usize;
+        if !self.ok(unsafe { sys::napi_get_value_string_utf8(self.env, value, ptr::null_mut(), 0, &mut len) }) {
+            return None;
+        }
+        let mut buf = vec![0u8; len + 1];
+        let mut written = 0usize;
+        if !self.ok(unsafe {
+            sys::napi_get_value_string_utf8(self.env, value, buf.as_mut_ptr().cast(), buf.len(), &mut written)
+        }) {
+            return None;
+        }
+        buf.truncate(written);
+        // N-API hands valid UTF-8 (lone surrogates become U+FFFD).
+        String::from_utf8(buf).ok()
+    }
+
+    fn is(&self, f: unsafe fn(sys::napi_env, sys::napi_value, *mut bool) -> sys::napi_status, value: sys::napi_value) -> bool {
+        let mut result = false;
+        self.ok(unsafe { f(self.env, value, &mut result) }) && result
+    }
+
+    /// Objects that only pretend to be JSON objects (their data is not in own
+    /// enumerable properties) are refused rather than silently emptied.
+    fn is_exotic(&self, value: sys::napi_value) -> bool {
+        self.is(sys::napi_is_date, value)
+            || self.is(sys::napi_is_promise, value)
+            || self.is(sys::napi_is_typedarray, value)
+            || self.is(sys::napi_is_arraybuffer, value)
+            || self.is(sys::napi_is_dataview, value)
+            || self.is(sys::napi_is_buffer, value)
+    }
+
+    fn strict_equals(&self, a: sys::napi_value, b: sys::napi_value) -> bool {
+        let mut eq = false;
+        self.ok(unsafe { sys::napi_strict_equals(self.env, a, b, &mut eq) }) && eq
+    }
+
+    fn walk(
+        &self,
+        value: sys::napi_value,
+        path: &str,
+        ancestors: &mut Vec<sys::napi_value>,
+        violations: &mut Vec<Violation>,
+    ) -> Value {
+        let mut bad = || {
+            violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+            Value::Null
+        };
+        let Some(t) = self.type_of(value) else { return bad() };
+        match t {
+            sys::ValueType::napi_null => Value::Null,
+            sys::ValueType::napi_boolean => {
+                let mut b = false;
+                if self.ok(unsafe { sys::napi_get_value_bool(self.env, value, &mut b) }) {
+                    Value::Bool(b)
+                } else {
+                    bad()
+                }
+            }
+            sys::ValueType::napi_number => {
+                let mut n = 0f64;
+                if !self.ok(unsafe { sys::napi_get_value_double(self.env, value, &mut n) }) {
+                    return bad();
+                }
+                number(n).unwrap_or_else(bad)
+            }
+            sys::ValueType::napi_string => self.string(value).map(Value::String).unwrap_or_else(bad),
+            sys::ValueType::napi_object => {
+                if ancestors.len() >= MAX_DEPTH
+                    || ancestors.iter().any(|a| self.strict_equals(*a, value))
+                    || self.is_exotic(value)
+                {
+                    return bad();
+                }
+                ancestors.push(value);
+                let out = if self.is(sys::napi_is_array, value) {
+                    self.walk_array(value, path, ancestors, violations)
+                } else {
+                    self.walk_object(value, path, ancestors, violations)
+                };
+                ancestors.pop();
+                out
+            }
+            // undefined, symbol, function, external, bigint
+            _ => bad(),
+        }
+    }
+
+    fn walk_array(
+        &self,
+        array: sys::napi_value,
+        path: &str,
+        ancestors: &mut Vec<sys::napi_value>,
+        violations: &mut Vec<Violation>,
+    ) -> Value {
+        let mut len = 0u32;
+        if !self.ok(unsafe { sys::napi_get_array_length(self.env, array, &mut len) }) {
+            violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+            return Value::Null;
+        }
+        let mut items = Vec::with_capacity(len.min(4096) as usize);
+        for i in 0..len {
+            let item_path = index(path, i as usize);
+            let mut item = ptr::null_mut();
+            if self.ok(unsafe { sys::napi_get_element(self.env, array, i, &mut item) }) {
+                items.push(self.walk(item, &item_path, ancestors, violations));
+            } else {
+                violations.push(Violation { path: item_path, rule: Rule::NotJsonValue });
+            }
+        }
+        Value::Array(items)
+    }
+
+    fn walk_object(
+        &self,
+        object: sys::napi_value,
+        path: &str,
+        ancestors: &mut Vec<sys::napi_value>,
+        violations: &mut Vec<Violation>,
+    ) -> Value {
+        // Object.keys semantics: own, enumerable, string-keyed.
+        let mut keys = ptr::null_mut();
+        if !self.ok(unsafe {
+            sys::napi_get_all_property_names(
+                self.env,
+                object,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+                sys::KeyConversion::numbers_to_strings,
+                &mut keys,
+            )
+        }) {
+            violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+            return Value::Null;
+        }
+        let mut len = 0u32;
+        if !self.ok(unsafe { sys::napi_get_array_length(self.env, keys, &mut len) }) {
+            violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+            return Value::Null;
+        }
+        let mut map = Map::new();
+        for i in 0..len {
+            let mut key = ptr::null_mut();
+            let name = if self.ok(unsafe { sys::napi_get_element(self.env, keys, i, &mut key) }) {
+                self.string(key)
+            } else {
+                None
+            };
+            let Some(name) = name else {
+                violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+                continue;
+            };
+            let member_path = child(path, &name);
+            let mut member = ptr::null_mut();
+            if self.ok(unsafe { sys::napi_get_property(self.env, object, key, &mut member) }) {
+                let v = self.walk(member, &member_path, ancestors, violations);
+                map.insert(name, v);
+            } else {
+                violations.push(Violation { path: member_path, rule: Rule::NotJsonValue });
+            }
+        }
+        Value::Object(map)
+    }
+}
+
+/// A finite JS number as JSON: integral values within i64 stay integers so
+/// they print without a fraction; NaN and the infinities are not JSON.
+fn number(n: f64) -> Option<Value> {
+    if !n.is_finite() {
+        return None;
+    }
+    if n.fract() == 0.0 && n.abs() < 9.2e18 {
+        return Some(Value::Number(Number::from(n as i64)));
+    }
+    Number::from_f64(n).map(Value::Number)
+}
