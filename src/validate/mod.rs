@@ -8,3 +8,12 @@ pub use report::{child, index, Report, Rule, Verdict, Violation};
 pub mod intent_kind;
 
 pub use intent_kind::{validate_intent_kind_definition, CompiledIntentKind, IntentKinds};
+
+mod registration;
+
+pub use registration::validate_registration;
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,119 @@
+//! `loopx_post_writeback_capability_hook_registration_v0` (RFC section 6,
+//! contract-v0 section 1): checked whole before any provider is invoked.
+
+use serde_json::Value;
+
+use super::grammar;
+use super::intent_kind::IntentKinds;
+use super::report::{child, Report, Rule, Verdict};
+use crate::contract::{EventKind, Phase, PostWritebackHookRegistration, ReadScope, RegistrationSchemaVersion};
+
+const FIELDS: &[&str] = &[
+    "schema_version",
+    "hook_id",
+    "capability_id",
+    "phase",
+    "event_kinds",
+    "intent_kinds",
+    "requested_read_scope",
+    "budget",
+    "failure_policy",
+];
+const BUDGET_FIELDS: &[&str] = &["max_invocations_per_dispatch", "max_intents_per_dispatch", "max_result_bytes", "timeout_ms"];
+
+/// Validates a registration against contract-v0 and the defined intent kinds.
+///
+/// Choices where contract-v0 is silent:
+/// - an intent kind that is undefined *and* outside `<capability_id>.` gets
+///   both `unknown_intent_kind` and `capability_mismatch`: they are two
+///   independent faults;
+/// - ownership checks (`hook_id`, `intent_kinds`) run only when
+///   `capability_id` itself is a valid token, so one bad capability_id is one
+///   violation, not one per owned name.
+pub fn validate_registration(doc: &Value, kinds: &IntentKinds) -> Verdict<PostWritebackHookRegistration> {
+    let mut r = Report::new();
+    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
+
+    if let Some(v) = map.get("schema_version") {
+        grammar::schema_version(&mut r, v, "/schema_version", RegistrationSchemaVersion::VALUE);
+    }
+    let capability = map.get("capability_id").and_then(|v| grammar::token(&mut r, v, "/capability_id"));
+    if let Some(hook) = map.get("hook_id").and_then(|v| grammar::token(&mut r, v, "/hook_id")) {
+        if capability.is_some_and(|c| !owned_by(hook, c)) {
+            r.add("/hook_id", Rule::CapabilityMismatch);
+        }
+    }
+    if let Some(v) = map.get("phase") {
+        grammar::one_of(&mut r, v, "/phase", Phase::parse);
+    }
+    if let Some(v) = map.get("event_kinds") {
+        for (path, item) in grammar::unique_array(&mut r, v, "/event_kinds", 1, EventKind::ALL.len()) {
+            event_kind(&mut r, item, &path);
+        }
+    }
+    if let Some(v) = map.get("intent_kinds") {
+        for (path, item) in grammar::unique_array(&mut r, v, "/intent_kinds", 1, 16) {
+            let Some(kind) = grammar::token(&mut r, item, &path) else { continue };
+            let definition = kinds.get(kind).map(|k| &k.definition);
+            if definition.is_none() {
+                r.add(&path, Rule::UnknownIntentKind);
+            }
+            if let Some(c) = capability {
+                if !owned_by(kind, c) || definition.is_some_and(|d| d.capability_id != c) {
+                    r.add(&path, Rule::CapabilityMismatch);
+                }
+            }
+        }
+    }
+    if let Some(v) = map.get("requested_read_scope") {
+        for (path, item) in grammar::unique_array(&mut r, v, "/requested_read_scope", 1, ReadScope::ALL.len()) {
+            grammar::one_of(&mut r, item, &path, ReadScope::parse);
+        }
+    }
+    if let Some(v) = map.get("budget") {
+        budget(&mut r, v);
+    }
+    if let Some(v) = map.get("failure_policy") {
+        failure_policy(&mut r, v, "/failure_policy");
+    }
+    r.finish(&grammar::integral_numbers(doc))
+}
+
+fn budget(r: &mut Report, v: &Value) {
+    let Some(map) = grammar::object(r, v, "/budget", BUDGET_FIELDS) else { return };
+    let bounds: [(&str, i64, i64); 4] = [
+        ("max_invocations_per_dispatch", 1, 4),
+        ("max_intents_per_dispatch", 1, 16),
+        ("max_result_bytes", 256, 65536),
+        ("timeout_ms", 1, 30000),
+    ];
+    for (field, min, max) in bounds {
+        if let Some(v) = map.get(field) {
+            grammar::integer(r, v, &child("/budget", field), min, max);
+        }
+    }
+}
+
+/// `name` starts with `<capability_id>.`: the capability owns it.
+pub(super) fn owned_by(name: &str, capability_id: &str) -> bool {
+    name.strip_prefix(capability_id).is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// A known event kind: `bad_token` when it is not a token at all,
+/// `unknown_event_kind` when it is a token v0 does not define.
+pub(super) fn event_kind(r: &mut Report, v: &Value, path: &str) -> Option<EventKind> {
+    let s = grammar::token(r, v, path)?;
+    let kind = EventKind::parse(s);
+    if kind.is_none() {
+        r.add(path, Rule::UnknownEventKind);
+    }
+    kind
+}
+
+/// Exactly `"isolate"`: any other string is `policy_not_isolate` (it names a
+/// policy v0 refuses), a non-string `wrong_type`.
+pub(super) fn failure_policy(r: &mut Report, v: &Value, path: &str) {
+    if grammar::string(r, v, path).is_some_and(|s| s != "isolate") {
+        r.add(path, Rule::PolicyNotIsolate);
+    }
+}
