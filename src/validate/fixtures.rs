@@ -7,7 +7,6 @@ use serde_json::{json, Value};
 
 use super::intent_kind::{validate_intent_kind_definition, IntentKinds};
 use super::{Rule, Verdict};
-use crate::canonical::canonical_json;
 use crate::contract::PostWritebackHookRegistration;
 use crate::identity::{self, DispatchIdentity};
 
@@ -203,7 +202,7 @@ pub fn dispatch_receipt() -> Value {
         "status": "proposed",
         "attempt": 1,
         "intent_ids": [intent()["intent_id"].clone()],
-        "result_digest": identity::sha256_hex(canonical_json(&result()).as_bytes()),
+        "result_digest": identity::result_digest(&result()),
         "failure": null
     })
 }

@@ -9,8 +9,10 @@ pub mod intent_kind;
 
 pub use intent_kind::{validate_intent_kind_definition, CompiledIntentKind, IntentKinds};
 
+mod input;
 mod registration;
 
+pub use input::validate_hook_input;
 pub use registration::validate_registration;
 
 #[cfg(test)]

@@ -2,4 +2,5 @@
 //! RFC fixtures in `super::fixtures`. Every case asserts the exact, sorted
 //! `(path, rule)` list, so a missing or extra violation fails.
 
+mod input;
 mod registration;

@@ -1,0 +1,158 @@
+//! `loopx_post_writeback_hook_input_v0` (RFC section 7): the compact input one
+//! admitted hook receives, checked against the registration it was built for.
+
+use serde_json::{Map, Value};
+
+use super::grammar;
+use super::registration::event_kind;
+use super::report::{child, Report, Rule, Verdict};
+use crate::contract::{
+    BoundaryAttestation, EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, PostWritebackHookInput,
+    PostWritebackHookRegistration, RegistrationSchemaVersion, StepKind, Transition,
+};
+use crate::identity::{self, DispatchIdentity};
+
+const FIELDS: &[&str] = &["schema_version", "dispatch_id", "hook_id", "capability_id", "source", "projection", "boundary"];
+const SOURCE_FIELDS: &[&str] = &[
+    "receipt_id",
+    "effect_id",
+    "step_kind",
+    "goal_id",
+    "agent_id",
+    "todo_id",
+    "turn_instance_id",
+    "event_kind",
+    "state_revision",
+    "committed_at",
+];
+const SOURCE_REFS: &[&str] = &["receipt_id", "effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id", "state_revision"];
+const PROJECTION_FIELDS: &[&str] = &["schema_version", "transition", "fact_refs"];
+
+/// Validates a hook input built for `registration`, whose digest callers pass
+/// in because they cache it.
+///
+/// Choices where contract-v0 is silent:
+/// - a known `source.event_kind` the registration does not subscribe to is
+///   `not_allowed_value` at `/source/event_kind`: the kind exists, but it is
+///   outside the set this hook admits, like any other closed-set miss;
+/// - `hook_id` / `capability_id` are checked as tokens first, and compared
+///   with the registration (`hook_mismatch` / `capability_mismatch`) only
+///   when they are tokens, so one fault is one violation;
+/// - `dispatch_id` is recomputed from the registration's own hook_id,
+///   capability_id and schema_version (core's truth), so it is checked even
+///   when the input misnames the hook.
+pub fn validate_hook_input(
+    doc: &Value,
+    registration: &PostWritebackHookRegistration,
+    registration_digest: &str,
+) -> Verdict<PostWritebackHookInput> {
+    let mut r = Report::new();
+    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
+
+    if let Some(v) = map.get("schema_version") {
+        grammar::schema_version(&mut r, v, "/schema_version", HookInputSchemaVersion::VALUE);
+    }
+    let dispatch_id = map.get("dispatch_id").and_then(|v| grammar::digest_id(&mut r, v, "/dispatch_id", "pwh_"));
+    if let Some(v) = map.get("hook_id") {
+        bound_token(&mut r, v, "/hook_id", &registration.hook_id, Rule::HookMismatch);
+    }
+    if let Some(v) = map.get("capability_id") {
+        bound_token(&mut r, v, "/capability_id", &registration.capability_id, Rule::CapabilityMismatch);
+    }
+    let source = map.get("source").and_then(|v| source(&mut r, v, registration));
+    if let Some(v) = map.get("projection") {
+        projection(&mut r, v, source.as_ref().and_then(|s| s.event_kind));
+    }
+    if let Some(v) = map.get("boundary") {
+        boundary(&mut r, v);
+    }
+
+    if let (Some(claimed), Some(Source { receipt_id: Some(receipt_id), effect_id: Some(effect_id), event_kind: Some(kind) })) =
+        (dispatch_id, source)
+    {
+        let expected = identity::dispatch_id(&DispatchIdentity {
+            receipt_id,
+            effect_id,
+            hook_id: &registration.hook_id,
+            capability_id: &registration.capability_id,
+            registration_digest,
+            registration_schema_version: RegistrationSchemaVersion::VALUE,
+            event_kind: kind.as_str(),
+        });
+        if claimed != expected {
+            r.add("/dispatch_id", Rule::DispatchIdMismatch);
+        }
+    }
+    r.finish(&grammar::integral_numbers(doc))
+}
+
+/// A token that must equal the admitted `expected` value; `mismatch` when it
+/// names another hook, capability or dispatch.
+pub(super) fn bound_token(r: &mut Report, v: &Value, path: &str, expected: &str, mismatch: Rule) {
+    if grammar::token(r, v, path).is_some_and(|s| s != expected) {
+        r.add(path, mismatch);
+    }
+}
+
+/// The valid parts of `source` the dispatch identity is computed from.
+struct Source<'a> {
+    receipt_id: Option<&'a str>,
+    effect_id: Option<&'a str>,
+    event_kind: Option<EventKind>,
+}
+
+fn source<'a>(r: &mut Report, v: &'a Value, registration: &PostWritebackHookRegistration) -> Option<Source<'a>> {
+    let map: &'a Map<String, Value> = grammar::object(r, v, "/source", SOURCE_FIELDS)?;
+    let (mut receipt_id, mut effect_id) = (None, None);
+    for field in SOURCE_REFS {
+        let valid = map.get(*field).and_then(|v| grammar::opaque_ref(r, v, &child("/source", field)));
+        match *field {
+            "receipt_id" => receipt_id = valid,
+            "effect_id" => effect_id = valid,
+            _ => {}
+        }
+    }
+    if let Some(v) = map.get("step_kind") {
+        grammar::one_of(r, v, "/source/step_kind", StepKind::parse);
+    }
+    let kind = map.get("event_kind").and_then(|v| event_kind(r, v, "/source/event_kind"));
+    if kind.is_some_and(|k| !registration.event_kinds.contains(&k)) {
+        r.add("/source/event_kind", Rule::NotAllowedValue);
+    }
+    if let Some(v) = map.get("committed_at") {
+        grammar::timestamp(r, v, "/source/committed_at");
+    }
+    Some(Source { receipt_id, effect_id, event_kind: kind })
+}
+
+/// The bounded projection; its transition must be the one that belongs to
+/// the source's event kind (checked only when both are known).
+fn projection(r: &mut Report, v: &Value, kind: Option<EventKind>) {
+    let Some(map) = grammar::object(r, v, "/projection", PROJECTION_FIELDS) else { return };
+    if let Some(v) = map.get("schema_version") {
+        grammar::schema_version(r, v, "/projection/schema_version", EventProjectionSchemaVersion::VALUE);
+    }
+    let transition = map.get("transition").and_then(|v| grammar::one_of(r, v, "/projection/transition", Transition::parse));
+    if let (Some(kind), Some(transition)) = (kind, transition) {
+        if kind.transition() != transition {
+            r.add("/projection/transition", Rule::TransitionMismatch);
+        }
+    }
+    if let Some(v) = map.get("fact_refs") {
+        for (path, item) in grammar::unique_array(r, v, "/projection/fact_refs", 0, 32) {
+            grammar::opaque_ref(r, item, &path);
+        }
+    }
+}
+
+/// Exactly the six attestation flags, each `false`: a flag set `true` is a
+/// boundary that admits what the input must exclude (`not_allowed_value`).
+fn boundary(r: &mut Report, v: &Value) {
+    let Some(map) = grammar::object(r, v, "/boundary", &BoundaryAttestation::FIELDS) else { return };
+    for field in BoundaryAttestation::FIELDS {
+        let path = child("/boundary", field);
+        if map.get(field).and_then(|v| grammar::boolean(r, v, &path)) == Some(true) {
+            r.add(&path, Rule::NotAllowedValue);
+        }
+    }
+}
