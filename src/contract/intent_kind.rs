@@ -16,7 +16,7 @@ pub struct IntentKindDefinition {
     pub capability_id: String,
     #[schemars(length(min = 1, max = 8), extend("uniqueItems" = true), inner(regex(pattern = super::pattern::TOKEN), length(min = 1, max = 128)))]
     pub operations: Vec<String>,
-    #[ts(type = "PayloadSchema")]
+    #[ts(as = "super::PayloadObjectSchema")]
     #[schemars(extend("type" = "object"))]
     pub payload_schema: serde_json::Value,
 }

@@ -8,6 +8,7 @@
 mod enums;
 mod input;
 mod intent_kind;
+mod payload_schema;
 mod receipt;
 mod registration;
 mod result;
@@ -15,6 +16,7 @@ mod result;
 pub use enums::*;
 pub use input::*;
 pub use intent_kind::*;
+pub use payload_schema::*;
 pub use receipt::*;
 pub use registration::*;
 pub use result::*;

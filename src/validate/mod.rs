@@ -6,6 +6,7 @@ mod report;
 
 pub use report::{child, index, Report, Rule, Verdict, Violation};
 pub mod intent_kind;
+pub mod payload_schema;
 
 pub use intent_kind::{validate_intent_kind_definition, CompiledIntentKind, IntentKinds};
 
