@@ -261,10 +261,13 @@ pub fn array<'a>(r: &mut Report, v: &'a Value, path: &str, min: usize, max: usiz
 }
 
 /// Marks every repeat of an earlier string item `duplicate_item`, at the repeat.
+/// Linear (a set of the strings seen), since an over-long provider array is
+/// still walked item by item.
 pub fn unique_strings(r: &mut Report, items: &[Value], path: &str) {
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         if let Value::String(s) = item {
-            if items[..i].iter().any(|earlier| earlier.as_str() == Some(s)) {
+            if !seen.insert(s.as_str()) {
                 r.add(&super::report::index(path, i), Rule::DuplicateItem);
             }
         }
