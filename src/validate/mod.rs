@@ -12,9 +12,11 @@ pub use intent_kind::{validate_intent_kind_definition, CompiledIntentKind, Inten
 
 mod input;
 mod registration;
+mod result;
 
 pub use input::validate_hook_input;
 pub use registration::validate_registration;
+pub use result::{validate_hook_result, ResultContext};
 
 #[cfg(test)]
 mod fixtures;

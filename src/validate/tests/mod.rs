@@ -3,4 +3,6 @@
 //! `(path, rule)` list, so a missing or extra violation fails.
 
 mod input;
+mod intent;
 mod registration;
+mod result;
