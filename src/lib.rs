@@ -7,6 +7,7 @@ pub mod canonical;
 pub mod contract;
 pub mod builder;
 pub mod identity;
+pub mod journal;
 pub mod validate;
 
 mod binding;

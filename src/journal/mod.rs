@@ -1,0 +1,277 @@
+//! The SQLite sidecar journal and outbox of post-writeback dispatches.
+//!
+//! Plain Rust: it knows dispatch identities, states, JSON documents it stores
+//! verbatim and compact codes, and nothing of hooks, providers or napi.
+//!
+//! - [`Journal::open`] recognises or creates the file (`open.rs`, `schema.rs`).
+//! - Every write goes through one writer thread that group-commits whatever is
+//!   waiting into one transaction (`writer.rs`); the commands are the dispatch
+//!   records (`record.rs`) and the outbox decisions (`outbox.rs`). Each returns
+//!   a [`Reply`]: await it, or `wait()` for it off the async runtime. A reply
+//!   resolves only after the transaction holding its command committed.
+//! - Readers use their own connections and never wait for the writer (`read.rs`).
+//!
+//! Errors carry a stable [`JournalError::code`] and never the journal's path
+//! or any stored text.
+
+mod open;
+mod outbox;
+mod read;
+mod record;
+mod schema;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::sync::oneshot;
+
+pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
+pub use read::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent};
+pub use record::{
+    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, IntentRow,
+    RecordOutcome,
+};
+pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use writer::WriterStats;
+
+/// What can go wrong. `Display` names the kind of failure only: never the
+/// journal's path, a stored document or an SQL statement.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JournalError {
+    /// The file exists and is not a loopx-hooks journal; it was not changed.
+    #[error("the file is not a loopx-hooks journal")]
+    NotAJournal,
+    /// The journal was written by a newer build; it was not changed.
+    #[error("journal schema version {found} is newer than this build supports ({supported})")]
+    TooNew { found: i32, supported: i32 },
+    #[error("the journal is closed")]
+    Closed,
+    /// Another connection held the write lock past the busy timeout and retries.
+    #[error("the journal is busy")]
+    Busy,
+    #[error("journal i/o error: {kind}")]
+    Io { kind: std::io::ErrorKind },
+    /// `what` is SQLite's static description of `code` (an extended result code).
+    #[error("journal sqlite error: {what} (code {code})")]
+    Sqlite { code: i32, what: &'static str },
+    /// A caller's value broke the grammar of its field; `what` names the field.
+    #[error("invalid argument: {what}")]
+    InvalidArgument { what: &'static str },
+    #[error("unknown dispatch")]
+    UnknownDispatch,
+    /// An intent_id being recorded is already in the journal (ids are unique forever).
+    #[error("intent_id already recorded")]
+    DuplicateIntent,
+}
+
+impl JournalError {
+    /// The stable code callers see.
+    pub fn code(&self) -> &'static str {
+        match self {
+            JournalError::NotAJournal => "not_a_journal",
+            JournalError::TooNew { .. } => "journal_too_new",
+            JournalError::Closed => "journal_closed",
+            JournalError::Busy => "busy",
+            JournalError::Io { .. } => "io",
+            JournalError::Sqlite { .. } => "sqlite",
+            JournalError::InvalidArgument { .. } => "invalid_argument",
+            JournalError::UnknownDispatch => "unknown_dispatch",
+            JournalError::DuplicateIntent => "duplicate_intent",
+        }
+    }
+}
+
+impl From<std::io::Error> for JournalError {
+    fn from(e: std::io::Error) -> Self {
+        JournalError::Io { kind: e.kind() }
+    }
+}
+
+impl From<rusqlite::Error> for JournalError {
+    fn from(e: rusqlite::Error) -> Self {
+        use rusqlite::ffi::ErrorCode;
+        match e {
+            rusqlite::Error::SqliteFailure(f, _) => match f.code {
+                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => JournalError::Busy,
+                ErrorCode::NotADatabase => JournalError::NotAJournal,
+                _ => JournalError::Sqlite { code: f.extended_code, what: rusqlite::ffi::code_to_str(f.extended_code) },
+            },
+            // Driver-side errors can hold column names or values: keep a fixed text.
+            rusqlite::Error::QueryReturnedNoRows => JournalError::Sqlite { code: -1, what: "query returned no rows" },
+            rusqlite::Error::InvalidColumnType(..) | rusqlite::Error::FromSqlConversionFailure(..) => {
+                JournalError::Sqlite { code: -1, what: "unexpected column type" }
+            }
+            rusqlite::Error::IntegralValueOutOfRange(..) => JournalError::Sqlite { code: -1, what: "integer out of range" },
+            _ => JournalError::Sqlite { code: -1, what: "sqlite driver error" },
+        }
+    }
+}
+
+pub type Result<T, E = JournalError> = std::result::Result<T, E>;
+
+/// How to open a journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JournalOptions {
+    /// Commit final records with `synchronous=FULL` (an fsync per group commit).
+    /// `false` commits them with NORMAL: durable against a process crash, not
+    /// against a power cut.
+    pub synchronous_full: bool,
+    /// How long a connection waits for another process's lock before `Busy`.
+    pub busy_timeout_ms: u32,
+}
+
+impl Default for JournalOptions {
+    fn default() -> Self {
+        JournalOptions { synchronous_full: true, busy_timeout_ms: 5_000 }
+    }
+}
+
+/// An open journal. Share it behind an `Arc`; every method takes `&self`.
+/// Dropping it closes it (see [`Journal::close`]).
+pub struct Journal {
+    writer: writer::Writer,
+    readers: read::Readers,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // No path: it is private to the host.
+        f.debug_struct("Journal").field("writer", &self.writer.stats()).finish_non_exhaustive()
+    }
+}
+
+impl Journal {
+    /// Opens the journal at `path`, creating it (schema v1, WAL) when the file
+    /// is missing or empty and migrating it when older. A file that is not a
+    /// journal ([`JournalError::NotAJournal`]) or is newer than this build
+    /// ([`JournalError::TooNew`]) is left byte-for-byte unchanged. Safe when
+    /// several processes open one new file at once.
+    pub fn open(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
+        let path = path.as_ref();
+        let conn = open::open_writer(path, &options)?;
+        let writer = writer::Writer::spawn(conn, options)?;
+        Ok(Journal { writer, readers: read::Readers::new(path, options) })
+    }
+
+    /// Stops accepting commands, lets the writer commit and answer everything
+    /// already queued, joins it and drops the reader connections. Idempotent;
+    /// afterwards every call answers [`JournalError::Closed`].
+    pub fn close(&self) {
+        self.readers.close();
+        self.writer.close();
+    }
+
+    /// Group-commit counters of this journal's writer.
+    pub fn writer_stats(&self) -> WriterStats {
+        self.writer.stats()
+    }
+
+    /// Committed write transactions so far (group commits; a batch of many
+    /// commands counts once).
+    pub fn commit_count(&self) -> u64 {
+        self.writer.stats().commits
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The answer to one writer command, available once its transaction committed
+/// (or failed). Await it from async code, or call [`Reply::wait`] from a plain
+/// thread. The command is queued when the method returns, not when the reply
+/// is first polled, so many commands can be in flight and share a commit.
+#[must_use = "the command runs anyway; the reply tells whether it was recorded"]
+pub struct Reply<T>(ReplyState<T>);
+
+enum ReplyState<T> {
+    Waiting(oneshot::Receiver<Result<T>>),
+    Ready(Option<Result<T>>),
+}
+
+impl<T> Reply<T> {
+    pub(crate) fn ready(value: Result<T>) -> Self {
+        Reply(ReplyState::Ready(Some(value)))
+    }
+
+    pub(crate) fn waiting(rx: oneshot::Receiver<Result<T>>) -> Self {
+        Reply(ReplyState::Waiting(rx))
+    }
+
+    /// Blocks the current thread until the answer arrives. Must not be called
+    /// on an async runtime's worker thread (await the reply there).
+    pub fn wait(self) -> Result<T> {
+        match self.0 {
+            ReplyState::Waiting(rx) => rx.blocking_recv().unwrap_or(Err(JournalError::Closed)),
+            ReplyState::Ready(v) => v.unwrap_or(Err(JournalError::Closed)),
+        }
+    }
+}
+
+// No pinned projection into `T` ever happens: the reply only moves values out.
+impl<T> Unpin for Reply<T> {}
+
+impl<T> Future for Reply<T> {
+    type Output = Result<T>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            ReplyState::Waiting(rx) => Pin::new(rx).poll(cx).map(|r| r.unwrap_or(Err(JournalError::Closed))),
+            ReplyState::Ready(v) => Poll::Ready(v.take().unwrap_or(Err(JournalError::Closed))),
+        }
+    }
+}
+
+/// Argument grammar, so that no free text reaches the journal.
+pub(crate) mod arg {
+    use super::{JournalError, Result};
+    use crate::validate::grammar::{is_opaque_ref, is_token, OPAQUE_REF_MAX, TOKEN_MAX};
+
+    pub fn token(s: &str, what: &'static str) -> Result<()> {
+        if s.len() <= TOKEN_MAX && is_token(s) {
+            Ok(())
+        } else {
+            Err(JournalError::InvalidArgument { what })
+        }
+    }
+
+    pub fn opt_token(s: Option<&str>, what: &'static str) -> Result<()> {
+        s.map_or(Ok(()), |s| token(s, what))
+    }
+
+    pub fn opaque_ref(s: &str, what: &'static str) -> Result<()> {
+        if s.len() <= OPAQUE_REF_MAX && is_opaque_ref(s) {
+            Ok(())
+        } else {
+            Err(JournalError::InvalidArgument { what })
+        }
+    }
+
+    /// `<prefix>` followed by 64 lowercase hex digits (dispatch and intent ids).
+    pub fn digest_id(s: &str, prefix: &str, what: &'static str) -> Result<()> {
+        match s.strip_prefix(prefix) {
+            Some(hex) if is_sha256_hex(hex) => Ok(()),
+            _ => Err(JournalError::InvalidArgument { what }),
+        }
+    }
+
+    pub fn sha256_hex(s: &str, what: &'static str) -> Result<()> {
+        if is_sha256_hex(s) {
+            Ok(())
+        } else {
+            Err(JournalError::InvalidArgument { what })
+        }
+    }
+
+    fn is_sha256_hex(s: &str) -> bool {
+        s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    }
+}

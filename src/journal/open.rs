@@ -1,0 +1,165 @@
+//! Recognising, creating and migrating the journal file.
+//!
+//! Nothing is changed until the file is known to be ours or empty:
+//! 1. the first bytes are read with plain file I/O: a non-empty file without
+//!    the SQLite magic never reaches SQLite at all;
+//! 2. an SQLite file is inspected in one read transaction (application_id,
+//!    user_version, schema objects); a foreign or newer file is refused here,
+//!    having taken no write lock and switched no mode;
+//! 3. only then: WAL on, `BEGIN IMMEDIATE`, the same inspection again (another
+//!    process may have created or upgraded the file meanwhile), migrations and
+//!    header stamps, COMMIT. Concurrent openers of one new file serialise on
+//!    the write lock and all but the first find a current journal.
+
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::schema::{self, Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES};
+use super::{JournalError, JournalOptions, Result};
+
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+const SQLITE_HEADER_LEN: usize = 100;
+
+/// What an inspection found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// No schema objects, no application_id, user_version 0: ours to create.
+    Empty,
+    /// A journal at this build's version.
+    Current,
+    /// A journal at an older version, to migrate.
+    Older(i32),
+}
+
+/// Opens a connection flagged for one thread at a time (the writer's or a
+/// pooled reader's), without URI parsing so that a path is only ever a path.
+pub(crate) fn connect(path: &Path, flags: OpenFlags, busy_timeout_ms: u32) -> Result<Connection> {
+    let conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    conn.busy_timeout(Duration::from_millis(u64::from(busy_timeout_ms)))?;
+    Ok(conn)
+}
+
+/// Opens the writer's connection on a recognised (or freshly created) journal.
+pub(crate) fn open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> {
+    sniff(path)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+    let conn = connect(path, flags, options.busy_timeout_ms)?;
+    let found = in_read_txn(&conn, inspect)?;
+    ensure_wal(&conn)?;
+    if found != Found::Current {
+        upgrade(&conn, MIGRATIONS)?;
+    }
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(conn)
+}
+
+/// Step 1: refuse a non-empty file that does not start like an SQLite
+/// database, without handing it to SQLite. A missing or empty file passes.
+pub(crate) fn sniff(path: &Path) -> Result<()> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut head = [0u8; SQLITE_HEADER_LEN];
+    let mut n = 0;
+    while n < head.len() {
+        match file.read(&mut head[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    match n {
+        0 => Ok(()),
+        SQLITE_HEADER_LEN if head.starts_with(SQLITE_MAGIC) => Ok(()),
+        _ => Err(JournalError::NotAJournal),
+    }
+}
+
+/// Step 2 (and the re-check of step 3): classify the database. Reads only.
+pub(crate) fn inspect(conn: &Connection) -> Result<Found> {
+    let app_id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    let version: i32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let objects: i64 =
+        conn.query_row("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", [], |r| {
+            r.get(0)
+        })?;
+    if app_id != APPLICATION_ID {
+        return if app_id == 0 && version == 0 && objects == 0 { Ok(Found::Empty) } else { Err(JournalError::NotAJournal) };
+    }
+    if version > SCHEMA_VERSION {
+        return Err(JournalError::TooNew { found: version, supported: SCHEMA_VERSION });
+    }
+    if version <= 0 {
+        // Stamped ours but never given a schema: only an empty file qualifies.
+        return if objects == 0 { Ok(Found::Empty) } else { Err(JournalError::NotAJournal) };
+    }
+    if version < SCHEMA_VERSION {
+        return Ok(Found::Older(version));
+    }
+    let sql = format!(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ({})",
+        TABLES.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(",")
+    );
+    let tables: i64 = conn.query_row(&sql, [], |r| r.get(0))?;
+    if tables == TABLES.len() as i64 {
+        Ok(Found::Current)
+    } else {
+        Err(JournalError::NotAJournal)
+    }
+}
+
+/// Step 3: create or migrate inside `BEGIN IMMEDIATE`, re-inspecting under
+/// the write lock. `steps` is a parameter so tests can run a failing list.
+pub(crate) fn upgrade(conn: &Connection, steps: &[Migration]) -> Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let outcome = (|| {
+        let from = match inspect(conn)? {
+            Found::Current => return Ok(()),
+            Found::Empty => 0,
+            Found::Older(v) => v,
+        };
+        schema::migrate(conn, from, steps)?;
+        Ok(())
+    })();
+    match outcome {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(|e| rollback_after(conn, e.into())),
+        Err(e) => Err(rollback_after(conn, e)),
+    }
+}
+
+fn rollback_after(conn: &Connection, e: JournalError) -> JournalError {
+    if !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    e
+}
+
+/// Runs `f` in a deferred (read) transaction so its reads see one snapshot.
+pub(crate) fn in_read_txn<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    conn.execute_batch("BEGIN DEFERRED")?;
+    let out = f(conn);
+    let end = conn.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
+    let out = out?;
+    end?;
+    Ok(out)
+}
+
+/// Switches a recognised or empty journal to WAL (persistent; a no-op when it
+/// already is). Called only after [`inspect`] accepted the file.
+fn ensure_wal(conn: &Connection) -> Result<()> {
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+    if mode.eq_ignore_ascii_case("wal") {
+        return Ok(());
+    }
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if mode.eq_ignore_ascii_case("wal") {
+        Ok(())
+    } else {
+        Err(JournalError::Sqlite { code: -1, what: "could not switch the journal to WAL mode" })
+    }
+}

@@ -1,0 +1,158 @@
+//! The outbox side: a governed executor admits or rejects each recorded intent
+//! once, then marks admitted ones done. These are records, never effects: the
+//! journal performs nothing. Executor ids and reason codes are tokens, so no
+//! free text reaches the journal.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use super::{arg, Journal, JournalError, Reply, Result};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Admit,
+    Reject,
+}
+
+impl Decision {
+    /// The stored value: `admitted` or `rejected`.
+    pub fn as_stored(self) -> &'static str {
+        match self {
+            Decision::Admit => "admitted",
+            Decision::Reject => "rejected",
+        }
+    }
+
+    pub(crate) fn from_stored(s: &str) -> Option<Self> {
+        match s {
+            "admitted" => Some(Decision::Admit),
+            "rejected" => Some(Decision::Reject),
+            _ => None,
+        }
+    }
+}
+
+/// A decision already on record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExistingDecision {
+    pub decision: Decision,
+    pub executor_id: String,
+    pub reason_code: String,
+    pub decided_at: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DecideOutcome {
+    /// Recorded now.
+    Decided,
+    /// The same executor already made the same decision with the same reason:
+    /// nothing written.
+    SameDecision,
+    /// The intent was decided otherwise (another decision, executor or
+    /// reason); the record stands.
+    Conflict { existing: ExistingDecision },
+    UnknownIntent,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DoneOutcome {
+    Done,
+    AlreadyDone,
+    /// Not admitted, rejected, or admitted by another executor.
+    NotAdmitted,
+    UnknownIntent,
+}
+
+struct DecideArgs {
+    intent_id: String,
+    executor_id: String,
+    decision: Decision,
+    reason_code: String,
+}
+
+struct DoneArgs {
+    intent_id: String,
+    executor_id: String,
+}
+
+impl Journal {
+    /// Records an executor's admission or rejection of an intent, once:
+    /// idempotent for the same (decision, executor, reason), a conflict
+    /// otherwise.
+    pub fn decide(&self, intent_id: &str, executor_id: &str, decision: Decision, reason_code: &str) -> Reply<DecideOutcome> {
+        let checked = arg::digest_id(intent_id, "pwi_", "intent_id")
+            .and_then(|()| arg::token(executor_id, "executor_id"))
+            .and_then(|()| arg::token(reason_code, "reason_code"));
+        if let Err(e) = checked {
+            return Reply::ready(Err(e));
+        }
+        let args = DecideArgs {
+            intent_id: intent_id.to_owned(),
+            executor_id: executor_id.to_owned(),
+            decision,
+            reason_code: reason_code.to_owned(),
+        };
+        self.writer.submit(true, args, run_decide)
+    }
+
+    /// Marks an intent the executor admitted as done.
+    pub fn mark_done(&self, intent_id: &str, executor_id: &str) -> Reply<DoneOutcome> {
+        let checked =
+            arg::digest_id(intent_id, "pwi_", "intent_id").and_then(|()| arg::token(executor_id, "executor_id"));
+        if let Err(e) = checked {
+            return Reply::ready(Err(e));
+        }
+        let args = DoneArgs { intent_id: intent_id.to_owned(), executor_id: executor_id.to_owned() };
+        self.writer.submit(true, args, run_done)
+    }
+}
+
+type DecisionRow = (Option<String>, Option<String>, Option<String>, Option<i64>, Option<i64>);
+
+fn decision_row(conn: &Connection, intent_id: &str) -> Result<Option<DecisionRow>> {
+    Ok(conn
+        .prepare_cached("SELECT decision, executor_id, reason_code, decided_at, done_at FROM intents WHERE intent_id = ?1")?
+        .query_row([intent_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .optional()?)
+}
+
+fn run_decide(conn: &Connection, a: &DecideArgs, now: i64) -> Result<DecideOutcome> {
+    let Some((decision, executor_id, reason_code, decided_at, _)) = decision_row(conn, &a.intent_id)? else {
+        return Ok(DecideOutcome::UnknownIntent);
+    };
+    let Some(decision) = decision else {
+        conn.prepare_cached(
+            "UPDATE intents SET decision = ?2, executor_id = ?3, reason_code = ?4, decided_at = ?5 WHERE intent_id = ?1",
+        )?
+        .execute(params![a.intent_id, a.decision.as_stored(), a.executor_id, a.reason_code, now])?;
+        return Ok(DecideOutcome::Decided);
+    };
+    let existing = ExistingDecision {
+        decision: Decision::from_stored(&decision).ok_or(JournalError::Sqlite { code: -1, what: "unknown decision" })?,
+        executor_id: executor_id.unwrap_or_default(),
+        reason_code: reason_code.unwrap_or_default(),
+        decided_at: decided_at.unwrap_or_default(),
+    };
+    if existing.decision == a.decision && existing.executor_id == a.executor_id && existing.reason_code == a.reason_code {
+        Ok(DecideOutcome::SameDecision)
+    } else {
+        Ok(DecideOutcome::Conflict { existing })
+    }
+}
+
+fn run_done(conn: &Connection, a: &DoneArgs, now: i64) -> Result<DoneOutcome> {
+    let Some((decision, executor_id, _, _, done_at)) = decision_row(conn, &a.intent_id)? else {
+        return Ok(DoneOutcome::UnknownIntent);
+    };
+    if decision.as_deref() != Some("admitted") || executor_id.as_deref() != Some(a.executor_id.as_str()) {
+        return Ok(DoneOutcome::NotAdmitted);
+    }
+    if done_at.is_some() {
+        return Ok(DoneOutcome::AlreadyDone);
+    }
+    conn.prepare_cached("UPDATE intents SET done_at = ?2 WHERE intent_id = ?1")?.execute(params![a.intent_id, now])?;
+    Ok(DoneOutcome::Done)
+}

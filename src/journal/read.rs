@@ -1,0 +1,342 @@
+//! Readers: synchronous queries on their own connections (WAL readers never
+//! block the writer nor wait for it). Run them off the JS thread. Each call
+//! takes a pooled connection and reads one snapshot.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, ToSql};
+use serde::Serialize;
+
+use super::open::{connect, in_read_txn};
+use super::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
+use super::{arg, Decision, DispatchState, Journal, JournalError, JournalOptions, Result};
+
+/// Rows per page, at most.
+pub const MAX_PAGE: u32 = 1000;
+/// Idle reader connections kept per journal.
+const POOL: usize = 4;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DispatchRow {
+    /// Insertion order; the paging cursor.
+    pub seq: i64,
+    pub dispatch_id: String,
+    pub state: DispatchState,
+    pub attempts: u32,
+    pub hook_id: String,
+    pub capability_id: String,
+    pub receipt_id: String,
+    pub effect_id: String,
+    pub event_kind: String,
+    pub registration_digest: String,
+    pub result_digest: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub request_json: String,
+    pub receipt_json: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FailureRow {
+    pub dispatch_id: String,
+    pub attempt: u32,
+    pub code: String,
+    pub rule: Option<String>,
+    pub at: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StoredIntent {
+    /// Global insertion order; the paging cursor.
+    pub seq: i64,
+    pub intent_id: String,
+    pub dispatch_id: String,
+    pub capability_id: String,
+    pub intent_kind: String,
+    pub decision: Option<Decision>,
+    pub executor_id: Option<String>,
+    pub reason_code: Option<String>,
+    pub decided_at: Option<i64>,
+    pub done_at: Option<i64>,
+    pub doc_json: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// Pass as the next `after_*`; `None` when this page was the last.
+    pub next_cursor: Option<i64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DispatchFilter {
+    pub state: Option<DispatchState>,
+    pub hook_id: Option<String>,
+    /// Only rows with `seq` greater than this.
+    pub after_cursor: Option<i64>,
+    /// 1..=[`MAX_PAGE`]; larger values are clamped.
+    pub limit: u32,
+}
+
+impl Default for DispatchFilter {
+    fn default() -> Self {
+        DispatchFilter { state: None, hook_id: None, after_cursor: None, limit: 100 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntentFilter {
+    pub dispatch_id: Option<String>,
+    pub capability_id: Option<String>,
+    pub intent_kind: Option<String>,
+    /// Only open intents: undecided, or admitted and not done.
+    pub pending_only: bool,
+    /// Only intents with `seq` greater than this (0: from the start).
+    pub after_seq: i64,
+    /// 1..=[`MAX_PAGE`]; larger values are clamped.
+    pub limit: u32,
+}
+
+impl Default for IntentFilter {
+    fn default() -> Self {
+        IntentFilter { dispatch_id: None, capability_id: None, intent_kind: None, pending_only: false, after_seq: 0, limit: 100 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct JournalStats {
+    pub checkpointed: u64,
+    pub failed: u64,
+    pub proposed: u64,
+    pub not_applicable: u64,
+    pub exhausted: u64,
+    pub intents: u64,
+    pub intents_open: u64,
+}
+
+/// A small pool of read-only connections.
+pub(crate) struct Readers {
+    path: PathBuf,
+    busy_timeout_ms: u32,
+    idle: Mutex<Vec<Connection>>,
+    closed: AtomicBool,
+}
+
+impl Readers {
+    pub(crate) fn new(path: &Path, options: JournalOptions) -> Self {
+        Readers {
+            path: path.to_owned(),
+            busy_timeout_ms: options.busy_timeout_ms,
+            idle: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// Runs `f` in one read transaction on a pooled connection.
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(JournalError::Closed);
+        }
+        let pooled = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match pooled {
+            Some(c) => c,
+            None => {
+                // No CREATE: the writer made the file; query_only guards the rest.
+                let c = connect(&self.path, OpenFlags::SQLITE_OPEN_READ_WRITE, self.busy_timeout_ms)?;
+                c.pragma_update(None, "query_only", true)?;
+                c
+            }
+        };
+        let out = in_read_txn(&conn, f);
+        if !self.closed.load(Ordering::SeqCst) {
+            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            if idle.len() < POOL {
+                idle.push(conn);
+            }
+        }
+        out
+    }
+}
+
+const DISPATCH_COLS: &str = "seq, dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, \
+     event_kind, registration_digest, result_digest, created_at, updated_at, request, receipt";
+
+fn dispatch_row(r: &Row<'_>) -> rusqlite::Result<DispatchRow> {
+    let state: String = r.get(2)?;
+    Ok(DispatchRow {
+        seq: r.get(0)?,
+        dispatch_id: r.get(1)?,
+        state: DispatchState::parse(&state).ok_or(rusqlite::Error::InvalidColumnType(
+            2,
+            "state".into(),
+            rusqlite::types::Type::Text,
+        ))?,
+        attempts: r.get(3)?,
+        hook_id: r.get(4)?,
+        capability_id: r.get(5)?,
+        receipt_id: r.get(6)?,
+        effect_id: r.get(7)?,
+        event_kind: r.get(8)?,
+        registration_digest: r.get(9)?,
+        result_digest: r.get(10)?,
+        created_at: r.get(11)?,
+        updated_at: r.get(12)?,
+        request_json: r.get(13)?,
+        receipt_json: r.get(14)?,
+    })
+}
+
+const INTENT_COLS: &str =
+    "seq, intent_id, dispatch_id, capability_id, intent_kind, decision, executor_id, reason_code, decided_at, done_at, doc";
+
+fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
+    let decision: Option<String> = r.get(5)?;
+    Ok(StoredIntent {
+        seq: r.get(0)?,
+        intent_id: r.get(1)?,
+        dispatch_id: r.get(2)?,
+        capability_id: r.get(3)?,
+        intent_kind: r.get(4)?,
+        decision: decision.as_deref().and_then(Decision::from_stored),
+        executor_id: r.get(6)?,
+        reason_code: r.get(7)?,
+        decided_at: r.get(8)?,
+        done_at: r.get(9)?,
+        doc_json: r.get(10)?,
+    })
+}
+
+fn page<T>(items: Vec<T>, limit: u32, seq: impl Fn(&T) -> i64) -> Page<T> {
+    let next_cursor = if items.len() as u32 == limit { items.last().map(seq) } else { None };
+    Page { items, next_cursor }
+}
+
+fn clamp(limit: u32) -> u32 {
+    limit.clamp(1, MAX_PAGE)
+}
+
+/// Runs `sql` with `params`, mapping each row.
+fn query<T>(
+    conn: &Connection,
+    sql: &str,
+    params: &[&dyn ToSql],
+    map: fn(&Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params, map)?;
+    Ok(rows.collect::<rusqlite::Result<Vec<T>>>()?)
+}
+
+impl Journal {
+    pub fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
+        self.readers.with(|c| {
+            let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1");
+            Ok(c.prepare_cached(&sql)?.query_row([dispatch_id], dispatch_row).optional()?)
+        })
+    }
+
+    /// Dispatches in insertion order, paged by `seq`.
+    pub fn list_dispatches(&self, f: &DispatchFilter) -> Result<Page<DispatchRow>> {
+        arg::opt_token(f.hook_id.as_deref(), "hook_id")?;
+        let limit = clamp(f.limit);
+        let state = f.state.map(DispatchState::as_str);
+        let after = f.after_cursor.unwrap_or(0);
+        let mut sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE seq > ?1");
+        let mut params: Vec<&dyn ToSql> = vec![&after];
+        if let Some(s) = &state {
+            params.push(s);
+            sql += &format!(" AND state = ?{}", params.len());
+        }
+        if let Some(h) = &f.hook_id {
+            params.push(h);
+            sql += &format!(" AND hook_id = ?{}", params.len());
+        }
+        params.push(&limit);
+        sql += &format!(" ORDER BY seq LIMIT ?{}", params.len());
+        let items = self.readers.with(|c| query(c, &sql, &params, dispatch_row))?;
+        Ok(page(items, limit, |d| d.seq))
+    }
+
+    /// Failed attempts of one dispatch, by attempt.
+    pub fn list_failures(&self, dispatch_id: &str) -> Result<Vec<FailureRow>> {
+        self.readers.with(|c| {
+            query(
+                c,
+                "SELECT dispatch_id, attempt, code, rule, at FROM failures WHERE dispatch_id = ?1 ORDER BY attempt",
+                &[&dispatch_id],
+                |r| Ok(FailureRow { dispatch_id: r.get(0)?, attempt: r.get(1)?, code: r.get(2)?, rule: r.get(3)?, at: r.get(4)? }),
+            )
+        })
+    }
+
+    /// Intents oldest first, paged by `seq`.
+    pub fn list_intents(&self, f: &IntentFilter) -> Result<Page<StoredIntent>> {
+        arg::opt_token(f.capability_id.as_deref(), "capability_id")?;
+        arg::opt_token(f.intent_kind.as_deref(), "intent_kind")?;
+        let limit = clamp(f.limit);
+        let mut sql = format!("SELECT {INTENT_COLS} FROM intents WHERE seq > ?1");
+        let mut params: Vec<&dyn ToSql> = vec![&f.after_seq];
+        for (col, value) in [("dispatch_id", &f.dispatch_id), ("capability_id", &f.capability_id), ("intent_kind", &f.intent_kind)] {
+            if let Some(v) = value {
+                params.push(v);
+                sql += &format!(" AND {col} = ?{}", params.len());
+            }
+        }
+        if f.pending_only {
+            sql += &format!(" AND {INTENT_OPEN}");
+        }
+        params.push(&limit);
+        sql += &format!(" ORDER BY seq LIMIT ?{}", params.len());
+        let items = self.readers.with(|c| query(c, &sql, &params, intent_row))?;
+        Ok(page(items, limit, |i| i.seq))
+    }
+
+    /// Every dispatch without a final receipt (checkpointed or failed), oldest
+    /// first: what `recover()` re-dispatches.
+    pub fn unfinished(&self) -> Result<Vec<DispatchRow>> {
+        let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq");
+        self.readers.with(|c| query(c, &sql, &[], dispatch_row))
+    }
+
+    pub fn stats(&self) -> Result<JournalStats> {
+        self.readers.with(|c| {
+            let mut s = JournalStats::default();
+            let per_state = query(c, "SELECT state, count(*) FROM dispatches GROUP BY state", &[], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?;
+            for (state, n) in per_state {
+                let n = u64::try_from(n).unwrap_or_default();
+                match DispatchState::parse(&state) {
+                    Some(DispatchState::Checkpointed) => s.checkpointed = n,
+                    Some(DispatchState::Failed) => s.failed = n,
+                    Some(DispatchState::Proposed) => s.proposed = n,
+                    Some(DispatchState::NotApplicable) => s.not_applicable = n,
+                    Some(DispatchState::Exhausted) => s.exhausted = n,
+                    None => {}
+                }
+            }
+            let count = |sql: &str| -> Result<u64> {
+                Ok(u64::try_from(c.query_row(sql, [], |r| r.get::<_, i64>(0))?).unwrap_or_default())
+            };
+            s.intents = count("SELECT count(*) FROM intents")?;
+            s.intents_open = count(&format!("SELECT count(*) FROM intents WHERE {INTENT_OPEN}"))?;
+            Ok(s)
+        })
+    }
+
+    /// `PRAGMA integrity_check` and `PRAGMA foreign_key_check` both clean.
+    pub fn integrity_check(&self) -> Result<bool> {
+        self.readers.with(|c| {
+            let integrity = query(c, "PRAGMA integrity_check", &[], |r| r.get::<_, String>(0))?;
+            let fk_violations = query(c, "PRAGMA foreign_key_check", &[], |_| Ok(()))?.len();
+            Ok(integrity.len() == 1 && integrity[0] == "ok" && fk_violations == 0)
+        })
+    }
+}

@@ -1,0 +1,358 @@
+//! Dispatch records: checkpoint, final record, failed attempt. Each runs on the
+//! writer inside its group-commit transaction and savepoint.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use super::{arg, Journal, JournalError, Reply, Result};
+
+/// Where a dispatch identity stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DispatchState {
+    Checkpointed,
+    Failed,
+    Proposed,
+    NotApplicable,
+    Exhausted,
+}
+
+impl DispatchState {
+    pub const ALL: [DispatchState; 5] = [
+        DispatchState::Checkpointed,
+        DispatchState::Failed,
+        DispatchState::Proposed,
+        DispatchState::NotApplicable,
+        DispatchState::Exhausted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DispatchState::Checkpointed => "checkpointed",
+            DispatchState::Failed => "failed",
+            DispatchState::Proposed => "proposed",
+            DispatchState::NotApplicable => "not_applicable",
+            DispatchState::Exhausted => "exhausted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        DispatchState::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Proposed, not_applicable and exhausted hold a final receipt.
+    pub fn is_final(self) -> bool {
+        !matches!(self, DispatchState::Checkpointed | DispatchState::Failed)
+    }
+}
+
+/// The final states a record can set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinalStatus {
+    Proposed,
+    NotApplicable,
+    Exhausted,
+}
+
+impl From<FinalStatus> for DispatchState {
+    fn from(s: FinalStatus) -> Self {
+        match s {
+            FinalStatus::Proposed => DispatchState::Proposed,
+            FinalStatus::NotApplicable => DispatchState::NotApplicable,
+            FinalStatus::Exhausted => DispatchState::Exhausted,
+        }
+    }
+}
+
+/// The checkpoint written before a provider is invoked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub dispatch_id: String,
+    pub hook_id: String,
+    pub capability_id: String,
+    pub receipt_id: String,
+    pub effect_id: String,
+    pub event_kind: String,
+    pub registration_digest: String,
+    /// The public-safe dispatch request, enough to re-dispatch on recover.
+    /// Stored verbatim; the journal does not parse it.
+    pub request_json: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CheckpointState {
+    /// The row was created now; no attempt used.
+    Fresh,
+    /// The identity exists without a final receipt (checkpointed or failed).
+    Pending { attempts_used: u32 },
+    /// The identity has a final receipt: replay it, do not invoke.
+    Final { receipt_json: String, result_digest: Option<String> },
+}
+
+impl CheckpointState {
+    /// Attempts already used; 0 when fresh, the final attempt count is not kept here.
+    pub fn attempts_used(&self) -> Option<u32> {
+        match self {
+            CheckpointState::Fresh => Some(0),
+            CheckpointState::Pending { attempts_used } => Some(*attempts_used),
+            CheckpointState::Final { .. } => None,
+        }
+    }
+}
+
+/// One intent of a proposed result, stored once as its JSON document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntentRow {
+    pub intent_id: String,
+    pub capability_id: String,
+    pub intent_kind: String,
+    pub doc_json: String,
+}
+
+/// The final record of a dispatch identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinalRecord {
+    pub dispatch_id: String,
+    /// The attempt that produced it, 1-based.
+    pub attempt: u32,
+    pub status: FinalStatus,
+    /// The final DispatchReceipt, stored verbatim.
+    pub receipt_json: String,
+    /// sha256 hex of the canonical accepted result (proposed / not_applicable).
+    pub result_digest: Option<String>,
+    /// Non-empty only when `status` is proposed.
+    pub intents: Vec<IntentRow>,
+    /// `(code, rule)`; required when `status` is exhausted, else absent.
+    pub failure: Option<(String, Option<String>)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RecordOutcome {
+    Recorded,
+    /// Someone recorded a final receipt first; nothing was written. Compare
+    /// digests to tell a replay from a conflict.
+    AlreadyFinal { receipt_json: String, result_digest: Option<String> },
+}
+
+/// One failed attempt (a FailureReceipt: codes only, never a message).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailureRecord {
+    pub dispatch_id: String,
+    pub attempt: u32,
+    pub code: String,
+    pub rule: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FailureOutcome {
+    Recorded { attempts_used: u32 },
+    AlreadyFinal { receipt_json: String, result_digest: Option<String> },
+}
+
+impl Journal {
+    /// Inserts the checkpoint row of a dispatch identity, or reads where it stands.
+    ///
+    /// A batch of checkpoints commits with `synchronous=NORMAL`: in WAL mode the
+    /// frames reach the OS but are not fsynced, so a checkpoint costs no fsync
+    /// of its own; the next FULL commit (any record) makes it durable. This is
+    /// safe because a checkpoint is reconstructible: the dispatch identity and
+    /// request derive from the committed primary receipt the orchestrator holds,
+    /// so a checkpoint lost to a power cut is re-created when the orchestrator
+    /// recovers and dispatches again. It cannot lose a final receipt: records
+    /// commit with FULL and only after their checkpoint row exists, and a
+    /// durable record syncs every frame written before it.
+    pub fn checkpoint(&self, c: Checkpoint) -> Reply<CheckpointState> {
+        match check_checkpoint(&c) {
+            Ok(()) => self.writer.submit(false, c, run_checkpoint),
+            Err(e) => Reply::ready(Err(e)),
+        }
+    }
+
+    /// Records the final receipt (and intents, and for exhausted the failure)
+    /// of a checkpointed, not yet final identity. [`JournalError::UnknownDispatch`]
+    /// without a checkpoint; [`JournalError::DuplicateIntent`] (nothing written)
+    /// when an intent_id is already in the journal.
+    pub fn record_final(&self, r: FinalRecord) -> Reply<RecordOutcome> {
+        match check_final(&r) {
+            Ok(()) => self.writer.submit(true, r, run_final),
+            Err(e) => Reply::ready(Err(e)),
+        }
+    }
+
+    /// Records a failed attempt: state `failed`, attempts = max(used, attempt).
+    /// Recording the same attempt twice keeps the first row (idempotent).
+    pub fn record_failure(&self, r: FailureRecord) -> Reply<FailureOutcome> {
+        let checked = arg::digest_id(&r.dispatch_id, "pwh_", "dispatch_id")
+            .and_then(|()| attempt(r.attempt))
+            .and_then(|()| arg::token(&r.code, "code"))
+            .and_then(|()| arg::opt_token(r.rule.as_deref(), "rule"));
+        match checked {
+            Ok(()) => self.writer.submit(true, r, run_failure),
+            Err(e) => Reply::ready(Err(e)),
+        }
+    }
+}
+
+fn attempt(n: u32) -> Result<()> {
+    if n >= 1 {
+        Ok(())
+    } else {
+        Err(JournalError::InvalidArgument { what: "attempt" })
+    }
+}
+
+fn check_checkpoint(c: &Checkpoint) -> Result<()> {
+    arg::digest_id(&c.dispatch_id, "pwh_", "dispatch_id")?;
+    arg::token(&c.hook_id, "hook_id")?;
+    arg::token(&c.capability_id, "capability_id")?;
+    arg::opaque_ref(&c.receipt_id, "receipt_id")?;
+    arg::opaque_ref(&c.effect_id, "effect_id")?;
+    arg::token(&c.event_kind, "event_kind")?;
+    arg::sha256_hex(&c.registration_digest, "registration_digest")
+}
+
+fn check_final(r: &FinalRecord) -> Result<()> {
+    arg::digest_id(&r.dispatch_id, "pwh_", "dispatch_id")?;
+    attempt(r.attempt)?;
+    if let Some(d) = &r.result_digest {
+        arg::sha256_hex(d, "result_digest")?;
+    }
+    if r.status != FinalStatus::Proposed && !r.intents.is_empty() {
+        return Err(JournalError::InvalidArgument { what: "intents" });
+    }
+    if (r.status == FinalStatus::Exhausted) != r.failure.is_some() {
+        return Err(JournalError::InvalidArgument { what: "failure" });
+    }
+    if let Some((code, rule)) = &r.failure {
+        arg::token(code, "failure.code")?;
+        arg::opt_token(rule.as_deref(), "failure.rule")?;
+    }
+    for i in &r.intents {
+        arg::digest_id(&i.intent_id, "pwi_", "intent_id")?;
+        arg::token(&i.capability_id, "intent.capability_id")?;
+        arg::token(&i.intent_kind, "intent.intent_kind")?;
+    }
+    Ok(())
+}
+
+/// The row's current standing, read inside the transaction.
+struct Standing {
+    state: DispatchState,
+    attempts: u32,
+    receipt: Option<String>,
+    result_digest: Option<String>,
+}
+
+fn standing(conn: &Connection, dispatch_id: &str) -> Result<Option<Standing>> {
+    let mut stmt = conn
+        .prepare_cached("SELECT state, attempts, receipt, result_digest FROM dispatches WHERE dispatch_id = ?1")?;
+    let row = stmt
+        .query_row([dispatch_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?, r.get::<_, Option<String>>(2)?, r.get(3)?))
+        })
+        .optional()?;
+    row.map(|(state, attempts, receipt, result_digest)| {
+        let state = DispatchState::parse(&state).ok_or(JournalError::Sqlite { code: -1, what: "unknown state" })?;
+        Ok(Standing { state, attempts, receipt, result_digest })
+    })
+    .transpose()
+}
+
+fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<CheckpointState> {
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
+               event_kind, registration_digest, created_at, updated_at, request)
+             VALUES (?1, 'checkpointed', 0, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)
+             ON CONFLICT (dispatch_id) DO NOTHING",
+        )?
+        .execute(params![
+            c.dispatch_id,
+            c.hook_id,
+            c.capability_id,
+            c.receipt_id,
+            c.effect_id,
+            c.event_kind,
+            c.registration_digest,
+            now,
+            c.request_json
+        ])?;
+    if inserted == 1 {
+        return Ok(CheckpointState::Fresh);
+    }
+    let s = standing(conn, &c.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
+    Ok(if s.state.is_final() {
+        CheckpointState::Final { receipt_json: s.receipt.unwrap_or_default(), result_digest: s.result_digest }
+    } else {
+        CheckpointState::Pending { attempts_used: s.attempts }
+    })
+}
+
+fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutcome> {
+    let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
+    if s.state.is_final() {
+        return Ok(RecordOutcome::AlreadyFinal {
+            receipt_json: s.receipt.unwrap_or_default(),
+            result_digest: s.result_digest,
+        });
+    }
+    conn.prepare_cached(
+        "UPDATE dispatches SET state = ?2, attempts = max(attempts, ?3), receipt = ?4, result_digest = ?5,
+           updated_at = ?6
+         WHERE dispatch_id = ?1",
+    )?
+    .execute(params![
+        r.dispatch_id,
+        DispatchState::from(r.status).as_str(),
+        r.attempt,
+        r.receipt_json,
+        r.result_digest,
+        now
+    ])?;
+    if let Some((code, rule)) = &r.failure {
+        insert_failure(conn, &r.dispatch_id, r.attempt, code, rule.as_deref(), now)?;
+    }
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for i in &r.intents {
+        insert.execute(params![i.intent_id, r.dispatch_id, i.capability_id, i.intent_kind, i.doc_json]).map_err(
+            |e| match &e {
+                rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE => {
+                    JournalError::DuplicateIntent
+                }
+                _ => e.into(),
+            },
+        )?;
+    }
+    Ok(RecordOutcome::Recorded)
+}
+
+fn run_failure(conn: &Connection, r: &FailureRecord, now: i64) -> Result<FailureOutcome> {
+    let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
+    if s.state.is_final() {
+        return Ok(FailureOutcome::AlreadyFinal {
+            receipt_json: s.receipt.unwrap_or_default(),
+            result_digest: s.result_digest,
+        });
+    }
+    insert_failure(conn, &r.dispatch_id, r.attempt, &r.code, r.rule.as_deref(), now)?;
+    conn.prepare_cached(
+        "UPDATE dispatches SET state = 'failed', attempts = max(attempts, ?2), updated_at = ?3 WHERE dispatch_id = ?1",
+    )?
+    .execute(params![r.dispatch_id, r.attempt, now])?;
+    Ok(FailureOutcome::Recorded { attempts_used: s.attempts.max(r.attempt) })
+}
+
+fn insert_failure(conn: &Connection, id: &str, attempt: u32, code: &str, rule: Option<&str>, now: i64) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO failures (dispatch_id, attempt, code, rule, at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (dispatch_id, attempt) DO NOTHING",
+    )?
+    .execute(params![id, attempt, code, rule, now])?;
+    Ok(())
+}

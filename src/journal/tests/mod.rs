@@ -1,0 +1,1 @@
+//! Journal tests on real files in a temporary directory.

@@ -1,0 +1,249 @@
+//! The writer: one thread owns the write connection and group-commits.
+//!
+//! It blocks for the first command, drains whatever else is already queued (up
+//! to [`MAX_BATCH`]) and runs them all in one `BEGIN IMMEDIATE` transaction,
+//! one `SAVEPOINT` per command: a command that fails is rolled back alone and
+//! answered with its own error while the others commit. Every command is
+//! answered only after COMMIT returned. Many dispatches in flight therefore
+//! share one transaction and, when durable, one fsync.
+//!
+//! Durability per batch: a batch of checkpoints only commits with
+//! `synchronous=NORMAL`, which in WAL mode writes the frames without an fsync;
+//! any batch holding a record or outbox command commits with FULL (when the
+//! journal was opened with `synchronous_full`), which also makes every earlier
+//! NORMAL frame durable. See [`super::Journal::checkpoint`] for why losing a
+//! checkpoint to a power cut is safe.
+//!
+//! SQLITE_BUSY (another process writing): the connection's busy timeout waits
+//! first; if the batch still fails with BUSY it is retried whole a few times,
+//! then every command in it is answered [`JournalError::Busy`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::Connection;
+use serde::Serialize;
+use tokio::sync::oneshot;
+
+use super::{JournalError, JournalOptions, Reply, Result};
+
+/// Commands per transaction, at most.
+pub(crate) const MAX_BATCH: usize = 256;
+/// Whole-batch retries after the busy timeout expired.
+const BUSY_RETRIES: u32 = 3;
+
+/// The operation a command runs inside the batch transaction. `now` is the
+/// batch's timestamp in Unix milliseconds.
+pub(crate) type Op<A, T> = fn(&Connection, &A, i64) -> Result<T>;
+
+/// A queued command, type-erased so the writer knows no command types.
+trait Job: Send {
+    fn durable(&self) -> bool;
+    /// Runs the command, keeping its outcome; reports whether it failed.
+    fn run(&mut self, conn: &Connection, now: i64) -> Step;
+    /// Answers the caller once the batch's fate is known.
+    fn answer(self: Box<Self>, batch: &Result<()>);
+}
+
+enum Step {
+    Ok,
+    /// The command failed on its own: roll back its savepoint, keep the batch.
+    Failed,
+    /// The batch cannot go on (BUSY): roll it all back, maybe retry.
+    Abort(JournalError),
+}
+
+struct Task<A, T> {
+    args: A,
+    op: Op<A, T>,
+    durable: bool,
+    out: Option<Result<T>>,
+    reply: oneshot::Sender<Result<T>>,
+}
+
+impl<A: Send, T: Send> Job for Task<A, T> {
+    fn durable(&self) -> bool {
+        self.durable
+    }
+
+    fn run(&mut self, conn: &Connection, now: i64) -> Step {
+        let out = (self.op)(conn, &self.args, now);
+        let step = match &out {
+            Ok(_) => Step::Ok,
+            Err(JournalError::Busy) => Step::Abort(JournalError::Busy),
+            Err(_) => Step::Failed,
+        };
+        self.out = Some(out);
+        step
+    }
+
+    fn answer(self: Box<Self>, batch: &Result<()>) {
+        let answer = match (batch, self.out) {
+            (_, Some(Err(own))) => Err(own),
+            (Ok(()), Some(ok)) => ok,
+            (Err(e), _) => Err(e.clone()),
+            (Ok(()), None) => Err(JournalError::Closed),
+        };
+        // The caller may have stopped waiting; that is not the writer's concern.
+        let _ = self.reply.send(answer);
+    }
+}
+
+/// Group-commit counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WriterStats {
+    /// Transactions committed.
+    pub commits: u64,
+    /// Commands answered after a commit (including ones that failed alone).
+    pub commands: u64,
+    /// Commits that ran with `synchronous=FULL`.
+    pub durable_commits: u64,
+    /// Whole-batch retries after BUSY.
+    pub busy_retries: u64,
+    /// The largest batch so far.
+    pub max_batch: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    commits: AtomicU64,
+    commands: AtomicU64,
+    durable_commits: AtomicU64,
+    busy_retries: AtomicU64,
+    max_batch: AtomicU64,
+}
+
+pub(crate) struct Writer {
+    tx: RwLock<Option<mpsc::Sender<Box<dyn Job>>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    counters: Arc<Counters>,
+}
+
+impl Writer {
+    pub(crate) fn spawn(conn: Connection, options: JournalOptions) -> Result<Writer> {
+        let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
+        let counters = Arc::new(Counters::default());
+        let thread_counters = Arc::clone(&counters);
+        let thread = std::thread::Builder::new()
+            .name("loopx-journal-writer".into())
+            .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters))?;
+        Ok(Writer { tx: RwLock::new(Some(tx)), thread: Mutex::new(Some(thread)), counters })
+    }
+
+    /// Queues a command; its reply resolves after the commit that holds it.
+    pub(crate) fn submit<A, T>(&self, durable: bool, args: A, op: Op<A, T>) -> Reply<T>
+    where
+        A: Send + 'static,
+        T: Send + 'static,
+    {
+        let (reply, rx) = oneshot::channel();
+        let job = Box::new(Task { args, op, durable, out: None, reply });
+        let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
+        match guard.as_ref().map(|tx| tx.send(job)) {
+            Some(Ok(())) => Reply::waiting(rx),
+            _ => Reply::ready(Err(JournalError::Closed)),
+        }
+    }
+
+    /// Drops the sender (the thread drains the queue, then exits) and joins.
+    pub(crate) fn close(&self) {
+        self.tx.write().unwrap_or_else(|p| p.into_inner()).take();
+        let thread = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(thread) = thread {
+            // A panicked writer already dropped its commands (answered Closed).
+            let _ = thread.join();
+        }
+    }
+
+    pub(crate) fn stats(&self) -> WriterStats {
+        let c = &self.counters;
+        WriterStats {
+            commits: c.commits.load(Ordering::Relaxed),
+            commands: c.commands.load(Ordering::Relaxed),
+            durable_commits: c.durable_commits.load(Ordering::Relaxed),
+            busy_retries: c.busy_retries.load(Ordering::Relaxed),
+            max_batch: c.max_batch.load(Ordering::Relaxed),
+        }
+    }
+}
+
+fn run(mut conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, synchronous_full: bool, counters: &Counters) {
+    let mut level: Option<&'static str> = None;
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let durable = synchronous_full && batch.iter().any(|j| j.durable());
+        let result = commit_batch(&mut conn, &mut batch, durable, &mut level, counters);
+        if result.is_ok() {
+            counters.commits.fetch_add(1, Ordering::Relaxed);
+            if durable {
+                counters.durable_commits.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        counters.commands.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        counters.max_batch.fetch_max(batch.len() as u64, Ordering::Relaxed);
+        for job in batch {
+            job.answer(&result);
+        }
+    }
+    // The sender is gone and the queue is empty: dropping `conn` closes it,
+    // which checkpoints the WAL when this is the file's last connection.
+}
+
+fn commit_batch(
+    conn: &mut Connection,
+    batch: &mut [Box<dyn Job>],
+    durable: bool,
+    level: &mut Option<&'static str>,
+    counters: &Counters,
+) -> Result<()> {
+    let wanted = if durable { "FULL" } else { "NORMAL" };
+    if *level != Some(wanted) {
+        // May not change inside a transaction, so it is set per batch.
+        conn.pragma_update(None, "synchronous", wanted)?;
+        *level = Some(wanted);
+    }
+    let mut tries = 0;
+    loop {
+        match try_batch(conn, batch, now_ms()) {
+            Err(JournalError::Busy) if tries < BUSY_RETRIES => {
+                tries += 1;
+                counters.busy_retries.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(10 << tries));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn try_batch(conn: &Connection, batch: &mut [Box<dyn Job>], now: i64) -> Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let body = (|| {
+        for job in batch.iter_mut() {
+            conn.execute_batch("SAVEPOINT cmd")?;
+            match job.run(conn, now) {
+                Step::Ok => conn.execute_batch("RELEASE cmd")?,
+                Step::Failed => conn.execute_batch("ROLLBACK TO cmd; RELEASE cmd")?,
+                Step::Abort(e) => return Err(e),
+            }
+        }
+        conn.execute_batch("COMMIT")?;
+        Ok(())
+    })();
+    if body.is_err() && !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    body
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
