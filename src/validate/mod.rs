@@ -11,10 +11,12 @@ pub mod payload_schema;
 pub use intent_kind::{validate_intent_kind_definition, CompiledIntentKind, IntentKinds};
 
 mod input;
+mod receipt;
 mod registration;
 mod result;
 
 pub use input::validate_hook_input;
+pub use receipt::{validate_dispatch_receipt, validate_failure_receipt};
 pub use registration::validate_registration;
 pub use result::{validate_hook_result, ResultContext};
 

@@ -4,5 +4,6 @@
 
 mod input;
 mod intent;
+mod receipt;
 mod registration;
 mod result;
