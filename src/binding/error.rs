@@ -10,6 +10,8 @@ pub enum Code {
     NotJsonValue,
     /// A failure of the N-API environment itself (out of memory, a closing env).
     Internal,
+    /// A journal failure, by `JournalError::code()`.
+    Journal(&'static str),
 }
 
 impl AsRef<str> for Code {
@@ -19,6 +21,17 @@ impl AsRef<str> for Code {
             Code::InvalidIntentKind => "ERR_LOOPX_INVALID_INTENT_KIND",
             Code::NotJsonValue => "ERR_LOOPX_NOT_JSON_VALUE",
             Code::Internal => "ERR_LOOPX_INTERNAL",
+            Code::Journal(code) => match *code {
+                "not_a_journal" => "ERR_LOOPX_NOT_A_JOURNAL",
+                "journal_too_new" => "ERR_LOOPX_JOURNAL_TOO_NEW",
+                "journal_closed" => "ERR_LOOPX_JOURNAL_CLOSED",
+                "busy" => "ERR_LOOPX_JOURNAL_BUSY",
+                "io" => "ERR_LOOPX_JOURNAL_IO",
+                "invalid_argument" => "ERR_LOOPX_INVALID_ARGUMENT",
+                "unknown_dispatch" => "ERR_LOOPX_UNKNOWN_DISPATCH",
+                "duplicate_intent" => "ERR_LOOPX_DUPLICATE_INTENT",
+                _ => "ERR_LOOPX_JOURNAL_SQLITE",
+            },
         }
     }
 }
@@ -32,4 +45,11 @@ pub fn misuse(code: Code, reason: &str) -> napi::Error<Code> {
 /// Wraps an N-API environment error; its reason is napi's own, never user data.
 pub fn internal(e: napi::Error) -> napi::Error<Code> {
     napi::Error::new(Code::Internal, e.reason.clone())
+}
+
+/// Async functions can only reject with napi's own status codes, so their
+/// stable code travels at the head of the reason (`CODE|message`); the
+/// TypeScript layer turns it back into `error.code`.
+pub fn async_error(e: napi::Error<Code>) -> napi::Error {
+    napi::Error::new(napi::Status::GenericFailure, format!("{}|{}", e.status.as_ref(), e.reason))
 }

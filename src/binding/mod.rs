@@ -4,4 +4,5 @@
 mod error;
 mod identities;
 mod js_value;
-// mod validators; (enabled once the validators land)
+mod runtime;
+mod validators;

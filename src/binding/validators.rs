@@ -11,6 +11,7 @@ use super::error::{internal, misuse, Code, Result as BindingResult};
 use super::js_value::{read_document, Document, JsAny};
 use crate::contract::PostWritebackHookRegistration;
 use crate::identity;
+use serde::Deserialize;
 use crate::validate::{self, Verdict, Violation};
 
 /// The defined intent kinds, validated once at the composition root and
@@ -26,7 +27,7 @@ impl IntentKinds {
     /// prefixed by the definition's index) when a definition is invalid or an
     /// intent_kind is defined twice.
     #[napi(constructor, ts_args_type = "definitions: Array<IntentKindDefinition | string>")]
-    pub fn new(definitions: Vec<JsAny>) -> BindingResult<Self> {
+    pub fn new(definitions: Vec<JsAny>) -> Result<Self, Code> {
         let mut kinds = validate::IntentKinds::new();
         let mut violations: Vec<Violation> = Vec::new();
         for (i, definition) in definitions.into_iter().enumerate() {
@@ -77,7 +78,7 @@ fn verdict_to_js<T>(env: &Env, input: JsAny, doc: Option<Document>, verdict: Ver
     Ok(out)
 }
 
-fn run<'e, T>(env: &'e Env, input: JsAny, check: impl FnOnce(&Value) -> Verdict<T>) -> BindingResult<Object<'e>> {
+fn run<'e, T>(env: &'e Env, input: JsAny, check: impl FnOnce(&Value) -> Verdict<T>) -> Result<Object<'e>, Code> {
     let out = match read_document(input) {
         Ok(doc) => {
             let verdict = check(doc.value());
@@ -98,12 +99,12 @@ pub(crate) fn context_registration(registration: JsAny) -> BindingResult<(PostWr
 }
 
 #[napi(ts_args_type = "doc: unknown, kinds: IntentKinds", ts_return_type = "ValidationResult<PostWritebackHookRegistration>")]
-pub fn validate_registration<'e>(env: &'e Env, doc: JsAny, kinds: &IntentKinds) -> BindingResult<Object<'e>> {
+pub fn validate_registration<'e>(env: &'e Env, doc: JsAny, kinds: &IntentKinds) -> Result<Object<'e>, Code> {
     run(env, doc, |v| validate::validate_registration(v, &kinds.kinds))
 }
 
 #[napi(ts_args_type = "doc: unknown, registration: PostWritebackHookRegistration | string", ts_return_type = "ValidationResult<PostWritebackHookInput>")]
-pub fn validate_hook_input<'e>(env: &'e Env, doc: JsAny, registration: JsAny) -> BindingResult<Object<'e>> {
+pub fn validate_hook_input<'e>(env: &'e Env, doc: JsAny, registration: JsAny) -> Result<Object<'e>, Code> {
     let (registration, digest) = context_registration(registration)?;
     run(env, doc, |v| validate::validate_hook_input(v, &registration, &digest))
 }
@@ -112,24 +113,24 @@ pub fn validate_hook_input<'e>(env: &'e Env, doc: JsAny, registration: JsAny) ->
     ts_args_type = "doc: unknown, registration: PostWritebackHookRegistration | string, dispatchId: string, kinds: IntentKinds",
     ts_return_type = "ValidationResult<PostWritebackHookResult>"
 )]
-pub fn validate_hook_result<'e>(env: &'e Env, doc: JsAny, registration: JsAny, dispatch_id: String, kinds: &IntentKinds) -> BindingResult<Object<'e>> {
+pub fn validate_hook_result<'e>(env: &'e Env, doc: JsAny, registration: JsAny, dispatch_id: String, kinds: &IntentKinds) -> Result<Object<'e>, Code> {
     let (registration, _) = context_registration(registration)?;
     let ctx = validate::ResultContext { registration: &registration, dispatch_id: &dispatch_id, kinds: &kinds.kinds };
     run(env, doc, |v| validate::validate_hook_result(v, &ctx))
 }
 
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<IntentKindDefinition>")]
-pub fn validate_intent_kind_definition<'e>(env: &'e Env, doc: JsAny) -> BindingResult<Object<'e>> {
+pub fn validate_intent_kind_definition<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
     run(env, doc, |v| validate::validate_intent_kind_definition(v).map(|k| k.definition))
 }
 
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<DispatchReceipt>")]
-pub fn validate_dispatch_receipt<'e>(env: &'e Env, doc: JsAny) -> BindingResult<Object<'e>> {
+pub fn validate_dispatch_receipt<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
     run(env, doc, validate::validate_dispatch_receipt)
 }
 
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<FailureReceipt>")]
-pub fn validate_failure_receipt<'e>(env: &'e Env, doc: JsAny) -> BindingResult<Object<'e>> {
+pub fn validate_failure_receipt<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
     run(env, doc, validate::validate_failure_receipt)
 }
 

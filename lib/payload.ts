@@ -1,0 +1,86 @@
+/**
+ * Type-level reading of intent-kind payload schemas: a kind defined with an
+ * `as const` schema gives its payload a precise TypeScript type, so a
+ * provider whose payload does not match does not compile. Runtime checks stay
+ * in Rust; these types only mirror what the Rust validators accept.
+ */
+import type { IntentBudget, PostWritebackHookInput, PostWritebackIntent } from '../bindings/index'
+
+/** The closed payload-schema subset of contract-v0 section 1, as literal types. */
+export type PayloadSchemaNode =
+  | {
+      readonly type: 'object'
+      readonly properties: { readonly [name: string]: PayloadSchemaNode }
+      readonly required: readonly string[]
+      readonly additionalProperties: false
+    }
+  | { readonly type: 'array'; readonly items: PayloadSchemaNode; readonly maxItems: number; readonly uniqueItems?: boolean }
+  | { readonly type: 'integer'; readonly minimum: number; readonly maximum: number }
+  | { readonly type: 'boolean' }
+  | { readonly type: 'string'; readonly enum: readonly string[] }
+  | { readonly type: 'string'; readonly format: 'opaque_ref' }
+
+/** The payload type a schema describes. */
+export type PayloadOf<S> = S extends { readonly type: 'object'; readonly properties: infer P }
+  ? { -readonly [K in keyof P]: PayloadOf<P[K]> }
+  : S extends { readonly type: 'array'; readonly items: infer I }
+    ? PayloadOf<I>[]
+    : S extends { readonly type: 'integer' }
+      ? number
+      : S extends { readonly type: 'boolean' }
+        ? boolean
+        : S extends { readonly type: 'string'; readonly enum: readonly (infer E)[] }
+          ? E
+          : S extends { readonly type: 'string'; readonly format: 'opaque_ref' }
+            ? string
+            : never
+
+/** An intent kind definition whose literal types are kept. */
+export interface TypedIntentKind<
+  K extends string = string,
+  C extends string = string,
+  O extends string = string,
+  S extends PayloadSchemaNode = PayloadSchemaNode,
+> {
+  readonly intent_kind: K
+  readonly capability_id: C
+  readonly operations: readonly O[]
+  readonly payload_schema: S
+}
+
+/** Keeps the literal types of a definition (identity at run time). */
+export function defineIntentKind<
+  const K extends string,
+  const C extends string,
+  const O extends string,
+  const S extends PayloadSchemaNode & { readonly type: 'object' },
+>(definition: TypedIntentKind<K, C, O, S>): TypedIntentKind<K, C, O, S> {
+  return definition
+}
+
+/** An intent of one typed kind. */
+export type IntentOf<D> = D extends TypedIntentKind<infer K, infer C, infer O, infer S>
+  ? Omit<PostWritebackIntent, 'intent_kind' | 'capability_id' | 'operation' | 'payload'> & {
+      intent_kind: K
+      capability_id: C
+      operation: O
+      payload: PayloadOf<S>
+    }
+  : never
+
+/** The result a provider may return when its registration names the kinds `D`. */
+export type HookResultOf<D> =
+  | { schema_version: 'loopx_post_writeback_hook_result_v0'; status: 'not_applicable'; intents: [] }
+  | { schema_version: 'loopx_post_writeback_hook_result_v0'; status: 'proposed'; intents: IntentOf<D>[] }
+
+/** A provider for a registration naming the kinds `D`. */
+export type ProviderOf<D> = (input: Readonly<PostWritebackHookInput>) => HookResultOf<D> | Promise<HookResultOf<D>>
+
+/** What a provider decides for one intent; core fills in the rest. */
+export interface IntentSpecOf<D> {
+  operation: D extends TypedIntentKind<string, string, infer O> ? O : never
+  policyVersion: string
+  payload: D extends TypedIntentKind<string, string, string, infer S> ? PayloadOf<S> : never
+  budget?: IntentBudget
+  requestedWriteScope?: string[]
+}

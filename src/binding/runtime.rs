@@ -1,0 +1,151 @@
+//! `HookRuntime`: the dispatcher over a journal file, with JS providers as
+//! threadsafe functions. Documents cross as JSON text, once each way.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+
+use super::error::{async_error, internal, misuse, Code, Result as BindingResult};
+use super::js_value::{read_document, JsAny};
+use crate::dispatch::{DispatchRequest, Dispatcher, Profile, Provider, ProviderReply, ReplyFuture};
+use crate::journal::{Journal, JournalError, JournalOptions};
+use crate::validate::Violation;
+
+/// A provider as the JS wrapper presents it: input JSON text in, result JSON
+/// text (or a `\u0000`-prefixed failure code) out, possibly via a promise.
+/// Weak, so installed providers never keep the process alive by themselves.
+type JsProviderFn = ThreadsafeFunction<String, Either<Promise<String>, String>, String, Status, false, true>;
+
+struct JsProvider {
+    function: Arc<JsProviderFn>,
+}
+
+/// The wrapper marks its own verdicts with a NUL byte, which JSON text
+/// never starts with.
+fn parse_reply(text: String) -> ProviderReply {
+    match text.strip_prefix('\u{0}') {
+        Some("not_json") => ProviderReply::NotJson,
+        Some(_) => ProviderReply::Threw,
+        None => ProviderReply::Json(text),
+    }
+}
+
+impl Provider for JsProvider {
+    fn invoke(&self, input_json: String) -> ReplyFuture {
+        let function = self.function.clone();
+        Box::pin(async move {
+            match function.call_async_catch(input_json).await {
+                Ok(Either::A(promise)) => promise.await.map(parse_reply).unwrap_or(ProviderReply::Threw),
+                Ok(Either::B(text)) => parse_reply(text),
+                Err(_) => ProviderReply::Threw,
+            }
+        })
+    }
+}
+
+pub(crate) fn journal_error(e: JournalError) -> napi::Error<Code> {
+    misuse(Code::Journal(e.code()), &e.to_string())
+}
+
+fn verdict(env: &Env, result: std::result::Result<(), Vec<Violation>>) -> BindingResult<Object<'_>> {
+    let mut out = Object::new(env).map_err(internal)?;
+    match result {
+        Ok(()) => out.set("ok", true).map_err(internal)?,
+        Err(violations) => {
+            out.set("ok", false).map_err(internal)?;
+            out.set("violations", serde_json::to_value(violations).unwrap_or_default()).map_err(internal)?;
+        }
+    }
+    Ok(out)
+}
+
+#[napi(object)]
+pub struct RuntimeOptions {
+    pub journal_path: String,
+    /// The profile as JSON text (see `Profile`).
+    pub profile_json: Option<String>,
+    /// `false` commits final records with synchronous=NORMAL. Default true.
+    pub synchronous_full: Option<bool>,
+    pub busy_timeout_ms: Option<u32>,
+}
+
+#[napi]
+pub struct NativeHookRuntime {
+    dispatcher: Arc<Dispatcher>,
+}
+
+/// Opens (creating on first use) the journal and builds a runtime over it.
+#[napi]
+pub async fn open_native_runtime(options: RuntimeOptions) -> napi::Result<NativeHookRuntime> {
+    open_runtime(options).await.map_err(async_error)
+}
+
+async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntime> {
+    let profile: Profile = match options.profile_json.as_deref() {
+        Some(text) => serde_json::from_str(text).map_err(|_| misuse(Code::InvalidArgument, "profile does not have the Profile shape"))?,
+        None => Profile::default(),
+    };
+    let journal_options = JournalOptions {
+        synchronous_full: options.synchronous_full.unwrap_or(true),
+        busy_timeout_ms: options.busy_timeout_ms.unwrap_or(JournalOptions::default().busy_timeout_ms),
+    };
+    let path = options.journal_path;
+    let journal = tokio::task::spawn_blocking(move || Journal::open(path, journal_options))
+        .await
+        .map_err(|_| misuse(Code::Internal, "journal open task failed"))?
+        .map_err(journal_error)?;
+    Ok(NativeHookRuntime { dispatcher: Arc::new(Dispatcher::new(Arc::new(journal), profile)) })
+}
+
+#[napi]
+impl NativeHookRuntime {
+    /// Defines an intent kind; returns the verdict.
+    #[napi(ts_args_type = "definition: unknown", ts_return_type = "{ ok: true } | { ok: false; violations: Violation[] }")]
+    pub fn define_intent_kind<'e>(&self, env: &'e Env, definition: JsAny) -> Result<Object<'e>, Code> {
+        let result = read_document(definition).and_then(|doc| self.dispatcher.define_intent_kind(doc.value()));
+        verdict(env, result)
+    }
+
+    /// Installs `provider` behind `registration`; returns the verdict.
+    #[napi(
+        ts_args_type = "registration: unknown, provider: (inputJson: string) => Promise<string> | string",
+        ts_return_type = "{ ok: true } | { ok: false; violations: Violation[] }"
+    )]
+    pub fn register<'e>(&self, env: &'e Env, registration: JsAny, provider: JsProviderFn) -> Result<Object<'e>, Code> {
+        let provider: Arc<dyn Provider> = Arc::new(JsProvider { function: Arc::new(provider) });
+        let result = read_document(registration).and_then(|doc| self.dispatcher.register(doc.value(), provider).map(|_| ()));
+        verdict(env, result)
+    }
+
+    /// Dispatches one request (JSON text of a `DispatchRequest`); resolves to
+    /// the `DispatchOutcome` as JSON text once its records are durable.
+    #[napi]
+    pub async fn dispatch(&self, request_json: String) -> napi::Result<String> {
+        self.dispatch_json(request_json).await.map_err(async_error)
+    }
+
+    async fn dispatch_json(&self, request_json: String) -> BindingResult<String> {
+        let request: DispatchRequest = serde_json::from_str(&request_json)
+            .map_err(|_| misuse(Code::InvalidArgument, "request does not have the DispatchRequest shape"))?;
+        let outcome = self.dispatcher.dispatch(&request).await.map_err(journal_error)?;
+        serde_json::to_string(&outcome).map_err(|_| misuse(Code::Internal, "outcome could not be serialized"))
+    }
+
+    /// Re-dispatches every checkpointed identity without a final receipt.
+    #[napi]
+    pub async fn recover(&self) -> napi::Result<String> {
+        let report = self.dispatcher.recover().await.map_err(|e| async_error(journal_error(e)))?;
+        serde_json::to_string(&report).map_err(|_| async_error(misuse(Code::Internal, "report could not be serialized")))
+    }
+
+    /// Finishes queued writes and closes the journal; later calls fail with `journal_closed`.
+    #[napi]
+    pub async fn close(&self) -> napi::Result<()> {
+        let journal = self.dispatcher.journal().clone();
+        tokio::task::spawn_blocking(move || journal.close())
+            .await
+            .map_err(|_| async_error(misuse(Code::Internal, "journal close task failed")))
+    }
+}

@@ -1,0 +1,144 @@
+//! The post-writeback dispatcher: admission, the registry, ordering, budgets,
+//! timeouts and outcomes (RFC sections 5, 9, 10; contract-v0 sections 4, 5).
+//! Providers are a trait and the journal is plain Rust, so none of this knows
+//! about JavaScript.
+
+mod outcome;
+mod profile;
+mod projection;
+mod provider;
+mod registry;
+mod request;
+mod run;
+
+use std::sync::{Arc, RwLock};
+
+use serde_json::Value;
+
+pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
+pub use profile::{Profile, ReplayMode};
+pub use provider::{Provider, ProviderReply, ReplyFuture};
+pub use registry::{RegisteredHook, Registry};
+pub use request::{admit, AdmissionRefusal, DispatchRequest, EventFacts, SettlementIdentity, WritebackReceipt};
+
+use crate::journal::{Journal, JournalError};
+use crate::validate::{validate_intent_kind_definition, IntentKinds, Rule, Violation};
+
+/// What is installed at the composition root, swapped whole on change so a
+/// dispatch in flight keeps the snapshot it started with.
+#[derive(Clone, Default)]
+struct Installed {
+    kinds: IntentKinds,
+    registry: Registry,
+}
+
+/// Summary of a `recover()` run.
+#[derive(serde::Serialize, ts_rs::TS, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct RecoverReport {
+    /// Outcomes of the re-dispatched identities, oldest checkpoint first.
+    pub outcomes: Vec<HookOutcome>,
+    /// Checkpointed identities whose hook (with that exact registration) is
+    /// not installed in this process, so they could not be re-dispatched.
+    pub skipped: u32,
+}
+
+pub struct Dispatcher {
+    journal: Arc<Journal>,
+    profile: Profile,
+    installed: RwLock<Arc<Installed>>,
+}
+
+impl Dispatcher {
+    pub fn new(journal: Arc<Journal>, profile: Profile) -> Self {
+        Dispatcher { journal, profile, installed: RwLock::new(Arc::new(Installed::default())) }
+    }
+
+    pub fn journal(&self) -> &Arc<Journal> {
+        &self.journal
+    }
+
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    fn snapshot(&self) -> Arc<Installed> {
+        self.installed.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn update<T>(&self, change: impl FnOnce(&mut Installed) -> Result<T, Vec<Violation>>) -> Result<T, Vec<Violation>> {
+        let mut guard = self.installed.write().unwrap_or_else(|p| p.into_inner());
+        let mut next = (**guard).clone();
+        let out = change(&mut next)?;
+        *guard = Arc::new(next);
+        Ok(out)
+    }
+
+    /// Defines an intent kind. Kinds are defined at the composition root,
+    /// before the registrations that name them.
+    pub fn define_intent_kind(&self, doc: &Value) -> Result<(), Vec<Violation>> {
+        let kind = validate_intent_kind_definition(doc)?;
+        self.update(|installed| {
+            if installed.kinds.insert(kind) {
+                Ok(())
+            } else {
+                Err(vec![Violation { path: "/intent_kind".into(), rule: Rule::DuplicateItem }])
+            }
+        })
+    }
+
+    /// Installs a provider behind a validated registration (`registration_rejected`
+    /// when invalid: nothing is installed and nothing is invoked).
+    pub fn register(&self, doc: &Value, provider: Arc<dyn Provider>) -> Result<String, Vec<Violation>> {
+        self.update(|installed| {
+            let kinds = installed.kinds.clone();
+            installed.registry.register(doc, &kinds, provider).map(|hook| hook.digest.clone())
+        })
+    }
+
+    /// Dispatches one committed writeback to every admitted hook, in hook_id
+    /// byte order, each isolated from the others. Resolves once every record
+    /// it made is durable.
+    pub async fn dispatch(&self, request: &DispatchRequest) -> Result<DispatchOutcome, JournalError> {
+        if let Err(refusal) = admit(request, self.profile.enabled) {
+            return Ok(DispatchOutcome::refused(refusal));
+        }
+        let installed = self.snapshot();
+        let hooks: Vec<&Arc<RegisteredHook>> = installed
+            .registry
+            .subscribed(&request.event.event_kind)
+            .filter(|h| self.profile.allows(&h.registration.hook_id))
+            .collect();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));
+        let mut outcomes = Vec::with_capacity(hooks.len());
+        for (i, hook) in hooks.into_iter().enumerate() {
+            let over_ceiling = i >= self.profile.max_hooks_per_dispatch as usize;
+            let outcome = run::run_hook(self, &installed.kinds, hook, request, deadline, over_ceiling).await?;
+            outcomes.push(outcome);
+        }
+        Ok(DispatchOutcome { admitted: true, refusal: None, hooks: outcomes })
+    }
+
+    /// Re-dispatches every checkpointed identity without a final receipt.
+    pub async fn recover(&self) -> Result<RecoverReport, JournalError> {
+        let journal = self.journal.clone();
+        let pending = tokio::task::spawn_blocking(move || journal.unfinished())
+            .await
+            .map_err(|_| JournalError::Closed)??;
+        let installed = self.snapshot();
+        let mut report = RecoverReport { outcomes: Vec::new(), skipped: 0 };
+        for row in pending {
+            let hook = installed.registry.find(&row.hook_id, &row.registration_digest);
+            let request: Option<DispatchRequest> = serde_json::from_str(&row.request_json).ok();
+            match (hook, request) {
+                (Some(hook), Some(request)) if admit(&request, self.profile.enabled).is_ok() && self.profile.allows(&row.hook_id) => {
+                    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));
+                    report.outcomes.push(run::run_hook(self, &installed.kinds, hook, &request, deadline, false).await?);
+                }
+                _ => report.skipped += 1,
+            }
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,68 @@
+//! What `dispatch` resolves to: the admission verdict and one outcome per
+//! admitted hook. Public-safe: ids, codes and contract documents only.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::request::AdmissionRefusal;
+use crate::contract::{DispatchReceipt, FailureCode};
+use crate::validate::Rule;
+
+/// How one hook's dispatch ended.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum HookOutcomeKind {
+    /// A proposed result was validated and recorded.
+    Recorded,
+    /// The provider answered not_applicable; that is recorded too.
+    NotApplicable,
+    /// The identity already had a final receipt; it is returned unchanged.
+    Replayed,
+    /// This attempt failed with `failure.code`; a later dispatch may retry.
+    Failed,
+    /// Verify-mode replay produced a different result: rejected, original kept.
+    Conflict,
+    /// No attempts remain: final `dispatch_budget_exhausted`.
+    Exhausted,
+}
+
+/// One admitted hook's outcome.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct HookOutcome {
+    pub hook_id: String,
+    pub dispatch_id: String,
+    pub outcome: HookOutcomeKind,
+    /// The attempt this outcome belongs to (1-based); the receipt's attempt on replay.
+    pub attempt: u32,
+    /// The final receipt, when there is one (recorded, not_applicable, replayed, conflict, exhausted).
+    #[schemars(required)]
+    pub receipt: Option<DispatchReceipt>,
+    /// The failure code, for failed, conflict and exhausted.
+    #[schemars(required)]
+    pub failure_code: Option<FailureCode>,
+    /// The violated rule, where one applies.
+    #[schemars(required)]
+    pub failure_rule: Option<Rule>,
+}
+
+/// The admission verdict and per-hook outcomes, in hook_id byte order.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[ts(export)]
+pub struct DispatchOutcome {
+    pub admitted: bool,
+    /// Why the dispatch was refused; null when admitted.
+    #[schemars(required)]
+    pub refusal: Option<AdmissionRefusal>,
+    pub hooks: Vec<HookOutcome>,
+}
+
+impl DispatchOutcome {
+    pub fn refused(refusal: AdmissionRefusal) -> Self {
+        DispatchOutcome { admitted: false, refusal: Some(refusal), hooks: Vec::new() }
+    }
+}

@@ -1,0 +1,45 @@
+//! The execution profile: whether the phase runs, which hooks, how replays
+//! are treated, and per-dispatch ceilings.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Replay of an identity that already has a final receipt.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum ReplayMode {
+    /// Return the recorded receipt without invoking the provider.
+    #[default]
+    Return,
+    /// Invoke the provider and compare: the same canonical result is a replay,
+    /// a different one an `intent_conflict` (the original is kept).
+    Verify,
+}
+
+/// The profile. Defaults: phase disabled, every hook allowed, `return`
+/// replays, 16 hooks and 60 s per dispatch.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[ts(export, optional_fields)]
+pub struct Profile {
+    pub enabled: bool,
+    /// When set, only these hook_ids are invoked.
+    pub allowlist: Option<Vec<String>>,
+    pub replay: ReplayMode,
+    pub max_hooks_per_dispatch: u32,
+    pub max_dispatch_wall_ms: u32,
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile { enabled: false, allowlist: None, replay: ReplayMode::Return, max_hooks_per_dispatch: 16, max_dispatch_wall_ms: 60_000 }
+    }
+}
+
+impl Profile {
+    pub fn allows(&self, hook_id: &str) -> bool {
+        self.allowlist.as_ref().is_none_or(|list| list.iter().any(|h| h == hook_id))
+    }
+}

@@ -1,0 +1,130 @@
+//! What the orchestrator hands to `dispatch`, and admission (contract-v0
+//! section 4): a refusal invokes nothing and records nothing.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// The active Turn settlement's identity.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+#[ts(export)]
+pub struct SettlementIdentity {
+    pub goal_id: String,
+    pub agent_id: String,
+    pub todo_id: String,
+    pub turn_instance_id: String,
+    pub effect_id: String,
+}
+
+/// The primary durable-writeback receipt, as the settlement runtime holds it.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+#[ts(export)]
+pub struct WritebackReceipt {
+    pub receipt_id: String,
+    pub effect_id: String,
+    /// `"durable_writeback"` for an admissible source.
+    pub step_kind: String,
+    /// `"committed"` is the only admissible status (others: prepared, rejected, inferred...).
+    pub status: String,
+    /// Whether the receipt is checkpointed durably enough to replay the same dispatch identity.
+    pub checkpointed: bool,
+    pub state_revision: String,
+    pub committed_at: String,
+}
+
+/// The event that the writeback committed, with its bounded facts.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+#[ts(export)]
+pub struct EventFacts {
+    pub event_kind: String,
+    #[serde(default)]
+    pub fact_refs: Vec<String>,
+}
+
+/// One dispatch request: settlement, receipt, event.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+#[ts(export)]
+pub struct DispatchRequest {
+    pub settlement: SettlementIdentity,
+    pub receipt: WritebackReceipt,
+    pub event: EventFacts,
+}
+
+/// Why a dispatch was refused before anything ran.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum AdmissionRefusal {
+    IdentityIncomplete,
+    EffectMismatch,
+    ReceiptNotCommitted,
+    ReceiptNotCheckpointed,
+    PhaseDisabled,
+}
+
+/// Admission, checked in contract-v0's order; the first failing check names the refusal.
+pub fn admit(request: &DispatchRequest, phase_enabled: bool) -> Result<(), AdmissionRefusal> {
+    let s = &request.settlement;
+    if [&s.goal_id, &s.agent_id, &s.todo_id, &s.turn_instance_id, &s.effect_id].iter().any(|id| id.is_empty()) {
+        return Err(AdmissionRefusal::IdentityIncomplete);
+    }
+    if request.receipt.effect_id != s.effect_id {
+        return Err(AdmissionRefusal::EffectMismatch);
+    }
+    if request.receipt.status != "committed" {
+        return Err(AdmissionRefusal::ReceiptNotCommitted);
+    }
+    if !request.receipt.checkpointed {
+        return Err(AdmissionRefusal::ReceiptNotCheckpointed);
+    }
+    if !phase_enabled {
+        return Err(AdmissionRefusal::PhaseDisabled);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub fn request() -> DispatchRequest {
+        DispatchRequest {
+            settlement: SettlementIdentity {
+                goal_id: "goal_opaque".into(),
+                agent_id: "agent_opaque".into(),
+                todo_id: "todo_opaque".into(),
+                turn_instance_id: "turn_opaque".into(),
+                effect_id: "effect_opaque".into(),
+            },
+            receipt: WritebackReceipt {
+                receipt_id: "receipt_opaque".into(),
+                effect_id: "effect_opaque".into(),
+                step_kind: "durable_writeback".into(),
+                status: "committed".into(),
+                checkpointed: true,
+                state_revision: "revision_opaque".into(),
+                committed_at: "2026-08-26T00:00:00Z".into(),
+            },
+            event: EventFacts { event_kind: "todo_completed".into(), fact_refs: vec!["fact_opaque".into()] },
+        }
+    }
+
+    #[test]
+    fn admission_order() {
+        assert_eq!(admit(&request(), true), Ok(()));
+        assert_eq!(admit(&request(), false), Err(AdmissionRefusal::PhaseDisabled));
+        let mut r = request();
+        r.receipt.checkpointed = false;
+        assert_eq!(admit(&r, true), Err(AdmissionRefusal::ReceiptNotCheckpointed));
+        r.receipt.status = "prepared".into();
+        assert_eq!(admit(&r, true), Err(AdmissionRefusal::ReceiptNotCommitted));
+        r.receipt.effect_id = "other".into();
+        assert_eq!(admit(&r, true), Err(AdmissionRefusal::EffectMismatch));
+        r.settlement.todo_id.clear();
+        assert_eq!(admit(&r, false), Err(AdmissionRefusal::IdentityIncomplete));
+    }
+}
