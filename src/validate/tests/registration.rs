@@ -41,6 +41,8 @@ fn not_an_object() {
 #[test]
 fn exact_fields_at_every_level() {
     assert_one(&set("/extra", json!(1)), "/extra", UnknownField);
+    // Member names are escaped in pointers (RFC 6901).
+    assert_one(&set("/a~1b~0c", json!(1)), "/a~1b~0c", UnknownField);
     assert_one(&set("/budget/max_cost", json!(1)), "/budget/max_cost", UnknownField);
     for field in [
         "schema_version",

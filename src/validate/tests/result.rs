@@ -126,6 +126,20 @@ fn result_size_is_held_to_the_budget() {
 }
 
 #[test]
+fn result_of_exactly_256_and_257_bytes() {
+    // No valid result is 256 bytes long (an intent alone is longer), so pad
+    // not_applicable with an unknown member to exactly 256 and 257 bytes.
+    let padded = |len: usize| {
+        let base = canonical_len(&with(not_applicable(), "/pad", json!("")));
+        with(not_applicable(), "/pad", json!("x".repeat(len - base)))
+    };
+    let small = budget("max_result_bytes", 256);
+    assert_eq!(canonical_len(&padded(256)), 256);
+    assert_one(&check_with(&padded(256), &small), "/pad", UnknownField);
+    assert_violations(&check_with(&padded(257), &small), &[("", ResultTooLarge), ("/pad", UnknownField)]);
+}
+
+#[test]
 fn size_is_reported_alongside_other_faults() {
     let small = budget("max_result_bytes", 256);
     let doc = with(with(result(), "/status", json!("done")), "/extra", json!(1));
