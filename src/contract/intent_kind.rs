@@ -17,6 +17,6 @@ pub struct IntentKindDefinition {
     #[schemars(length(min = 1, max = 8), extend("uniqueItems" = true), inner(regex(pattern = super::pattern::TOKEN), length(min = 1, max = 128)))]
     pub operations: Vec<String>,
     #[ts(as = "super::PayloadObjectSchema")]
-    #[schemars(extend("type" = "object"))]
+    #[schemars(with = "super::PayloadObjectSchema")]
     pub payload_schema: serde_json::Value,
 }

@@ -5,11 +5,30 @@ use ts_rs::TS;
 use super::{DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureReceiptSchemaVersion};
 use crate::validate::Rule;
 
+/// schemars transform for the structs with `Option` fields: every property is
+/// required, the nullable ones too (a missing field is rejected; `null` is the
+/// value of an absent one). schemars leaves `Option` fields out of `required`,
+/// and its `#[schemars(required)]` would also drop `null` from their schema.
+fn require_every_property(schema: &mut schemars::Schema) {
+    let Some(names) = schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect::<Vec<_>>()) else {
+        return;
+    };
+    let required = schema.ensure_object().entry("required").or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    if let Some(required) = required.as_array_mut() {
+        for name in names {
+            if !required.iter().any(|r| r == &name) {
+                required.push(name.into());
+            }
+        }
+    }
+}
+
 /// `loopx_post_writeback_dispatch_receipt_v0`: the sidecar record of one
 /// dispatch identity. Public-safe by construction: ids, codes and counts only.
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 #[ts(export)]
+#[schemars(transform = require_every_property)]
 pub struct DispatchReceipt {
     pub schema_version: DispatchReceiptSchemaVersion,
     #[schemars(regex(pattern = super::pattern::DISPATCH_ID))]
@@ -33,10 +52,9 @@ pub struct DispatchReceipt {
     #[schemars(length(max = 16), extend("uniqueItems" = true), inner(regex(pattern = super::pattern::INTENT_ID)))]
     pub intent_ids: Vec<String>,
     /// sha256 of the canonical accepted result; null unless `proposed` or `not_applicable`.
-    #[schemars(regex(pattern = super::pattern::SHA256_HEX), required)]
+    #[schemars(regex(pattern = super::pattern::SHA256_HEX))]
     pub result_digest: Option<String>,
     /// Present exactly when status is `failed` or `exhausted`.
-    #[schemars(required)]
     pub failure: Option<FailureDetail>,
 }
 
@@ -44,9 +62,9 @@ pub struct DispatchReceipt {
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 #[ts(export)]
+#[schemars(transform = require_every_property)]
 pub struct FailureDetail {
     pub code: FailureCode,
-    #[schemars(required)]
     pub rule: Option<Rule>,
 }
 
@@ -55,6 +73,7 @@ pub struct FailureDetail {
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 #[ts(export)]
+#[schemars(transform = require_every_property)]
 pub struct FailureReceipt {
     pub schema_version: FailureReceiptSchemaVersion,
     #[schemars(regex(pattern = super::pattern::DISPATCH_ID))]
@@ -62,7 +81,6 @@ pub struct FailureReceipt {
     #[schemars(regex(pattern = super::pattern::TOKEN), length(min = 1, max = 128))]
     pub hook_id: String,
     pub code: FailureCode,
-    #[schemars(required)]
     pub rule: Option<Rule>,
     #[schemars(range(min = 1, max = 4))]
     pub attempt: u32,
