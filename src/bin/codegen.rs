@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use loopx_hooks::contract::*;
-use loopx_hooks::identity;
+use loopx_hooks::{dispatch, identity};
 use schemars::generate::SchemaSettings;
 use schemars::transform::RestrictFormats;
 use schemars::{JsonSchema, Schema};
@@ -21,7 +21,7 @@ use ts_rs::{Config, ExportError, TS};
 
 type Res<T = ()> = Result<T, Box<dyn Error>>;
 
-/// Every exported contract type; ts-rs adds their dependencies.
+/// Every exported public type; ts-rs adds their dependencies.
 const TS_TYPES: &[fn(&Config) -> Result<(), ExportError>] = &[
     PostWritebackHookRegistration::export_all,
     PostWritebackHookInput::export_all,
@@ -42,6 +42,11 @@ const TS_TYPES: &[fn(&Config) -> Result<(), ExportError>] = &[
     ResultStatus::export_all,
     DispatchStatus::export_all,
     FailureCode::export_all,
+    // The dispatcher's public documents (request, profile, outcome, recovery).
+    dispatch::DispatchRequest::export_all,
+    dispatch::Profile::export_all,
+    dispatch::DispatchOutcome::export_all,
+    dispatch::RecoverReport::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).
@@ -250,8 +255,8 @@ fn write(path: &Path, text: String) -> Res {
     fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()).into())
 }
 
-/// Removes the generated files (`*suffix`, recursively) of a previous run, so a
-/// type that is gone leaves no stale file behind.
+/// Removes the generated files (`*suffix`, recursively, never `*.d.ts`) of a
+/// previous run, so a type that is gone leaves no stale file behind.
 fn clear(dir: &Path, suffix: &str) -> Res {
     let Ok(entries) = fs::read_dir(dir) else { return Ok(()) };
     for entry in entries {
@@ -259,21 +264,21 @@ fn clear(dir: &Path, suffix: &str) -> Res {
         if path.is_dir() {
             clear(&path, suffix)?;
             let _ = fs::remove_dir(&path); // only if now empty
-        } else if path.to_string_lossy().ends_with(suffix) {
+        } else if path.to_string_lossy().ends_with(suffix) && !path.to_string_lossy().ends_with(".d.ts") {
             fs::remove_file(&path)?;
         }
     }
     Ok(())
 }
 
-/// The `.ts` files under `dir` (except `index.ts`) as sorted `/`-separated paths without extension.
+/// The `.ts` files under `dir` (except `index.ts` and `*.d.ts`) as sorted `/`-separated paths without extension.
 fn list(root: &Path, dir: &Path, out: &mut Vec<String>) -> Res {
     for entry in fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
             list(root, &path, out)?;
         } else if let Some(rel) = path.strip_prefix(root)?.to_str().and_then(|p| p.strip_suffix(".ts")) {
-            if rel != "index" {
+            if rel != "index" && !rel.ends_with(".d") {
                 out.push(rel.replace('\\', "/"));
             }
         }
