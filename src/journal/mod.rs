@@ -18,7 +18,9 @@ mod open;
 mod outbox;
 mod read;
 mod record;
+mod rows;
 mod schema;
+mod types;
 mod writer;
 
 #[cfg(test)]
@@ -32,12 +34,15 @@ use std::task::{Context, Poll};
 use tokio::sync::oneshot;
 
 pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
-pub use read::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent};
-pub use record::{
-    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, IntentRow,
-    RecordOutcome,
+pub use rows::{
+    DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent,
+    MAX_PAGE,
 };
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use types::{
+    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord,
+    FinalStatus, IntentRow, RecordOutcome,
+};
 pub use writer::WriterStats;
 
 /// What can go wrong. `Display` names the kind of failure only: never the
@@ -100,15 +105,29 @@ impl From<rusqlite::Error> for JournalError {
             rusqlite::Error::SqliteFailure(f, _) => match f.code {
                 ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => JournalError::Busy,
                 ErrorCode::NotADatabase => JournalError::NotAJournal,
-                _ => JournalError::Sqlite { code: f.extended_code, what: rusqlite::ffi::code_to_str(f.extended_code) },
+                _ => JournalError::Sqlite {
+                    code: f.extended_code,
+                    what: rusqlite::ffi::code_to_str(f.extended_code),
+                },
             },
             // Driver-side errors can hold column names or values: keep a fixed text.
-            rusqlite::Error::QueryReturnedNoRows => JournalError::Sqlite { code: -1, what: "query returned no rows" },
-            rusqlite::Error::InvalidColumnType(..) | rusqlite::Error::FromSqlConversionFailure(..) => {
-                JournalError::Sqlite { code: -1, what: "unexpected column type" }
-            }
-            rusqlite::Error::IntegralValueOutOfRange(..) => JournalError::Sqlite { code: -1, what: "integer out of range" },
-            _ => JournalError::Sqlite { code: -1, what: "sqlite driver error" },
+            rusqlite::Error::QueryReturnedNoRows => JournalError::Sqlite {
+                code: -1,
+                what: "query returned no rows",
+            },
+            rusqlite::Error::InvalidColumnType(..)
+            | rusqlite::Error::FromSqlConversionFailure(..) => JournalError::Sqlite {
+                code: -1,
+                what: "unexpected column type",
+            },
+            rusqlite::Error::IntegralValueOutOfRange(..) => JournalError::Sqlite {
+                code: -1,
+                what: "integer out of range",
+            },
+            _ => JournalError::Sqlite {
+                code: -1,
+                what: "sqlite driver error",
+            },
         }
     }
 }
@@ -128,7 +147,10 @@ pub struct JournalOptions {
 
 impl Default for JournalOptions {
     fn default() -> Self {
-        JournalOptions { synchronous_full: true, busy_timeout_ms: 5_000 }
+        JournalOptions {
+            synchronous_full: true,
+            busy_timeout_ms: 5_000,
+        }
     }
 }
 
@@ -142,7 +164,9 @@ pub struct Journal {
 impl std::fmt::Debug for Journal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // No path: it is private to the host.
-        f.debug_struct("Journal").field("writer", &self.writer.stats()).finish_non_exhaustive()
+        f.debug_struct("Journal")
+            .field("writer", &self.writer.stats())
+            .finish_non_exhaustive()
     }
 }
 
@@ -156,7 +180,10 @@ impl Journal {
         let path = path.as_ref();
         let conn = open::open_writer(path, &options)?;
         let writer = writer::Writer::spawn(conn, options)?;
-        Ok(Journal { writer, readers: read::Readers::new(path, options) })
+        Ok(Journal {
+            writer,
+            readers: read::Readers::new(path, options),
+        })
     }
 
     /// Stops accepting commands, lets the writer commit and answer everything
@@ -224,7 +251,9 @@ impl<T> Future for Reply<T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match &mut self.get_mut().0 {
-            ReplyState::Waiting(rx) => Pin::new(rx).poll(cx).map(|r| r.unwrap_or(Err(JournalError::Closed))),
+            ReplyState::Waiting(rx) => Pin::new(rx)
+                .poll(cx)
+                .map(|r| r.unwrap_or(Err(JournalError::Closed))),
             ReplyState::Ready(v) => Poll::Ready(v.take().unwrap_or(Err(JournalError::Closed))),
         }
     }
@@ -272,6 +301,8 @@ pub(crate) mod arg {
     }
 
     fn is_sha256_hex(s: &str) -> bool {
-        s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        s.len() == 64
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     }
 }

@@ -6,115 +6,17 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, ToSql};
-use serde::Serialize;
-
 use super::open::{connect, in_read_txn};
+use super::rows::{
+    DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent,
+    MAX_PAGE,
+};
 use super::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
 use super::{arg, Decision, DispatchState, Journal, JournalError, JournalOptions, Result};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, ToSql};
 
-/// Rows per page, at most.
-pub const MAX_PAGE: u32 = 1000;
 /// Idle reader connections kept per journal.
 const POOL: usize = 4;
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DispatchRow {
-    /// Insertion order; the paging cursor.
-    pub seq: i64,
-    pub dispatch_id: String,
-    pub state: DispatchState,
-    pub attempts: u32,
-    pub hook_id: String,
-    pub capability_id: String,
-    pub receipt_id: String,
-    pub effect_id: String,
-    pub event_kind: String,
-    pub registration_digest: String,
-    pub result_digest: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub request_json: String,
-    pub receipt_json: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct FailureRow {
-    pub dispatch_id: String,
-    pub attempt: u32,
-    pub code: String,
-    pub rule: Option<String>,
-    pub at: i64,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct StoredIntent {
-    /// Global insertion order; the paging cursor.
-    pub seq: i64,
-    pub intent_id: String,
-    pub dispatch_id: String,
-    pub capability_id: String,
-    pub intent_kind: String,
-    pub decision: Option<Decision>,
-    pub executor_id: Option<String>,
-    pub reason_code: Option<String>,
-    pub decided_at: Option<i64>,
-    pub done_at: Option<i64>,
-    pub doc_json: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    /// Pass as the next `after_*`; `None` when this page was the last.
-    pub next_cursor: Option<i64>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DispatchFilter {
-    pub state: Option<DispatchState>,
-    pub hook_id: Option<String>,
-    /// Only rows with `seq` greater than this.
-    pub after_cursor: Option<i64>,
-    /// 1..=[`MAX_PAGE`]; larger values are clamped.
-    pub limit: u32,
-}
-
-impl Default for DispatchFilter {
-    fn default() -> Self {
-        DispatchFilter { state: None, hook_id: None, after_cursor: None, limit: 100 }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IntentFilter {
-    pub dispatch_id: Option<String>,
-    pub capability_id: Option<String>,
-    pub intent_kind: Option<String>,
-    /// Only open intents: undecided, or admitted and not done.
-    pub pending_only: bool,
-    /// Only intents with `seq` greater than this (0: from the start).
-    pub after_seq: i64,
-    /// 1..=[`MAX_PAGE`]; larger values are clamped.
-    pub limit: u32,
-}
-
-impl Default for IntentFilter {
-    fn default() -> Self {
-        IntentFilter { dispatch_id: None, capability_id: None, intent_kind: None, pending_only: false, after_seq: 0, limit: 100 }
-    }
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct JournalStats {
-    pub checkpointed: u64,
-    pub failed: u64,
-    pub proposed: u64,
-    pub not_applicable: u64,
-    pub exhausted: u64,
-    pub intents: u64,
-    pub intents_open: u64,
-}
 
 /// A small pool of read-only connections.
 pub(crate) struct Readers {
@@ -149,7 +51,11 @@ impl Readers {
             Some(c) => c,
             None => {
                 // No CREATE: the writer made the file; query_only guards the rest.
-                let c = connect(&self.path, OpenFlags::SQLITE_OPEN_READ_WRITE, self.busy_timeout_ms)?;
+                let c = connect(
+                    &self.path,
+                    OpenFlags::SQLITE_OPEN_READ_WRITE,
+                    self.busy_timeout_ms,
+                )?;
                 c.pragma_update(None, "query_only", true)?;
                 c
             }
@@ -165,7 +71,8 @@ impl Readers {
     }
 }
 
-const DISPATCH_COLS: &str = "seq, dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, \
+const DISPATCH_COLS: &str =
+    "seq, dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, \
      event_kind, registration_digest, result_digest, created_at, updated_at, request, receipt";
 
 fn dispatch_row(r: &Row<'_>) -> rusqlite::Result<DispatchRow> {
@@ -214,7 +121,11 @@ fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
 }
 
 fn page<T>(items: Vec<T>, limit: u32, seq: impl Fn(&T) -> i64) -> Page<T> {
-    let next_cursor = if items.len() as u32 == limit { items.last().map(seq) } else { None };
+    let next_cursor = if items.len() as u32 == limit {
+        items.last().map(seq)
+    } else {
+        None
+    };
     Page { items, next_cursor }
 }
 
@@ -238,7 +149,9 @@ impl Journal {
     pub fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
         self.readers.with(|c| {
             let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1");
-            Ok(c.prepare_cached(&sql)?.query_row([dispatch_id], dispatch_row).optional()?)
+            Ok(c.prepare_cached(&sql)?
+                .query_row([dispatch_id], dispatch_row)
+                .optional()?)
         })
     }
 
@@ -260,7 +173,9 @@ impl Journal {
         }
         params.push(&limit);
         sql += &format!(" ORDER BY seq LIMIT ?{}", params.len());
-        let items = self.readers.with(|c| query(c, &sql, &params, dispatch_row))?;
+        let items = self
+            .readers
+            .with(|c| query(c, &sql, &params, dispatch_row))?;
         Ok(page(items, limit, |d| d.seq))
     }
 
@@ -283,7 +198,11 @@ impl Journal {
         let limit = clamp(f.limit);
         let mut sql = format!("SELECT {INTENT_COLS} FROM intents WHERE seq > ?1");
         let mut params: Vec<&dyn ToSql> = vec![&f.after_seq];
-        for (col, value) in [("dispatch_id", &f.dispatch_id), ("capability_id", &f.capability_id), ("intent_kind", &f.intent_kind)] {
+        for (col, value) in [
+            ("dispatch_id", &f.dispatch_id),
+            ("capability_id", &f.capability_id),
+            ("intent_kind", &f.intent_kind),
+        ] {
             if let Some(v) = value {
                 params.push(v);
                 sql += &format!(" AND {col} = ?{}", params.len());
@@ -301,16 +220,21 @@ impl Journal {
     /// Every dispatch without a final receipt (checkpointed or failed), oldest
     /// first: what `recover()` re-dispatches.
     pub fn unfinished(&self) -> Result<Vec<DispatchRow>> {
-        let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq");
+        let sql = format!(
+            "SELECT {DISPATCH_COLS} FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq"
+        );
         self.readers.with(|c| query(c, &sql, &[], dispatch_row))
     }
 
     pub fn stats(&self) -> Result<JournalStats> {
         self.readers.with(|c| {
             let mut s = JournalStats::default();
-            let per_state = query(c, "SELECT state, count(*) FROM dispatches GROUP BY state", &[], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-            })?;
+            let per_state = query(
+                c,
+                "SELECT state, count(*) FROM dispatches GROUP BY state",
+                &[],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+            )?;
             for (state, n) in per_state {
                 let n = u64::try_from(n).unwrap_or_default();
                 match DispatchState::parse(&state) {
@@ -322,9 +246,11 @@ impl Journal {
                     None => {}
                 }
             }
-            let count = |sql: &str| -> Result<u64> {
-                Ok(u64::try_from(c.query_row(sql, [], |r| r.get::<_, i64>(0))?).unwrap_or_default())
-            };
+            let count =
+                |sql: &str| -> Result<u64> {
+                    Ok(u64::try_from(c.query_row(sql, [], |r| r.get::<_, i64>(0))?)
+                        .unwrap_or_default())
+                };
             s.intents = count("SELECT count(*) FROM intents")?;
             s.intents_open = count(&format!("SELECT count(*) FROM intents WHERE {INTENT_OPEN}"))?;
             Ok(s)

@@ -2,156 +2,12 @@
 //! writer inside its group-commit transaction and savepoint.
 
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::Serialize;
 
+use super::types::{
+    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord,
+    FinalStatus, RecordOutcome,
+};
 use super::{arg, Journal, JournalError, Reply, Result};
-
-/// Where a dispatch identity stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DispatchState {
-    Checkpointed,
-    Failed,
-    Proposed,
-    NotApplicable,
-    Exhausted,
-}
-
-impl DispatchState {
-    pub const ALL: [DispatchState; 5] = [
-        DispatchState::Checkpointed,
-        DispatchState::Failed,
-        DispatchState::Proposed,
-        DispatchState::NotApplicable,
-        DispatchState::Exhausted,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DispatchState::Checkpointed => "checkpointed",
-            DispatchState::Failed => "failed",
-            DispatchState::Proposed => "proposed",
-            DispatchState::NotApplicable => "not_applicable",
-            DispatchState::Exhausted => "exhausted",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        DispatchState::ALL.into_iter().find(|st| st.as_str() == s)
-    }
-
-    /// Proposed, not_applicable and exhausted hold a final receipt.
-    pub fn is_final(self) -> bool {
-        !matches!(self, DispatchState::Checkpointed | DispatchState::Failed)
-    }
-}
-
-/// The final states a record can set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FinalStatus {
-    Proposed,
-    NotApplicable,
-    Exhausted,
-}
-
-impl From<FinalStatus> for DispatchState {
-    fn from(s: FinalStatus) -> Self {
-        match s {
-            FinalStatus::Proposed => DispatchState::Proposed,
-            FinalStatus::NotApplicable => DispatchState::NotApplicable,
-            FinalStatus::Exhausted => DispatchState::Exhausted,
-        }
-    }
-}
-
-/// The checkpoint written before a provider is invoked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Checkpoint {
-    pub dispatch_id: String,
-    pub hook_id: String,
-    pub capability_id: String,
-    pub receipt_id: String,
-    pub effect_id: String,
-    pub event_kind: String,
-    pub registration_digest: String,
-    /// The public-safe dispatch request, enough to re-dispatch on recover.
-    /// Stored verbatim; the journal does not parse it.
-    pub request_json: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum CheckpointState {
-    /// The row was created now; no attempt used.
-    Fresh,
-    /// The identity exists without a final receipt (checkpointed or failed).
-    Pending { attempts_used: u32 },
-    /// The identity has a final receipt: replay it, do not invoke.
-    Final { receipt_json: String, result_digest: Option<String> },
-}
-
-impl CheckpointState {
-    /// Attempts already used; 0 when fresh, the final attempt count is not kept here.
-    pub fn attempts_used(&self) -> Option<u32> {
-        match self {
-            CheckpointState::Fresh => Some(0),
-            CheckpointState::Pending { attempts_used } => Some(*attempts_used),
-            CheckpointState::Final { .. } => None,
-        }
-    }
-}
-
-/// One intent of a proposed result, stored once as its JSON document.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IntentRow {
-    pub intent_id: String,
-    pub capability_id: String,
-    pub intent_kind: String,
-    pub doc_json: String,
-}
-
-/// The final record of a dispatch identity.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FinalRecord {
-    pub dispatch_id: String,
-    /// The attempt that produced it, 1-based.
-    pub attempt: u32,
-    pub status: FinalStatus,
-    /// The final DispatchReceipt, stored verbatim.
-    pub receipt_json: String,
-    /// sha256 hex of the canonical accepted result (proposed / not_applicable).
-    pub result_digest: Option<String>,
-    /// Non-empty only when `status` is proposed.
-    pub intents: Vec<IntentRow>,
-    /// `(code, rule)`; required when `status` is exhausted, else absent.
-    pub failure: Option<(String, Option<String>)>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum RecordOutcome {
-    Recorded,
-    /// Someone recorded a final receipt first; nothing was written. Compare
-    /// digests to tell a replay from a conflict.
-    AlreadyFinal { receipt_json: String, result_digest: Option<String> },
-}
-
-/// One failed attempt (a FailureReceipt: codes only, never a message).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FailureRecord {
-    pub dispatch_id: String,
-    pub attempt: u32,
-    pub code: String,
-    pub rule: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum FailureOutcome {
-    Recorded { attempts_used: u32 },
-    AlreadyFinal { receipt_json: String, result_digest: Option<String> },
-}
 
 impl Journal {
     /// Inserts the checkpoint row of a dispatch identity, or reads where it stands.
@@ -248,16 +104,30 @@ struct Standing {
 }
 
 fn standing(conn: &Connection, dispatch_id: &str) -> Result<Option<Standing>> {
-    let mut stmt = conn
-        .prepare_cached("SELECT state, attempts, receipt, result_digest FROM dispatches WHERE dispatch_id = ?1")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT state, attempts, receipt, result_digest FROM dispatches WHERE dispatch_id = ?1",
+    )?;
     let row = stmt
         .query_row([dispatch_id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?, r.get::<_, Option<String>>(2)?, r.get(3)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, u32>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get(3)?,
+            ))
         })
         .optional()?;
     row.map(|(state, attempts, receipt, result_digest)| {
-        let state = DispatchState::parse(&state).ok_or(JournalError::Sqlite { code: -1, what: "unknown state" })?;
-        Ok(Standing { state, attempts, receipt, result_digest })
+        let state = DispatchState::parse(&state).ok_or(JournalError::Sqlite {
+            code: -1,
+            what: "unknown state",
+        })?;
+        Ok(Standing {
+            state,
+            attempts,
+            receipt,
+            result_digest,
+        })
     })
     .transpose()
 }
@@ -286,9 +156,14 @@ fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<Checkpo
     }
     let s = standing(conn, &c.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
     Ok(if s.state.is_final() {
-        CheckpointState::Final { receipt_json: s.receipt.unwrap_or_default(), result_digest: s.result_digest }
+        CheckpointState::Final {
+            receipt_json: s.receipt.unwrap_or_default(),
+            result_digest: s.result_digest,
+        }
     } else {
-        CheckpointState::Pending { attempts_used: s.attempts }
+        CheckpointState::Pending {
+            attempts_used: s.attempts,
+        }
     })
 }
 
@@ -320,14 +195,22 @@ fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutco
         "INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for i in &r.intents {
-        insert.execute(params![i.intent_id, r.dispatch_id, i.capability_id, i.intent_kind, i.doc_json]).map_err(
-            |e| match &e {
-                rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE => {
+        insert
+            .execute(params![
+                i.intent_id,
+                r.dispatch_id,
+                i.capability_id,
+                i.intent_kind,
+                i.doc_json
+            ])
+            .map_err(|e| match &e {
+                rusqlite::Error::SqliteFailure(f, _)
+                    if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
+                {
                     JournalError::DuplicateIntent
                 }
                 _ => e.into(),
-            },
-        )?;
+            })?;
     }
     Ok(RecordOutcome::Recorded)
 }
@@ -340,15 +223,31 @@ fn run_failure(conn: &Connection, r: &FailureRecord, now: i64) -> Result<Failure
             result_digest: s.result_digest,
         });
     }
-    insert_failure(conn, &r.dispatch_id, r.attempt, &r.code, r.rule.as_deref(), now)?;
+    insert_failure(
+        conn,
+        &r.dispatch_id,
+        r.attempt,
+        &r.code,
+        r.rule.as_deref(),
+        now,
+    )?;
     conn.prepare_cached(
         "UPDATE dispatches SET state = 'failed', attempts = max(attempts, ?2), updated_at = ?3 WHERE dispatch_id = ?1",
     )?
     .execute(params![r.dispatch_id, r.attempt, now])?;
-    Ok(FailureOutcome::Recorded { attempts_used: s.attempts.max(r.attempt) })
+    Ok(FailureOutcome::Recorded {
+        attempts_used: s.attempts.max(r.attempt),
+    })
 }
 
-fn insert_failure(conn: &Connection, id: &str, attempt: u32, code: &str, rule: Option<&str>, now: i64) -> Result<()> {
+fn insert_failure(
+    conn: &Connection,
+    id: &str,
+    attempt: u32,
+    code: &str,
+    rule: Option<&str>,
+    now: i64,
+) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO failures (dispatch_id, attempt, code, rule, at) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (dispatch_id, attempt) DO NOTHING",

@@ -70,7 +70,14 @@ impl<A: Send, T: Send> Job for Task<A, T> {
     }
 
     fn run(&mut self, conn: &Connection, now: i64) -> Step {
-        let out = (self.op)(conn, &self.args, now);
+        // A panicking command (a bug) fails alone instead of killing the writer.
+        let op = || (self.op)(conn, &self.args, now);
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(op)).unwrap_or(Err(
+            JournalError::Sqlite {
+                code: -1,
+                what: "internal error in a journal command",
+            },
+        ));
         let step = match &out {
             Ok(_) => Step::Ok,
             Err(JournalError::Busy) => Step::Abort(JournalError::Busy),
@@ -130,7 +137,11 @@ impl Writer {
         let thread = std::thread::Builder::new()
             .name("loopx-journal-writer".into())
             .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters))?;
-        Ok(Writer { tx: RwLock::new(Some(tx)), thread: Mutex::new(Some(thread)), counters })
+        Ok(Writer {
+            tx: RwLock::new(Some(tx)),
+            thread: Mutex::new(Some(thread)),
+            counters,
+        })
     }
 
     /// Queues a command; its reply resolves after the commit that holds it.
@@ -140,7 +151,13 @@ impl Writer {
         T: Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
-        let job = Box::new(Task { args, op, durable, out: None, reply });
+        let job = Box::new(Task {
+            args,
+            op,
+            durable,
+            out: None,
+            reply,
+        });
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref().map(|tx| tx.send(job)) {
             Some(Ok(())) => Reply::waiting(rx),
@@ -170,7 +187,12 @@ impl Writer {
     }
 }
 
-fn run(mut conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, synchronous_full: bool, counters: &Counters) {
+fn run(
+    conn: Connection,
+    rx: mpsc::Receiver<Box<dyn Job>>,
+    synchronous_full: bool,
+    counters: &Counters,
+) {
     let mut level: Option<&'static str> = None;
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
@@ -181,15 +203,19 @@ fn run(mut conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, synchronous_full:
             }
         }
         let durable = synchronous_full && batch.iter().any(|j| j.durable());
-        let result = commit_batch(&mut conn, &mut batch, durable, &mut level, counters);
+        let result = commit_batch(&conn, &mut batch, durable, &mut level, counters);
         if result.is_ok() {
             counters.commits.fetch_add(1, Ordering::Relaxed);
             if durable {
                 counters.durable_commits.fetch_add(1, Ordering::Relaxed);
             }
         }
-        counters.commands.fetch_add(batch.len() as u64, Ordering::Relaxed);
-        counters.max_batch.fetch_max(batch.len() as u64, Ordering::Relaxed);
+        counters
+            .commands
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        counters
+            .max_batch
+            .fetch_max(batch.len() as u64, Ordering::Relaxed);
         for job in batch {
             job.answer(&result);
         }
@@ -199,7 +225,7 @@ fn run(mut conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, synchronous_full:
 }
 
 fn commit_batch(
-    conn: &mut Connection,
+    conn: &Connection,
     batch: &mut [Box<dyn Job>],
     durable: bool,
     level: &mut Option<&'static str>,
@@ -245,5 +271,7 @@ fn try_batch(conn: &Connection, batch: &mut [Box<dyn Job>], now: i64) -> Result<
 }
 
 pub(crate) fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

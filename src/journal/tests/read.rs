@@ -1,0 +1,260 @@
+//! Readers: paging, filters, unfinished, stats, integrity, index use, size.
+
+use rusqlite::Connection;
+
+use super::super::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
+use super::*;
+
+/// 25 dispatches, each recorded with one intent except every fifth, which
+/// stays checkpointed, and every seventh, which failed once.
+fn populated(dir: &TempDir) -> Journal {
+    let j = open(&dir.file("j.sqlite"));
+    for n in 0..25 {
+        let seed = format!("p{n:02}");
+        j.checkpoint(checkpoint(&seed)).wait().unwrap();
+        if n % 7 == 3 {
+            j.record_failure(failure(&seed, 1)).wait().unwrap();
+        } else if n % 5 != 0 {
+            j.record_final(proposed(&seed, 1, &seed, &[&seed]))
+                .wait()
+                .unwrap();
+        }
+    }
+    j
+}
+
+#[test]
+fn intents_page_oldest_first() {
+    let dir = TempDir::new("page-intents");
+    let j = populated(&dir);
+    let mut seen = Vec::new();
+    let mut filter = IntentFilter {
+        limit: 7,
+        ..Default::default()
+    };
+    loop {
+        let page = j.list_intents(&filter).unwrap();
+        assert!(page.items.len() <= 7);
+        seen.extend(page.items.iter().map(|i| (i.seq, i.intent_id.clone())));
+        match page.next_cursor {
+            Some(c) => filter.after_seq = c,
+            None => break,
+        }
+    }
+    let expected: Vec<_> = (0..25)
+        .filter(|n| n % 7 != 3 && n % 5 != 0)
+        .map(|n| intent_id(&format!("p{n:02}")))
+        .collect();
+    assert_eq!(
+        seen.iter().map(|s| s.1.clone()).collect::<Vec<_>>(),
+        expected
+    );
+    assert!(
+        seen.windows(2).all(|w| w[0].0 < w[1].0),
+        "seq strictly increasing"
+    );
+
+    let by_kind = IntentFilter {
+        capability_id: Some("periodic_report".into()),
+        intent_kind: Some("periodic_report.trigger_evaluation".into()),
+        pending_only: true,
+        limit: 1000,
+        ..Default::default()
+    };
+    assert_eq!(
+        j.list_intents(&by_kind).unwrap().items.len(),
+        expected.len()
+    );
+    let other = IntentFilter {
+        capability_id: Some("other_capability".into()),
+        ..by_kind
+    };
+    assert!(j.list_intents(&other).unwrap().items.is_empty());
+    let one = IntentFilter {
+        dispatch_id: Some(dispatch_id("p01")),
+        ..Default::default()
+    };
+    assert_eq!(
+        j.list_intents(&one).unwrap().items[0].intent_id,
+        intent_id("p01")
+    );
+}
+
+#[test]
+fn dispatches_page_with_filters() {
+    let dir = TempDir::new("page-dispatches");
+    let j = populated(&dir);
+    let mut all = Vec::new();
+    let mut f = DispatchFilter {
+        limit: 10,
+        ..Default::default()
+    };
+    loop {
+        let page = j.list_dispatches(&f).unwrap();
+        all.extend(page.items.into_iter().map(|d| d.dispatch_id));
+        match page.next_cursor {
+            Some(c) => f.after_cursor = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(
+        all,
+        (0..25)
+            .map(|n| dispatch_id(&format!("p{n:02}")))
+            .collect::<Vec<_>>()
+    );
+
+    let failed = DispatchFilter {
+        state: Some(DispatchState::Failed),
+        ..Default::default()
+    };
+    let failed: Vec<_> = j
+        .list_dispatches(&failed)
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|d| d.dispatch_id)
+        .collect();
+    assert_eq!(failed, ["p03", "p10", "p17", "p24"].map(dispatch_id));
+    let other_hook = DispatchFilter {
+        hook_id: Some("other.hook".into()),
+        ..Default::default()
+    };
+    assert!(j.list_dispatches(&other_hook).unwrap().items.is_empty());
+    let bad = DispatchFilter {
+        hook_id: Some("not a token".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        j.list_dispatches(&bad).unwrap_err(),
+        JournalError::InvalidArgument { what: "hook_id" }
+    );
+}
+
+#[test]
+fn unfinished_stats_and_integrity() {
+    let dir = TempDir::new("unfinished");
+    let j = populated(&dir);
+    let unfinished: Vec<_> = j
+        .unfinished()
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.dispatch_id, d.state))
+        .collect();
+    let expected: Vec<_> = (0..25)
+        .filter(|n| n % 7 == 3 || n % 5 == 0)
+        .map(|n| {
+            let state = if n % 7 == 3 {
+                DispatchState::Failed
+            } else {
+                DispatchState::Checkpointed
+            };
+            (dispatch_id(&format!("p{n:02}")), state)
+        })
+        .collect();
+    assert_eq!(unfinished, expected);
+    let s = j.stats().unwrap();
+    assert_eq!(
+        (
+            s.checkpointed,
+            s.failed,
+            s.proposed,
+            s.not_applicable,
+            s.exhausted
+        ),
+        (4, 4, 17, 0, 0)
+    );
+    assert_eq!((s.intents, s.intents_open), (17, 17));
+    assert!(j.integrity_check().unwrap());
+    let row = serde_json::to_value(j.get_dispatch(&dispatch_id("p01")).unwrap().unwrap()).unwrap();
+    assert_eq!(row["state"], "proposed");
+    assert!(row.get("registration_digest").is_some());
+    assert_eq!(j.get_dispatch(&dispatch_id("missing")).unwrap(), None);
+}
+
+/// The partial indexes are what the hot queries use.
+#[test]
+fn hot_queries_use_the_partial_indexes() {
+    let dir = TempDir::new("plan");
+    let path = dir.file("j.sqlite");
+    populated(&dir).close();
+    let c = Connection::open(&path).unwrap();
+    let plan = |sql: &str| -> String {
+        let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
+        rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
+    };
+    let p = plan(&format!(
+        "SELECT * FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq"
+    ));
+    assert!(p.contains("dispatches_unfinished"), "{p}");
+    let p = plan(&format!(
+        "SELECT * FROM intents WHERE seq > 0 AND capability_id = 'a' AND intent_kind = 'a.b' AND {INTENT_OPEN} \
+         ORDER BY seq LIMIT 10"
+    ));
+    assert!(
+        p.contains("intents_open") && !p.contains("TEMP B-TREE"),
+        "{p}"
+    );
+    let p = plan("SELECT * FROM intents WHERE seq > 0 AND dispatch_id = 'x' ORDER BY seq");
+    assert!(p.contains("intents_dispatch"), "{p}");
+}
+
+/// Journal bytes per dispatch: 10k checkpoint + record of a one-intent
+/// dispatch, submitted as a host with many dispatches in flight would.
+/// `cargo test --lib journal::tests::read::bytes_per_dispatch -- --ignored --nocapture`
+#[test]
+#[ignore = "measurement, ~10 s"]
+fn bytes_per_dispatch() {
+    const N: usize = 10_000;
+    let dir = TempDir::new("size");
+    let path = dir.file("j.sqlite");
+    let j = open(&path);
+    let start = std::time::Instant::now();
+    for chunk in (0..N).collect::<Vec<_>>().chunks(500) {
+        let cps: Vec<_> = chunk
+            .iter()
+            .map(|n| j.checkpoint(checkpoint(&format!("s{n}"))))
+            .collect();
+        cps.into_iter()
+            .for_each(|r| assert_eq!(r.wait().unwrap(), CheckpointState::Fresh));
+        let recs: Vec<_> = chunk
+            .iter()
+            .map(|n| {
+                let seed = format!("s{n}");
+                j.record_final(proposed(&seed, 1, &seed, &[&seed]))
+            })
+            .collect();
+        recs.into_iter()
+            .for_each(|r| assert_eq!(r.wait().unwrap(), RecordOutcome::Recorded));
+    }
+    let elapsed = start.elapsed();
+    let stats = j.writer_stats();
+    j.close();
+    let bytes = std::fs::metadata(&path).unwrap().len();
+    let c = Connection::open(&path).unwrap();
+    let per_object = c.prepare(
+        "SELECT name, count(*), sum(pgsize), sum(unused), sum(payload) FROM dbstat GROUP BY name ORDER BY 3 DESC",
+    );
+    if let Ok(mut stmt) = per_object {
+        let rows = stmt.query_map([], |r| {
+            Ok(format!(
+                "  {:<24} pages {:>6}  bytes/dispatch {:>5}  unused {:>4}  payload {:>5}",
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)? / N as i64,
+                r.get::<_, i64>(3)? / N as i64,
+                r.get::<_, i64>(4)? / N as i64
+            ))
+        });
+        rows.unwrap().for_each(|l| eprintln!("{}", l.unwrap()));
+    }
+    let docs = checkpoint("s1").request_json.len()
+        + proposed("s1", 1, "s1", &["s1"]).receipt_json.len()
+        + intent("s1", &dispatch_id("s1")).doc_json.len();
+    eprintln!(
+        "{N} dispatches: {bytes} bytes = {} bytes/dispatch (JSON documents alone: {docs} bytes); {:?}; {stats:?}",
+        bytes / N as u64,
+        elapsed
+    );
+}

@@ -1,0 +1,226 @@
+//! Checkpoint, final record and failed attempts.
+
+use super::*;
+
+#[test]
+fn checkpoint_is_fresh_then_pending_then_final() {
+    let dir = TempDir::new("cp");
+    let j = open(&dir.file("j.sqlite"));
+    assert_eq!(
+        j.checkpoint(checkpoint("a")).wait().unwrap(),
+        CheckpointState::Fresh
+    );
+    assert_eq!(
+        j.checkpoint(checkpoint("a")).wait().unwrap(),
+        CheckpointState::Pending { attempts_used: 0 }
+    );
+    let rec = proposed("a", 1, "result-1", &["a1"]);
+    assert_eq!(
+        j.record_final(rec.clone()).wait().unwrap(),
+        RecordOutcome::Recorded
+    );
+    assert_eq!(
+        j.checkpoint(checkpoint("a")).wait().unwrap(),
+        CheckpointState::Final {
+            receipt_json: rec.receipt_json.clone(),
+            result_digest: rec.result_digest.clone()
+        }
+    );
+    let row = j.get_dispatch(&rec.dispatch_id).unwrap().unwrap();
+    assert_eq!(row.state, DispatchState::Proposed);
+    assert_eq!(row.attempts, 1);
+    assert_eq!(row.receipt_json.as_deref(), Some(rec.receipt_json.as_str()));
+    assert_eq!(row.request_json, checkpoint("a").request_json);
+}
+
+#[test]
+fn checkpoint_works_from_async_code() {
+    let dir = TempDir::new("async");
+    let j = open(&dir.file("j.sqlite"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (a, b) = rt.block_on(async {
+        tokio::join!(j.checkpoint(checkpoint("a")), j.checkpoint(checkpoint("b")))
+    });
+    assert_eq!(
+        (a.unwrap(), b.unwrap()),
+        (CheckpointState::Fresh, CheckpointState::Fresh)
+    );
+}
+
+#[test]
+fn a_second_final_record_is_already_final_with_the_first_digest() {
+    let dir = TempDir::new("twice");
+    let j = open(&dir.file("j.sqlite"));
+    j.checkpoint(checkpoint("a")).wait().unwrap();
+    let first = proposed("a", 1, "result-1", &["a1"]);
+    let second = proposed("a", 1, "result-2", &["a2"]);
+    assert_eq!(
+        j.record_final(first.clone()).wait().unwrap(),
+        RecordOutcome::Recorded
+    );
+    assert_eq!(
+        j.record_final(second).wait().unwrap(),
+        RecordOutcome::AlreadyFinal {
+            receipt_json: first.receipt_json,
+            result_digest: first.result_digest
+        }
+    );
+    let intents = j.list_intents(&IntentFilter::default()).unwrap().items;
+    assert_eq!(intents.len(), 1, "the second record wrote nothing");
+    assert_eq!(intents[0].intent_id, intent_id("a1"));
+}
+
+#[test]
+fn failures_count_attempts_until_final() {
+    let dir = TempDir::new("fail");
+    let j = open(&dir.file("j.sqlite"));
+    j.checkpoint(checkpoint("a")).wait().unwrap();
+    assert_eq!(
+        j.record_failure(failure("a", 1)).wait().unwrap(),
+        FailureOutcome::Recorded { attempts_used: 1 }
+    );
+    assert_eq!(
+        j.checkpoint(checkpoint("a")).wait().unwrap(),
+        CheckpointState::Pending { attempts_used: 1 }
+    );
+    let mut second = failure("a", 2);
+    second.code = "result_contract_rejected".into();
+    second.rule = Some("result_too_large".into());
+    assert_eq!(
+        j.record_failure(second).wait().unwrap(),
+        FailureOutcome::Recorded { attempts_used: 2 }
+    );
+    // The same attempt again keeps the first row.
+    assert_eq!(
+        j.record_failure(failure("a", 2)).wait().unwrap(),
+        FailureOutcome::Recorded { attempts_used: 2 }
+    );
+    assert_eq!(
+        j.get_dispatch(&dispatch_id("a")).unwrap().unwrap().state,
+        DispatchState::Failed
+    );
+
+    let exhausted = FinalRecord {
+        dispatch_id: dispatch_id("a"),
+        attempt: 3,
+        status: FinalStatus::Exhausted,
+        receipt_json: r#"{"status":"exhausted"}"#.into(),
+        result_digest: None,
+        intents: vec![],
+        failure: Some(("dispatch_budget_exhausted".into(), None)),
+    };
+    assert_eq!(
+        j.record_final(exhausted).wait().unwrap(),
+        RecordOutcome::Recorded
+    );
+    let failures = j.list_failures(&dispatch_id("a")).unwrap();
+    let summary: Vec<_> = failures
+        .iter()
+        .map(|f| (f.attempt, f.code.as_str(), f.rule.as_deref()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (1, "producer_failed", None),
+            (2, "result_contract_rejected", Some("result_too_large")),
+            (3, "dispatch_budget_exhausted", None)
+        ]
+    );
+    let row = j.get_dispatch(&dispatch_id("a")).unwrap().unwrap();
+    assert_eq!((row.state, row.attempts), (DispatchState::Exhausted, 3));
+    assert!(matches!(
+        j.record_failure(failure("a", 4)).wait().unwrap(),
+        FailureOutcome::AlreadyFinal { .. }
+    ));
+    assert_eq!(j.list_failures(&dispatch_id("a")).unwrap().len(), 3);
+}
+
+#[test]
+fn records_need_a_checkpoint() {
+    let dir = TempDir::new("unknown");
+    let j = open(&dir.file("j.sqlite"));
+    let e = j
+        .record_final(proposed("a", 1, "r", &["a1"]))
+        .wait()
+        .unwrap_err();
+    assert_eq!(e.code(), "unknown_dispatch");
+    assert_eq!(
+        j.record_failure(failure("a", 1)).wait().unwrap_err(),
+        JournalError::UnknownDispatch
+    );
+    assert!(j
+        .list_intents(&IntentFilter::default())
+        .unwrap()
+        .items
+        .is_empty());
+}
+
+#[test]
+fn arguments_are_checked_before_queueing() {
+    let dir = TempDir::new("args");
+    let j = open(&dir.file("j.sqlite"));
+    let invalid = |e: JournalError| match e {
+        JournalError::InvalidArgument { what } => what,
+        other => panic!("{other:?}"),
+    };
+    let mut c = checkpoint("a");
+    c.dispatch_id = "pwh_not-hex".into();
+    assert_eq!(invalid(j.checkpoint(c).wait().unwrap_err()), "dispatch_id");
+    let mut c = checkpoint("a");
+    c.hook_id = "Periodic Report".into();
+    assert_eq!(invalid(j.checkpoint(c).wait().unwrap_err()), "hook_id");
+    let mut c = checkpoint("a");
+    c.receipt_id = "/home/user/receipt".into();
+    assert_eq!(invalid(j.checkpoint(c).wait().unwrap_err()), "receipt_id");
+
+    let mut r = proposed("a", 1, "r", &["a1"]);
+    r.status = FinalStatus::NotApplicable;
+    assert_eq!(invalid(j.record_final(r).wait().unwrap_err()), "intents");
+    let mut r = proposed("a", 1, "r", &[]);
+    r.status = FinalStatus::Exhausted;
+    assert_eq!(invalid(j.record_final(r).wait().unwrap_err()), "failure");
+    let mut r = proposed("a", 0, "r", &[]);
+    r.status = FinalStatus::NotApplicable;
+    assert_eq!(invalid(j.record_final(r).wait().unwrap_err()), "attempt");
+    let mut f = failure("a", 1);
+    f.code = "Error: provider exploded at /tmp/x".into();
+    assert_eq!(invalid(j.record_failure(f).wait().unwrap_err()), "code");
+    assert_eq!(j.commit_count(), 0, "nothing reached the writer");
+}
+
+#[test]
+fn a_duplicate_intent_id_is_reported_and_nothing_is_written() {
+    let dir = TempDir::new("dup");
+    let j = open(&dir.file("j.sqlite"));
+    j.checkpoint(checkpoint("a")).wait().unwrap();
+    j.checkpoint(checkpoint("b")).wait().unwrap();
+    j.record_final(proposed("a", 1, "ra", &["shared"]))
+        .wait()
+        .unwrap();
+    // A (buggy) record for b reusing a's intent_id.
+    let mut b = proposed("b", 1, "rb", &["b1"]);
+    b.intents.push(intent("shared", &dispatch_id("a")));
+    let e = j.record_final(b).wait().unwrap_err();
+    assert_eq!(
+        (e.clone(), e.code()),
+        (JournalError::DuplicateIntent, "duplicate_intent")
+    );
+    let row = j.get_dispatch(&dispatch_id("b")).unwrap().unwrap();
+    assert_eq!(
+        (row.state, row.receipt_json),
+        (DispatchState::Checkpointed, None)
+    );
+    let page = j
+        .list_intents(&IntentFilter {
+            dispatch_id: Some(dispatch_id("b")),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        page.items.is_empty(),
+        "b1 was rolled back with the rest of the command"
+    );
+}

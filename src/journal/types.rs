@@ -1,0 +1,161 @@
+//! The values of the dispatch record commands and their outcomes.
+
+use serde::Serialize;
+
+/// Where a dispatch identity stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DispatchState {
+    Checkpointed,
+    Failed,
+    Proposed,
+    NotApplicable,
+    Exhausted,
+}
+
+impl DispatchState {
+    pub const ALL: [DispatchState; 5] = [
+        DispatchState::Checkpointed,
+        DispatchState::Failed,
+        DispatchState::Proposed,
+        DispatchState::NotApplicable,
+        DispatchState::Exhausted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DispatchState::Checkpointed => "checkpointed",
+            DispatchState::Failed => "failed",
+            DispatchState::Proposed => "proposed",
+            DispatchState::NotApplicable => "not_applicable",
+            DispatchState::Exhausted => "exhausted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        DispatchState::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Proposed, not_applicable and exhausted hold a final receipt.
+    pub fn is_final(self) -> bool {
+        !matches!(self, DispatchState::Checkpointed | DispatchState::Failed)
+    }
+}
+
+/// The final states a record can set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinalStatus {
+    Proposed,
+    NotApplicable,
+    Exhausted,
+}
+
+impl From<FinalStatus> for DispatchState {
+    fn from(s: FinalStatus) -> Self {
+        match s {
+            FinalStatus::Proposed => DispatchState::Proposed,
+            FinalStatus::NotApplicable => DispatchState::NotApplicable,
+            FinalStatus::Exhausted => DispatchState::Exhausted,
+        }
+    }
+}
+
+/// The checkpoint written before a provider is invoked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub dispatch_id: String,
+    pub hook_id: String,
+    pub capability_id: String,
+    pub receipt_id: String,
+    pub effect_id: String,
+    pub event_kind: String,
+    pub registration_digest: String,
+    /// The public-safe dispatch request, enough to re-dispatch on recover.
+    /// Stored verbatim; the journal does not parse it.
+    pub request_json: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CheckpointState {
+    /// The row was created now; no attempt used.
+    Fresh,
+    /// The identity exists without a final receipt (checkpointed or failed).
+    Pending { attempts_used: u32 },
+    /// The identity has a final receipt: replay it, do not invoke.
+    Final {
+        receipt_json: String,
+        result_digest: Option<String>,
+    },
+}
+
+impl CheckpointState {
+    /// Attempts already used; 0 when fresh, the final attempt count is not kept here.
+    pub fn attempts_used(&self) -> Option<u32> {
+        match self {
+            CheckpointState::Fresh => Some(0),
+            CheckpointState::Pending { attempts_used } => Some(*attempts_used),
+            CheckpointState::Final { .. } => None,
+        }
+    }
+}
+
+/// One intent of a proposed result, stored once as its JSON document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntentRow {
+    pub intent_id: String,
+    pub capability_id: String,
+    pub intent_kind: String,
+    pub doc_json: String,
+}
+
+/// The final record of a dispatch identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinalRecord {
+    pub dispatch_id: String,
+    /// The attempt that produced it, 1-based.
+    pub attempt: u32,
+    pub status: FinalStatus,
+    /// The final DispatchReceipt, stored verbatim.
+    pub receipt_json: String,
+    /// sha256 hex of the canonical accepted result (proposed / not_applicable).
+    pub result_digest: Option<String>,
+    /// Non-empty only when `status` is proposed.
+    pub intents: Vec<IntentRow>,
+    /// `(code, rule)`; required when `status` is exhausted, else absent.
+    pub failure: Option<(String, Option<String>)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RecordOutcome {
+    Recorded,
+    /// Someone recorded a final receipt first; nothing was written. Compare
+    /// digests to tell a replay from a conflict.
+    AlreadyFinal {
+        receipt_json: String,
+        result_digest: Option<String>,
+    },
+}
+
+/// One failed attempt (a FailureReceipt: codes only, never a message).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailureRecord {
+    pub dispatch_id: String,
+    pub attempt: u32,
+    pub code: String,
+    pub rule: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FailureOutcome {
+    Recorded {
+        attempts_used: u32,
+    },
+    AlreadyFinal {
+        receipt_json: String,
+        result_digest: Option<String>,
+    },
+}
