@@ -179,10 +179,12 @@ impl Journal {
     pub fn open(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
         let path = path.as_ref();
         let conn = open::open_writer(path, &options)?;
+        // Readers reopen the file later: pin it against a change of directory.
+        let path = std::fs::canonicalize(path)?;
         let writer = writer::Writer::spawn(conn, options)?;
         Ok(Journal {
             writer,
-            readers: read::Readers::new(path, options),
+            readers: read::Readers::new(&path, options),
         })
     }
 

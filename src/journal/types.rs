@@ -123,7 +123,10 @@ pub struct FinalRecord {
     pub result_digest: Option<String>,
     /// Non-empty only when `status` is proposed.
     pub intents: Vec<IntentRow>,
-    /// `(code, rule)`; required when `status` is exhausted, else absent.
+    /// `(code, rule)`; required when `status` is exhausted, else absent. It is
+    /// stored as the failures row of `attempt` unless that attempt already has
+    /// one (a failed invocation keeps its own code; the receipt holds the
+    /// exhausted code either way).
     pub failure: Option<(String, Option<String>)>,
 }
 

@@ -224,3 +224,32 @@ fn a_duplicate_intent_id_is_reported_and_nothing_is_written() {
         "b1 was rolled back with the rest of the command"
     );
 }
+
+/// The dispatcher finalises `exhausted` at the last failed attempt: that
+/// attempt's own failure row stays, the receipt carries the exhausted code.
+#[test]
+fn exhausted_at_a_failed_attempt_keeps_that_attempts_row() {
+    let dir = TempDir::new("exhausted");
+    let j = open(&dir.file("j.sqlite"));
+    j.checkpoint(checkpoint("a")).wait().unwrap();
+    j.record_failure(failure("a", 1)).wait().unwrap();
+    let exhausted = FinalRecord {
+        dispatch_id: dispatch_id("a"),
+        attempt: 1,
+        status: FinalStatus::Exhausted,
+        receipt_json: r#"{"status":"exhausted"}"#.into(),
+        result_digest: None,
+        intents: vec![],
+        failure: Some(("dispatch_budget_exhausted".into(), None)),
+    };
+    assert_eq!(
+        j.record_final(exhausted).wait().unwrap(),
+        RecordOutcome::Recorded
+    );
+    let failures = j.list_failures(&dispatch_id("a")).unwrap();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].code, "producer_failed");
+    let row = j.get_dispatch(&dispatch_id("a")).unwrap().unwrap();
+    assert_eq!((row.state, row.attempts), (DispatchState::Exhausted, 1));
+    assert_eq!(j.unfinished().unwrap(), vec![]);
+}
