@@ -1,6 +1,21 @@
 /**
  * loopx-hooks: the public entry. Everything that judges a document lives in
- * the Rust addon (`../index.js`); this layer adds TypeScript types only.
+ * the Rust addon (`../index.js`); this layer adds TypeScript types and
+ * ergonomics only.
  */
 export * from '../index.js'
 export type * from '../bindings/index'
+export { LoopxHooksError } from './errors.js'
+export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
+export { HookJournal, type DispatchQuery, type IntentQuery, type Decision } from './journal.js'
+export { defineHook, intent, notApplicable, proposed, type HookDefinition } from './hooks.js'
+export {
+  defineIntentKind,
+  type PayloadOf,
+  type PayloadSchemaNode,
+  type TypedIntentKind,
+  type IntentOf,
+  type HookResultOf,
+  type ProviderOf,
+  type IntentSpecOf,
+} from './payload.js'

@@ -3,6 +3,7 @@
 
 mod error;
 mod identities;
+mod journal;
 mod js_value;
 mod runtime;
 mod validators;

@@ -140,6 +140,12 @@ impl NativeHookRuntime {
         serde_json::to_string(&report).map_err(|_| async_error(misuse(Code::Internal, "report could not be serialized")))
     }
 
+    /// The journal this runtime writes, for readers and the outbox.
+    #[napi]
+    pub fn journal(&self) -> crate::binding::journal::NativeJournal {
+        crate::binding::journal::NativeJournal { journal: self.dispatcher.journal().clone() }
+    }
+
     /// Finishes queued writes and closes the journal; later calls fail with `journal_closed`.
     #[napi]
     pub async fn close(&self) -> napi::Result<()> {

@@ -39,13 +39,10 @@ pub struct HookOutcome {
     /// The attempt this outcome belongs to (1-based); the receipt's attempt on replay.
     pub attempt: u32,
     /// The final receipt, when there is one (recorded, not_applicable, replayed, conflict, exhausted).
-    #[schemars(required)]
     pub receipt: Option<DispatchReceipt>,
     /// The failure code, for failed, conflict and exhausted.
-    #[schemars(required)]
     pub failure_code: Option<FailureCode>,
     /// The violated rule, where one applies.
-    #[schemars(required)]
     pub failure_rule: Option<Rule>,
 }
 
@@ -56,7 +53,6 @@ pub struct HookOutcome {
 pub struct DispatchOutcome {
     pub admitted: bool,
     /// Why the dispatch was refused; null when admitted.
-    #[schemars(required)]
     pub refusal: Option<AdmissionRefusal>,
     pub hooks: Vec<HookOutcome>,
 }

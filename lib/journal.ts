@@ -1,0 +1,107 @@
+/**
+ * The journal's readers and the outbox, for inspection and for governed
+ * executors. An executor opens the journal file on its own (no dispatcher
+ * needed), lists pending intents oldest first, admits or rejects each once,
+ * and marks admitted ones done. These are records; nothing here performs an
+ * effect.
+ */
+import { openNativeJournal, type NativeJournal } from '../index.js'
+import type {
+  DecideOutcome,
+  DispatchRow,
+  DoneOutcome,
+  FailureRow,
+  JournalStats,
+  Page,
+  StoredIntent,
+} from '../bindings/index'
+import { native } from './errors.js'
+
+export interface DispatchQuery {
+  state?: 'checkpointed' | 'failed' | 'proposed' | 'not_applicable' | 'exhausted'
+  hookId?: string
+  /** The `nextCursor` of the previous page. */
+  after?: number
+  /** 1..=1000, default 100. */
+  limit?: number
+}
+
+export interface IntentQuery {
+  dispatchId?: string
+  capabilityId?: string
+  intentKind?: string
+  /** Only undecided intents and admitted ones not yet done. */
+  pendingOnly?: boolean
+  after?: number
+  limit?: number
+}
+
+export interface Decision {
+  intentId: string
+  /** A token naming the executor, e.g. `periodic_report.scheduler`. */
+  executorId: string
+  decision: 'admit' | 'reject'
+  /** A token, e.g. `admitted_by_policy` or `duplicate_window`. */
+  reasonCode: string
+}
+
+export class HookJournal implements AsyncDisposable {
+  readonly #journal: NativeJournal
+
+  /** @internal use `HookJournal.open` or `runtime.journal`. */
+  constructor(journal: NativeJournal) {
+    this.#journal = journal
+  }
+
+  /** Opens (creating on first use) the journal file at `journalPath`. */
+  static async open(journalPath: string, options: { busyTimeoutMs?: number } = {}): Promise<HookJournal> {
+    return new HookJournal(await native(openNativeJournal(journalPath, options.busyTimeoutMs)))
+  }
+
+  async getDispatch(dispatchId: string): Promise<DispatchRow | null> {
+    return JSON.parse(await native(this.#journal.getDispatch(dispatchId)))
+  }
+
+  async listDispatches(query: DispatchQuery = {}): Promise<Page<DispatchRow>> {
+    return JSON.parse(await native(this.#journal.listDispatches(JSON.stringify(query))))
+  }
+
+  async listFailures(dispatchId: string): Promise<FailureRow[]> {
+    return JSON.parse(await native(this.#journal.listFailures(dispatchId)))
+  }
+
+  async listIntents(query: IntentQuery = {}): Promise<Page<StoredIntent>> {
+    return JSON.parse(await native(this.#journal.listIntents(JSON.stringify(query))))
+  }
+
+  /** Intents awaiting an executor, oldest first. */
+  async pending(query: Omit<IntentQuery, 'pendingOnly'> = {}): Promise<Page<StoredIntent>> {
+    return this.listIntents({ ...query, pendingOnly: true })
+  }
+
+  /** Admits or rejects an intent once: the same decision again is a no-op, another one a conflict. */
+  async decide(d: Decision): Promise<DecideOutcome> {
+    return JSON.parse(await native(this.#journal.decide(d.intentId, d.executorId, d.decision, d.reasonCode)))
+  }
+
+  async markDone(intentId: string, executorId: string): Promise<DoneOutcome> {
+    return JSON.parse(await native(this.#journal.markDone(intentId, executorId)))
+  }
+
+  async stats(): Promise<JournalStats> {
+    return JSON.parse(await native(this.#journal.stats()))
+  }
+
+  /** Whether SQLite's `PRAGMA integrity_check` says ok. */
+  async integrityCheck(): Promise<boolean> {
+    return JSON.parse(await native(this.#journal.integrityCheck()))
+  }
+
+  async close(): Promise<void> {
+    await native(this.#journal.close())
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+}

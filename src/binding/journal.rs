@@ -1,0 +1,150 @@
+//! `NativeJournal`: the readers and the outbox over a journal file, for
+//! inspection and for governed executors (which need no dispatcher). Every
+//! call runs off the JS thread and resolves to JSON text.
+
+use std::sync::Arc;
+
+use napi_derive::napi;
+use serde::{Deserialize, Serialize};
+
+use super::error::{async_error, misuse, Code};
+use super::runtime::journal_error;
+use crate::journal::{Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions};
+
+#[napi]
+pub struct NativeJournal {
+    pub(crate) journal: Arc<Journal>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct DispatchQuery {
+    state: Option<String>,
+    hook_id: Option<String>,
+    after: Option<i64>,
+    limit: Option<u32>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct IntentQuery {
+    dispatch_id: Option<String>,
+    capability_id: Option<String>,
+    intent_kind: Option<String>,
+    pending_only: bool,
+    after: Option<i64>,
+    limit: Option<u32>,
+}
+
+fn query<T: for<'de> Deserialize<'de> + Default>(json: Option<String>) -> napi::Result<T> {
+    match json {
+        None => Ok(T::default()),
+        Some(text) => serde_json::from_str(&text).map_err(|_| async_error(misuse(Code::InvalidArgument, "unknown or mistyped query field"))),
+    }
+}
+
+/// Runs a blocking journal call on the blocking pool; its value as JSON text.
+async fn blocking<T: Serialize + Send + 'static>(
+    job: impl FnOnce() -> crate::journal::Result<T> + Send + 'static,
+) -> napi::Result<String> {
+    let value = tokio::task::spawn_blocking(job)
+        .await
+        .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
+        .map_err(|e| async_error(journal_error(e)))?;
+    serde_json::to_string(&value).map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+}
+
+/// Opens (creating on first use) a journal for reading and outbox decisions.
+#[napi]
+pub async fn open_native_journal(journal_path: String, busy_timeout_ms: Option<u32>) -> napi::Result<NativeJournal> {
+    let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
+    let journal = tokio::task::spawn_blocking(move || Journal::open(journal_path, options))
+        .await
+        .map_err(|_| async_error(misuse(Code::Internal, "journal open task failed")))?
+        .map_err(|e| async_error(journal_error(e)))?;
+    Ok(NativeJournal { journal: Arc::new(journal) })
+}
+
+#[napi]
+impl NativeJournal {
+    #[napi]
+    pub async fn get_dispatch(&self, dispatch_id: String) -> napi::Result<String> {
+        let j = self.journal.clone();
+        blocking(move || j.get_dispatch(&dispatch_id)).await
+    }
+
+    /// Dispatches, oldest first, paged by `after` (a cursor from the last page).
+    #[napi(ts_args_type = "queryJson?: string")]
+    pub async fn list_dispatches(&self, query_json: Option<String>) -> napi::Result<String> {
+        let q: DispatchQuery = query(query_json)?;
+        let state = match q.state.as_deref() {
+            None => None,
+            Some(s) => Some(DispatchState::parse(s).ok_or_else(|| async_error(misuse(Code::InvalidArgument, "unknown dispatch state")))?),
+        };
+        let filter = DispatchFilter { state, hook_id: q.hook_id, after_cursor: q.after, limit: q.limit.unwrap_or(100) };
+        let j = self.journal.clone();
+        blocking(move || j.list_dispatches(&filter)).await
+    }
+
+    #[napi]
+    pub async fn list_failures(&self, dispatch_id: String) -> napi::Result<String> {
+        let j = self.journal.clone();
+        blocking(move || j.list_failures(&dispatch_id)).await
+    }
+
+    /// Intents, oldest first; `pendingOnly` keeps undecided and admitted-not-done ones.
+    #[napi(ts_args_type = "queryJson?: string")]
+    pub async fn list_intents(&self, query_json: Option<String>) -> napi::Result<String> {
+        let q: IntentQuery = query(query_json)?;
+        let filter = IntentFilter {
+            dispatch_id: q.dispatch_id,
+            capability_id: q.capability_id,
+            intent_kind: q.intent_kind,
+            pending_only: q.pending_only,
+            after_seq: q.after.unwrap_or(0),
+            limit: q.limit.unwrap_or(100),
+        };
+        let j = self.journal.clone();
+        blocking(move || j.list_intents(&filter)).await
+    }
+
+    #[napi]
+    pub async fn stats(&self) -> napi::Result<String> {
+        let j = self.journal.clone();
+        blocking(move || j.stats()).await
+    }
+
+    /// `PRAGMA integrity_check` is ok.
+    #[napi]
+    pub async fn integrity_check(&self) -> napi::Result<String> {
+        let j = self.journal.clone();
+        blocking(move || j.integrity_check()).await
+    }
+
+    /// Records an executor's decision on an intent, once per intent_id.
+    #[napi(ts_args_type = "intentId: string, executorId: string, decision: 'admit' | 'reject', reasonCode: string")]
+    pub async fn decide(&self, intent_id: String, executor_id: String, decision: String, reason_code: String) -> napi::Result<String> {
+        let decision = match decision.as_str() {
+            "admit" => Decision::Admit,
+            "reject" => Decision::Reject,
+            _ => return Err(async_error(misuse(Code::InvalidArgument, "decision is 'admit' or 'reject'"))),
+        };
+        let reply = self.journal.decide(&intent_id, &executor_id, decision, &reason_code);
+        let outcome = reply.await.map_err(|e| async_error(journal_error(e)))?;
+        serde_json::to_string(&outcome).map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+    }
+
+    /// Marks an intent this executor admitted as done.
+    #[napi]
+    pub async fn mark_done(&self, intent_id: String, executor_id: String) -> napi::Result<String> {
+        let reply = self.journal.mark_done(&intent_id, &executor_id);
+        let outcome = reply.await.map_err(|e| async_error(journal_error(e)))?;
+        serde_json::to_string(&outcome).map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+    }
+
+    #[napi]
+    pub async fn close(&self) -> napi::Result<()> {
+        let j = self.journal.clone();
+        tokio::task::spawn_blocking(move || j.close()).await.map_err(|_| async_error(misuse(Code::Internal, "journal close task failed")))
+    }
+}
