@@ -13,7 +13,7 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -43,8 +43,27 @@ pub(crate) fn connect(path: &Path, flags: OpenFlags, busy_timeout_ms: u32) -> Re
 }
 
 /// Opens the writer's connection on a recognised (or freshly created) journal.
+///
+/// Some steps answer SQLITE_BUSY without consulting the busy handler (switching
+/// a new file to WAL while another process reads it, deadlock avoidance when a
+/// reader upgrades). Every step is idempotent, so the whole sequence is retried
+/// on a fresh connection until the busy timeout has passed.
 pub(crate) fn open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> {
     sniff(path)?;
+    let deadline = Instant::now() + Duration::from_millis(u64::from(options.busy_timeout_ms));
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match try_open_writer(path, options) {
+            Err(JournalError::Busy) if Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn try_open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
     let conn = connect(path, flags, options.busy_timeout_ms)?;
     let found = in_read_txn(&conn, inspect)?;

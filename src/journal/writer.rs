@@ -195,6 +195,9 @@ fn run(
 ) {
     let mut level: Option<&'static str> = None;
     while let Ok(first) = rx.recv() {
+        // Let submitters that are already runnable queue their commands too:
+        // no fixed delay, and nothing to wait for when the process is idle.
+        std::thread::yield_now();
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
