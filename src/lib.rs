@@ -5,6 +5,7 @@
 
 pub mod canonical;
 pub mod contract;
+pub mod dispatch;
 pub mod builder;
 pub mod identity;
 pub mod journal;

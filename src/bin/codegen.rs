@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use loopx_hooks::contract::*;
-use loopx_hooks::{dispatch, identity};
+use loopx_hooks::{dispatch, identity, journal};
 use schemars::generate::SchemaSettings;
 use schemars::transform::RestrictFormats;
 use schemars::{JsonSchema, Schema};
@@ -47,6 +47,14 @@ const TS_TYPES: &[fn(&Config) -> Result<(), ExportError>] = &[
     dispatch::Profile::export_all,
     dispatch::DispatchOutcome::export_all,
     dispatch::RecoverReport::export_all,
+    // What journal readers and the outbox return.
+    journal::DispatchRow::export_all,
+    journal::FailureRow::export_all,
+    journal::StoredIntent::export_all,
+    journal::JournalStats::export_all,
+    journal::Page::<()>::export_all,
+    journal::DecideOutcome::export_all,
+    journal::DoneOutcome::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).

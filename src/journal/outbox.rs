@@ -9,10 +9,12 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
+use ts_rs::TS;
 
 use super::{arg, Journal, JournalError, Reply, Result};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, TS)]
+#[ts(export)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     Admit,
@@ -38,15 +40,18 @@ impl Decision {
 }
 
 /// A decision already on record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
 pub struct ExistingDecision {
     pub decision: Decision,
     pub executor_id: String,
     pub reason_code: String,
+    #[ts(type = "number")]
     pub decided_at: i64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DecideOutcome {
     /// Recorded now.
@@ -62,7 +67,8 @@ pub enum DecideOutcome {
     UnknownIntent,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
 #[serde(rename_all = "snake_case")]
 pub enum DoneOutcome {
     Done,

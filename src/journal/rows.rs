@@ -1,15 +1,18 @@
 //! What readers return and how they filter.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+use ts_rs::TS;
 
 use super::{Decision, DispatchState};
 
 /// Rows per page, at most.
 pub const MAX_PAGE: u32 = 1000;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
 pub struct DispatchRow {
     /// Insertion order; the paging cursor.
+    #[ts(type = "number")]
     pub seq: i64,
     pub dispatch_id: String,
     pub state: DispatchState,
@@ -21,24 +24,36 @@ pub struct DispatchRow {
     pub event_kind: String,
     pub registration_digest: String,
     pub result_digest: Option<String>,
+    #[ts(type = "number")]
     pub created_at: i64,
+    #[ts(type = "number")]
     pub updated_at: i64,
+    /// The dispatch request, as recorded at the checkpoint.
+    #[serde(rename = "request", serialize_with = "embedded_json")]
+    #[ts(rename = "request", as = "crate::dispatch::DispatchRequest")]
     pub request_json: String,
+    /// The final receipt, once there is one.
+    #[serde(rename = "receipt", serialize_with = "embedded_json_opt")]
+    #[ts(rename = "receipt", as = "Option<crate::contract::DispatchReceipt>")]
     pub receipt_json: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
 pub struct FailureRow {
     pub dispatch_id: String,
     pub attempt: u32,
     pub code: String,
     pub rule: Option<String>,
+    #[ts(type = "number")]
     pub at: i64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
 pub struct StoredIntent {
     /// Global insertion order; the paging cursor.
+    #[ts(type = "number")]
     pub seq: i64,
     pub intent_id: String,
     pub dispatch_id: String,
@@ -47,15 +62,22 @@ pub struct StoredIntent {
     pub decision: Option<Decision>,
     pub executor_id: Option<String>,
     pub reason_code: Option<String>,
+    #[ts(type = "number | null")]
     pub decided_at: Option<i64>,
+    #[ts(type = "number | null")]
     pub done_at: Option<i64>,
+    /// The intent document.
+    #[serde(rename = "intent", serialize_with = "embedded_json")]
+    #[ts(rename = "intent", as = "crate::contract::PostWritebackIntent")]
     pub doc_json: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
 pub struct Page<T> {
     pub items: Vec<T>,
     /// Pass as the next `after_*`; `None` when this page was the last.
+    #[ts(type = "number | null")]
     pub next_cursor: Option<i64>,
 }
 
@@ -106,13 +128,34 @@ impl Default for IntentFilter {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
 pub struct JournalStats {
+    #[ts(type = "number")]
     pub checkpointed: u64,
+    #[ts(type = "number")]
     pub failed: u64,
+    #[ts(type = "number")]
     pub proposed: u64,
+    #[ts(type = "number")]
     pub not_applicable: u64,
+    #[ts(type = "number")]
     pub exhausted: u64,
+    #[ts(type = "number")]
     pub intents: u64,
+    #[ts(type = "number")]
     pub intents_open: u64,
+}
+
+/// Stored documents are JSON text; readers hand them out as nested JSON so
+/// callers never parse twice. Text that is somehow not JSON reads as null.
+fn embedded_json<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
+    serde_json::from_str::<serde_json::Value>(text).unwrap_or(serde_json::Value::Null).serialize(s)
+}
+
+fn embedded_json_opt<S: Serializer>(text: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match text {
+        Some(t) => embedded_json(t, s),
+        None => s.serialize_none(),
+    }
 }

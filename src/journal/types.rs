@@ -1,9 +1,11 @@
 //! The values of the dispatch record commands and their outcomes.
 
 use serde::Serialize;
+use ts_rs::TS;
 
 /// Where a dispatch identity stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, TS)]
+#[ts(export)]
 #[serde(rename_all = "snake_case")]
 pub enum DispatchState {
     Checkpointed,
