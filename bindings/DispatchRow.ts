@@ -9,9 +9,10 @@ export type DispatchRow = {
  */
 seq: number, dispatch_id: string, state: DispatchState, attempts: number, hook_id: string, capability_id: string, receipt_id: string, effect_id: string, event_kind: string, registration_digest: string, result_digest: string | null, created_at: number, updated_at: number, 
 /**
- * The dispatch request, as recorded at the checkpoint.
+ * The dispatch request, as recorded at the checkpoint; null once the
+ * identity is final (only `recover()` needs it).
  */
-request: DispatchRequest, 
+request: DispatchRequest | null, 
 /**
  * The final receipt, once there is one.
  */

@@ -130,7 +130,7 @@ impl Dispatcher {
         let mut report = RecoverReport { outcomes: Vec::new(), skipped: 0 };
         for row in pending {
             let hook = installed.registry.find(&row.hook_id, &row.registration_digest);
-            let request: Option<DispatchRequest> = serde_json::from_str(&row.request_json).ok();
+            let request: Option<DispatchRequest> = row.request_json.as_deref().and_then(|text| serde_json::from_str(text).ok());
             match (hook, request) {
                 (Some(hook), Some(request)) if admit(&request, self.profile.enabled).is_ok() && self.profile.allows(&row.hook_id) => {
                     let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));

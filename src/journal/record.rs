@@ -176,8 +176,9 @@ fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutco
         });
     }
     conn.prepare_cached(
+        // The request only serves recover(); a final identity never needs it again.
         "UPDATE dispatches SET state = ?2, attempts = max(attempts, ?3), receipt = ?4, result_digest = ?5,
-           updated_at = ?6
+           updated_at = ?6, request = NULL
          WHERE dispatch_id = ?1",
     )?
     .execute(params![

@@ -28,10 +28,11 @@ pub struct DispatchRow {
     pub created_at: i64,
     #[ts(type = "number")]
     pub updated_at: i64,
-    /// The dispatch request, as recorded at the checkpoint.
-    #[serde(rename = "request", serialize_with = "embedded_json")]
-    #[ts(rename = "request", as = "crate::dispatch::DispatchRequest")]
-    pub request_json: String,
+    /// The dispatch request, as recorded at the checkpoint; null once the
+    /// identity is final (only `recover()` needs it).
+    #[serde(rename = "request", serialize_with = "embedded_json_opt")]
+    #[ts(rename = "request", as = "Option<crate::dispatch::DispatchRequest>")]
+    pub request_json: Option<String>,
     /// The final receipt, once there is one.
     #[serde(rename = "receipt", serialize_with = "embedded_json_opt")]
     #[ts(rename = "receipt", as = "Option<crate::contract::DispatchReceipt>")]

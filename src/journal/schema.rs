@@ -59,9 +59,10 @@ CREATE TABLE dispatches (
   result_digest TEXT,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
-  request TEXT NOT NULL,
+  request TEXT,
   receipt TEXT,
-  CHECK ((receipt IS NULL) = (state IN ('checkpointed','failed')))
+  CHECK ((receipt IS NULL) = (state IN ('checkpointed','failed'))),
+  CHECK ((request IS NULL) = (receipt IS NOT NULL))
 );
 CREATE INDEX dispatches_unfinished ON dispatches(state)
   WHERE state IN ('checkpointed','failed');
