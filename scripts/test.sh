@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Every test: Rust unit tests, the addon build, the vitest suite (which also
+# checks generated files for drift and packs the package), and the type check
+# of the tests and typed examples.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+echo "== cargo test"
+cargo test --quiet
+echo "== tsc --noEmit"
+npx tsc -p tsconfig.json --noEmit
+echo "== vitest"
+npx vitest run
