@@ -142,3 +142,6 @@ impl Dispatcher {
         Ok(report)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -21,6 +21,6 @@ pub use registration::validate_registration;
 pub use result::{validate_hook_result, ResultContext};
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;
