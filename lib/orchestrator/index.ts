@@ -1,0 +1,35 @@
+/**
+ * `loopx-hooks/orchestrator`: the reference orchestrator seam. A Turn
+ * settlement with its ordered primary steps in its own SQLite Turn journal,
+ * and the post-writeback hook dispatch at the committed-receipt boundary,
+ * outside the primary step list, disabled by default.
+ *
+ * Needs the optional peer dependency better-sqlite3@12 (the core entry,
+ * `loopx-hooks`, does not).
+ */
+export {
+  TurnSettlement,
+  type CrashPoint,
+  type PrimaryResult,
+  type PrimaryStep,
+  type SettleResult,
+  type SimulatedCrash,
+  type StepStatus,
+  type TurnRecoverReport,
+  type TurnSettlementOptions,
+  type WritebackKind,
+  type WritebackRequest,
+} from './settlement.js'
+export { quotaSpendEligible, QUOTA_UNITS_PER_SETTLEMENT } from './quota.js'
+export { validateWriteback, type ValidWriteback } from './validate.js'
+export {
+  PRIMARY_STEPS,
+  TURN_JOURNAL_SCHEMA,
+  dispatchRequestOf,
+  type CommittedRecord,
+  type DispatchMarker,
+  type PrimaryStepName,
+  type QuotaSpend,
+  type StepRow,
+  type TurnJournalContents,
+} from './turn_journal.js'

@@ -1,0 +1,19 @@
+/**
+ * Quota-spend eligibility (RFC 5.2, contract-v0 section 5): a pure function
+ * of the primary durable-writeback receipt and the settlement it belongs to.
+ * Nothing from the hook phase is an argument, so no hook outcome (failure,
+ * timeout, conflict, a crash during dispatch) can change it.
+ */
+import type { SettlementIdentity, WritebackReceipt } from '../../bindings/index'
+
+export function quotaSpendEligible(receipt: Readonly<WritebackReceipt>, settlement: Readonly<SettlementIdentity>): boolean {
+  return (
+    receipt.step_kind === 'durable_writeback' &&
+    receipt.status === 'committed' &&
+    receipt.checkpointed === true &&
+    receipt.effect_id === settlement.effect_id
+  )
+}
+
+/** The units one settled Turn effect spends. */
+export const QUOTA_UNITS_PER_SETTLEMENT = 1

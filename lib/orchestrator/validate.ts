@@ -1,0 +1,203 @@
+/**
+ * The primary `validate` step of the reference Turn settlement.
+ *
+ * It judges nothing itself: it builds the compact public-safe projection the
+ * committed receipt would have (the hook input of RFC section 7, under a
+ * core-owned registration that is never installed or invoked) and asks the
+ * package's own hook-input validator. So a writeback the seam accepts is one
+ * whose identities and facts the hook boundary would accept too: non-empty
+ * opaque refs (no path, URL, mail address or space), no credential-like value,
+ * a known event kind with its transition. Contract rules live in Rust only.
+ */
+import { dispatchId, registrationDigest, validateHookInput } from '../index.js'
+import type { PostWritebackHookRegistration, Violation } from '../../bindings/index'
+
+/** The event kinds a Turn settlement writes back (core-owned, closed in v0). */
+export type WritebackKind = 'todo_completed' | 'replan_recorded'
+
+/** What the orchestrator asks the seam to settle: one primary writeback of a Turn. */
+export interface WritebackRequest {
+  kind: WritebackKind
+  goalId: string
+  agentId: string
+  todoId: string
+  turnInstanceId: string
+  /** The primary effect of this Turn settlement; one receipt per effect. */
+  effectId: string
+  /** The state revision the writeback committed. */
+  stateRevision: string
+  /** Bounded, opaque fact refs of the event (0..=32). */
+  factRefs?: string[]
+}
+
+/** A request that passed validation: every member an accepted opaque ref. */
+export interface ValidWriteback {
+  kind: WritebackKind
+  goalId: string
+  agentId: string
+  todoId: string
+  turnInstanceId: string
+  effectId: string
+  stateRevision: string
+  factRefs: string[]
+}
+
+/** The core's projection of an event kind (contract-v0 section 1). */
+const TRANSITIONS: Record<string, string> = { todo_completed: 'segment_completed', replan_recorded: 'replan_recorded' }
+
+/**
+ * The registration under which the would-be projection is validated. It is
+ * the Turn settlement's own, names no capability that exists, is never
+ * registered with a runtime, and so never invokes anything.
+ */
+const PRIMARY_VALIDATION: PostWritebackHookRegistration = {
+  schema_version: 'loopx_post_writeback_capability_hook_registration_v0',
+  hook_id: 'loopx_turn_settlement.primary_validation',
+  capability_id: 'loopx_turn_settlement',
+  phase: 'post_writeback',
+  event_kinds: ['todo_completed', 'replan_recorded'],
+  intent_kinds: ['loopx_turn_settlement.none'],
+  requested_read_scope: ['settlement_identity', 'bounded_event_projection'],
+  budget: { max_invocations_per_dispatch: 1, max_intents_per_dispatch: 1, max_result_bytes: 256, timeout_ms: 1 },
+  failure_policy: 'isolate',
+}
+const PRIMARY_VALIDATION_DIGEST = registrationDigest(PRIMARY_VALIDATION)
+
+/** Stand-in for the receipt id, which is derived only once the request is valid. */
+const PENDING_RECEIPT = 'receipt_pending'
+
+/** Where each projection member comes from in the request. */
+const FIELD_OF: Record<string, string> = {
+  '/source/goal_id': '/goalId',
+  '/source/agent_id': '/agentId',
+  '/source/todo_id': '/todoId',
+  '/source/turn_instance_id': '/turnInstanceId',
+  '/source/effect_id': '/effectId',
+  '/source/state_revision': '/stateRevision',
+  '/source/event_kind': '/kind',
+  '/projection/transition': '/kind',
+  '/projection/fact_refs': '/factRefs',
+}
+
+/** A violation's path in the request (`/factRefs/3`), from its path in the projection. */
+function requestPath(path: string): string {
+  for (const [from, to] of Object.entries(FIELD_OF)) {
+    if (path === from || path.startsWith(`${from}/`)) return to + path.slice(from.length)
+  }
+  return `/receipt${path}`
+}
+
+/**
+ * Validates `request` as the projection of a receipt committed at
+ * `committedAt`. Violations are `{path, rule}` with paths into the request;
+ * they never carry a value.
+ */
+export function validateWriteback(
+  request: unknown,
+  committedAt: string,
+): { ok: true; value: ValidWriteback } | { ok: false; violations: Violation[] } {
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) {
+    return { ok: false, violations: [{ path: '', rule: 'wrong_type' }] }
+  }
+  let built: { doc: object; extra: Violation[] }
+  try {
+    built = projectionOf(request as Record<string, unknown>, committedAt)
+  } catch {
+    // a getter that throws: the request is not a JSON value
+    return { ok: false, violations: [{ path: '', rule: 'not_json_value' }] }
+  }
+  const { doc, extra } = built
+  const verdict = validateHookInput(doc, PRIMARY_VALIDATION)
+  const violations: Violation[] = []
+  const seen = new Set<string>()
+  for (const v of [...extra, ...(verdict.ok ? [] : verdict.violations)]) {
+    const path = v.path.startsWith('/') && !extra.includes(v) ? requestPath(v.path) : v.path
+    // An unknown kind also fails the transition check; one violation per path and rule is enough.
+    if (seen.has(`${path} ${v.rule}`)) continue
+    seen.add(`${path} ${v.rule}`)
+    violations.push({ path, rule: v.rule })
+  }
+  if (violations.length > 0 || !verdict.ok) return { ok: false, violations }
+  const source = verdict.value.source
+  return {
+    ok: true,
+    value: {
+      kind: source.event_kind as WritebackKind,
+      goalId: source.goal_id,
+      agentId: source.agent_id,
+      todoId: source.todo_id,
+      turnInstanceId: source.turn_instance_id,
+      effectId: source.effect_id,
+      stateRevision: source.state_revision,
+      factRefs: [...verdict.value.projection.fact_refs],
+    },
+  }
+}
+
+/** The would-be hook input of the request, and the request members that have no place in it. */
+function projectionOf(r: Record<string, unknown>, committedAt: string): { doc: object; extra: Violation[] } {
+  const known = new Set(['kind', 'goalId', 'agentId', 'todoId', 'turnInstanceId', 'effectId', 'stateRevision', 'factRefs'])
+  const extra: Violation[] = Object.keys(r)
+    .filter((k) => !known.has(k))
+    .map((k) => ({ path: `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, rule: 'unknown_field' }))
+  const kind = r.kind
+  const eventKind = typeof kind === 'string' ? kind : ''
+  const doc = {
+    schema_version: 'loopx_post_writeback_hook_input_v0',
+    dispatch_id: safeDispatchId(r.effectId, eventKind),
+    hook_id: PRIMARY_VALIDATION.hook_id,
+    capability_id: PRIMARY_VALIDATION.capability_id,
+    // A member the request lacks is left out, so the validator calls it missing.
+    source: withoutUndefined({
+      receipt_id: PENDING_RECEIPT,
+      effect_id: r.effectId,
+      step_kind: 'durable_writeback',
+      goal_id: r.goalId,
+      agent_id: r.agentId,
+      todo_id: r.todoId,
+      turn_instance_id: r.turnInstanceId,
+      event_kind: kind,
+      state_revision: r.stateRevision,
+      committed_at: committedAt,
+    }),
+    projection: {
+      schema_version: 'loopx_post_writeback_event_projection_v0',
+      transition: TRANSITIONS[eventKind] ?? 'segment_completed',
+      fact_refs: r.factRefs === undefined ? [] : r.factRefs,
+    },
+    boundary: {
+      raw_task_text_recorded: false,
+      raw_logs_recorded: false,
+      raw_trajectory_recorded: false,
+      raw_session_transcript_recorded: false,
+      credential_values_recorded: false,
+      absolute_paths_recorded: false,
+    },
+  }
+  return { doc, extra }
+}
+
+function withoutUndefined(members: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(members).filter(([, v]) => v !== undefined))
+}
+
+/**
+ * The dispatch id the validator recomputes for the stand-in receipt; when
+ * the effect or kind is not even a string the validator reports that, so any
+ * well-formed placeholder does here.
+ */
+function safeDispatchId(effectId: unknown, eventKind: string): string {
+  try {
+    return dispatchId({
+      receiptId: PENDING_RECEIPT,
+      effectId: typeof effectId === 'string' ? effectId : '',
+      hookId: PRIMARY_VALIDATION.hook_id,
+      capabilityId: PRIMARY_VALIDATION.capability_id,
+      registrationDigest: PRIMARY_VALIDATION_DIGEST,
+      registrationSchemaVersion: PRIMARY_VALIDATION.schema_version,
+      eventKind,
+    })
+  } catch {
+    return 'pwh_unavailable'
+  }
+}
