@@ -1,0 +1,50 @@
+/**
+ * `loopx-hooks/capabilities/periodic_report`: the periodic_report capability
+ * (RFC slice 3). Install it at the composition root only; the core (the
+ * dispatcher, the journal, the orchestrator seam) never imports it and never
+ * branches on its id.
+ *
+ *   installPeriodicReport(runtime)   defines `periodic_report.trigger_evaluation`
+ *                                    and registers `periodic_report.runtime_trigger`
+ *   PeriodicReportScheduler          the fake governed executor: outbox -> admit
+ *                                    -> dedupe -> reducer -> decision; no sink
+ *
+ * The scheduler's store needs the optional peer dependency better-sqlite3@12.
+ */
+import type { HookRuntime, PostWritebackHookRegistration } from '../../index.js'
+import { runtimeTriggerHook } from './hook.js'
+import { CAPABILITY_ID, triggerEvaluationKind } from './kind.js'
+
+export * from './kind.js'
+export * from './hook.js'
+export * from './reducer.js'
+export * from './store.js'
+export * from './scheduler.js'
+
+export interface InstallOptions {
+  /** Default `periodic_report`; another id installs the same logic under that name (used by neutrality tests). */
+  capabilityId?: string
+  /** The hook's timeout_ms. Default 1000. */
+  timeoutMs?: number
+}
+
+export interface Installed {
+  capabilityId: string
+  hookId: string
+  intentKind: string
+  registration: PostWritebackHookRegistration
+}
+
+/**
+ * Installs the capability into `runtime` at the composition root: its
+ * intent kind, then its hook. Throws what `defineIntentKind` and `register`
+ * throw (`ERR_LOOPX_INTENT_KIND_REJECTED`, `ERR_LOOPX_REGISTRATION_REJECTED`).
+ */
+export function installPeriodicReport(runtime: HookRuntime, options: InstallOptions = {}): Installed {
+  const capabilityId = options.capabilityId ?? CAPABILITY_ID
+  const kind = triggerEvaluationKind(capabilityId)
+  const hook = runtimeTriggerHook(capabilityId, { timeoutMs: options.timeoutMs })
+  runtime.defineIntentKind(kind)
+  runtime.register(hook)
+  return { capabilityId, hookId: hook.registration.hook_id, intentKind: kind.intent_kind, registration: hook.registration }
+}

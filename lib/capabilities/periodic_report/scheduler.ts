@@ -1,0 +1,182 @@
+/**
+ * A fake scheduler acting as the governed executor for trigger-evaluation
+ * intents (RFC slice 3). One pass:
+ *
+ *   1. lists pending intents of its kind from the hook journal's outbox;
+ *   2. admits each undecided one (or rejects it with a reason code) as a
+ *      record under its own executor id: admission grants no authority;
+ *   3. dedupes on intent_id in its own store, runs the trigger reducer and
+ *      records the decision (promote or hold) there;
+ *   4. marks the intent done in the outbox.
+ *
+ * It stops there. A promoted window would next go to the governed
+ * compose-run -> renderer -> authorized sink path, which is not part of
+ * this package: the scheduler holds no sink, connector, credential or write
+ * scope, opens no socket, and writes only its store and the outbox.
+ */
+import type { HookJournal } from '../../index.js'
+import type { StoredIntent } from '../../../bindings/index'
+import { CAPABILITY_ID, OPERATION, POLICY_VERSION } from './kind.js'
+import { checkPolicy, DEFAULT_COMPLETION_THRESHOLD, isoWeek, type TriggerPolicy } from './reducer.js'
+import { TriggerStore, type StoredDecision } from './store.js'
+
+export interface SchedulerOptions {
+  /** The hook journal (`runtime.journal`, or `HookJournal.open(path)` in another process). */
+  journal: HookJournal
+  /** The capability's own store file; never a journal's file. */
+  storePath: string
+  /** weekly_v0: distinct segment completions that promote a window. Default 3. */
+  completionThreshold?: number
+  /** The clock deciding the window (the ISO week of the evaluation). */
+  now?: () => Date
+  /** The capability whose intents this scheduler executes. Default `periodic_report`. */
+  capabilityId?: string
+  /** Outbox page size, 1..=1000. Default 100. */
+  pageSize?: number
+}
+
+/** Reason codes of the scheduler's outbox decisions. */
+export type AdmissionReason =
+  | 'admitted'
+  | 'duplicate_intent'
+  | 'unsupported_operation'
+  | 'unsupported_policy_version'
+  | 'write_scope_not_granted'
+  | 'unknown_source'
+  | 'unsupported_payload'
+
+export interface SchedulerPass {
+  /** Pending intents seen. */
+  listed: number
+  /** Intents this pass admitted. */
+  admitted: string[]
+  rejected: { intentId: string; reasonCode: AdmissionReason }[]
+  /** Decisions the reducer made in this pass. */
+  evaluated: StoredDecision[]
+  /** Admitted intents already evaluated (a pass interrupted before `markDone`): no new decision. */
+  duplicates: string[]
+  /** Intents another executor decided; left alone. */
+  skipped: string[]
+}
+
+const TRANSITION_OF: Record<string, 'segment_completed' | 'replan_recorded'> = {
+  todo_completed: 'segment_completed',
+  replan_recorded: 'replan_recorded',
+}
+
+/** The payload's segment_ref (core validated it against the kind's schema). */
+function segmentOf(item: StoredIntent): string | null {
+  const payload = item.intent.payload as { segment_ref?: unknown } | null
+  return payload && typeof payload.segment_ref === 'string' ? payload.segment_ref : null
+}
+
+export class PeriodicReportScheduler {
+  readonly journal: HookJournal
+  readonly store: TriggerStore
+  readonly capabilityId: string
+  readonly executorId: string
+  readonly intentKind: string
+  readonly policy: TriggerPolicy
+  readonly #now: () => Date
+  readonly #pageSize: number
+
+  private constructor(options: SchedulerOptions, store: TriggerStore) {
+    this.journal = options.journal
+    this.store = store
+    this.capabilityId = options.capabilityId ?? CAPABILITY_ID
+    this.executorId = `${this.capabilityId}.scheduler`
+    this.intentKind = `${this.capabilityId}.trigger_evaluation`
+    this.policy = { policyVersion: POLICY_VERSION, completionThreshold: options.completionThreshold ?? DEFAULT_COMPLETION_THRESHOLD }
+    this.#now = options.now ?? (() => new Date())
+    this.#pageSize = options.pageSize ?? 100
+  }
+
+  static open(options: SchedulerOptions): PeriodicReportScheduler {
+    const policy = { policyVersion: POLICY_VERSION, completionThreshold: options.completionThreshold ?? DEFAULT_COMPLETION_THRESHOLD } as const
+    checkPolicy(policy)
+    return new PeriodicReportScheduler(options, TriggerStore.open(options.storePath))
+  }
+
+  /** One pass over the outbox (see the module comment). A second pass over the same intents decides nothing new. */
+  async runOnce(): Promise<SchedulerPass> {
+    const pass: SchedulerPass = { listed: 0, admitted: [], rejected: [], evaluated: [], duplicates: [], skipped: [] }
+    let after: number | undefined
+    for (;;) {
+      const page = await this.journal.pending({ capabilityId: this.capabilityId, intentKind: this.intentKind, after, limit: this.#pageSize })
+      for (const item of page.items) await this.#handle(item, pass)
+      if (page.next_cursor === null) break
+      after = page.next_cursor
+    }
+    return pass
+  }
+
+  /** Every decision the reducer recorded, oldest first. */
+  decisions(): StoredDecision[] {
+    return this.store.decisions()
+  }
+
+  close(): void {
+    this.store.close()
+  }
+
+  async #handle(item: StoredIntent, pass: SchedulerPass): Promise<void> {
+    pass.listed += 1
+    if (item.decision !== null && item.executor_id !== this.executorId) {
+      pass.skipped.push(item.intent_id)
+      return
+    }
+    const transition = await this.#transition(item)
+    if (item.decision === null) {
+      const reason = this.#admission(item, transition)
+      const outcome = await this.journal.decide({
+        intentId: item.intent_id,
+        executorId: this.executorId,
+        decision: reason === 'admitted' ? 'admit' : 'reject',
+        reasonCode: reason,
+      })
+      if (outcome.kind === 'conflict' || outcome.kind === 'unknown_intent') {
+        pass.skipped.push(item.intent_id)
+        return
+      }
+      if (reason !== 'admitted') {
+        pass.rejected.push({ intentId: item.intent_id, reasonCode: reason })
+        return
+      }
+      pass.admitted.push(item.intent_id)
+    } else if (item.decision !== 'admit') {
+      return
+    }
+    if (!transition || segmentOf(item) === null) return // cannot happen for an intent this executor admitted
+    const evaluated = this.store.evaluate(
+      {
+        intentId: item.intent_id,
+        transition,
+        segmentRef: segmentOf(item) ?? '',
+        window: isoWeek(this.#now()),
+      },
+      this.policy,
+      this.#now().toISOString(),
+    )
+    if (evaluated.duplicate) pass.duplicates.push(item.intent_id)
+    else pass.evaluated.push(evaluated.decision)
+    await this.journal.markDone(item.intent_id, this.executorId)
+  }
+
+  /** The transition of the committed event behind an intent, from its sidecar dispatch record. */
+  async #transition(item: StoredIntent): Promise<'segment_completed' | 'replan_recorded' | null> {
+    const row = await this.journal.getDispatch(item.dispatch_id)
+    return (row && TRANSITION_OF[row.event_kind]) ?? null
+  }
+
+  #admission(item: StoredIntent, transition: string | null): AdmissionReason {
+    if (item.intent.operation !== OPERATION) return 'unsupported_operation'
+    if (item.intent.policy_version !== POLICY_VERSION) return 'unsupported_policy_version'
+    // This executor holds no write scope, so it cannot take an intent that asks for one.
+    if (item.intent.requested_write_scope.length > 0) return 'write_scope_not_granted'
+    if (!transition) return 'unknown_source'
+    if (segmentOf(item) === null) return 'unsupported_payload'
+    // Already evaluated (e.g. fed through another journal): never twice.
+    if (this.store.decision(item.intent_id)) return 'duplicate_intent'
+    return 'admitted'
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The capability's own store: the trigger reducer's window state and the
+ * scheduler's recorded decisions, in a capability-owned SQLite file (never
+ * the hook journal or the Turn journal). One transaction per evaluation,
+ * keyed by intent_id, so an intent is evaluated at most once whatever the
+ * hook journal's outbox says (the executor-side dedupe of RFC section 9).
+ *
+ * Uses better-sqlite3, the package's optional peer dependency.
+ */
+import type BetterSqlite3 from 'better-sqlite3'
+
+import { LoopxHooksError } from '../../index.js'
+import { reduceTrigger, type TriggerDecision, type TriggerEvent, type TriggerPolicy, type WindowState } from './reducer.js'
+
+export const TRIGGER_STORE_SCHEMA = 'loopx_periodic_report_trigger_store_v1'
+
+export interface StoredDecision extends TriggerDecision {
+  decidedAt: string
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS trigger_store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS trigger_windows (
+  window TEXT PRIMARY KEY,
+  completed_segments TEXT NOT NULL,
+  promoted INTEGER NOT NULL,
+  promoted_by TEXT
+) STRICT;
+CREATE TABLE IF NOT EXISTS trigger_decisions (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  intent_id TEXT NOT NULL UNIQUE,
+  window TEXT NOT NULL,
+  transition TEXT NOT NULL,
+  segment_ref TEXT NOT NULL,
+  decision TEXT NOT NULL CHECK (decision IN ('promote', 'hold')),
+  reason TEXT NOT NULL,
+  completions INTEGER NOT NULL,
+  decided_at TEXT NOT NULL
+) STRICT;
+`
+
+interface DecisionRow {
+  seq: number
+  intent_id: string
+  window: string
+  transition: string
+  segment_ref: string
+  decision: string
+  reason: string
+  completions: number
+  decided_at: string
+}
+
+interface WindowRow {
+  window: string
+  completed_segments: string
+  promoted: number
+  promoted_by: string | null
+}
+
+function decisionOf(r: DecisionRow): StoredDecision {
+  return {
+    intentId: r.intent_id,
+    window: r.window,
+    transition: r.transition as TriggerDecision['transition'],
+    segmentRef: r.segment_ref,
+    decision: r.decision as TriggerDecision['decision'],
+    reason: r.reason as TriggerDecision['reason'],
+    completions: r.completions,
+    decidedAt: r.decided_at,
+  }
+}
+
+function windowOf(r: WindowRow): WindowState {
+  return { window: r.window, completedSegments: JSON.parse(r.completed_segments), promoted: r.promoted === 1, promotedBy: r.promoted_by }
+}
+
+export class TriggerStore {
+  readonly #db: BetterSqlite3.Database
+
+  private constructor(db: BetterSqlite3.Database) {
+    this.#db = db
+  }
+
+  static open(path: string, options: { busyTimeoutMs?: number } = {}): TriggerStore {
+    let Database: typeof BetterSqlite3
+    try {
+      Database = require('better-sqlite3') as typeof BetterSqlite3
+    } catch {
+      throw new LoopxHooksError('ERR_LOOPX_PEER_MISSING', 'the periodic_report store needs the optional peer dependency better-sqlite3@12')
+    }
+    let db: BetterSqlite3.Database | undefined
+    try {
+      db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 })
+      db.pragma('journal_mode = WAL')
+      db.pragma('synchronous = FULL')
+      const d = db
+      d.transaction(() => {
+        const tables = d.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).pluck().all() as string[]
+        if (tables.length > 0) {
+          const stamp = tables.includes('trigger_store_meta')
+            ? (d.prepare(`SELECT value FROM trigger_store_meta WHERE key = 'schema'`).pluck().get() as string | undefined)
+            : undefined
+          if (stamp !== TRIGGER_STORE_SCHEMA) throw new LoopxHooksError('ERR_LOOPX_NOT_A_TRIGGER_STORE', 'the file is not a periodic_report trigger store')
+        }
+        d.exec(SCHEMA)
+        d.prepare(`INSERT OR IGNORE INTO trigger_store_meta (key, value) VALUES ('schema', ?)`).run(TRIGGER_STORE_SCHEMA)
+      }).immediate()
+      return new TriggerStore(d)
+    } catch (error) {
+      db?.close()
+      if (error instanceof LoopxHooksError) throw error
+      throw new LoopxHooksError('ERR_LOOPX_NOT_A_TRIGGER_STORE', 'cannot open the file as a periodic_report trigger store')
+    }
+  }
+
+  /**
+   * Runs the reducer for `event` and records its decision with the new
+   * window state, once per intent_id: a second evaluation of the same
+   * intent returns the recorded decision and changes nothing.
+   */
+  evaluate(event: TriggerEvent, policy: TriggerPolicy, decidedAt: string): { duplicate: boolean; decision: StoredDecision } {
+    return this.#db
+      .transaction(() => {
+        const existing = this.decision(event.intentId)
+        if (existing) return { duplicate: true, decision: existing }
+        const row = this.#db.prepare(`SELECT * FROM trigger_windows WHERE window = ?`).get(event.window) as WindowRow | undefined
+        const { state, decision } = reduceTrigger(row ? windowOf(row) : null, event, policy)
+        this.#db
+          .prepare(
+            `INSERT INTO trigger_windows (window, completed_segments, promoted, promoted_by) VALUES (?, ?, ?, ?)
+             ON CONFLICT (window) DO UPDATE SET completed_segments = excluded.completed_segments,
+               promoted = excluded.promoted, promoted_by = excluded.promoted_by`,
+          )
+          .run(state.window, JSON.stringify(state.completedSegments), state.promoted ? 1 : 0, state.promotedBy)
+        this.#db
+          .prepare(
+            `INSERT INTO trigger_decisions (intent_id, window, transition, segment_ref, decision, reason, completions, decided_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(decision.intentId, decision.window, decision.transition, decision.segmentRef, decision.decision, decision.reason, decision.completions, decidedAt)
+        return { duplicate: false, decision: { ...decision, decidedAt } }
+      })
+      .immediate()
+  }
+
+  decision(intentId: string): StoredDecision | null {
+    const row = this.#db.prepare(`SELECT * FROM trigger_decisions WHERE intent_id = ?`).get(intentId) as DecisionRow | undefined
+    return row ? decisionOf(row) : null
+  }
+
+  /** Every recorded decision, oldest first. */
+  decisions(): StoredDecision[] {
+    return (this.#db.prepare(`SELECT * FROM trigger_decisions ORDER BY seq`).all() as DecisionRow[]).map(decisionOf)
+  }
+
+  windows(): WindowState[] {
+    return (this.#db.prepare(`SELECT * FROM trigger_windows ORDER BY window`).all() as WindowRow[]).map(windowOf)
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close()
+  }
+}
