@@ -9,6 +9,8 @@ import type {
   PostWritebackHookRegistration,
   PostWritebackHookResult,
   PostWritebackIntent,
+  TurnStartHookRegistration,
+  TurnStartReceipt,
   Violation,
 } from './bindings/index'
 

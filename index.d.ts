@@ -9,6 +9,8 @@ import type {
   PostWritebackHookRegistration,
   PostWritebackHookResult,
   PostWritebackIntent,
+  TurnStartHookRegistration,
+  TurnStartReceipt,
   Violation,
 } from './bindings/index'
 
@@ -132,3 +134,7 @@ export declare function validateHookResult(doc: unknown, registration: PostWrite
 export declare function validateIntentKindDefinition(doc: unknown): ValidationResult<IntentKindDefinition>
 
 export declare function validateRegistration(doc: unknown, kinds: IntentKinds): ValidationResult<PostWritebackHookRegistration>
+
+export declare function validateTurnStartReceipt(doc: unknown): ValidationResult<TurnStartReceipt>
+
+export declare function validateTurnStartRegistration(doc: unknown): ValidationResult<TurnStartHookRegistration>

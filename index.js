@@ -851,3 +851,5 @@ module.exports.validateHookInput = nativeBinding.validateHookInput
 module.exports.validateHookResult = nativeBinding.validateHookResult
 module.exports.validateIntentKindDefinition = nativeBinding.validateIntentKindDefinition
 module.exports.validateRegistration = nativeBinding.validateRegistration
+module.exports.validateTurnStartReceipt = nativeBinding.validateTurnStartReceipt
+module.exports.validateTurnStartRegistration = nativeBinding.validateTurnStartRegistration

@@ -22,7 +22,12 @@ const INTENT_KIND = 'loopx_post_writeback_intent_kind_definition_v0'
 const DISPATCH_RECEIPT = 'loopx_post_writeback_dispatch_receipt_v0'
 const FAILURE_RECEIPT = 'loopx_post_writeback_failure_receipt_v0'
 const VIOLATION = 'loopx_hooks_violation_v0'
-const ALL = [REGISTRATION, HOOK_INPUT, HOOK_RESULT, INTENT, INTENT_KIND, DISPATCH_RECEIPT, FAILURE_RECEIPT, VIOLATION]
+const TURN_START_REGISTRATION = 'loopx_turn_start_capability_hook_registration_v0'
+const TURN_START_RECEIPT = 'loopx_turn_start_hook_receipt_v0'
+const ALL = [
+  REGISTRATION, HOOK_INPUT, HOOK_RESULT, INTENT, INTENT_KIND, DISPATCH_RECEIPT, FAILURE_RECEIPT, VIOLATION,
+  TURN_START_REGISTRATION, TURN_START_RECEIPT,
+]
 
 /** Which schema each example file is an instance of. */
 const EXAMPLE_SCHEMA: Record<string, string> = {
@@ -31,6 +36,8 @@ const EXAMPLE_SCHEMA: Record<string, string> = {
   'hook_input.json': HOOK_INPUT,
   'hook_result.json': HOOK_RESULT,
   'dispatch_receipt.json': DISPATCH_RECEIPT,
+  'turn_start_registration.json': TURN_START_REGISTRATION,
+  'turn_start_receipt.json': TURN_START_RECEIPT,
 }
 
 const schemaFiles = readdirSync(schemaDir).filter((f) => f.endsWith('.schema.json')).sort()
@@ -111,7 +118,7 @@ function resolve(schema: string, node: Doc): Doc {
 }
 
 describe('schemas', () => {
-  it('are exactly the eight contract documents', () => {
+  it('are exactly the ten contract documents', () => {
     expect(Object.keys(schemas).sort()).toEqual([...ALL].sort())
   })
 
@@ -157,6 +164,8 @@ describe('schemas', () => {
       [INTENT]: INTENT,
       [DISPATCH_RECEIPT]: DISPATCH_RECEIPT,
       [FAILURE_RECEIPT]: FAILURE_RECEIPT,
+      [TURN_START_REGISTRATION]: TURN_START_REGISTRATION,
+      [TURN_START_RECEIPT]: TURN_START_RECEIPT,
     }
     for (const [name, version] of Object.entries(expected)) {
       const root = resolve(name, schemaOf(name))

@@ -9,6 +9,7 @@ pub mod dispatch;
 pub mod builder;
 pub mod identity;
 pub mod journal;
+pub mod turn_start;
 pub mod validate;
 
 mod binding;

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use loopx_hooks::contract::*;
-use loopx_hooks::{dispatch, identity, journal};
+use loopx_hooks::{dispatch, identity, journal, turn_start};
 use schemars::generate::SchemaSettings;
 use schemars::transform::RestrictFormats;
 use schemars::{JsonSchema, Schema};
@@ -55,6 +55,9 @@ const TS_TYPES: &[fn(&Config) -> Result<(), ExportError>] = &[
     journal::Page::<()>::export_all,
     journal::DecideOutcome::export_all,
     journal::DoneOutcome::export_all,
+    // The turn-start hook's public documents.
+    turn_start::TurnStartHookRegistration::export_all,
+    turn_start::TurnStartReceipt::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).
@@ -67,6 +70,8 @@ const SCHEMAS: &[(&str, fn() -> Schema)] = &[
     (DispatchReceiptSchemaVersion::VALUE, schema::<DispatchReceipt>),
     (FailureReceiptSchemaVersion::VALUE, schema::<FailureReceipt>),
     ("loopx_hooks_violation_v0", schema::<Violation>),
+    (turn_start::TurnStartRegistrationSchemaVersion::VALUE, schema::<turn_start::TurnStartHookRegistration>),
+    (turn_start::TurnStartReceiptSchemaVersion::VALUE, schema::<turn_start::TurnStartReceipt>),
 ];
 
 fn main() -> Res {
@@ -238,7 +243,46 @@ fn examples(dir: &Path) -> Res {
     write(&dir.join("intent_kind.json"), pretty(&intent_kind)?)?;
     write(&dir.join("hook_input.json"), pretty(&hook_input)?)?;
     write(&dir.join("hook_result.json"), pretty(&hook_result)?)?;
-    write(&dir.join("dispatch_receipt.json"), pretty(&receipt)?)
+    write(&dir.join("dispatch_receipt.json"), pretty(&receipt)?)?;
+    turn_start_examples(dir)
+}
+
+/// A turn-start registration and an `ok` receipt of it.
+fn turn_start_examples(dir: &Path) -> Res {
+    let registration: turn_start::TurnStartHookRegistration = serde_json::from_value(json!({
+        "schema_version": "loopx_turn_start_capability_hook_registration_v0",
+        "hook_id": "team_inbox.turn_start_read",
+        "capability_id": "team_inbox",
+        "phase": "turn_start",
+        "required_read": { "command": "loopx inbox read --pending" },
+        "write_scopes": ["owner_private_inbox", "owner_private_cursor", "provider_message_reaction"],
+        "budget": { "timeout_ms": 5000, "max_attempts_per_dispatch": 8, "max_routes": 4 },
+        "failure_policy": "isolate"
+    }))?;
+    let receipt: turn_start::TurnStartReceipt = serde_json::from_value(json!({
+        "schema_version": "loopx_turn_start_hook_receipt_v0",
+        "hook_id": "team_inbox.turn_start_read",
+        "status": "ok",
+        "error_code": null,
+        "agent_read_required": true,
+        "observations_new": 2,
+        "pending": 3,
+        "direct_questions": 1,
+        "verified_replies": 0,
+        "routes_ok": 2,
+        "routes_failed": 0,
+        "reactions_added": 2,
+        "external_writes_performed": 2
+    }))?;
+    // The examples are valid documents, not only well-typed ones.
+    for (name, verdict) in [
+        ("registration", turn_start::validate_turn_start_registration(&serde_json::to_value(&registration)?).map(|_| ())),
+        ("receipt", turn_start::validate_turn_start_receipt(&serde_json::to_value(&receipt)?).map(|_| ())),
+    ] {
+        verdict.map_err(|v| format!("turn-start example {name} is invalid: {v:?}"))?;
+    }
+    write(&dir.join("turn_start_registration.json"), pretty(&registration)?)?;
+    write(&dir.join("turn_start_receipt.json"), pretty(&receipt)?)
 }
 
 /// A copy of `v` with every object's keys in byte order, whatever serde_json's map is.

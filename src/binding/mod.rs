@@ -7,3 +7,4 @@ mod journal;
 mod js_value;
 mod runtime;
 mod validators;
+mod turn_start;
