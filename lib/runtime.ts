@@ -81,7 +81,14 @@ export class HookRuntime implements AsyncDisposable {
     return JSON.parse(await native(this.#native.recover()))
   }
 
+  /**
+   * Refuses new dispatches, waits for those in flight to record (each is
+   * bounded by its timeouts), then closes the journal.
+   */
   async close(): Promise<void> {
+    if (providerScope.getStore()) {
+      throw new LoopxHooksError('ERR_LOOPX_REENTRANT_DISPATCH', 'close called from inside a provider')
+    }
     await native(this.#native.close())
   }
 

@@ -149,9 +149,7 @@ impl NativeHookRuntime {
     /// Finishes queued writes and closes the journal; later calls fail with `journal_closed`.
     #[napi]
     pub async fn close(&self) -> napi::Result<()> {
-        let journal = self.dispatcher.journal().clone();
-        tokio::task::spawn_blocking(move || journal.close())
-            .await
-            .map_err(|_| async_error(misuse(Code::Internal, "journal close task failed")))
+        self.dispatcher.close().await;
+        Ok(())
     }
 }

@@ -11,7 +11,8 @@ mod registry;
 mod request;
 mod run;
 
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
 
@@ -48,11 +49,80 @@ pub struct Dispatcher {
     journal: Arc<Journal>,
     profile: Profile,
     installed: RwLock<Arc<Installed>>,
+    /// One lock per dispatch identity in flight: two runs of one identity in
+    /// this process take turns, so the second replays the first's receipt (or
+    /// sees its failure) instead of invoking the provider again.
+    identities: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Dispatches and recoveries in flight; `close()` waits for them.
+    running: tokio::sync::watch::Sender<usize>,
+    closing: std::sync::atomic::AtomicBool,
+}
+
+/// Counts one dispatch or recovery as running until dropped.
+struct Running<'a>(&'a tokio::sync::watch::Sender<usize>);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}
+
+/// Holds one identity's lock; forgets the identity when the last holder leaves.
+pub(crate) struct IdentityGuard<'a> {
+    dispatcher: &'a Dispatcher,
+    dispatch_id: String,
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Drop for IdentityGuard<'_> {
+    fn drop(&mut self) {
+        let mut map = self.dispatcher.identities.lock().unwrap_or_else(|p| p.into_inner());
+        // Two references: the map's and our guard's mutex; anyone else waiting holds a third.
+        if map.get(&self.dispatch_id).is_some_and(|m| Arc::strong_count(m) <= 2) {
+            map.remove(&self.dispatch_id);
+        }
+    }
 }
 
 impl Dispatcher {
     pub fn new(journal: Arc<Journal>, profile: Profile) -> Self {
-        Dispatcher { journal, profile, installed: RwLock::new(Arc::new(Installed::default())) }
+        Dispatcher {
+            journal,
+            profile,
+            installed: RwLock::new(Arc::new(Installed::default())),
+            identities: Mutex::new(HashMap::new()),
+            running: tokio::sync::watch::channel(0).0,
+            closing: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Waits for this identity's earlier runs in this process to finish.
+    pub(crate) async fn lock_identity(&self, dispatch_id: &str) -> IdentityGuard<'_> {
+        let mutex = {
+            let mut map = self.identities.lock().unwrap_or_else(|p| p.into_inner());
+            map.entry(dispatch_id.to_owned()).or_default().clone()
+        };
+        let guard = mutex.lock_owned().await;
+        IdentityGuard { dispatcher: self, dispatch_id: dispatch_id.to_owned(), _guard: guard }
+    }
+
+    fn start(&self) -> Result<Running<'_>, JournalError> {
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(JournalError::Closed);
+        }
+        self.running.send_modify(|n| *n += 1);
+        Ok(Running(&self.running))
+    }
+
+    /// Refuses new dispatches, lets those in flight finish and record (each is
+    /// bounded by its hooks' timeouts and the profile's wall budget), then
+    /// closes the journal.
+    pub async fn close(&self) {
+        self.closing.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut running = self.running.subscribe();
+        let _ = running.wait_for(|n| *n == 0).await;
+        let journal = self.journal.clone();
+        let _ = tokio::task::spawn_blocking(move || journal.close()).await;
     }
 
     pub fn journal(&self) -> &Arc<Journal> {
@@ -101,6 +171,7 @@ impl Dispatcher {
     /// byte order, each isolated from the others. Resolves once every record
     /// it made is durable.
     pub async fn dispatch(&self, request: &DispatchRequest) -> Result<DispatchOutcome, JournalError> {
+        let _running = self.start()?;
         if let Err(refusal) = admit(request, self.profile.enabled) {
             return Ok(DispatchOutcome::refused(refusal));
         }
@@ -122,6 +193,7 @@ impl Dispatcher {
 
     /// Re-dispatches every checkpointed identity without a final receipt.
     pub async fn recover(&self) -> Result<RecoverReport, JournalError> {
+        let _running = self.start()?;
         let journal = self.journal.clone();
         let pending = tokio::task::spawn_blocking(move || journal.unfinished())
             .await

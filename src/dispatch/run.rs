@@ -62,7 +62,7 @@ fn failed(hook: &RegisteredHook, dispatch_id: &str, attempt: u32, f: &Failure) -
 fn from_final(hook: &RegisteredHook, dispatch_id: &str, receipt_json: &str, recorded_digest: Option<&str>, new_digest: Option<&str>) -> HookOutcome {
     let receipt: Option<DispatchReceipt> = serde_json::from_str(receipt_json).ok();
     let attempt = receipt.as_ref().map_or(0, |r| r.attempt);
-    let conflict = matches!((recorded_digest, new_digest), (Some(a), Some(b)) if a != b) || (recorded_digest.is_none() && new_digest.is_some());
+    let conflict = matches!((recorded_digest, new_digest), (Some(a), Some(b)) if a != b);
     let kind = if conflict { HookOutcomeKind::Conflict } else { HookOutcomeKind::Replayed };
     HookOutcome {
         receipt,
@@ -156,6 +156,7 @@ pub(super) async fn run_hook(
             return Ok(failed(hook, &dispatch_id, 0, &f));
         }
     };
+    let _identity = dispatcher.lock_identity(&dispatch_id).await;
     let state = journal
         .checkpoint(Checkpoint {
             dispatch_id: dispatch_id.clone(),
@@ -170,9 +171,11 @@ pub(super) async fn run_hook(
         .await?;
     let attempts_used = match state {
         CheckpointState::Final { receipt_json, result_digest } => {
-            return Ok(match dispatcher.profile().replay {
-                ReplayMode::Return => from_final(hook, &dispatch_id, &receipt_json, None, None),
-                ReplayMode::Verify => match invoke(hook, kinds, &input, &dispatch_id, deadline).await {
+            // Verification compares results; an exhausted identity has none.
+            let verify = dispatcher.profile().replay == ReplayMode::Verify && result_digest.is_some();
+            return Ok(match verify {
+                false => from_final(hook, &dispatch_id, &receipt_json, None, None),
+                true => match invoke(hook, kinds, &input, &dispatch_id, deadline).await {
                     Ok(accepted) => from_final(hook, &dispatch_id, &receipt_json, result_digest.as_deref(), Some(&accepted.digest)),
                     Err(f) => failed(hook, &dispatch_id, 0, &f),
                 },

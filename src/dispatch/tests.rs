@@ -302,3 +302,52 @@ async fn recover_completes_checkpointed_dispatches_with_the_same_identity() {
     let again = f.dispatcher.recover().await.unwrap();
     assert!(again.outcomes.is_empty());
 }
+
+#[tokio::test]
+async fn concurrent_runs_of_one_identity_invoke_once() {
+    let f = fixture(enabled());
+    let p = install(&f, "a", 1, Behaviour::Propose("s"));
+    let r = request("r1");
+    let (a, b, c) = tokio::join!(f.dispatcher.dispatch(&r), f.dispatcher.dispatch(&r), f.dispatcher.dispatch(&r));
+    let mut outcomes: Vec<_> = [a, b, c].into_iter().map(|o| o.unwrap().hooks[0].outcome).collect();
+    outcomes.sort_by_key(|o| format!("{o:?}"));
+    assert_eq!(outcomes, vec![HookOutcomeKind::Recorded, HookOutcomeKind::Replayed, HookOutcomeKind::Replayed]);
+    assert_eq!(p.calls(), 1);
+
+    // A failing identity under a budget of one: one call, then exhaustion.
+    let q = install(&f, "b", 1, Behaviour::Throw);
+    let r2 = request("r2");
+    let (a, b) = tokio::join!(f.dispatcher.dispatch(&r2), f.dispatcher.dispatch(&r2));
+    let mut outcomes: Vec<_> = [a, b].into_iter().map(|o| o.unwrap().hooks[1].outcome).collect();
+    outcomes.sort_by_key(|o| format!("{o:?}"));
+    assert_eq!(outcomes, vec![HookOutcomeKind::Exhausted, HookOutcomeKind::Failed]);
+    assert_eq!(q.calls(), 1);
+}
+
+#[tokio::test]
+async fn verify_replay_of_an_exhausted_identity_does_not_invoke() {
+    let f = fixture(Profile { replay: ReplayMode::Verify, ..enabled() });
+    let p = install(&f, "a", 1, Behaviour::Throw);
+    f.dispatcher.dispatch(&request("r1")).await.unwrap();
+    let exhausted = f.dispatcher.dispatch(&request("r1")).await.unwrap();
+    assert_eq!(exhausted.hooks[0].outcome, HookOutcomeKind::Exhausted);
+    p.set(Behaviour::Propose("s"));
+    let replay = f.dispatcher.dispatch(&request("r1")).await.unwrap();
+    assert_eq!(replay.hooks[0].outcome, HookOutcomeKind::Replayed);
+    assert_eq!(replay.hooks[0].receipt, exhausted.hooks[0].receipt);
+    assert_eq!(p.calls(), 1);
+}
+
+#[tokio::test]
+async fn close_waits_for_dispatches_in_flight_then_refuses_new_ones() {
+    let f = fixture(enabled());
+    let p = TestProvider::new(Behaviour::Hang);
+    f.dispatcher.register(&registration("a", 1, 100), p).unwrap();
+    let r = request("r1");
+    let (out, ()) = tokio::join!(f.dispatcher.dispatch(&r), async {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        f.dispatcher.close().await;
+    });
+    assert_eq!(out.unwrap().hooks[0].failure_code, Some(FailureCode::ProducerTimedOut));
+    assert_eq!(f.dispatcher.dispatch(&r).await.unwrap_err(), JournalError::Closed);
+}
