@@ -1,0 +1,233 @@
+/**
+ * `loopx-hooks`, the command line of the package: the very acceptance policy
+ * of the library (`validate`) and a reader of journal files (`journal`), for
+ * callers in any language. Exit status: 0 success (valid), 1 invalid (or a
+ * journal failing its integrity check), 2 usage or any other error. Errors
+ * are one line on stderr, `loopx-hooks: <message>`; never a stack.
+ */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import type { DispatchState } from '../bindings/index'
+import { CliError, describeError } from './cli/errors.js'
+import { type Io } from './cli/io.js'
+import { JOURNAL_COMMANDS, STATES, journalCommand, type JournalCommand, type JournalOptions } from './cli/journal.js'
+import { CONTRACT_NAMES, validateCommand } from './cli/validate.js'
+
+export type { Io }
+
+const USAGE = `Usage:
+  loopx-hooks validate <contract> FILE|- [--json] [context flags]
+  loopx-hooks journal show|dispatches|intents|recover --db PATH [--json] [filters]
+  loopx-hooks --help | --version
+
+Run 'loopx-hooks validate --help' or 'loopx-hooks journal --help' for details.
+
+Exit status: 0 success (document valid), 1 document invalid (or a journal
+failing its integrity check), 2 usage or other error (one line on stderr).
+`
+
+const VALIDATE_USAGE = `Usage: loopx-hooks validate <contract> FILE|- [--json] [context flags]
+
+Judges one JSON document (FILE, or standard input for -) with the library's
+own validator: the same verdict, violation for violation, as in-process calls.
+
+Contracts and the context each one needs:
+  registration       --kinds FILE
+  hook-input         --registration FILE
+  hook-result        --registration FILE --dispatch-id ID --kinds FILE
+  intent-kind
+  dispatch-receipt
+  failure-receipt
+  turn-start-registration
+  turn-start-receipt
+
+Options:
+  --kinds FILE          intent kind definitions: a JSON array of them, or one
+  --registration FILE   the hook's registration (JSON)
+  --dispatch-id ID      the dispatch the result answers (pwh_...)
+  --json                print {"ok":true} or {"ok":false,"violations":[{"path","rule"}]}
+
+Without --json: 'valid', or one line per violation: its JSON Pointer
+('(root)' for the whole document) and its rule.
+Exit status: 0 valid, 1 invalid, 2 usage error (unknown contract, unreadable
+file, missing or bad context).
+`
+
+const JOURNAL_USAGE = `Usage: loopx-hooks journal <command> --db PATH [--json] [filters]
+
+Reads a journal file (never creates one).
+
+Commands:
+  show          stats, integrity check and the latest dispatches (--limit, default 10);
+                exit 1 when the integrity check fails
+  dispatches    dispatch identities, oldest first
+                [--state STATE] [--hook ID] [--limit N (default 50)] [--after SEQ]
+  intents       recorded intents, oldest first
+                [--pending] [--hook ID] [--capability ID] [--kind KIND]
+                [--dispatch ID] [--limit N (default 50)] [--after SEQ]
+  recover       the identities awaiting recovery (checkpointed or failed) [--hook ID];
+                recovery itself runs in the process that installs the providers,
+                with HookRuntime.recover()
+
+STATE is one of: ${STATES.join(', ')}.
+--json prints the journal's rows as JSON: show {stats, integrity_ok,
+latest_dispatches}, dispatches and intents {items, next_cursor} (pass a non-null
+next_cursor as --after to continue), recover {unfinished: [row + failures]}.
+`
+
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+  json: { type: 'boolean' },
+  kinds: { type: 'string' },
+  registration: { type: 'string' },
+  'dispatch-id': { type: 'string' },
+  db: { type: 'string' },
+  state: { type: 'string' },
+  hook: { type: 'string' },
+  pending: { type: 'boolean' },
+  dispatch: { type: 'string' },
+  capability: { type: 'string' },
+  kind: { type: 'string' },
+  limit: { type: 'string' },
+  after: { type: 'string' },
+} as const
+
+type OptionName = keyof typeof OPTIONS
+
+/** Which options each command accepts (besides --help). */
+const ACCEPTS: Record<string, readonly OptionName[]> = {
+  validate: ['json', 'kinds', 'registration', 'dispatch-id'],
+  'journal show': ['json', 'db', 'limit'],
+  'journal dispatches': ['json', 'db', 'state', 'hook', 'limit', 'after'],
+  'journal intents': ['json', 'db', 'hook', 'pending', 'dispatch', 'capability', 'kind', 'limit', 'after'],
+  'journal recover': ['json', 'db', 'hook'],
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
+  return pkg.version
+}
+
+function wantsHelp(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--')
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h')
+}
+
+function integer(flag: string, text: string | undefined, min: number): number | undefined {
+  if (text === undefined) return undefined
+  const n = /^\d{1,15}$/.test(text) ? Number(text) : NaN
+  if (!(n >= min)) throw new CliError(`--${flag} needs an integer of at least ${min}, not '${text}'`)
+  return n
+}
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true })
+  } catch (error) {
+    // parseArgs explains itself in one sentence; keep the first.
+    const message = error instanceof Error ? error.message : String(error)
+    throw new CliError(message.split('. ')[0]!.replace(/\.$/, ''))
+  }
+}
+
+function checkAccepted(command: string, values: Record<string, unknown>): void {
+  const accepted = ACCEPTS[command] ?? []
+  for (const name of Object.keys(values)) {
+    if (values[name] !== undefined && name !== 'help' && !accepted.includes(name as OptionName)) {
+      throw new CliError(`--${name} does not apply to '${command}'`)
+    }
+  }
+}
+
+/** Runs the CLI on `argv` (without node and the script); resolves to the exit status. */
+export async function main(argv: string[], io: Io): Promise<number> {
+  try {
+    if (argv.length === 0) {
+      io.stderr.write(USAGE)
+      return 2
+    }
+    if (wantsHelp(argv)) {
+      const first = argv.find((a) => !a.startsWith('-'))
+      io.stdout.write(first === 'validate' ? VALIDATE_USAGE : first === 'journal' ? JOURNAL_USAGE : USAGE)
+      return 0
+    }
+    const { values, positionals } = parse(argv)
+    if (values.version) {
+      if (positionals.length > 0 || Object.keys(values).length > 1) throw new CliError('--version takes nothing else')
+      io.stdout.write(`${version()}\n`)
+      return 0
+    }
+    const [command, ...rest] = positionals
+    if (command === 'validate') {
+      checkAccepted('validate', values)
+      const [contract, file, ...extra] = rest
+      if (contract === undefined) throw new CliError(`validate needs a contract (one of: ${CONTRACT_NAMES.join(', ')})`)
+      if (file === undefined) throw new CliError('validate needs a FILE, or - for standard input')
+      if (extra.length > 0) throw new CliError(`unexpected argument '${extra[0]}'`)
+      return await validateCommand(
+        contract,
+        file,
+        {
+          json: values.json === true,
+          ...(values.kinds !== undefined ? { kinds: values.kinds } : {}),
+          ...(values.registration !== undefined ? { registration: values.registration } : {}),
+          ...(values['dispatch-id'] !== undefined ? { dispatchId: values['dispatch-id'] } : {}),
+        },
+        io,
+      )
+    }
+    if (command === 'journal') {
+      const [sub, ...extra] = rest
+      if (sub === undefined) throw new CliError(`journal needs a command (one of: ${JOURNAL_COMMANDS.join(', ')})`)
+      if (!(JOURNAL_COMMANDS as readonly string[]).includes(sub)) {
+        throw new CliError(`unknown journal command '${sub}' (expected one of: ${JOURNAL_COMMANDS.join(', ')})`)
+      }
+      if (extra.length > 0) throw new CliError(`unexpected argument '${extra[0]}'`)
+      checkAccepted(`journal ${sub}`, values)
+      if (values.db === undefined) throw new CliError(`journal ${sub} needs --db PATH`)
+      if (values.state !== undefined && !(STATES as readonly string[]).includes(values.state)) {
+        throw new CliError(`unknown --state '${values.state}' (expected one of: ${STATES.join(', ')})`)
+      }
+      const options: JournalOptions = {
+        db: values.db,
+        json: values.json === true,
+        pending: values.pending === true,
+        ...(values.state !== undefined ? { state: values.state as DispatchState } : {}),
+        ...(values.hook !== undefined ? { hook: values.hook } : {}),
+        ...(values.dispatch !== undefined ? { dispatch: values.dispatch } : {}),
+        ...(values.capability !== undefined ? { capability: values.capability } : {}),
+        ...(values.kind !== undefined ? { kind: values.kind } : {}),
+      }
+      const limit = integer('limit', values.limit, 1)
+      const after = integer('after', values.after, 0)
+      if (limit !== undefined) options.limit = limit
+      if (after !== undefined) options.after = after
+      return await journalCommand(sub as JournalCommand, options, io)
+    }
+    throw new CliError(command === undefined ? 'missing command (validate or journal)' : `unknown command '${command}' (expected validate or journal)`)
+  } catch (error) {
+    io.stderr.write(`loopx-hooks: ${describeError(error)}\n`)
+    return 2
+  }
+}
+
+/** The `bin` entry: runs on `process.argv` and sets the exit status. */
+export function run(): void {
+  const fail = (error: unknown) => {
+    process.stderr.write(`loopx-hooks: ${describeError(error)}\n`)
+    process.exit(2)
+  }
+  process.on('uncaughtException', fail)
+  process.on('unhandledRejection', fail)
+  // A reader that went away (`| head`) is not an error worth a line.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0)
+    fail(error)
+  })
+  const io: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }
+  main(process.argv.slice(2), io).then((status) => {
+    process.exitCode = status
+  }, fail)
+}

@@ -1,0 +1,298 @@
+/**
+ * `loopx-hooks journal show|dispatches|intents|recover --db PATH`: reads a
+ * journal file through `HookJournal` (the same readers an executor uses).
+ * It never creates a journal: a missing or empty file is an error.
+ */
+import { statSync } from 'node:fs'
+import type { DispatchRow, DispatchState, FailureRow, JournalStats, StoredIntent } from '../../bindings/index'
+import type { HookJournal } from '../journal.js'
+import { CliError, inContext } from './errors.js'
+import { plural, shortId, style, table, time, type Cell, type Style } from './format.js'
+import { colourWanted, library, type Io } from './io.js'
+
+export const JOURNAL_COMMANDS = ['show', 'dispatches', 'intents', 'recover'] as const
+export type JournalCommand = (typeof JOURNAL_COMMANDS)[number]
+
+export const STATES: readonly DispatchState[] = ['checkpointed', 'failed', 'proposed', 'not_applicable', 'exhausted']
+
+export interface JournalOptions {
+  db: string
+  json: boolean
+  state?: DispatchState
+  hook?: string
+  pending: boolean
+  dispatch?: string
+  capability?: string
+  kind?: string
+  /** Rows to show; `show` defaults to 10, `dispatches` and `intents` to 50. */
+  limit?: number
+  /** Start after this seq (a `next_cursor` of an earlier run). */
+  after?: number
+}
+
+/** The journal's largest page. */
+const PAGE = 1000
+
+async function openJournal(db: string): Promise<HookJournal> {
+  let size: number
+  try {
+    const stat = statSync(db)
+    if (!stat.isFile()) throw new CliError(`no journal at ${db} (not a file)`)
+    size = stat.size
+  } catch (error) {
+    if (error instanceof CliError) throw error
+    const code = (error as { code?: string }).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new CliError(`no journal at ${db}`)
+    throw new CliError(`cannot read ${db}: ${(error as Error).message}`)
+  }
+  // SQLite would turn an empty file into a fresh journal; a reader must not.
+  if (size === 0) throw new CliError(`no journal at ${db} (empty file)`)
+  try {
+    return await library().HookJournal.open(db)
+  } catch (error) {
+    inContext(db, error)
+  }
+}
+
+/** Every row matching `query`, oldest first, from `after` on, through all pages. */
+async function* allDispatches(journal: HookJournal, query: { state?: DispatchState; hookId?: string }, after?: number) {
+  let cursor = after
+  for (;;) {
+    const page = await journal.listDispatches({ ...query, limit: PAGE, ...(cursor !== undefined ? { after: cursor } : {}) })
+    yield* page.items
+    if (page.next_cursor === null) return
+    cursor = page.next_cursor
+  }
+}
+
+async function* allIntents(journal: HookJournal, o: JournalOptions) {
+  let cursor = o.after
+  for (;;) {
+    const page = await journal.listIntents({
+      limit: PAGE,
+      ...(cursor !== undefined ? { after: cursor } : {}),
+      ...(o.dispatch !== undefined ? { dispatchId: o.dispatch } : {}),
+      ...(o.capability !== undefined ? { capabilityId: o.capability } : {}),
+      ...(o.kind !== undefined ? { intentKind: o.kind } : {}),
+      ...(o.pending ? { pendingOnly: true } : {}),
+    })
+    // Intents carry their hook_id in the document; the journal filters by capability, not hook.
+    yield* o.hook === undefined ? page.items : page.items.filter((i) => i.intent.hook_id === o.hook)
+    if (page.next_cursor === null) return
+    cursor = page.next_cursor
+  }
+}
+
+/**
+ * Up to `limit` rows of `rows`, and the cursor to continue from: the last
+ * row's seq when at least one more row follows, otherwise null.
+ */
+async function take<T extends { seq: number }>(rows: AsyncGenerator<T>, limit: number): Promise<{ items: T[]; next_cursor: number | null }> {
+  const items: T[] = []
+  for await (const row of rows) {
+    if (items.length === limit) {
+      await rows.return(undefined)
+      return { items, next_cursor: items[items.length - 1]!.seq }
+    }
+    items.push(row)
+  }
+  return { items, next_cursor: null }
+}
+
+function lastFailure(failures: readonly FailureRow[]): FailureRow | undefined {
+  return [...failures].sort((a, b) => a.attempt - b.attempt).at(-1)
+}
+
+function failureText(f: { code: string; rule: string | null } | null | undefined): string {
+  if (!f) return '-'
+  return f.rule ? `${f.code}/${f.rule}` : f.code
+}
+
+function paintState(state: string, s: Style): Cell {
+  const paint = { proposed: s.green, not_applicable: s.dim, checkpointed: s.yellow, failed: s.red, exhausted: s.red }[state]
+  return paint ? { text: state, paint } : state
+}
+
+/** What a human wants to know next about a row: intents, or why it failed. */
+async function detail(journal: HookJournal, row: DispatchRow): Promise<string> {
+  switch (row.state) {
+    case 'proposed':
+      return plural(row.receipt?.intent_ids.length ?? 0, 'intent')
+    case 'exhausted':
+      return failureText(row.receipt?.failure)
+    case 'failed':
+      return failureText(lastFailure(await journal.listFailures(row.dispatch_id)))
+    default:
+      return '-'
+  }
+}
+
+async function dispatchTable(journal: HookJournal, rows: readonly DispatchRow[], s: Style): Promise<string[]> {
+  const cells: Cell[][] = []
+  for (const row of rows) {
+    cells.push([
+      row.seq,
+      shortId(row.dispatch_id),
+      paintState(row.state, s),
+      row.attempts,
+      row.hook_id,
+      row.event_kind,
+      await detail(journal, row),
+      time(row.updated_at),
+    ])
+  }
+  return table(
+    [
+      { header: 'SEQ', align: 'right' },
+      { header: 'DISPATCH' },
+      { header: 'STATE' },
+      { header: 'ATTEMPTS', align: 'right' },
+      { header: 'HOOK' },
+      { header: 'EVENT' },
+      { header: 'DETAIL' },
+      { header: 'UPDATED' },
+    ],
+    cells,
+    s,
+  )
+}
+
+function intentStatus(i: StoredIntent, s: Style): Cell {
+  if (i.decision === 'reject') return { text: 'rejected', paint: s.red }
+  if (i.decision === 'admit') return i.done_at !== null ? { text: 'done', paint: s.green } : { text: 'admitted', paint: s.yellow }
+  return 'undecided'
+}
+
+function intentTable(rows: readonly StoredIntent[], s: Style): string[] {
+  return table(
+    [
+      { header: 'SEQ', align: 'right' },
+      { header: 'INTENT' },
+      { header: 'DISPATCH' },
+      { header: 'HOOK' },
+      { header: 'KIND' },
+      { header: 'OPERATION' },
+      { header: 'STATUS' },
+      { header: 'EXECUTOR' },
+      { header: 'REASON' },
+    ],
+    rows.map((i) => [
+      i.seq,
+      shortId(i.intent_id),
+      shortId(i.dispatch_id),
+      i.intent.hook_id,
+      i.intent_kind,
+      i.intent.operation,
+      intentStatus(i, s),
+      i.executor_id ?? '-',
+      i.reason_code ?? '-',
+    ]),
+    s,
+  )
+}
+
+function more(next: number | null, s: Style): string[] {
+  return next === null ? [] : [s.dim(`more rows follow: continue with --after ${next}`)]
+}
+
+async function show(journal: HookJournal, o: JournalOptions, io: Io, s: Style): Promise<number> {
+  const stats: JournalStats = await journal.stats()
+  const integrityOk = await journal.integrityCheck()
+  const limit = o.limit ?? 10
+  const latest: DispatchRow[] = []
+  for await (const row of allDispatches(journal, {})) {
+    latest.push(row)
+    if (latest.length > limit) latest.shift()
+  }
+  latest.reverse()
+  if (o.json) {
+    io.stdout.write(`${JSON.stringify({ stats, integrity_ok: integrityOk, latest_dispatches: latest })}\n`)
+  } else {
+    const total = STATES.reduce((n, state) => n + stats[state], 0)
+    const lines = [
+      `journal     ${o.db}`,
+      `integrity   ${integrityOk ? s.green('ok') : s.red('FAILED (PRAGMA integrity_check)')}`,
+      `dispatches  ${total}  (${STATES.map((state) => `${state} ${stats[state]}`).join(', ')})`,
+      `intents     ${stats.intents}  (open ${stats.intents_open})`,
+      '',
+    ]
+    if (latest.length === 0) lines.push('no dispatches')
+    else lines.push(`latest ${plural(latest.length, 'dispatch', 'dispatches')}, newest first`, ...(await dispatchTable(journal, latest, s)))
+    io.stdout.write(`${lines.join('\n')}\n`)
+  }
+  return integrityOk ? 0 : 1
+}
+
+async function dispatches(journal: HookJournal, o: JournalOptions, io: Io, s: Style): Promise<number> {
+  const query = { ...(o.state !== undefined ? { state: o.state } : {}), ...(o.hook !== undefined ? { hookId: o.hook } : {}) }
+  const page = await take(allDispatches(journal, query, o.after), o.limit ?? 50)
+  if (o.json) {
+    io.stdout.write(`${JSON.stringify(page)}\n`)
+  } else {
+    const lines = page.items.length === 0 ? ['no dispatches'] : await dispatchTable(journal, page.items, s)
+    io.stdout.write(`${[...lines, ...more(page.next_cursor, s)].join('\n')}\n`)
+  }
+  return 0
+}
+
+async function intents(journal: HookJournal, o: JournalOptions, io: Io, s: Style): Promise<number> {
+  const page = await take(allIntents(journal, o), o.limit ?? 50)
+  if (o.json) {
+    io.stdout.write(`${JSON.stringify(page)}\n`)
+  } else {
+    const lines = page.items.length === 0 ? ['no intents'] : intentTable(page.items, s)
+    io.stdout.write(`${[...lines, ...more(page.next_cursor, s)].join('\n')}\n`)
+  }
+  return 0
+}
+
+/**
+ * The identities `HookRuntime.recover()` would re-dispatch (checkpointed or
+ * failed, no final receipt). A journal holds no providers, so the CLI only
+ * reports them; recovery runs in the process that installs the providers.
+ */
+async function recover(journal: HookJournal, o: JournalOptions, io: Io, s: Style): Promise<number> {
+  const hook = o.hook !== undefined ? { hookId: o.hook } : {}
+  const rows: DispatchRow[] = []
+  for (const state of ['checkpointed', 'failed'] as const) {
+    for await (const row of allDispatches(journal, { state, ...hook })) rows.push(row)
+  }
+  rows.sort((a, b) => a.seq - b.seq)
+  if (o.json) {
+    const unfinished = []
+    for (const row of rows) unfinished.push({ ...row, failures: await journal.listFailures(row.dispatch_id) })
+    io.stdout.write(`${JSON.stringify({ unfinished })}\n`)
+    return 0
+  }
+  const lines: string[] = []
+  if (rows.length === 0) {
+    lines.push('nothing to recover: every dispatch identity in the journal is final')
+  } else {
+    lines.push(`${plural(rows.length, 'dispatch identity', 'dispatch identities')} unfinished (checkpointed or failed):`)
+    lines.push(...(await dispatchTable(journal, rows, s)))
+    lines.push('')
+    lines.push(
+      s.dim(
+        'A journal holds no providers: recovery runs in the process that installs them, with HookRuntime.recover().',
+      ),
+    )
+  }
+  io.stdout.write(`${lines.join('\n')}\n`)
+  return 0
+}
+
+const COMMANDS: Record<JournalCommand, (journal: HookJournal, o: JournalOptions, io: Io, s: Style) => Promise<number>> = {
+  show,
+  dispatches,
+  intents,
+  recover,
+}
+
+export async function journalCommand(command: JournalCommand, options: JournalOptions, io: Io): Promise<number> {
+  const journal = await openJournal(options.db)
+  try {
+    return await COMMANDS[command](journal, options, io, style(colourWanted(io)))
+  } finally {
+    await journal.close()
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * `loopx-hooks validate <contract> FILE|-`: the library's validators over a
+ * document given as JSON text. The text itself (not a JS re-parse of it)
+ * goes to the Rust validator, so the verdict is the one every other caller
+ * of the package gets, violation for violation.
+ */
+import type { Violation } from '../../bindings/index'
+import { CliError, inContext } from './errors.js'
+import { pointer, style } from './format.js'
+import { colourWanted, library, readBytes, readStdin, utf8, type Io, type Library } from './io.js'
+
+export type Verdict = { ok: true } | { ok: false; violations: Violation[] }
+
+type ContextFlag = 'kinds' | 'registration' | 'dispatch-id'
+
+interface Context {
+  kinds?: InstanceType<Library['IntentKinds']>
+  registration?: string
+  dispatchId?: string
+}
+
+interface Contract {
+  /** The context flags this contract's validator needs (all required). */
+  needs: readonly ContextFlag[]
+  validate(lib: Library, doc: string, ctx: Required<Context>): Verdict
+}
+
+export const CONTRACTS: Record<string, Contract> = {
+  registration: {
+    needs: ['kinds'],
+    validate: (lib, doc, ctx) => lib.validateRegistration(doc, ctx.kinds),
+  },
+  'hook-input': {
+    needs: ['registration'],
+    validate: (lib, doc, ctx) => lib.validateHookInput(doc, ctx.registration),
+  },
+  'hook-result': {
+    needs: ['registration', 'dispatch-id', 'kinds'],
+    validate: (lib, doc, ctx) => lib.validateHookResult(doc, ctx.registration, ctx.dispatchId, ctx.kinds),
+  },
+  'intent-kind': {
+    needs: [],
+    validate: (lib, doc) => lib.validateIntentKindDefinition(doc),
+  },
+  'dispatch-receipt': {
+    needs: [],
+    validate: (lib, doc) => lib.validateDispatchReceipt(doc),
+  },
+  'failure-receipt': {
+    needs: [],
+    validate: (lib, doc) => lib.validateFailureReceipt(doc),
+  },
+  'turn-start-registration': {
+    needs: [],
+    validate: (lib, doc) => lib.validateTurnStartRegistration(doc),
+  },
+  'turn-start-receipt': {
+    needs: [],
+    validate: (lib, doc) => lib.validateTurnStartReceipt(doc),
+  },
+}
+
+export const CONTRACT_NAMES = Object.keys(CONTRACTS)
+
+export interface ValidateOptions {
+  json: boolean
+  kinds?: string
+  registration?: string
+  dispatchId?: string
+}
+
+const FLAG_VALUE: Record<ContextFlag, (o: ValidateOptions) => string | undefined> = {
+  kinds: (o) => o.kinds,
+  registration: (o) => o.registration,
+  'dispatch-id': (o) => o.dispatchId,
+}
+
+function contextText(flag: string, file: string): string {
+  if (file === '-') throw new CliError(`--${flag} needs a file: standard input is for the document`)
+  const text = utf8(readBytes(file, `--${flag} ${file}`))
+  if (text === undefined) throw new CliError(`--${flag} ${file}: not UTF-8 text`)
+  return text
+}
+
+/** The intent kinds of a `--kinds` file: a JSON array of definitions, or one definition. */
+function loadKinds(lib: Library, file: string): InstanceType<Library['IntentKinds']> {
+  const text = contextText('kinds', file)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw new CliError(`--kinds ${file}: not JSON`)
+  }
+  try {
+    return new lib.IntentKinds(Array.isArray(parsed) ? parsed : [text])
+  } catch (error) {
+    inContext(`--kinds ${file}`, error)
+  }
+}
+
+/** Runs the validator of `contract` over the document `file` (`-`: standard input); the exit status. */
+export async function validateCommand(contract: string, file: string, options: ValidateOptions, io: Io): Promise<number> {
+  const spec = CONTRACTS[contract]
+  if (spec === undefined) throw new CliError(`unknown contract '${contract}' (expected one of: ${CONTRACT_NAMES.join(', ')})`)
+  for (const flag of Object.keys(FLAG_VALUE) as ContextFlag[]) {
+    const given = FLAG_VALUE[flag](options) !== undefined
+    if (given && !spec.needs.includes(flag)) throw new CliError(`--${flag} does not apply to contract '${contract}'`)
+    if (!given && spec.needs.includes(flag)) throw new CliError(`contract '${contract}' needs --${flag}`)
+  }
+
+  const lib = library()
+  const ctx: Context = {}
+  if (options.kinds !== undefined) ctx.kinds = loadKinds(lib, options.kinds)
+  if (options.registration !== undefined) ctx.registration = contextText('registration', options.registration)
+  if (options.dispatchId !== undefined) ctx.dispatchId = options.dispatchId
+
+  const bytes = file === '-' ? await readStdin(io.stdin) : readBytes(file)
+  const text = utf8(bytes)
+  let verdict: Verdict
+  if (text === undefined) {
+    // JSON text is UTF-8 (RFC 8259 section 8.1): other bytes are no JSON value.
+    verdict = { ok: false, violations: [{ path: '', rule: 'not_json_value' }] }
+  } else {
+    try {
+      verdict = spec.validate(lib, text, ctx as Required<Context>)
+    } catch (error) {
+      // The validators never throw on the document; a throw is about the context.
+      inContext(options.registration !== undefined ? `--registration ${options.registration}` : 'context', error)
+    }
+  }
+
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify(verdict.ok ? { ok: true } : { ok: false, violations: verdict.violations })}\n`)
+  } else {
+    const s = style(colourWanted(io))
+    if (verdict.ok) {
+      io.stdout.write(`${s.green('valid')}\n`)
+    } else {
+      const paths = verdict.violations.map((v) => pointer(v.path))
+      const width = Math.max(0, ...paths.map((p) => [...p].length))
+      const lines = verdict.violations.map((v, i) => {
+        const path = paths[i]!
+        return `  ${path}${' '.repeat(width - [...path].length)}  ${s.red(v.rule)}`
+      })
+      io.stdout.write(`${lines.join('\n')}\n`)
+    }
+  }
+  return verdict.ok ? 0 : 1
+}
