@@ -77,6 +77,28 @@ export declare class NativeJournal {
 }
 
 /**
+ * The turn-start kernel: hooks installed at the composition root, one
+ * `dispatchTurnStart` per Turn before status and quota projection.
+ */
+export declare class NativeTurnStartKernel {
+  /** `profileJson`: a `TurnStartProfile` as JSON text (default: phase disabled). */
+  constructor(profileJson?: string | undefined | null)
+  /**
+   * Installs `provider` behind `registration`. The same identity twice is
+   * accepted once (`alreadyInstalled: true`, the first provider kept).
+   */
+  register(registration: unknown, provider: (inputJson: string) => Promise<string> | string): { ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }
+  /** The installed hook_ids, in dispatch order. */
+  get hookIds(): Array<string>
+  /**
+   * One turn-start dispatch of a request given as JSON text; resolves to
+   * the `TurnStartOutcome` as JSON text. Text that is not JSON is a
+   * refused request (`not_json_value` at the root).
+   */
+  dispatchTurnStart(requestJson: string): Promise<string>
+}
+
+/**
  * Builds a well-formed intent answering `input`: every id and fixed field
  * filled in. It judges nothing; the dispatcher validates the result.
  */

@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.IntentKinds = nativeBinding.IntentKinds
 module.exports.NativeHookRuntime = nativeBinding.NativeHookRuntime
 module.exports.NativeJournal = nativeBinding.NativeJournal
+module.exports.NativeTurnStartKernel = nativeBinding.NativeTurnStartKernel
 module.exports.buildIntent = nativeBinding.buildIntent
 module.exports.canonicalJson = nativeBinding.canonicalJson
 module.exports.dispatchId = nativeBinding.dispatchId

@@ -10,6 +10,12 @@ export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
 export { HookJournal, type DispatchQuery, type IntentQuery, type Decision } from './journal.js'
 export { defineHook, intent, notApplicable, proposed, type HookDefinition } from './hooks.js'
 export {
+  TurnStartKernel,
+  type TurnStartHookDefinition,
+  type TurnStartKernelOptions,
+  type TurnStartProviderFn,
+} from './turn_start.js'
+export {
   defineIntentKind,
   type PayloadOf,
   type PayloadSchemaNode,

@@ -58,6 +58,11 @@ const TS_TYPES: &[fn(&Config) -> Result<(), ExportError>] = &[
     // The turn-start hook's public documents.
     turn_start::TurnStartHookRegistration::export_all,
     turn_start::TurnStartReceipt::export_all,
+    // The turn-start kernel's request, profile, provider input and outcome.
+    turn_start::TurnStartRequest::export_all,
+    turn_start::TurnStartProfile::export_all,
+    turn_start::TurnStartHookInput::export_all,
+    turn_start::TurnStartOutcome::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).

@@ -1,15 +1,21 @@
-//! The turn-start validators, exported to JS. Like `validators.rs`: each takes
-//! a JS value or JSON text and returns `{ ok: true, value }` or
-//! `{ ok: false, violations }`, and never throws on a bad document.
+//! The turn-start room, exported to JS: the validators (like `validators.rs`:
+//! a JS value or JSON text in, `{ ok: true, value }` or `{ ok: false,
+//! violations }` out, never a throw on a bad document) and the kernel, with
+//! JS providers as threadsafe functions.
+
+use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use serde_json::Value;
 
-use super::error::{internal, Code};
+use super::error::{async_error, internal, misuse, Code};
 use super::js_value::{read_document, Document, JsAny};
-use crate::turn_start;
-use crate::validate::Verdict;
+use crate::turn_start::{
+    self, ProviderReply, Registered, ReplyFuture, TurnStartKernel, TurnStartOutcome, TurnStartProfile, TurnStartProvider,
+};
+use crate::validate::{Rule, Verdict, Violation};
 
 /// Reads `input`, validates it, and builds the verdict object: an accepted
 /// JS value is handed back as the very object given, accepted text parsed.
@@ -50,4 +56,101 @@ pub fn validate_turn_start_registration<'e>(env: &'e Env, doc: JsAny) -> Result<
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<TurnStartReceipt>")]
 pub fn validate_turn_start_receipt<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
     run(env, doc, turn_start::validate_turn_start_receipt)
+}
+
+/// A provider as the JS wrapper presents it (lib/provider.ts): input JSON
+/// text in, receipt JSON text (or a `\u0000`-prefixed failure marker) out,
+/// possibly via a promise. Weak, so installed providers never keep the
+/// process alive by themselves. (The same shape as `runtime.rs`'s, kept here
+/// so the turn-start room needs nothing of post-writeback dispatch.)
+type JsProviderFn = ThreadsafeFunction<String, Either<Promise<String>, String>, String, Status, false, true>;
+
+struct JsTurnStartProvider {
+    function: Arc<JsProviderFn>,
+}
+
+fn parse_reply(text: String) -> ProviderReply {
+    match text.strip_prefix('\u{0}') {
+        Some("not_json") => ProviderReply::NotJson,
+        Some(_) => ProviderReply::Threw,
+        None => ProviderReply::Json(text),
+    }
+}
+
+impl TurnStartProvider for JsTurnStartProvider {
+    fn invoke(&self, input_json: String) -> ReplyFuture {
+        let function = self.function.clone();
+        Box::pin(async move {
+            match function.call_async_catch(input_json).await {
+                Ok(Either::A(promise)) => promise.await.map(parse_reply).unwrap_or(ProviderReply::Threw),
+                Ok(Either::B(text)) => parse_reply(text),
+                Err(_) => ProviderReply::Threw,
+            }
+        })
+    }
+}
+
+/// The turn-start kernel: hooks installed at the composition root, one
+/// `dispatchTurnStart` per Turn before status and quota projection.
+#[napi]
+pub struct NativeTurnStartKernel {
+    kernel: Arc<TurnStartKernel>,
+}
+
+#[napi]
+impl NativeTurnStartKernel {
+    /// `profileJson`: a `TurnStartProfile` as JSON text (default: phase disabled).
+    #[napi(constructor)]
+    pub fn new(profile_json: Option<String>) -> Result<Self, Code> {
+        let profile: TurnStartProfile = match profile_json.as_deref() {
+            Some(text) => serde_json::from_str(text)
+                .map_err(|_| misuse(Code::InvalidArgument, "profile does not have the TurnStartProfile shape"))?,
+            None => TurnStartProfile::default(),
+        };
+        Ok(NativeTurnStartKernel { kernel: Arc::new(TurnStartKernel::new(profile)) })
+    }
+
+    /// Installs `provider` behind `registration`. The same identity twice is
+    /// accepted once (`alreadyInstalled: true`, the first provider kept).
+    #[napi(
+        ts_args_type = "registration: unknown, provider: (inputJson: string) => Promise<string> | string",
+        ts_return_type = "{ ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }"
+    )]
+    pub fn register<'e>(&self, env: &'e Env, registration: JsAny, provider: JsProviderFn) -> Result<Object<'e>, Code> {
+        let provider: Arc<dyn TurnStartProvider> = Arc::new(JsTurnStartProvider { function: Arc::new(provider) });
+        let result = read_document(registration).and_then(|doc| self.kernel.register(doc.value(), provider));
+        let build = || -> Result<Object<'e>> {
+            let mut out = Object::new(env)?;
+            match result {
+                Ok(registered) => {
+                    out.set("ok", true)?;
+                    out.set("alreadyInstalled", registered == Registered::AlreadyInstalled)?;
+                }
+                Err(violations) => {
+                    out.set("ok", false)?;
+                    out.set("violations", serde_json::to_value(violations).unwrap_or(Value::Array(Vec::new())))?;
+                }
+            }
+            Ok(out)
+        };
+        build().map_err(internal)
+    }
+
+    /// The installed hook_ids, in dispatch order.
+    #[napi(getter)]
+    pub fn hook_ids(&self) -> Vec<String> {
+        self.kernel.hook_ids()
+    }
+
+    /// One turn-start dispatch of a request given as JSON text; resolves to
+    /// the `TurnStartOutcome` as JSON text. Text that is not JSON is a
+    /// refused request (`not_json_value` at the root).
+    #[napi]
+    pub async fn dispatch_turn_start(&self, request_json: String) -> napi::Result<String> {
+        let outcome = match serde_json::from_str::<Value>(&request_json) {
+            Ok(doc) => self.kernel.dispatch(&doc).await,
+            Err(_) => TurnStartOutcome::refused(vec![Violation { path: String::new(), rule: Rule::NotJsonValue }]),
+        };
+        serde_json::to_string(&outcome).map_err(|_| async_error(misuse(Code::Internal, "outcome could not be serialized")))
+    }
 }

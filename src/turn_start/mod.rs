@@ -1,13 +1,24 @@
 //! The turn-start room (RFC "Provider-Neutral Turn-Start Inbox Hook v0",
-//! contract-v0 section 6): its public documents and their validators. It
-//! shares contract-v0's grammar primitives and rule codes with the
+//! contract-v0 section 6): its public documents, their validators and the
+//! kernel. It shares contract-v0's grammar primitives and rule codes with the
 //! post-writeback side and knows nothing of post-writeback dispatch.
 
 pub mod contract;
+mod kernel;
+mod outcome;
+mod request;
 mod validate;
 
 pub use contract::*;
+pub use kernel::{
+    decide_lane, lane_reason, InstalledTurnStartHook, ProviderReply, Registered, ReplyFuture, TurnStartHookInput,
+    TurnStartKernel, TurnStartProfile, TurnStartProvider, MAX_RECEIPT_BYTES,
+};
+pub use outcome::*;
+pub use request::{validate_turn_start_request, TurnStartQuotaRequest, TurnIdentity, TurnStartRequest, MAX_QUOTA_UNITS};
 pub use validate::{command, is_command_word, validate_turn_start_receipt, validate_turn_start_registration};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod kernel_tests;

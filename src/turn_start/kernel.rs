@@ -1,0 +1,318 @@
+//! The turn-start kernel (RFC "Ordering", contract-v0 section 6): validates
+//! the request before anything runs, runs each installed hook identity once,
+//! in hook_id byte order, under its timeout, turns whatever a provider answers
+//! into one public receipt, projects the required reads of the hooks whose
+//! receipts need them into the Agent and CLI channels (deduplicated by
+//! command, `before_work`), and decides the lane. Providers are a trait; the
+//! binding implements it over JS functions, tests in Rust.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+use super::contract::{
+    TurnStartBudget, TurnStartHookRegistration, TurnStartReceipt, TurnStartReceiptSchemaVersion, TurnStartStatus,
+    TurnStartWriteScope,
+};
+use super::outcome::{
+    InteractionChannel, TurnStartKernelFailure, TurnStartLane, TurnStartLaneReason, ReadOrdering, RequiredReadProjection, TurnStartHookOutcome,
+    TurnStartOutcome,
+};
+use super::request::{validate_turn_start_request, TurnIdentity, TurnStartRequest};
+use super::validate::{validate_turn_start_receipt, validate_turn_start_registration};
+use crate::contract::FailureCode;
+use crate::identity;
+use crate::validate::{Rule, Violation};
+
+/// A receipt is a few hundred bytes; text longer than this is refused unparsed.
+pub const MAX_RECEIPT_BYTES: usize = 4096;
+
+/// What came back from one invocation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProviderReply {
+    /// The receipt as JSON text.
+    Json(String),
+    /// The provider threw or rejected (its message is never kept).
+    Threw,
+    /// The provider returned something JSON cannot hold.
+    NotJson,
+}
+
+pub type ReplyFuture = Pin<Box<dyn Future<Output = ProviderReply> + Send>>;
+
+/// A turn-start provider: takes its input as JSON text, answers with its
+/// public receipt. It does its bounded external reads, owner-private inbox
+/// and cursor writes and (when registered) reactions itself.
+pub trait TurnStartProvider: Send + Sync {
+    /// Starts one invocation. The kernel applies timeout_ms and drops the
+    /// future (and with it any late answer) when it expires.
+    fn invoke(&self, input_json: String) -> ReplyFuture;
+}
+
+/// What a provider receives: who it is, the Turn, its budget and scopes.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+#[ts(export)]
+pub struct TurnStartHookInput {
+    pub hook_id: String,
+    pub capability_id: String,
+    pub turn: TurnIdentity,
+    /// The one aggregate attempt budget of this dispatch, its routes and timeout.
+    pub budget: TurnStartBudget,
+    pub write_scopes: Vec<TurnStartWriteScope>,
+}
+
+/// The kernel's profile. Defaults: phase disabled, every hook allowed.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[ts(export, optional_fields)]
+pub struct TurnStartProfile {
+    pub enabled: bool,
+    /// When set, only these hook_ids run.
+    pub allowlist: Option<Vec<String>>,
+}
+
+impl TurnStartProfile {
+    pub fn allows(&self, hook_id: &str) -> bool {
+        self.allowlist.as_ref().is_none_or(|list| list.iter().any(|h| h == hook_id))
+    }
+}
+
+/// One installed hook.
+pub struct InstalledTurnStartHook {
+    pub registration: TurnStartHookRegistration,
+    /// sha256 of the registration's canonical JSON: with hook_id, its identity.
+    pub digest: String,
+    pub provider: Arc<dyn TurnStartProvider>,
+}
+
+/// How a registration was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Registered {
+    Installed,
+    /// The same identity (hook_id and registration) was installed already;
+    /// it keeps its first provider and runs once per dispatch.
+    AlreadyInstalled,
+}
+
+pub struct TurnStartKernel {
+    profile: TurnStartProfile,
+    /// Sorted by hook_id; swapped whole so a dispatch in flight keeps its snapshot.
+    hooks: RwLock<Arc<Vec<Arc<InstalledTurnStartHook>>>>,
+}
+
+impl TurnStartKernel {
+    pub fn new(profile: TurnStartProfile) -> Self {
+        TurnStartKernel { profile, hooks: RwLock::new(Arc::new(Vec::new())) }
+    }
+
+    pub fn profile(&self) -> &TurnStartProfile {
+        &self.profile
+    }
+
+    /// Validates and installs. A second registration of the same identity is
+    /// `AlreadyInstalled`; another registration under an installed hook_id is
+    /// `duplicate_item` at `/hook_id`.
+    pub fn register(&self, doc: &Value, provider: Arc<dyn TurnStartProvider>) -> Result<Registered, Vec<Violation>> {
+        let registration = validate_turn_start_registration(doc)?;
+        let typed = serde_json::to_value(&registration).unwrap_or(Value::Null);
+        let digest = identity::registration_digest(&typed);
+        let mut guard = self.hooks.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(existing) = guard.iter().find(|h| h.registration.hook_id == registration.hook_id) {
+            return if existing.digest == digest {
+                Ok(Registered::AlreadyInstalled)
+            } else {
+                Err(vec![Violation { path: "/hook_id".into(), rule: Rule::DuplicateItem }])
+            };
+        }
+        let mut next = (**guard).clone();
+        let at = next.partition_point(|h| h.registration.hook_id.as_bytes() < registration.hook_id.as_bytes());
+        next.insert(at, Arc::new(InstalledTurnStartHook { registration, digest, provider }));
+        *guard = Arc::new(next);
+        Ok(Registered::Installed)
+    }
+
+    /// The installed hook_ids, in dispatch order.
+    pub fn hook_ids(&self) -> Vec<String> {
+        self.snapshot().iter().map(|h| h.registration.hook_id.clone()).collect()
+    }
+
+    fn snapshot(&self) -> Arc<Vec<Arc<InstalledTurnStartHook>>> {
+        self.hooks.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// One turn-start dispatch. An invalid request is refused with its
+    /// violations before any provider is invoked.
+    pub async fn dispatch(&self, request: &Value) -> TurnStartOutcome {
+        let request = match validate_turn_start_request(request) {
+            Ok(request) => request,
+            Err(violations) => return TurnStartOutcome::refused(violations),
+        };
+        if !self.profile.enabled {
+            return TurnStartOutcome { phase_enabled: false, ..TurnStartOutcome::refused(Vec::new()).admitted() };
+        }
+        let hooks = self.snapshot();
+        let mut outcomes = Vec::with_capacity(hooks.len());
+        for hook in hooks.iter().filter(|h| self.profile.allows(&h.registration.hook_id)) {
+            outcomes.push(run_hook(hook, &request).await);
+        }
+        let required_reads = project_required_reads(&hooks, &outcomes);
+        let lane = decide_lane(outcomes.iter().map(|o| &o.receipt));
+        TurnStartOutcome { admitted: true, violations: Vec::new(), phase_enabled: true, hooks: outcomes, required_reads, lane }
+    }
+}
+
+impl TurnStartOutcome {
+    /// A refused request: nothing ran, the selected lane stands.
+    pub fn refused(violations: Vec<Violation>) -> Self {
+        TurnStartOutcome {
+            admitted: false,
+            violations,
+            phase_enabled: true,
+            hooks: Vec::new(),
+            required_reads: Vec::new(),
+            lane: TurnStartLane::from_reason(TurnStartLaneReason::NothingToRead),
+        }
+    }
+
+    fn admitted(self) -> Self {
+        TurnStartOutcome { admitted: true, ..self }
+    }
+}
+
+/// A receipt core makes for a hook whose provider gave none it can accept:
+/// the failure status, nothing read, nothing routed. `writes` carries the
+/// (reactions_added, external_writes_performed) a valid receipt reported, so
+/// writes a provider made are never hidden by core's verdict on it.
+fn failure_receipt(hook_id: &str, status: TurnStartStatus, writes: (u32, u32)) -> TurnStartReceipt {
+    TurnStartReceipt {
+        schema_version: TurnStartReceiptSchemaVersion::V0,
+        hook_id: hook_id.to_owned(),
+        status,
+        error_code: status.failure_code(),
+        agent_read_required: false,
+        observations_new: 0,
+        pending: 0,
+        direct_questions: 0,
+        verified_replies: 0,
+        routes_ok: 0,
+        routes_failed: 0,
+        reactions_added: writes.0,
+        external_writes_performed: writes.1,
+    }
+}
+
+fn failed(hook: &InstalledTurnStartHook, status: TurnStartStatus, code: FailureCode, rule: Option<Rule>, writes: (u32, u32)) -> TurnStartHookOutcome {
+    let hook_id = &hook.registration.hook_id;
+    TurnStartHookOutcome {
+        hook_id: hook_id.clone(),
+        receipt: failure_receipt(hook_id, status, writes),
+        kernel_failure: Some(TurnStartKernelFailure { code, rule }),
+    }
+}
+
+fn rejected(hook: &InstalledTurnStartHook, rule: Rule, writes: (u32, u32)) -> TurnStartHookOutcome {
+    failed(hook, TurnStartStatus::ProviderContractError, FailureCode::ResultContractRejected, Some(rule), writes)
+}
+
+/// A valid receipt checked against its own registration: its hook, its write
+/// scopes, its routes and its aggregate attempt budget.
+fn registration_rule(registration: &TurnStartHookRegistration, receipt: &TurnStartReceipt) -> Option<Rule> {
+    if receipt.hook_id != registration.hook_id {
+        return Some(Rule::HookMismatch);
+    }
+    if receipt.external_writes_performed > 0 && !registration.write_scopes.contains(&TurnStartWriteScope::ProviderMessageReaction) {
+        return Some(Rule::AuthorityClaimed);
+    }
+    let budget = &registration.budget;
+    if receipt.routes_ok + receipt.routes_failed > budget.max_routes || receipt.external_writes_performed > budget.max_attempts_per_dispatch {
+        return Some(Rule::OutOfRange);
+    }
+    None
+}
+
+async fn run_hook(hook: &InstalledTurnStartHook, request: &TurnStartRequest) -> TurnStartHookOutcome {
+    let registration = &hook.registration;
+    let input = TurnStartHookInput {
+        hook_id: registration.hook_id.clone(),
+        capability_id: registration.capability_id.clone(),
+        turn: request.turn.clone(),
+        budget: registration.budget,
+        write_scopes: registration.write_scopes.clone(),
+    };
+    let input_json = serde_json::to_string(&input).unwrap_or_default();
+    let timeout = Duration::from_millis(u64::from(registration.budget.timeout_ms));
+    let none = (0, 0);
+    let text = match tokio::time::timeout(timeout, hook.provider.invoke(input_json)).await {
+        Err(_) => return failed(hook, TurnStartStatus::TimedOut, FailureCode::ProducerTimedOut, None, none),
+        Ok(ProviderReply::Threw) => {
+            return failed(hook, TurnStartStatus::ProviderContractError, FailureCode::ProducerFailed, None, none)
+        }
+        Ok(ProviderReply::NotJson) => return rejected(hook, Rule::NotJsonValue, none),
+        Ok(ProviderReply::Json(text)) => text,
+    };
+    if text.len() > MAX_RECEIPT_BYTES {
+        return rejected(hook, Rule::ResultTooLarge, none);
+    }
+    let Ok(doc) = serde_json::from_str::<Value>(&text) else { return rejected(hook, Rule::NotJsonValue, none) };
+    let receipt = match validate_turn_start_receipt(&doc) {
+        Ok(receipt) => receipt,
+        Err(violations) => return rejected(hook, violations.first().map_or(Rule::WrongType, |v| v.rule), none),
+    };
+    if let Some(rule) = registration_rule(registration, &receipt) {
+        return rejected(hook, rule, (receipt.reactions_added, receipt.external_writes_performed));
+    }
+    TurnStartHookOutcome { hook_id: registration.hook_id.clone(), receipt, kernel_failure: None }
+}
+
+/// The required reads of the hooks whose receipts need them, deduplicated by
+/// command in hook order, each projected into the Agent then the CLI channel.
+fn project_required_reads(hooks: &[Arc<InstalledTurnStartHook>], outcomes: &[TurnStartHookOutcome]) -> Vec<RequiredReadProjection> {
+    let mut commands: Vec<&str> = Vec::new();
+    for outcome in outcomes.iter().filter(|o| o.receipt.agent_read_required) {
+        let Some(hook) = hooks.iter().find(|h| h.registration.hook_id == outcome.hook_id) else { continue };
+        let command = hook.registration.required_read.command.as_str();
+        if !commands.contains(&command) {
+            commands.push(command);
+        }
+    }
+    commands
+        .into_iter()
+        .flat_map(|command| {
+            [InteractionChannel::Agent, InteractionChannel::Cli].map(|channel| RequiredReadProjection {
+                channel,
+                command: command.to_owned(),
+                ordering: ReadOrdering::BeforeWork,
+            })
+        })
+        .collect()
+}
+
+/// The strongest reason one receipt gives.
+pub fn lane_reason(receipt: &TurnStartReceipt) -> TurnStartLaneReason {
+    if receipt.direct_questions > 0 {
+        TurnStartLaneReason::DirectQuestion
+    } else if receipt.verified_replies > 0 {
+        TurnStartLaneReason::VerifiedReply
+    } else if receipt.pending > receipt.observations_new {
+        TurnStartLaneReason::MaterialStillPending
+    } else if receipt.observations_new > 0 {
+        TurnStartLaneReason::FreshOrdinaryRead
+    } else {
+        TurnStartLaneReason::NothingToRead
+    }
+}
+
+/// The lane over every receipt: a direct question or verified reply preempts
+/// on its first turn; material first read on an earlier turn and still
+/// pending preempts into material review; a fresh ordinary read notifies and
+/// keeps the selected lane; otherwise the selected lane runs.
+pub fn decide_lane<'a>(receipts: impl Iterator<Item = &'a TurnStartReceipt>) -> TurnStartLane {
+    TurnStartLane::from_reason(receipts.map(lane_reason).max().unwrap_or(TurnStartLaneReason::NothingToRead))
+}
