@@ -476,6 +476,33 @@ describe('primary steps and the committed-receipt boundary', () => {
   })
 })
 
+describe('packaging', () => {
+  it('ships as loopx-hooks/orchestrator; better-sqlite3 (an optional peer) is loaded only when a Turn journal is opened, never by the core entry', () => {
+    const code = `
+      const loaded = () => Object.keys(require.cache).some((k) => k.includes('better-sqlite3'))
+      const core = require('loopx-hooks')
+      const afterCore = loaded()
+      const seam = require('loopx-hooks/orchestrator')
+      const afterSeam = loaded()
+      const cap = require('loopx-hooks/capabilities/periodic_report')
+      process.stdout.write(JSON.stringify({
+        afterCore, afterSeam, afterCapability: loaded(),
+        core: typeof core.HookRuntime, seam: typeof seam.TurnSettlement, cap: typeof cap.installPeriodicReport,
+      }))
+    `
+    const child = spawnSync(process.execPath, ['-e', code], { cwd: ROOT, encoding: 'utf8' })
+    expect(child.stderr).toBe('')
+    expect(JSON.parse(child.stdout)).toEqual({
+      afterCore: false,
+      afterSeam: false,
+      afterCapability: false,
+      core: 'function',
+      seam: 'function',
+      cap: 'function',
+    })
+  })
+})
+
 // ---------------------------------------------------------------- crash and recover
 
 /** What one committed writeback must end as, crash or not. */

@@ -139,7 +139,7 @@ function sqlite(): typeof BetterSqlite3 {
 }
 
 /** Opens an SQLite file for a reference component: WAL, synchronous=FULL, foreign keys, busy timeout. */
-export function openSqlite(path: string, busyTimeoutMs: number, errorCode: string): Database {
+function openSqlite(path: string, busyTimeoutMs: number, errorCode: string): Database {
   const Database = sqlite()
   let db: Database | undefined
   try {
