@@ -2,4 +2,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >&2
-node demo/run.mjs "$@"
+node demo/run.mjs
+node demo/goal.mjs
