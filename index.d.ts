@@ -59,6 +59,17 @@ export declare class NativeHookRuntime {
   close(): Promise<void>
 }
 
+/** An open owner-private inbox file. */
+export declare class NativeInboxStore {
+  /**
+   * Runs one store operation (`op`, arguments as JSON text); resolves to
+   * its result as JSON text.
+   */
+  call(op: string, argsJson: string): Promise<string>
+  /** Closes the file; later calls fail with `ERR_LOOPX_INBOX_CLOSED`. */
+  close(): Promise<void>
+}
+
 export declare class NativeJournal {
   getDispatch(dispatchId: string): Promise<string>
   /** Dispatches, oldest first, paged by `after` (a cursor from the last page). */
@@ -123,6 +134,12 @@ export interface DispatchIdentityParts {
 
 /** `"pwi_" + sha256(JCS({domain, dispatch_id, intent_kind, policy_version, payload}))`. */
 export declare function intentId(parts: { dispatchId: string; intentKind: string; policyVersion: string; payload: unknown }): string
+
+/**
+ * Opens (creating on first use) the inbox file at `path`. `selfIdentity` is
+ * the configured profile's own verified identity, for the self filter.
+ */
+export declare function openNativeInbox(path: string, selfIdentity?: string | undefined | null, busyTimeoutMs?: number | undefined | null): Promise<NativeInboxStore>
 
 /** Opens (creating on first use) a journal for reading and outbox decisions. */
 export declare function openNativeJournal(journalPath: string, busyTimeoutMs?: number | undefined | null): Promise<NativeJournal>

@@ -15,6 +15,7 @@ export {
   type TurnStartKernelOptions,
   type TurnStartProviderFn,
 } from './turn_start.js'
+export { InboxStore, type InboxOptions } from './inbox.js'
 export {
   defineIntentKind,
   type PayloadOf,

@@ -63,6 +63,21 @@ const TS_TYPES: &[fn(&Config) -> Result<(), ExportError>] = &[
     turn_start::TurnStartProfile::export_all,
     turn_start::TurnStartHookInput::export_all,
     turn_start::TurnStartOutcome::export_all,
+    // The owner-private inbox store's API values (never public documents).
+    turn_start::inbox::MessageRef::export_all,
+    turn_start::inbox::CaptureInput::export_all,
+    turn_start::inbox::CaptureOutcome::export_all,
+    turn_start::inbox::FirstReads::export_all,
+    turn_start::inbox::PendingMessage::export_all,
+    turn_start::inbox::Disposition::export_all,
+    turn_start::inbox::DisposeOutcome::export_all,
+    turn_start::inbox::AckOutcome::export_all,
+    turn_start::inbox::ReactionBegin::export_all,
+    turn_start::inbox::ReactionResult::export_all,
+    turn_start::inbox::ReactionFinish::export_all,
+    turn_start::inbox::CursorKind::export_all,
+    turn_start::inbox::ClaimOutcome::export_all,
+    turn_start::inbox::AdvanceOutcome::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).

@@ -8,3 +8,4 @@ mod js_value;
 mod runtime;
 mod validators;
 mod turn_start;
+mod inbox;

@@ -1,0 +1,129 @@
+/**
+ * `InboxStore`: the owner-private inbox that turn-start providers use. Its
+ * own SQLite file, never the public journal: captured messages and their
+ * private payloads, first Agent-read receipts, dispositions and effect
+ * bindings, acknowledgement reactions and provider cursors. Nothing from it
+ * belongs in a public receipt except the counts `recordFirstReads` returns.
+ * Every rule is in the Rust addon; this layer adds types.
+ */
+import { openNativeInbox, type NativeInboxStore } from '../index.js'
+import type {
+  AckOutcome,
+  AdvanceOutcome,
+  CaptureInput,
+  CaptureOutcome,
+  ClaimOutcome,
+  CursorKind,
+  DisposeOutcome,
+  Disposition,
+  FirstReads,
+  MessageRef,
+  PendingMessage,
+  ReactionBegin,
+  ReactionFinish,
+  ReactionResult,
+} from '../bindings/index'
+import { native } from './errors.js'
+
+export interface InboxOptions {
+  /** The configured profile's own identity, exactly as the provider verifies senders. */
+  selfIdentity?: string
+  /** How long to wait for another process's write lock. Default 5000. */
+  busyTimeoutMs?: number
+}
+
+export class InboxStore implements AsyncDisposable {
+  readonly #native: NativeInboxStore
+
+  private constructor(store: NativeInboxStore) {
+    this.#native = store
+  }
+
+  /** Opens (creating on first use) the inbox file; refuses any other file, the public journal included. */
+  static async open(path: string, options: InboxOptions = {}): Promise<InboxStore> {
+    return new InboxStore(await native(openNativeInbox(path, options.selfIdentity, options.busyTimeoutMs)))
+  }
+
+  async #call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
+    return JSON.parse(await native(this.#native.call(op, JSON.stringify(args))))
+  }
+
+  /** Captures a message, collapsing a repeat of its provider message identity; applies the self filter. */
+  capture(input: CaptureInput): Promise<CaptureOutcome> {
+    return this.#call('capture', { input })
+  }
+
+  /** Whether the message is in the inbox (readback before a cursor advance). */
+  contains(message: MessageRef): Promise<boolean> {
+    return this.#call('contains', { message })
+  }
+
+  /** First Agent-read receipts for every unread pending message, once each; the counts for the receipt. */
+  recordFirstReads(readRef: string): Promise<FirstReads> {
+    return this.#call('recordFirstReads', { readRef })
+  }
+
+  pendingCount(): Promise<number> {
+    return this.#call('pendingCount')
+  }
+
+  /** The private drain: pending messages after `after` (a seq), oldest first; limit 1..=1000, default 100. */
+  pending(query: { after?: number; limit?: number } = {}): Promise<PendingMessage[]> {
+    return this.#call('pending', { after: query.after ?? null, limit: query.limit ?? null })
+  }
+
+  /** Records the Agent's disposition, with its durable effect receipt when it has one. */
+  dispose(message: MessageRef, disposition: Disposition, effectReceiptId?: string): Promise<DisposeOutcome> {
+    return this.#call('dispose', { message, disposition, effectReceiptId: effectReceiptId ?? null })
+  }
+
+  /** Acknowledges: refused until read, disposed and (when material) bound to an effect receipt. */
+  ack(message: MessageRef): Promise<AckOutcome> {
+    return this.#call('ack', { message })
+  }
+
+  /** Up to `max` messages due an acknowledgement reaction, fairly across routes and messages. */
+  reactionCandidates(collectorId: string, max: number): Promise<MessageRef[]> {
+    return this.#call('reactionCandidates', { collectorId, max })
+  }
+
+  /** Records an attempt before the provider creates a reaction; only `proceed` admits the create. */
+  beginReaction(message: MessageRef): Promise<ReactionBegin> {
+    return this.#call('beginReaction', { message })
+  }
+
+  finishReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
+    return this.#call('finishReaction', { message, result })
+  }
+
+  /** Settles an uncertain attempt after a provider readback. */
+  resolveReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
+    return this.#call('resolveReaction', { message, result })
+  }
+
+  /** Claims a provider cursor (single-flight) for `leaseMs`. */
+  claimCursor(scope: string, kind: CursorKind, leaseMs: number): Promise<ClaimOutcome> {
+    return this.#call('claimCursor', { scope, kind, leaseMs })
+  }
+
+  /** Advances a claimed cursor once every message in `read` is in the inbox; reads it back; releases the claim. */
+  advanceCursor(scope: string, kind: CursorKind, token: string, value: string, read: MessageRef[]): Promise<AdvanceOutcome> {
+    return this.#call('advanceCursor', { scope, kind, token, value, read })
+  }
+
+  releaseCursor(scope: string, kind: CursorKind, token: string): Promise<boolean> {
+    return this.#call('releaseCursor', { scope, kind, token })
+  }
+
+  cursor(scope: string, kind: CursorKind): Promise<string | null> {
+    return this.#call('cursor', { scope, kind })
+  }
+
+  close(): Promise<void> {
+    return native(this.#native.close())
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+}

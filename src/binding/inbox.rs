@@ -1,0 +1,126 @@
+//! The owner-private inbox store, exported to JS for turn-start providers.
+//! One async entry point per operation name keeps the conversions in one
+//! place: arguments cross as JSON text, results come back as JSON text, and
+//! every call runs off the JS thread. No rule lives here.
+
+use std::sync::Arc;
+
+use napi_derive::napi;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::turn_start::inbox::{
+    CaptureInput, CursorKind, Disposition, InboxError, InboxOptions, InboxStore, MessageRef, ReactionResult,
+};
+
+/// A failure as the TS layer reads it back: `CODE|message`.
+fn fail(code: &str, message: &str) -> napi::Error {
+    napi::Error::new(napi::Status::GenericFailure, format!("{code}|{message}"))
+}
+
+fn inbox_error(e: InboxError) -> napi::Error {
+    let code = match e {
+        InboxError::NotAnInbox => "ERR_LOOPX_NOT_AN_INBOX",
+        InboxError::TooNew { .. } => "ERR_LOOPX_INBOX_TOO_NEW",
+        InboxError::Closed => "ERR_LOOPX_INBOX_CLOSED",
+        InboxError::Busy => "ERR_LOOPX_INBOX_BUSY",
+        InboxError::Io { .. } => "ERR_LOOPX_INBOX_IO",
+        InboxError::Sqlite { .. } => "ERR_LOOPX_INBOX_SQLITE",
+        InboxError::InvalidArgument { .. } => "ERR_LOOPX_INVALID_ARGUMENT",
+    };
+    fail(code, &e.to_string())
+}
+
+fn invalid(what: &str) -> napi::Error {
+    fail("ERR_LOOPX_INVALID_ARGUMENT", &format!("invalid argument: {what}"))
+}
+
+/// Member `name` of the arguments, as `T`.
+fn arg<T: DeserializeOwned>(args: &Value, name: &'static str) -> napi::Result<T> {
+    serde_json::from_value(args.get(name).cloned().unwrap_or(Value::Null)).map_err(|_| invalid(name))
+}
+
+fn out<T: serde::Serialize>(v: Result<T, InboxError>) -> napi::Result<String> {
+    let v = v.map_err(inbox_error)?;
+    serde_json::to_string(&v).map_err(|_| fail("ERR_LOOPX_INTERNAL", "result could not be serialized"))
+}
+
+fn run(store: &InboxStore, op: &str, args: &Value) -> napi::Result<String> {
+    let m = || arg::<MessageRef>(args, "message");
+    match op {
+        "capture" => out(store.capture(&arg::<CaptureInput>(args, "input")?)),
+        "contains" => out(store.contains(&m()?)),
+        "recordFirstReads" => out(store.record_first_reads(&arg::<String>(args, "readRef")?)),
+        "pendingCount" => out(store.pending_count()),
+        "pending" => {
+            let after = arg::<Option<i64>>(args, "after")?;
+            let limit = arg::<Option<u32>>(args, "limit")?.unwrap_or(100);
+            out(store.pending(after, limit))
+        }
+        "dispose" => {
+            let effect = arg::<Option<String>>(args, "effectReceiptId")?;
+            out(store.dispose(&m()?, arg::<Disposition>(args, "disposition")?, effect.as_deref()))
+        }
+        "ack" => out(store.ack(&m()?)),
+        "reactionCandidates" => out(store.reaction_candidates(&arg::<String>(args, "collectorId")?, arg::<u32>(args, "max")?)),
+        "beginReaction" => out(store.begin_reaction(&m()?)),
+        "finishReaction" => out(store.finish_reaction(&m()?, arg::<ReactionResult>(args, "result")?)),
+        "resolveReaction" => out(store.resolve_reaction(&m()?, arg::<ReactionResult>(args, "result")?)),
+        "claimCursor" => {
+            out(store.claim_cursor(&arg::<String>(args, "scope")?, arg::<CursorKind>(args, "kind")?, arg::<u32>(args, "leaseMs")?))
+        }
+        "advanceCursor" => out(store.advance_cursor(
+            &arg::<String>(args, "scope")?,
+            arg::<CursorKind>(args, "kind")?,
+            &arg::<String>(args, "token")?,
+            &arg::<String>(args, "value")?,
+            &arg::<Vec<MessageRef>>(args, "read")?,
+        )),
+        "releaseCursor" => {
+            out(store.release_cursor(&arg::<String>(args, "scope")?, arg::<CursorKind>(args, "kind")?, &arg::<String>(args, "token")?))
+        }
+        "cursor" => out(store.cursor(&arg::<String>(args, "scope")?, arg::<CursorKind>(args, "kind")?)),
+        _ => Err(invalid("op")),
+    }
+}
+
+/// An open owner-private inbox file.
+#[napi]
+pub struct NativeInboxStore {
+    store: Arc<InboxStore>,
+}
+
+/// Opens (creating on first use) the inbox file at `path`. `selfIdentity` is
+/// the configured profile's own verified identity, for the self filter.
+#[napi]
+pub async fn open_native_inbox(path: String, self_identity: Option<String>, busy_timeout_ms: Option<u32>) -> napi::Result<NativeInboxStore> {
+    let options = InboxOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(InboxOptions::default().busy_timeout_ms), self_identity };
+    let store = tokio::task::spawn_blocking(move || InboxStore::open(path, options))
+        .await
+        .map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox open task failed"))?
+        .map_err(inbox_error)?;
+    Ok(NativeInboxStore { store: Arc::new(store) })
+}
+
+#[napi]
+impl NativeInboxStore {
+    /// Runs one store operation (`op`, arguments as JSON text); resolves to
+    /// its result as JSON text.
+    #[napi]
+    pub async fn call(&self, op: String, args_json: String) -> napi::Result<String> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || {
+            let args: Value = serde_json::from_str(&args_json).map_err(|_| invalid("arguments"))?;
+            run(&store, &op, &args)
+        })
+        .await
+        .map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox task failed"))?
+    }
+
+    /// Closes the file; later calls fail with `ERR_LOOPX_INBOX_CLOSED`.
+    #[napi]
+    pub async fn close(&self) -> napi::Result<()> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || store.close()).await.map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox close task failed"))
+    }
+}
