@@ -132,14 +132,19 @@ export interface DispatchIdentityParts {
   eventKind: string
 }
 
+export interface InboxOpenOptions {
+  /** The configured profile's own verified identity, for the self filter. */
+  selfIdentity?: string
+  busyTimeoutMs?: number
+  /** How long an unfinished reaction attempt counts as in flight (default 60000). */
+  attemptStaleMs?: number
+}
+
 /** `"pwi_" + sha256(JCS({domain, dispatch_id, intent_kind, policy_version, payload}))`. */
 export declare function intentId(parts: { dispatchId: string; intentKind: string; policyVersion: string; payload: unknown }): string
 
-/**
- * Opens (creating on first use) the inbox file at `path`. `selfIdentity` is
- * the configured profile's own verified identity, for the self filter.
- */
-export declare function openNativeInbox(path: string, selfIdentity?: string | undefined | null, busyTimeoutMs?: number | undefined | null): Promise<NativeInboxStore>
+/** Opens (creating on first use) the inbox file at `path`. */
+export declare function openNativeInbox(path: string, options?: InboxOpenOptions | undefined | null): Promise<NativeInboxStore>
 
 /** Opens (creating on first use) a journal for reading and outbox decisions. */
 export declare function openNativeJournal(journalPath: string, busyTimeoutMs?: number | undefined | null): Promise<NativeJournal>

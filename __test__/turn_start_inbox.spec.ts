@@ -84,16 +84,21 @@ describe('inbox store', () => {
   })
 
   it('reactions only after a turn-start read, once, failing closed when uncertain', async () => {
-    await using inbox = await InboxStore.open(path())
+    const file = path()
+    await using inbox = await InboxStore.open(file)
     await inbox.capture(message('r', 'm', { source: 'collector' }))
     expect(await inbox.beginReaction(ref('r', 'm'))).toBe('not_read')
     await inbox.recordFirstReads('turn_1')
     expect(await inbox.reactionCandidates('collector_1', 4)).toEqual([ref('r', 'm')])
     expect(await inbox.beginReaction(ref('r', 'm'))).toBe('proceed')
-    // No answer recorded (a crash): the next begin fails closed.
-    expect(await inbox.beginReaction(ref('r', 'm'))).toBe('uncertain')
-    expect(await inbox.resolveReaction(ref('r', 'm'), 'added')).toBe('recorded')
-    expect(await inbox.beginReaction(ref('r', 'm'))).toBe('already_added')
+    // In flight: no second create.
+    expect(await inbox.beginReaction(ref('r', 'm'))).toBe('in_flight')
+    // Never finished (a crash), past attemptStaleMs: uncertain, offered for its readback, no create.
+    await using later = await InboxStore.open(file, { attemptStaleMs: 0 })
+    expect(await later.reactionCandidates('collector_1', 4)).toEqual([ref('r', 'm')])
+    expect(await later.beginReaction(ref('r', 'm'))).toBe('uncertain')
+    expect(await later.resolveReaction(ref('r', 'm'), 'added')).toBe('recorded')
+    expect(await later.beginReaction(ref('r', 'm'))).toBe('already_added')
   })
 
   it('cursors are single-flight and advance only after inbox readback', async () => {

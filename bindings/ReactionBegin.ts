@@ -3,4 +3,4 @@
 /**
  * Whether a reaction may be created now.
  */
-export type ReactionBegin = "proceed" | "already_added" | "uncertain" | "not_pending" | "not_human" | "not_read" | "unknown_message";
+export type ReactionBegin = "proceed" | "already_added" | "in_flight" | "uncertain" | "not_pending" | "not_human" | "not_read" | "unknown_message";

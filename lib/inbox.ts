@@ -30,6 +30,11 @@ export interface InboxOptions {
   selfIdentity?: string
   /** How long to wait for another process's write lock. Default 5000. */
   busyTimeoutMs?: number
+  /**
+   * How long a begun reaction attempt that has not finished counts as in
+   * flight (`in_flight`) before it is uncertain and due for a readback. Default 60000.
+   */
+  attemptStaleMs?: number
 }
 
 export class InboxStore implements AsyncDisposable {
@@ -41,7 +46,7 @@ export class InboxStore implements AsyncDisposable {
 
   /** Opens (creating on first use) the inbox file; refuses any other file, the public journal included. */
   static async open(path: string, options: InboxOptions = {}): Promise<InboxStore> {
-    return new InboxStore(await native(openNativeInbox(path, options.selfIdentity, options.busyTimeoutMs)))
+    return new InboxStore(await native(openNativeInbox(path, options)))
   }
 
   async #call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {

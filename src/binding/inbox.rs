@@ -90,11 +90,27 @@ pub struct NativeInboxStore {
     store: Arc<InboxStore>,
 }
 
-/// Opens (creating on first use) the inbox file at `path`. `selfIdentity` is
-/// the configured profile's own verified identity, for the self filter.
+#[napi(object)]
+pub struct InboxOpenOptions {
+    /// The configured profile's own verified identity, for the self filter.
+    pub self_identity: Option<String>,
+    pub busy_timeout_ms: Option<u32>,
+    /// How long an unfinished reaction attempt counts as in flight (default 60000).
+    pub attempt_stale_ms: Option<u32>,
+}
+
+/// Opens (creating on first use) the inbox file at `path`.
 #[napi]
-pub async fn open_native_inbox(path: String, self_identity: Option<String>, busy_timeout_ms: Option<u32>) -> napi::Result<NativeInboxStore> {
-    let options = InboxOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(InboxOptions::default().busy_timeout_ms), self_identity };
+pub async fn open_native_inbox(path: String, options: Option<InboxOpenOptions>) -> napi::Result<NativeInboxStore> {
+    let defaults = InboxOptions::default();
+    let options = match options {
+        Some(o) => InboxOptions {
+            busy_timeout_ms: o.busy_timeout_ms.unwrap_or(defaults.busy_timeout_ms),
+            attempt_stale_ms: o.attempt_stale_ms.unwrap_or(defaults.attempt_stale_ms),
+            self_identity: o.self_identity,
+        },
+        None => defaults,
+    };
     let store = tokio::task::spawn_blocking(move || InboxStore::open(path, options))
         .await
         .map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox open task failed"))?

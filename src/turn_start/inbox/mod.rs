@@ -20,8 +20,9 @@
 //!   material disposition only once bound to a durable effect receipt;
 //! - a reaction is admitted only on a captured, still-pending, human-authored
 //!   message that a turn-start dispatch has read; at most one is ever added;
-//!   an attempt is recorded before the provider creates anything, and an
-//!   attempt whose effect is unknown fails closed until resolved;
+//!   an attempt is recorded before the provider creates anything, a fresh
+//!   one blocks a second create, and an attempt whose effect is unknown (or
+//!   that never finished) fails closed until a readback resolves it;
 //! - reaction candidates rotate route priority per collector across calls,
 //!   and each route keeps its own round-robin message cursor, so a failing
 //!   backlog never starves other routes or messages;
@@ -114,6 +115,10 @@ pub type Result<T, E = InboxError> = std::result::Result<T, E>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InboxOptions {
     pub busy_timeout_ms: u32,
+    /// How long a begun reaction attempt may stay unfinished before it counts
+    /// as uncertain (a crash, a lost answer) rather than in flight. Longer
+    /// than any hook timeout (30 s) by default.
+    pub attempt_stale_ms: u32,
     /// The configured profile's own identity, exactly as the provider
     /// verifies senders; messages from it are not captured.
     pub self_identity: Option<String>,
@@ -121,7 +126,7 @@ pub struct InboxOptions {
 
 impl Default for InboxOptions {
     fn default() -> Self {
-        InboxOptions { busy_timeout_ms: 5_000, self_identity: None }
+        InboxOptions { busy_timeout_ms: 5_000, attempt_stale_ms: 60_000, self_identity: None }
     }
 }
 
@@ -167,13 +172,14 @@ struct MessageState {
     read: bool,
     disposition: Option<(Disposition, Option<String>)>,
     reaction: Option<String>,
+    reaction_at: Option<i64>,
 }
 
 fn message_state(tx: &Transaction<'_>, m: &MessageRef) -> Result<Option<MessageState>> {
     let row = tx
         .query_row(
             "SELECT m.seq, m.acked_at IS NOT NULL, m.sender_kind = 'human', r.message_seq IS NOT NULL,
-                    d.disposition, d.effect_receipt_id, x.state
+                    d.disposition, d.effect_receipt_id, x.state, x.updated_at
              FROM messages m
              LEFT JOIN reads r ON r.message_seq = m.seq
              LEFT JOIN dispositions d ON d.message_seq = m.seq
@@ -192,6 +198,7 @@ fn message_state(tx: &Transaction<'_>, m: &MessageRef) -> Result<Option<MessageS
                         None => None,
                     },
                     reaction: r.get(6)?,
+                    reaction_at: r.get(7)?,
                 })
             },
         )
@@ -204,6 +211,7 @@ fn message_state(tx: &Transaction<'_>, m: &MessageRef) -> Result<Option<MessageS
 pub struct InboxStore {
     conn: Mutex<Option<Connection>>,
     self_identity: Option<String>,
+    attempt_stale_ms: i64,
     lease_counter: AtomicU64,
 }
 
@@ -222,7 +230,12 @@ impl InboxStore {
             private_id(identity, "self_identity")?;
         }
         let conn = open::open(path.as_ref(), options.busy_timeout_ms)?;
-        Ok(InboxStore { conn: Mutex::new(Some(conn)), self_identity: options.self_identity, lease_counter: AtomicU64::new(0) })
+        Ok(InboxStore {
+            conn: Mutex::new(Some(conn)),
+            self_identity: options.self_identity,
+            attempt_stale_ms: i64::from(options.attempt_stale_ms),
+            lease_counter: AtomicU64::new(0),
+        })
     }
 
     /// Closes the connection; later calls answer `Closed`. Idempotent.
@@ -429,7 +442,8 @@ impl InboxStore {
 
     /// Up to `max` messages whose acknowledgement reaction is due (pending,
     /// human-authored, read by a turn-start dispatch, no reaction added and
-    /// none uncertain or in flight), fairly across routes and messages:
+    /// none in flight; an uncertain or stale attempt is due for its readback),
+    /// fairly across routes and messages:
     /// routes start after the one `collector_id` started with last time, one
     /// message per route per round, and each route continues after the
     /// message it offered last. The cursors move now, so a message that keeps
@@ -441,11 +455,13 @@ impl InboxStore {
                 "SELECT m.route_id, m.seq, m.provider_message_id FROM messages m
                  JOIN reads r ON r.message_seq = m.seq
                  LEFT JOIN reactions x ON x.message_seq = m.seq
-                 WHERE m.acked_at IS NULL AND m.sender_kind = 'human' AND (x.state IS NULL OR x.state = 'failed')
+                 WHERE m.acked_at IS NULL AND m.sender_kind = 'human'
+                   AND (x.state IS NULL OR x.state IN ('failed','uncertain') OR (x.state = 'attempting' AND x.updated_at <= ?1))
                  ORDER BY m.route_id, m.seq",
             )?;
+            let stale_before = now_ms() - self.attempt_stale_ms;
             let mut routes: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
-            for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))? {
+            for row in stmt.query_map([stale_before], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))? {
                 let (route, seq, id) = row?;
                 routes.entry(route).or_default().push((seq, id));
             }
@@ -490,9 +506,10 @@ impl InboxStore {
     }
 
     /// Before the provider creates a reaction: checks eligibility and records
-    /// the attempt. Only `Proceed` admits the create. An attempt still in
-    /// flight from before (a crash, a lost answer) becomes `uncertain`: the
-    /// store fails closed until the provider reads back whether it exists.
+    /// the attempt. Only `Proceed` admits the create. An attempt begun less
+    /// than `attempt_stale_ms` ago is `InFlight`; an older unfinished one (a
+    /// crash, a lost answer) becomes `Uncertain`: the store fails closed
+    /// until the provider reads back whether the reaction exists.
     pub fn begin_reaction(&self, m: &MessageRef) -> Result<ReactionBegin> {
         message_ref(m)?;
         self.write(|tx| {
@@ -510,6 +527,7 @@ impl InboxStore {
             match state.reaction.as_deref() {
                 Some("added") => Ok(ReactionBegin::AlreadyAdded),
                 Some("uncertain") => Ok(ReactionBegin::Uncertain),
+                Some("attempting") if state.reaction_at.is_some_and(|at| at > now - self.attempt_stale_ms) => Ok(ReactionBegin::InFlight),
                 Some("attempting") => {
                     tx.execute("UPDATE reactions SET state = 'uncertain', updated_at = ?2 WHERE message_seq = ?1", params![state.seq, now])?;
                     Ok(ReactionBegin::Uncertain)

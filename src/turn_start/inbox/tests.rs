@@ -292,12 +292,18 @@ fn failed_reactions_retry_and_uncertain_ones_fail_closed() {
     assert_eq!(s.begin_reaction(&m1).unwrap(), ReactionBegin::Proceed);
     assert_eq!(s.finish_reaction(&m1, ReactionResult::Failed).unwrap(), ReactionFinish::Recorded);
     assert_eq!(s.reaction_candidates("c", 4).unwrap(), [m1.clone()]);
-    // An attempt left in flight (a crash) is uncertain: no second create.
+    // An attempt in flight blocks a second create; left unfinished past
+    // attempt_stale_ms (a crash), it is uncertain: still no second create,
+    // but it is offered again for its readback.
     assert_eq!(s.begin_reaction(&m1).unwrap(), ReactionBegin::Proceed);
-    let reopened = store(&dir);
+    assert_eq!(s.begin_reaction(&m1).unwrap(), ReactionBegin::InFlight);
+    assert!(s.reaction_candidates("c", 4).unwrap().is_empty());
+    let options = InboxOptions { attempt_stale_ms: 0, self_identity: Some("U_SELF".into()), ..Default::default() };
+    let reopened = InboxStore::open(dir.file("inbox.sqlite"), options).unwrap();
+    assert_eq!(reopened.reaction_candidates("c", 4).unwrap(), [m1.clone()]);
     assert_eq!(reopened.begin_reaction(&m1).unwrap(), ReactionBegin::Uncertain);
     assert_eq!(reopened.begin_reaction(&m1).unwrap(), ReactionBegin::Uncertain);
-    assert!(reopened.reaction_candidates("c", 4).unwrap().is_empty());
+    assert_eq!(reopened.reaction_candidates("c", 4).unwrap(), [m1.clone()]);
     // An answer the provider could not interpret is uncertain too.
     // After a readback: absent -> eligible again; present -> added.
     assert_eq!(reopened.resolve_reaction(&m1, ReactionResult::Failed).unwrap(), ReactionFinish::Recorded);

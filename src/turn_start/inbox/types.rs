@@ -214,8 +214,12 @@ pub enum ReactionBegin {
     /// Recorded as attempting: create the reaction, then `finishReaction`.
     Proceed,
     AlreadyAdded,
-    /// An earlier attempt's effect is unknown: fail closed, no new create
-    /// until `resolveReaction` after a provider readback.
+    /// Another attempt began less than `attemptStaleMs` ago and has not
+    /// finished: no second create.
+    InFlight,
+    /// An earlier attempt's effect is unknown (it answered uncertain, or it
+    /// never finished and is stale): fail closed, no new create until
+    /// `resolveReaction` after a provider readback.
     Uncertain,
     /// Acknowledged already: the reaction is for still-pending messages.
     NotPending,
