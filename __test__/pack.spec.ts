@@ -1,0 +1,192 @@
+// The published package, as a consumer gets it: `npm pack` gives a tarball
+// whose "files" carry everything needed; a fresh project installs it (offline,
+// no registry), type-checks a strict TypeScript file against its declarations
+// (skipLibCheck off), compiles it, and runs it with node: it validates the
+// shipped examples/registration.json and dispatches once on a temp journal.
+// Both module systems are tried: an ES module and a CommonJS one (.cts).
+//
+// The package must be built first (`npm run build:debug` or `npm run build`);
+// packing uses --ignore-scripts so this test never starts a build itself.
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { afterAll, describe, expect, it } from 'vitest'
+
+const root = join(__dirname, '..')
+const tmp = mkdtempSync(join(tmpdir(), 'loopx-hooks-pack-'))
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+function run(command: string, args: string[], cwd: string): SpawnSyncReturns<string> {
+  const result = spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    timeout: 100_000,
+    // Keep npm away from the network and from this repo's own config.
+    env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' },
+  })
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${result.status}\n${result.stdout}\n${result.stderr}`)
+  }
+  return result
+}
+
+/** What a consumer needs at run time and at type-check time. */
+const NEEDED = [
+  'package.json',
+  'index.js',
+  'index.d.ts',
+  'loopx-hooks.linux-x64-gnu.node',
+  'lib/index.js',
+  'lib/index.d.ts',
+  'lib/runtime.js',
+  'lib/runtime.d.ts',
+  'lib/hooks.d.ts',
+  'lib/payload.d.ts',
+  'bindings/index.d.ts',
+  'bindings/PostWritebackHookRegistration.d.ts',
+  'bindings/DispatchOutcome.d.ts',
+  'examples/registration.json',
+  'examples/intent_kind.json',
+  'schemas/loopx_post_writeback_capability_hook_registration_v0.schema.json',
+]
+
+const CONSUMER_ESM = `
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+
+import {
+  buildIntent,
+  HookRuntime,
+  IntentKinds,
+  validateRegistration,
+  type DispatchOutcome,
+  type PostWritebackHookInput,
+  type PostWritebackHookRegistration,
+} from 'loopx-hooks'
+
+const packageDir = dirname(createRequire(import.meta.url).resolve('loopx-hooks/package.json'))
+const exampleText = (name: string): string => readFileSync(join(packageDir, 'examples', name), 'utf8')
+
+// The shipped examples, as JSON text.
+const kinds = new IntentKinds([exampleText('intent_kind.json')])
+const verdict = validateRegistration(exampleText('registration.json'), kinds)
+if (!verdict.ok) throw new Error('registration rejected: ' + JSON.stringify(verdict.violations))
+const registration: PostWritebackHookRegistration = verdict.value
+
+const dir = mkdtempSync(join(tmpdir(), 'loopx-consumer-'))
+const runtime = await HookRuntime.open({ journalPath: join(dir, 'journal.sqlite'), profile: { enabled: true } })
+let outcome: DispatchOutcome
+try {
+  runtime.defineIntentKind(JSON.parse(exampleText('intent_kind.json')))
+  runtime.register({
+    registration,
+    provider: (input: PostWritebackHookInput) => ({
+      schema_version: 'loopx_post_writeback_hook_result_v0',
+      status: 'proposed',
+      intents: [
+        buildIntent(input, {
+          intentKind: 'periodic_report.trigger_evaluation',
+          operation: 'evaluate_runtime_trigger',
+          policyVersion: 'weekly_v0',
+          payload: { segment_ref: input.source.todo_id, source_event_refs: input.projection.fact_refs },
+        }),
+      ],
+    }),
+  })
+  outcome = await runtime.dispatch({
+    settlement: { goal_id: 'goal_1', agent_id: 'agent_1', todo_id: 'todo_1', turn_instance_id: 'turn_1', effect_id: 'effect_1' },
+    receipt: {
+      receipt_id: 'receipt_1',
+      effect_id: 'effect_1',
+      step_kind: 'durable_writeback',
+      status: 'committed',
+      checkpointed: true,
+      state_revision: 'rev_1',
+      committed_at: '2026-08-26T00:00:00Z',
+    },
+    event: { event_kind: 'todo_completed', fact_refs: ['fact_1'] },
+  })
+} finally {
+  await runtime.close()
+  rmSync(dir, { recursive: true, force: true })
+}
+const first = outcome.hooks[0]
+console.log(JSON.stringify({ hookId: registration.hook_id, admitted: outcome.admitted, outcome: first?.outcome, status: first?.receipt?.status ?? null }))
+`
+
+const CONSUMER_CJS = `
+import { canonicalJson, IntentKinds, validateRegistration, type Violation } from 'loopx-hooks'
+
+const rejected = validateRegistration('{}', new IntentKinds([]))
+const violations: Violation[] = rejected.ok ? [] : rejected.violations
+console.log(JSON.stringify({ canonical: canonicalJson({ b: 1, a: [2] }), rules: violations.length, cjs: typeof require === 'function' }))
+`
+
+describe('npm pack, install and use', () => {
+  it('the tarball installs offline into a fresh project, type-checks strictly and runs', { timeout: 120_000 }, () => {
+    for (const built of ['index.js', 'index.d.ts', 'loopx-hooks.linux-x64-gnu.node', 'lib/index.js', 'lib/index.d.ts', 'bindings/index.d.ts']) {
+      expect(existsSync(join(root, built)), `${built} is missing: build the package first (npm run build:debug)`).toBe(true)
+    }
+
+    // 1. Pack (no lifecycle scripts: prepack would start a build).
+    const packDir = join(tmp, 'pack')
+    mkdirSync(packDir)
+    const pack = run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], root)
+    const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
+    const files = info!.files.map((f) => f.path)
+    for (const needed of NEEDED) expect(files, `the tarball lacks ${needed}`).toContain(needed)
+    for (const path of files) expect(path, 'sources, tests and build dirs stay out').not.toMatch(/^(src|target|__test__|node_modules|\.cargo)\//)
+    // No TypeScript sources beside the declarations: tsc prefers a .ts over its
+    // .d.ts, so shipped sources would be type-checked under the consumer's
+    // options (see the exactOptionalPropertyTypes check below).
+    for (const path of files) expect(path, 'only declarations of the TS layer ship').not.toMatch(/^(lib|bindings)\/.*(?<!\.d)\.ts$/)
+    const tarball = join(packDir, info!.filename)
+    expect(existsSync(tarball)).toBe(true)
+
+    // 2. A fresh ES-module project installs it, without the registry.
+    const app = join(tmp, 'app')
+    mkdirSync(join(app, 'src'), { recursive: true })
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'loopx-consumer', version: '1.0.0', private: true, type: 'module' }))
+    run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], app)
+    expect(existsSync(join(app, 'node_modules', 'loopx-hooks', 'loopx-hooks.linux-x64-gnu.node'))).toBe(true)
+
+    // 3. Strict type-check and compile with this repo's TypeScript and @types/node.
+    writeFileSync(join(app, 'src', 'main.ts'), CONSUMER_ESM)
+    writeFileSync(join(app, 'src', 'check.cts'), CONSUMER_CJS)
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'node16',
+          moduleResolution: 'node16',
+          strict: true,
+          skipLibCheck: false,
+          outDir: 'dist',
+          rootDir: 'src',
+          types: ['node'],
+          typeRoots: [join(root, 'node_modules', '@types')],
+        },
+        include: ['src'],
+      }),
+    )
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+    run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], app)
+    expect(existsSync(join(app, 'dist', 'main.js'))).toBe(true)
+    expect(existsSync(join(app, 'dist', 'check.cjs'))).toBe(true)
+    // A stricter consumer compiles too: the package's declarations hold under
+    // options this repo does not use itself.
+    const stricter = ['--noEmit', '--exactOptionalPropertyTypes', '--noPropertyAccessFromIndexSignature', '--noImplicitOverride', '--noUncheckedIndexedAccess']
+    run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false', ...stricter], app)
+
+    // 4. Run both.
+    const esm = JSON.parse(run(process.execPath, ['dist/main.js'], app).stdout.trim())
+    expect(esm).toEqual({ hookId: 'periodic_report.runtime_trigger', admitted: true, outcome: 'recorded', status: 'proposed' })
+    const cjs = JSON.parse(run(process.execPath, ['dist/check.cjs'], app).stdout.trim())
+    expect(cjs).toEqual({ canonical: '{"a":[2],"b":1}', rules: 9, cjs: true })
+  })
+})
