@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::error::{async_error, internal, misuse, Code};
 use super::js_value::{read_document, Document, JsAny};
 use crate::turn_start::{
-    self, ProviderReply, Registered, ReplyFuture, TurnStartKernel, TurnStartOutcome, TurnStartProfile, TurnStartProvider,
+    self, ProviderReply, Registered, ReplyFuture, TurnStartKernel, TurnStartProfile, TurnStartProvider,
 };
 use crate::validate::{Rule, Verdict, Violation};
 
@@ -149,7 +149,7 @@ impl NativeTurnStartKernel {
     pub async fn dispatch_turn_start(&self, request_json: String) -> napi::Result<String> {
         let outcome = match serde_json::from_str::<Value>(&request_json) {
             Ok(doc) => self.kernel.dispatch(&doc).await,
-            Err(_) => TurnStartOutcome::refused(vec![Violation { path: String::new(), rule: Rule::NotJsonValue }]),
+            Err(_) => self.kernel.refused(vec![Violation { path: String::new(), rule: Rule::NotJsonValue }]),
         };
         serde_json::to_string(&outcome).map_err(|_| async_error(misuse(Code::Internal, "outcome could not be serialized")))
     }

@@ -138,6 +138,11 @@ impl TurnStartKernel {
         Ok(Registered::Installed)
     }
 
+    /// The outcome of a refused request: nothing ran, the selected lane stands.
+    pub fn refused(&self, violations: Vec<Violation>) -> TurnStartOutcome {
+        TurnStartOutcome { phase_enabled: self.profile.enabled, ..TurnStartOutcome::refused(violations) }
+    }
+
     /// The installed hook_ids, in dispatch order.
     pub fn hook_ids(&self) -> Vec<String> {
         self.snapshot().iter().map(|h| h.registration.hook_id.clone()).collect()
@@ -152,10 +157,10 @@ impl TurnStartKernel {
     pub async fn dispatch(&self, request: &Value) -> TurnStartOutcome {
         let request = match validate_turn_start_request(request) {
             Ok(request) => request,
-            Err(violations) => return TurnStartOutcome::refused(violations),
+            Err(violations) => return self.refused(violations),
         };
         if !self.profile.enabled {
-            return TurnStartOutcome { phase_enabled: false, ..TurnStartOutcome::refused(Vec::new()).admitted() };
+            return TurnStartOutcome { admitted: true, ..self.refused(Vec::new()) };
         }
         let hooks = self.snapshot();
         let mut outcomes = Vec::with_capacity(hooks.len());
@@ -179,10 +184,6 @@ impl TurnStartOutcome {
             required_reads: Vec::new(),
             lane: TurnStartLane::from_reason(TurnStartLaneReason::NothingToRead),
         }
-    }
-
-    fn admitted(self) -> Self {
-        TurnStartOutcome { admitted: true, ..self }
     }
 }
 

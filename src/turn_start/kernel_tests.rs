@@ -178,8 +178,9 @@ async fn disabled_phase_runs_nothing() {
     let outcome = f.dispatch().await;
     assert!(outcome.admitted && !outcome.phase_enabled);
     assert!(outcome.hooks.is_empty() && f.invoked().is_empty());
-    // An invalid request is refused even so.
-    assert!(!f.kernel.dispatch(&json!({})).await.admitted);
+    // An invalid request is refused even so, and says the phase is off.
+    let refused = f.kernel.dispatch(&json!({})).await;
+    assert!(!refused.admitted && !refused.phase_enabled);
 }
 
 // ------------------------------------------------------------- order and identity
