@@ -36,7 +36,7 @@ export declare class IntentKinds {
    * prefixed by the definition's index) when a definition is invalid or an
    * intent_kind is defined twice.
    */
-  constructor(definitions: Array<IntentKindDefinition | string>)
+  constructor(definitions: ReadonlyArray<IntentKindDefinition | { readonly intent_kind: string } | string>)
   /** The defined intent_kind names, sorted. */
   get names(): Array<string>
 }

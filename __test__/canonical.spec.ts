@@ -304,17 +304,14 @@ describe('values JSON cannot hold', () => {
     expect(code(() => registrationDigest('{not json'))).toBe('ERR_LOOPX_NOT_JSON_VALUE')
   })
 
-  // KNOWN BUG (reported): a lone surrogate is read as U+FFFD, so
-  // canonicalJson('\ud800') is '"\ufffd"' (canonicalize: '"\\ud800"') and
-  // two different strings get one canonical form, hence one intent id.
-  // RFC 8785 requires well-formed Unicode, so this should throw. Drop
-  // `.fails` once it does.
-  it.fails('a lone surrogate is not a JSON value for JCS', () => {
+  // RFC 8785 requires well-formed Unicode: a lone surrogate is refused rather
+  // than read as U+FFFD (which would give two strings one canonical form).
+  it('a lone surrogate is not a JSON value for JCS', () => {
     expect(code(() => canonicalJson('a\ud800'))).toBe('ERR_LOOPX_NOT_JSON_VALUE')
   })
 
-  // Same KNOWN BUG, seen through the ids: '\ud800' and '\ufffd' payloads get one intent_id.
-  it.fails('a lone surrogate never shares an intent_id with U+FFFD (it is refused or kept apart)', () => {
+  // Seen through the ids: '\ud800' and '\ufffd' payloads never share an intent_id.
+  it('a lone surrogate never shares an intent_id with U+FFFD (it is refused or kept apart)', () => {
     const parts = { dispatchId: hookInput.dispatch_id, intentKind: 'k.a', policyVersion: 'v0' }
     const lone = code(() => intentId({ ...parts, payload: { r: '\ud800' } }))
     if (lone === 'ERR_LOOPX_NOT_JSON_VALUE') return

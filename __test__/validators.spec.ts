@@ -416,10 +416,8 @@ describe('buildIntent and IntentKinds', () => {
     ])
   })
 
-  // KNOWN BUG (reported): index.d.ts documents IntentKinds' error as carrying
-  // `violations`, but only `code` and the message are set. `it.fails` keeps
-  // this visible; drop `.fails` once the error carries them.
-  it.fails('IntentKinds error carries the violations its documentation promises', () => {
+  // The error carries the violations, not only a message.
+  it('IntentKinds error carries the violations its documentation promises', () => {
     try {
       new IntentKinds([{ ...clone(kindDefinition), capability_id: 'other' }])
     } catch (error) {
@@ -430,26 +428,36 @@ describe('buildIntent and IntentKinds', () => {
   })
 })
 
-describe('known divergences between a value and its JSON text (reported bugs)', () => {
-  // KNOWN BUG: a JS string with a lone surrogate is read as U+FFFD (N-API's
-  // UTF-8 conversion) while the same string as JSON text (`"\ud800"`, which is
-  // what JSON.stringify writes) is not_json_value at "". RFC 8785 / I-JSON
-  // forbid lone surrogates, so the value should be not_json_value at its own
-  // path; text and value then agree at least on ok and rule.
-  it.fails('a lone surrogate is not_json_value as a value, as it is as text', () => {
+describe('edges where a value and its JSON text meet', () => {
+  // RFC 8785 / I-JSON forbid lone surrogates: a value reports one at its own
+  // path; text that holds one does not parse, so it is reported at "".
+  it('a lone surrogate is not_json_value as a value, as it is as text', () => {
     const doc = { ...clone(registration), hook_id: 'periodic_report.\ud800' }
     expect(validateRegistration(JSON.stringify(doc), kinds)).toEqual({ ok: false, violations: [{ path: '', rule: 'not_json_value' }] })
     expect(validateRegistration(doc, kinds)).toEqual({ ok: false, violations: [{ path: '/hook_id', rule: 'not_json_value' }] })
   })
 
-  // KNOWN BUG: the JS walker admits 128 levels of nesting and reports the
-  // 129th at its own path; JSON text goes through serde_json's recursion limit
-  // (127 levels) and reports at "". Neither accepts (no contract document is
-  // that deep), but the violations differ.
-  it.fails('128 levels of nesting give the same violations as value and as text', () => {
+  it('objects that are not plain JSON objects are not_json_value at their path', () => {
+    class Budget {
+      timeout_ms = 1000
+    }
+    for (const odd of [new Map([['a', 1]]), new Set([1]), /re/, new Number(3), new String('ab'), new Budget()]) {
+      const doc = { ...clone(registration), budget: odd }
+      expect(validateRegistration(doc, kinds)).toEqual({ ok: false, violations: [{ path: '/budget', rule: 'not_json_value' }] })
+    }
+    // An object without a prototype is a plain JSON object.
+    const bare = Object.assign(Object.create(null), clone(registration))
+    expect(validateRegistration(bare, kinds).ok).toBe(true)
+  })
+
+  // Both forms share one nesting limit: 127 levels are read (and rejected by
+  // the contract), 128 are not_json_value at "".
+  it('127 and 128 levels of nesting give the same violations as value and as text', () => {
     let deep: Json = 1
-    for (let i = 0; i < 128; i++) deep = [deep]
+    for (let i = 0; i < 127; i++) deep = [deep]
     expect(both('validateIntentKindDefinition', deep)).toEqual([{ path: '', rule: 'wrong_type' }])
+    deep = [deep]
+    expect(both('validateIntentKindDefinition', deep)).toEqual([{ path: '', rule: 'not_json_value' }])
   })
 
   it('both forms still agree that over-deep documents are rejected', () => {

@@ -14,8 +14,11 @@ use serde_json::{Map, Number, Value};
 use crate::validate::{child, index, Rule, Violation};
 
 /// Deeper nesting than this is not a contract document; refusing it keeps a
-/// hostile value from exhausting the native stack.
-pub const MAX_DEPTH: usize = 128;
+/// hostile value from exhausting the native stack. It matches serde_json's
+/// recursion limit for JSON text (127 nested arrays or objects parse, 128 do
+/// not), and like text, a value nested too deep is `not_json_value` at `""`,
+/// so a value and its JSON text always get the same verdict.
+pub const MAX_DEPTH: usize = 127;
 
 /// A raw JS value handed through unchanged, so the binding decides how to read it.
 #[derive(Clone, Copy)]
@@ -73,33 +76,42 @@ pub fn read_document(input: JsAny) -> Result<Document, Vec<Violation>> {
         let text = walker.string(input.value).ok_or_else(|| not_json(""))?;
         return serde_json::from_str(&text).map(Document::Text).map_err(|_| not_json(""));
     }
-    let mut violations = Vec::new();
-    let mut ancestors = Vec::new();
-    let value = walker.walk(input.value, "", &mut ancestors, &mut violations);
-    if violations.is_empty() {
-        Ok(Document::Object(value))
-    } else {
-        Err(violations)
-    }
+    walker.read(input.value).map(Document::Object)
 }
 
 /// Reads `input` as a JS value, a string being a JSON string value.
 pub fn read_value(input: JsAny) -> Result<Value, Vec<Violation>> {
-    let walker = Walker { env: input.env };
-    let mut violations = Vec::new();
-    let value = walker.walk(input.value, "", &mut Vec::new(), &mut violations);
-    if violations.is_empty() {
-        Ok(value)
-    } else {
-        Err(violations)
-    }
+    Walker { env: input.env }.read(input.value)
 }
 
 struct Walker {
     env: sys::napi_env,
 }
 
+/// State of one walk: the objects above the current one (for cycles), what
+/// was found, and Object.prototype once looked up.
+struct Walk<'v> {
+    ancestors: Vec<sys::napi_value>,
+    violations: &'v mut Vec<Violation>,
+    too_deep: bool,
+    object_prototype: Option<sys::napi_value>,
+}
+
 impl Walker {
+    fn read(&self, value: sys::napi_value) -> Result<Value, Vec<Violation>> {
+        let mut violations = Vec::new();
+        let mut walk = Walk { ancestors: Vec::new(), violations: &mut violations, too_deep: false, object_prototype: None };
+        let out = self.walk(value, "", &mut walk);
+        if walk.too_deep {
+            return Err(not_json(""));
+        }
+        if violations.is_empty() {
+            Ok(out)
+        } else {
+            Err(violations)
+        }
+    }
+
     fn type_of(&self, value: sys::napi_value) -> Option<i32> {
         let mut t = 0;
         let status = unsafe { sys::napi_typeof(self.env, value, &mut t) };
@@ -141,8 +153,60 @@ impl Walker {
             return None;
         }
         buf.truncate(written);
-        // N-API hands valid UTF-8 (lone surrogates become U+FFFD).
-        String::from_utf8(buf).ok()
+        let text = String::from_utf8(buf).ok()?;
+        // N-API turns a lone surrogate into U+FFFD; JSON text cannot carry
+        // one (RFC 8785, I-JSON), so look closer only when U+FFFD appears.
+        if text.contains('\u{FFFD}') && self.has_lone_surrogate(value) {
+            return None;
+        }
+        Some(text)
+    }
+
+    fn has_lone_surrogate(&self, value: sys::napi_value) -> bool {
+        let mut len = 0usize;
+        if !self.ok(unsafe { sys::napi_get_value_string_utf16(self.env, value, ptr::null_mut(), 0, &mut len) }) {
+            return true;
+        }
+        let mut units = vec![0u16; len + 1];
+        let mut written = 0usize;
+        if !self.ok(unsafe { sys::napi_get_value_string_utf16(self.env, value, units.as_mut_ptr(), units.len(), &mut written) }) {
+            return true;
+        }
+        char::decode_utf16(units[..written].iter().copied()).any(|c| c.is_err())
+    }
+
+    /// Only plain objects hold their data in own enumerable properties: a
+    /// Map, Set, RegExp, boxed primitive or class instance would be silently
+    /// emptied or mangled, so it is refused instead.
+    fn is_plain_object(&self, value: sys::napi_value, walk: &mut Walk<'_>) -> bool {
+        let mut proto = ptr::null_mut();
+        if !self.ok(unsafe { sys::napi_get_prototype(self.env, value, &mut proto) }) {
+            return false;
+        }
+        if self.type_of(proto) == Some(sys::ValueType::napi_null) {
+            return true;
+        }
+        let object_prototype = match walk.object_prototype {
+            Some(p) => p,
+            None => match self.object_prototype() {
+                Some(p) => {
+                    walk.object_prototype = Some(p);
+                    p
+                }
+                None => return false,
+            },
+        };
+        self.strict_equals(proto, object_prototype)
+    }
+
+    fn object_prototype(&self) -> Option<sys::napi_value> {
+        let mut global = ptr::null_mut();
+        let mut object = ptr::null_mut();
+        let mut proto = ptr::null_mut();
+        let ok = self.ok(unsafe { sys::napi_get_global(self.env, &mut global) })
+            && self.ok(unsafe { sys::napi_get_named_property(self.env, global, c"Object".as_ptr(), &mut object) })
+            && self.ok(unsafe { sys::napi_get_named_property(self.env, object, c"prototype".as_ptr(), &mut proto) });
+        ok.then_some(proto)
     }
 
     fn is(&self, f: unsafe fn(sys::napi_env, sys::napi_value, *mut bool) -> sys::napi_status, value: sys::napi_value) -> bool {
@@ -166,18 +230,12 @@ impl Walker {
         self.ok(unsafe { sys::napi_strict_equals(self.env, a, b, &mut eq) }) && eq
     }
 
-    fn walk(
-        &self,
-        value: sys::napi_value,
-        path: &str,
-        ancestors: &mut Vec<sys::napi_value>,
-        violations: &mut Vec<Violation>,
-    ) -> Value {
-        let mut bad = || {
-            violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+    fn walk(&self, value: sys::napi_value, path: &str, walk: &mut Walk<'_>) -> Value {
+        let bad = |walk: &mut Walk<'_>| {
+            walk.violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
             Value::Null
         };
-        let Some(t) = self.type_of(value) else { return bad() };
+        let Some(t) = self.type_of(value) else { return bad(walk) };
         match t {
             sys::ValueType::napi_null => Value::Null,
             sys::ValueType::napi_boolean => {
@@ -185,72 +243,68 @@ impl Walker {
                 if self.ok(unsafe { sys::napi_get_value_bool(self.env, value, &mut b) }) {
                     Value::Bool(b)
                 } else {
-                    bad()
+                    bad(walk)
                 }
             }
             sys::ValueType::napi_number => {
                 let mut n = 0f64;
                 if !self.ok(unsafe { sys::napi_get_value_double(self.env, value, &mut n) }) {
-                    return bad();
+                    return bad(walk);
                 }
-                number(n).unwrap_or_else(bad)
+                number(n).unwrap_or_else(|| bad(walk))
             }
-            sys::ValueType::napi_string => self.string(value).map(Value::String).unwrap_or_else(bad),
+            sys::ValueType::napi_string => match self.string(value) {
+                Some(s) => Value::String(s),
+                None => bad(walk),
+            },
             sys::ValueType::napi_object => {
-                if ancestors.len() >= MAX_DEPTH
-                    || ancestors.iter().any(|a| self.strict_equals(*a, value))
-                    || self.is_exotic(value)
-                {
-                    return bad();
+                if walk.ancestors.len() >= MAX_DEPTH {
+                    walk.too_deep = true;
+                    return Value::Null;
                 }
-                ancestors.push(value);
-                let out = if self.is(sys::napi_is_array, value) {
-                    self.walk_array(value, path, ancestors, violations)
-                } else {
-                    self.walk_object(value, path, ancestors, violations)
-                };
-                ancestors.pop();
+                if walk.ancestors.iter().any(|a| self.strict_equals(*a, value)) || self.is_exotic(value) {
+                    return bad(walk);
+                }
+                let is_array = self.is(sys::napi_is_array, value);
+                if !is_array && !self.is_plain_object(value, walk) {
+                    return bad(walk);
+                }
+                walk.ancestors.push(value);
+                let out = if is_array { self.walk_array(value, path, walk) } else { self.walk_object(value, path, walk) };
+                walk.ancestors.pop();
                 out
             }
             // undefined, symbol, function, external, bigint
-            _ => bad(),
+            _ => bad(walk),
         }
     }
 
-    fn walk_array(
-        &self,
-        array: sys::napi_value,
-        path: &str,
-        ancestors: &mut Vec<sys::napi_value>,
-        violations: &mut Vec<Violation>,
-    ) -> Value {
+    fn walk_array(&self, array: sys::napi_value, path: &str, walk: &mut Walk<'_>) -> Value {
         let mut len = 0u32;
         if !self.ok(unsafe { sys::napi_get_array_length(self.env, array, &mut len) }) {
-            violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+            walk.violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
             return Value::Null;
         }
         let mut items = Vec::with_capacity(len.min(4096) as usize);
         for i in 0..len {
+            if walk.too_deep {
+                break;
+            }
             let item_path = index(path, i as usize);
             let mut item = ptr::null_mut();
             if self.ok(unsafe { sys::napi_get_element(self.env, array, i, &mut item) }) {
-                items.push(self.walk(item, &item_path, ancestors, violations));
+                items.push(self.walk(item, &item_path, walk));
             } else {
-                violations.push(Violation { path: item_path, rule: Rule::NotJsonValue });
+                walk.violations.push(Violation { path: item_path, rule: Rule::NotJsonValue });
             }
         }
         Value::Array(items)
     }
 
-    fn walk_object(
-        &self,
-        object: sys::napi_value,
-        path: &str,
-        ancestors: &mut Vec<sys::napi_value>,
-        violations: &mut Vec<Violation>,
-    ) -> Value {
+    fn walk_object(&self, object: sys::napi_value, path: &str, walk: &mut Walk<'_>) -> Value {
         // Object.keys semantics: own, enumerable, string-keyed.
         let mut keys = ptr::null_mut();
+        let mut len = 0u32;
         if !self.ok(unsafe {
             sys::napi_get_all_property_names(
                 self.env,
@@ -260,17 +314,16 @@ impl Walker {
                 sys::KeyConversion::numbers_to_strings,
                 &mut keys,
             )
-        }) {
-            violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
-            return Value::Null;
-        }
-        let mut len = 0u32;
-        if !self.ok(unsafe { sys::napi_get_array_length(self.env, keys, &mut len) }) {
-            violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+        }) || !self.ok(unsafe { sys::napi_get_array_length(self.env, keys, &mut len) })
+        {
+            walk.violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
             return Value::Null;
         }
         let mut map = Map::new();
         for i in 0..len {
+            if walk.too_deep {
+                break;
+            }
             let mut key = ptr::null_mut();
             let name = if self.ok(unsafe { sys::napi_get_element(self.env, keys, i, &mut key) }) {
                 self.string(key)
@@ -278,16 +331,16 @@ impl Walker {
                 None
             };
             let Some(name) = name else {
-                violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+                walk.violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
                 continue;
             };
             let member_path = child(path, &name);
             let mut member = ptr::null_mut();
             if self.ok(unsafe { sys::napi_get_property(self.env, object, key, &mut member) }) {
-                let v = self.walk(member, &member_path, ancestors, violations);
+                let v = self.walk(member, &member_path, walk);
                 map.insert(name, v);
             } else {
-                violations.push(Violation { path: member_path, rule: Rule::NotJsonValue });
+                walk.violations.push(Violation { path: member_path, rule: Rule::NotJsonValue });
             }
         }
         Value::Object(map)
