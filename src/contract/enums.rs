@@ -1,25 +1,7 @@
 //! Closed value sets of v0. Each schema_version is a one-variant enum so that
 //! TypeScript sees the exact string literal and JSON Schema a `const`.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use ts_rs::TS;
-
-macro_rules! literal {
-    ($(#[$doc:meta])* $name:ident = $value:literal) => {
-        $(#[$doc])*
-        #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Default)]
-        #[ts(export)]
-        pub enum $name {
-            #[default]
-            #[serde(rename = $value)]
-            V0,
-        }
-        impl $name {
-            pub const VALUE: &'static str = $value;
-        }
-    };
-}
+use super::macros::{closed_set, literal};
 
 literal!(RegistrationSchemaVersion = "loopx_post_writeback_capability_hook_registration_v0");
 literal!(HookInputSchemaVersion = "loopx_post_writeback_hook_input_v0");
@@ -28,26 +10,6 @@ literal!(HookResultSchemaVersion = "loopx_post_writeback_hook_result_v0");
 literal!(IntentSchemaVersion = "loopx_post_writeback_intent_v0");
 literal!(DispatchReceiptSchemaVersion = "loopx_post_writeback_dispatch_receipt_v0");
 literal!(FailureReceiptSchemaVersion = "loopx_post_writeback_failure_receipt_v0");
-
-macro_rules! closed_set {
-    ($(#[$doc:meta])* $name:ident { $($variant:ident = $value:literal),+ $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[ts(export)]
-        pub enum $name {
-            $(#[serde(rename = $value)] $variant,)+
-        }
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $value,)+ }
-            }
-            pub fn parse(s: &str) -> Option<Self> {
-                match s { $($value => Some($name::$variant),)+ _ => None }
-            }
-        }
-    };
-}
 
 closed_set!(
     /// The hook phase; v0 knows one.

@@ -5,6 +5,7 @@
 //! acceptance policy: `validate` checks raw JSON against contract-v0 and reports
 //! every violation; only a document it accepts is deserialized into these.
 
+pub(crate) mod macros;
 mod enums;
 mod input;
 mod intent_kind;

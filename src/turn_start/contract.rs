@@ -10,47 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::contract::macros::{closed_set, literal};
 use crate::contract::FailurePolicy;
-
-// `crate::contract`'s `literal!` and `closed_set!` macros are private to its
-// `enums` module, which this room may not edit; these are the same two
-// macros, so the turn-start enums have the same shape (TS string literal
-// unions, JSON Schema `enum`s, `as_str`/`parse`).
-macro_rules! literal {
-    ($(#[$doc:meta])* $name:ident = $value:literal) => {
-        $(#[$doc])*
-        #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Default)]
-        #[ts(export)]
-        pub enum $name {
-            #[default]
-            #[serde(rename = $value)]
-            V0,
-        }
-        impl $name {
-            pub const VALUE: &'static str = $value;
-        }
-    };
-}
-
-macro_rules! closed_set {
-    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $value:literal),+ $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[ts(export)]
-        pub enum $name {
-            $($(#[$vdoc])* #[serde(rename = $value)] $variant,)+
-        }
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $value,)+ }
-            }
-            pub fn parse(s: &str) -> Option<Self> {
-                match s { $($value => Some($name::$variant),)+ _ => None }
-            }
-        }
-    };
-}
 
 literal!(TurnStartRegistrationSchemaVersion = "loopx_turn_start_capability_hook_registration_v0");
 literal!(TurnStartReceiptSchemaVersion = "loopx_turn_start_hook_receipt_v0");
