@@ -22,6 +22,8 @@ pub use receipt::*;
 pub use registration::*;
 pub use result::*;
 
+pub(crate) use receipt::require_every_property;
+
 pub use crate::validate::{Rule, Violation};
 
 /// Grammar patterns of contract-v0 section 1, shared by schemas and validators.

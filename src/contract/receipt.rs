@@ -9,7 +9,8 @@ use crate::validate::Rule;
 /// required, the nullable ones too (a missing field is rejected; `null` is the
 /// value of an absent one). schemars leaves `Option` fields out of `required`,
 /// and its `#[schemars(required)]` would also drop `null` from their schema.
-fn require_every_property(schema: &mut schemars::Schema) {
+/// The turn-start receipt uses it too.
+pub(crate) fn require_every_property(schema: &mut schemars::Schema) {
     let Some(names) = schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect::<Vec<_>>()) else {
         return;
     };

@@ -180,23 +180,6 @@ pub struct TurnStartBudget {
     pub max_routes: u32,
 }
 
-/// schemars transform: every property is required, the nullable ones too (a
-/// missing member is rejected; `null` is the value of an absent one). The same
-/// transform as `crate::contract`'s receipts (private there).
-fn require_every_property(schema: &mut schemars::Schema) {
-    let Some(names) = schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect::<Vec<_>>()) else {
-        return;
-    };
-    let required = schema.ensure_object().entry("required").or_insert_with(|| serde_json::Value::Array(Vec::new()));
-    if let Some(required) = required.as_array_mut() {
-        for name in names {
-            if !required.iter().any(|r| r == &name) {
-                required.push(name.into());
-            }
-        }
-    }
-}
-
 /// `loopx_turn_start_hook_receipt_v0`: the public result of one turn-start
 /// hook dispatch. Counts, one boolean, a status and an error code; no string
 /// but the hook_id and enumerated codes, so no message content, provider
@@ -208,7 +191,7 @@ fn require_every_property(schema: &mut schemars::Schema) {
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 #[ts(export)]
-#[schemars(transform = require_every_property)]
+#[schemars(transform = crate::contract::require_every_property)]
 pub struct TurnStartReceipt {
     pub schema_version: TurnStartReceiptSchemaVersion,
     #[schemars(regex(pattern = crate::contract::pattern::TOKEN), length(min = 1, max = 128))]
