@@ -78,11 +78,6 @@ pub fn command<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> 
     Some(s)
 }
 
-/// `name` starts with `<capability_id>.` (as in the post-writeback registration).
-fn owned_by(name: &str, capability_id: &str) -> bool {
-    name.strip_prefix(capability_id).is_some_and(|rest| rest.starts_with('.'))
-}
-
 /// Validates a turn-start registration.
 ///
 /// Choices where contract-v0 is silent:
@@ -102,7 +97,7 @@ pub fn validate_turn_start_registration(doc: &Value) -> Verdict<TurnStartHookReg
     }
     let capability = map.get("capability_id").and_then(|v| grammar::token(&mut r, v, "/capability_id"));
     if let Some(hook) = map.get("hook_id").and_then(|v| grammar::token(&mut r, v, "/hook_id")) {
-        if capability.is_some_and(|c| !owned_by(hook, c)) {
+        if capability.is_some_and(|c| !grammar::is_owned_by(hook, c)) {
             r.add("/hook_id", Rule::CapabilityMismatch);
         }
     }

@@ -37,6 +37,12 @@ pub fn is_policy_version(s: &str) -> bool {
         && b[1..].iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'.' | b'-'))
 }
 
+/// `name` starts with `<capability_id>.`: the capability owns it (a hook_id,
+/// an intent_kind).
+pub fn is_owned_by(name: &str, capability_id: &str) -> bool {
+    name.strip_prefix(capability_id).is_some_and(|rest| rest.starts_with('.'))
+}
+
 /// RFC 3339 UTC with the contract's grammar, and a real calendar date and time
 /// (no leap second: `:60` is rejected, as JavaScript's Date rejects it).
 pub fn is_timestamp(s: &str) -> bool {

@@ -47,8 +47,7 @@ pub fn validate_intent_kind_definition(doc: &Value) -> Verdict<CompiledIntentKin
     let intent_kind = map.get("intent_kind").and_then(|v| grammar::token(&mut r, v, "/intent_kind"));
     let capability_id = map.get("capability_id").and_then(|v| grammar::token(&mut r, v, "/capability_id"));
     if let (Some(kind), Some(capability)) = (intent_kind, capability_id) {
-        let owned = kind.strip_prefix(capability).is_some_and(|rest| rest.starts_with('.'));
-        if !owned {
+        if !grammar::is_owned_by(kind, capability) {
             r.add("/intent_kind", Rule::CapabilityMismatch);
         }
     }

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::grammar;
-use super::registration::{event_kind, owned_by};
+use super::registration::event_kind;
 use super::report::{Report, Rule, Verdict};
 use crate::contract::{
     DispatchReceipt, DispatchReceiptSchemaVersion, DispatchStatus, FailureCode, FailureReceipt,
@@ -65,7 +65,7 @@ pub fn validate_dispatch_receipt(doc: &Value) -> Verdict<DispatchReceipt> {
     }
     let capability = map.get("capability_id").and_then(|v| grammar::token(&mut r, v, "/capability_id"));
     if let Some(hook) = map.get("hook_id").and_then(|v| grammar::token(&mut r, v, "/hook_id")) {
-        if capability.is_some_and(|c| !owned_by(hook, c)) {
+        if capability.is_some_and(|c| !grammar::is_owned_by(hook, c)) {
             r.add("/hook_id", Rule::CapabilityMismatch);
         }
     }

@@ -39,7 +39,7 @@ pub fn validate_registration(doc: &Value, kinds: &IntentKinds) -> Verdict<PostWr
     }
     let capability = map.get("capability_id").and_then(|v| grammar::token(&mut r, v, "/capability_id"));
     if let Some(hook) = map.get("hook_id").and_then(|v| grammar::token(&mut r, v, "/hook_id")) {
-        if capability.is_some_and(|c| !owned_by(hook, c)) {
+        if capability.is_some_and(|c| !grammar::is_owned_by(hook, c)) {
             r.add("/hook_id", Rule::CapabilityMismatch);
         }
     }
@@ -59,7 +59,7 @@ pub fn validate_registration(doc: &Value, kinds: &IntentKinds) -> Verdict<PostWr
                 r.add(&path, Rule::UnknownIntentKind);
             }
             if let Some(c) = capability {
-                if !owned_by(kind, c) || definition.is_some_and(|d| d.capability_id != c) {
+                if !grammar::is_owned_by(kind, c) || definition.is_some_and(|d| d.capability_id != c) {
                     r.add(&path, Rule::CapabilityMismatch);
                 }
             }
@@ -92,11 +92,6 @@ fn budget(r: &mut Report, v: &Value) {
             grammar::integer(r, v, &child("/budget", field), min, max);
         }
     }
-}
-
-/// `name` starts with `<capability_id>.`: the capability owns it.
-pub(super) fn owned_by(name: &str, capability_id: &str) -> bool {
-    name.strip_prefix(capability_id).is_some_and(|rest| rest.starts_with('.'))
 }
 
 /// A known event kind: `bad_token` when it is not a token at all,
