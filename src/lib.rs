@@ -13,3 +13,4 @@ pub mod turn_start;
 pub mod validate;
 
 mod binding;
+mod sqlite_file;

@@ -11,7 +11,6 @@
 //!    header stamps, COMMIT. Concurrent openers of one new file serialise on
 //!    the write lock and all but the first find a current journal.
 
-use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -19,9 +18,6 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::schema::{self, Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES};
 use super::{JournalError, JournalOptions, Result};
-
-const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
-const SQLITE_HEADER_LEN: usize = 100;
 
 /// What an inspection found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +45,11 @@ pub(crate) fn connect(path: &Path, flags: OpenFlags, busy_timeout_ms: u32) -> Re
 /// reader upgrades). Every step is idempotent, so the whole sequence is retried
 /// on a fresh connection until the busy timeout has passed.
 pub(crate) fn open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> {
-    sniff(path)?;
+    // Step 1: a non-empty file that does not start like an SQLite database
+    // is refused without handing it to SQLite. A missing or empty file passes.
+    if !crate::sqlite_file::is_sqlite_or_empty(path)? {
+        return Err(JournalError::NotAJournal);
+    }
     let deadline = Instant::now() + Duration::from_millis(u64::from(options.busy_timeout_ms));
     let mut pause = Duration::from_millis(1);
     loop {
@@ -74,29 +74,6 @@ fn try_open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> 
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.set_prepared_statement_cache_capacity(32);
     Ok(conn)
-}
-
-/// Step 1: refuse a non-empty file that does not start like an SQLite
-/// database, without handing it to SQLite. A missing or empty file passes.
-pub(crate) fn sniff(path: &Path) -> Result<()> {
-    let mut file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e.into()),
-    };
-    let mut head = [0u8; SQLITE_HEADER_LEN];
-    let mut n = 0;
-    while n < head.len() {
-        match file.read(&mut head[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    match n {
-        0 => Ok(()),
-        SQLITE_HEADER_LEN if head.starts_with(SQLITE_MAGIC) => Ok(()),
-        _ => Err(JournalError::NotAJournal),
-    }
 }
 
 /// Step 2 (and the re-check of step 3): classify the database. Reads only.

@@ -4,7 +4,6 @@
 //! refused from a read transaction), then WAL, `BEGIN IMMEDIATE`, the same
 //! inspection again, the schema and the header stamps, COMMIT.
 
-use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
@@ -72,28 +71,6 @@ enum Found {
     Current,
 }
 
-/// Refuses a non-empty file that does not start like an SQLite database.
-fn sniff(path: &Path) -> Result<()> {
-    let mut file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e.into()),
-    };
-    let mut head = [0u8; 100];
-    let mut n = 0;
-    while n < head.len() {
-        match file.read(&mut head[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    match n {
-        0 => Ok(()),
-        100 if head.starts_with(b"SQLite format 3\0") => Ok(()),
-        _ => Err(InboxError::NotAnInbox),
-    }
-}
-
 fn inspect(conn: &Connection) -> Result<Found> {
     let app_id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
     let version: i32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
@@ -125,7 +102,10 @@ fn read_inspect(conn: &Connection) -> Result<Found> {
 
 /// Opens the store's connection, creating the schema in an empty file.
 pub(super) fn open(path: &Path, busy_timeout_ms: u32) -> Result<Connection> {
-    sniff(path)?;
+    // A non-empty file that does not start like an SQLite database never reaches SQLite.
+    if !crate::sqlite_file::is_sqlite_or_empty(path)? {
+        return Err(InboxError::NotAnInbox);
+    }
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let mut conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(Duration::from_millis(u64::from(busy_timeout_ms)))?;
