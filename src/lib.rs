@@ -13,4 +13,5 @@ pub mod turn_start;
 pub mod validate;
 
 mod binding;
+mod provider_reply;
 mod sqlite_file;

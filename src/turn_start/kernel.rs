@@ -6,8 +6,6 @@
 //! command, `before_work`), and decides the lane. Providers are a trait; the
 //! binding implements it over JS functions, tests in Rust.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -28,23 +26,11 @@ use super::request::{validate_turn_start_request, TurnIdentity, TurnStartRequest
 use super::validate::{validate_turn_start_receipt, validate_turn_start_registration};
 use crate::contract::FailureCode;
 use crate::identity;
+pub use crate::provider_reply::{ProviderReply, ReplyFuture};
 use crate::validate::{Rule, Violation};
 
 /// A receipt is a few hundred bytes; text longer than this is refused unparsed.
 pub const MAX_RECEIPT_BYTES: usize = 4096;
-
-/// What came back from one invocation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ProviderReply {
-    /// The receipt as JSON text.
-    Json(String),
-    /// The provider threw or rejected (its message is never kept).
-    Threw,
-    /// The provider returned something JSON cannot hold.
-    NotJson,
-}
-
-pub type ReplyFuture = Pin<Box<dyn Future<Output = ProviderReply> + Send>>;
 
 /// A turn-start provider: takes its input as JSON text, answers with its
 /// public receipt. It does its bounded external reads, owner-private inbox
