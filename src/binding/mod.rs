@@ -4,6 +4,7 @@
 mod error;
 mod identities;
 mod journal;
+mod js_provider;
 mod js_value;
 mod runtime;
 mod validators;

@@ -4,46 +4,14 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 
 use super::error::{async_error, internal, misuse, Code, Result as BindingResult};
+use super::js_provider::{JsProvider, JsProviderFn};
 use super::js_value::{read_document, JsAny};
-use crate::dispatch::{DispatchRequest, Dispatcher, Profile, Provider, ProviderReply, ReplyFuture};
+use crate::dispatch::{DispatchRequest, Dispatcher, Profile, Provider};
 use crate::journal::{Journal, JournalError, JournalOptions};
 use crate::validate::Violation;
-
-/// A provider as the JS wrapper presents it: input JSON text in, result JSON
-/// text (or a `\u0000`-prefixed failure code) out, possibly via a promise.
-/// Weak, so installed providers never keep the process alive by themselves.
-type JsProviderFn = ThreadsafeFunction<String, Either<Promise<String>, String>, String, Status, false, true>;
-
-struct JsProvider {
-    function: Arc<JsProviderFn>,
-}
-
-/// The wrapper marks its own verdicts with a NUL byte, which JSON text
-/// never starts with.
-fn parse_reply(text: String) -> ProviderReply {
-    match text.strip_prefix('\u{0}') {
-        Some("not_json") => ProviderReply::NotJson,
-        Some(_) => ProviderReply::Threw,
-        None => ProviderReply::Json(text),
-    }
-}
-
-impl Provider for JsProvider {
-    fn invoke(&self, input_json: String) -> ReplyFuture {
-        let function = self.function.clone();
-        Box::pin(async move {
-            match function.call_async_catch(input_json).await {
-                Ok(Either::A(promise)) => promise.await.map(parse_reply).unwrap_or(ProviderReply::Threw),
-                Ok(Either::B(text)) => parse_reply(text),
-                Err(_) => ProviderReply::Threw,
-            }
-        })
-    }
-}
 
 pub(crate) fn journal_error(e: JournalError) -> napi::Error<Code> {
     misuse(Code::Journal(e.code()), &e.to_string())
@@ -114,7 +82,7 @@ impl NativeHookRuntime {
         ts_return_type = "{ ok: true } | { ok: false; violations: Violation[] }"
     )]
     pub fn register<'e>(&self, env: &'e Env, registration: JsAny, provider: JsProviderFn) -> Result<Object<'e>, Code> {
-        let provider: Arc<dyn Provider> = Arc::new(JsProvider { function: Arc::new(provider) });
+        let provider: Arc<dyn Provider> = Arc::new(JsProvider::new(provider));
         let result = read_document(registration).and_then(|doc| self.dispatcher.register(doc.value(), provider).map(|_| ()));
         verdict(env, result)
     }

@@ -6,47 +6,15 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use serde_json::Value;
 
 use super::error::{async_error, internal, misuse, Code};
-use super::js_value::{read_document, Document, JsAny};
-use crate::turn_start::{
-    self, ProviderReply, Registered, ReplyFuture, TurnStartKernel, TurnStartProfile, TurnStartProvider,
-};
-use crate::validate::{Rule, Verdict, Violation};
-
-/// Reads `input`, validates it, and builds the verdict object: an accepted
-/// JS value is handed back as the very object given, accepted text parsed.
-/// (`validators.rs` has the same helper, private to it.)
-fn run<'e, T>(env: &'e Env, input: JsAny, check: impl FnOnce(&Value) -> Verdict<T>) -> Result<Object<'e>, Code> {
-    let build = || -> Result<Object<'e>> {
-        let mut out = Object::new(env)?;
-        let (doc, verdict) = match read_document(input) {
-            Ok(doc) => {
-                let verdict = check(doc.value()).map(|_| ());
-                (Some(doc), verdict)
-            }
-            Err(violations) => (None, Err(violations)),
-        };
-        match verdict {
-            Ok(()) => {
-                out.set("ok", true)?;
-                match doc {
-                    Some(Document::Text(value)) => out.set("value", value)?,
-                    _ => out.set("value", input)?,
-                }
-            }
-            Err(violations) => {
-                out.set("ok", false)?;
-                out.set("violations", serde_json::to_value(violations).unwrap_or(Value::Array(Vec::new())))?;
-            }
-        }
-        Ok(out)
-    };
-    build().map_err(internal)
-}
+use super::js_provider::{JsProvider, JsProviderFn};
+use super::js_value::{read_document, JsAny};
+use super::validators::run;
+use crate::turn_start::{self, Registered, TurnStartKernel, TurnStartProfile, TurnStartProvider};
+use crate::validate::{Rule, Violation};
 
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<TurnStartHookRegistration>")]
 pub fn validate_turn_start_registration<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
@@ -56,38 +24,6 @@ pub fn validate_turn_start_registration<'e>(env: &'e Env, doc: JsAny) -> Result<
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<TurnStartReceipt>")]
 pub fn validate_turn_start_receipt<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
     run(env, doc, turn_start::validate_turn_start_receipt)
-}
-
-/// A provider as the JS wrapper presents it (lib/provider.ts): input JSON
-/// text in, receipt JSON text (or a `\u0000`-prefixed failure marker) out,
-/// possibly via a promise. Weak, so installed providers never keep the
-/// process alive by themselves. (The same shape as `runtime.rs`'s, kept here
-/// so the turn-start room needs nothing of post-writeback dispatch.)
-type JsProviderFn = ThreadsafeFunction<String, Either<Promise<String>, String>, String, Status, false, true>;
-
-struct JsTurnStartProvider {
-    function: Arc<JsProviderFn>,
-}
-
-fn parse_reply(text: String) -> ProviderReply {
-    match text.strip_prefix('\u{0}') {
-        Some("not_json") => ProviderReply::NotJson,
-        Some(_) => ProviderReply::Threw,
-        None => ProviderReply::Json(text),
-    }
-}
-
-impl TurnStartProvider for JsTurnStartProvider {
-    fn invoke(&self, input_json: String) -> ReplyFuture {
-        let function = self.function.clone();
-        Box::pin(async move {
-            match function.call_async_catch(input_json).await {
-                Ok(Either::A(promise)) => promise.await.map(parse_reply).unwrap_or(ProviderReply::Threw),
-                Ok(Either::B(text)) => parse_reply(text),
-                Err(_) => ProviderReply::Threw,
-            }
-        })
-    }
 }
 
 /// The turn-start kernel: hooks installed at the composition root, one
@@ -117,7 +53,7 @@ impl NativeTurnStartKernel {
         ts_return_type = "{ ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }"
     )]
     pub fn register<'e>(&self, env: &'e Env, registration: JsAny, provider: JsProviderFn) -> Result<Object<'e>, Code> {
-        let provider: Arc<dyn TurnStartProvider> = Arc::new(JsTurnStartProvider { function: Arc::new(provider) });
+        let provider: Arc<dyn TurnStartProvider> = Arc::new(JsProvider::new(provider));
         let result = read_document(registration).and_then(|doc| self.kernel.register(doc.value(), provider));
         let build = || -> Result<Object<'e>> {
             let mut out = Object::new(env)?;

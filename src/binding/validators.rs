@@ -111,7 +111,9 @@ fn verdict_to_js<T>(env: &Env, input: JsAny, doc: Option<Document>, verdict: Ver
     Ok(out)
 }
 
-fn run<'e, T>(env: &'e Env, input: JsAny, check: impl FnOnce(&Value) -> Verdict<T>) -> Result<Object<'e>, Code> {
+/// Reads `input` (a JS value or JSON text), validates it with `check`, and
+/// builds the verdict object; every exported validator goes through this.
+pub(crate) fn run<'e, T>(env: &'e Env, input: JsAny, check: impl FnOnce(&Value) -> Verdict<T>) -> Result<Object<'e>, Code> {
     let out = match read_document(input) {
         Ok(doc) => {
             let verdict = check(doc.value());
