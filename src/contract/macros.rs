@@ -7,18 +7,7 @@
 macro_rules! literal {
     ($(#[$doc:meta])* $name:ident = $value:literal) => {
         $(#[$doc])*
-        #[derive(
-            ::serde::Serialize,
-            ::serde::Deserialize,
-            ::ts_rs::TS,
-            ::schemars::JsonSchema,
-            Clone,
-            Copy,
-            Debug,
-            PartialEq,
-            Eq,
-            Default,
-        )]
+        #[derive(::serde::Serialize, ::serde::Deserialize, ::ts_rs::TS, ::schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Default)]
         #[ts(export)]
         pub enum $name {
             #[default]
@@ -37,20 +26,7 @@ macro_rules! literal {
 macro_rules! closed_set {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $value:literal),+ $(,)? }) => {
         $(#[$doc])*
-        #[derive(
-            ::serde::Serialize,
-            ::serde::Deserialize,
-            ::ts_rs::TS,
-            ::schemars::JsonSchema,
-            Clone,
-            Copy,
-            Debug,
-            PartialEq,
-            Eq,
-            Hash,
-            PartialOrd,
-            Ord,
-        )]
+        #[derive(::serde::Serialize, ::serde::Deserialize, ::ts_rs::TS, ::schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[ts(export)]
         pub enum $name {
             $($(#[$vdoc])* #[serde(rename = $value)] $variant,)+
