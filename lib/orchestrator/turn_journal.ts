@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto'
 import type BetterSqlite3 from 'better-sqlite3'
 
 import { canonicalJson, LoopxHooksError } from '../index.js'
+import { claimSqliteFile } from '../sqlite_claim.js'
 import type { DispatchRequest, SettlementIdentity, WritebackReceipt } from '../../bindings/index'
 import { quotaSpendEligible, QUOTA_UNITS_PER_SETTLEMENT } from './quota.js'
 import type { ValidWriteback, WritebackKind } from './validate.js'
@@ -166,18 +167,13 @@ export class TurnJournal {
   static open(path: string, options: { busyTimeoutMs?: number } = {}): TurnJournal {
     const db = openSqlite(path, options.busyTimeoutMs ?? 5000, 'ERR_LOOPX_NOT_A_TURN_JOURNAL')
     try {
-      db.transaction(() => {
-        const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).pluck().all() as string[]
-        if (tables.length > 0) {
-          const stamp = tables.includes('turn_journal_meta')
-            ? (db.prepare(`SELECT value FROM turn_journal_meta WHERE key = 'schema'`).pluck().get() as string | undefined)
-            : undefined
-          // Another file (a hook journal, a capability store): never write into it.
-          if (stamp !== TURN_JOURNAL_SCHEMA) throw new LoopxHooksError('ERR_LOOPX_NOT_A_TURN_JOURNAL', 'the file is not a Turn journal')
-        }
-        db.exec(SCHEMA)
-        db.prepare(`INSERT OR IGNORE INTO turn_journal_meta (key, value) VALUES ('schema', ?)`).run(TURN_JOURNAL_SCHEMA)
-      }).immediate()
+      // Another file (a hook journal, a capability store): never write into it.
+      claimSqliteFile(db, {
+        metaTable: 'turn_journal_meta',
+        schema: SCHEMA,
+        stamp: TURN_JOURNAL_SCHEMA,
+        foreign: () => new LoopxHooksError('ERR_LOOPX_NOT_A_TURN_JOURNAL', 'the file is not a Turn journal'),
+      })
     } catch (error) {
       db.close()
       if (error instanceof LoopxHooksError) throw error

@@ -10,6 +10,7 @@
 import type BetterSqlite3 from 'better-sqlite3'
 
 import { LoopxHooksError } from '../../index.js'
+import { claimSqliteFile } from '../../sqlite_claim.js'
 import { reduceTrigger, type TriggerDecision, type TriggerEvent, type TriggerPolicy, type WindowState } from './reducer.js'
 
 export const TRIGGER_STORE_SCHEMA = 'loopx_periodic_report_trigger_store_v1'
@@ -94,19 +95,13 @@ export class TriggerStore {
       db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 })
       db.pragma('journal_mode = WAL')
       db.pragma('synchronous = FULL')
-      const d = db
-      d.transaction(() => {
-        const tables = d.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).pluck().all() as string[]
-        if (tables.length > 0) {
-          const stamp = tables.includes('trigger_store_meta')
-            ? (d.prepare(`SELECT value FROM trigger_store_meta WHERE key = 'schema'`).pluck().get() as string | undefined)
-            : undefined
-          if (stamp !== TRIGGER_STORE_SCHEMA) throw new LoopxHooksError('ERR_LOOPX_NOT_A_TRIGGER_STORE', 'the file is not a periodic_report trigger store')
-        }
-        d.exec(SCHEMA)
-        d.prepare(`INSERT OR IGNORE INTO trigger_store_meta (key, value) VALUES ('schema', ?)`).run(TRIGGER_STORE_SCHEMA)
-      }).immediate()
-      return new TriggerStore(d)
+      claimSqliteFile(db, {
+        metaTable: 'trigger_store_meta',
+        schema: SCHEMA,
+        stamp: TRIGGER_STORE_SCHEMA,
+        foreign: () => new LoopxHooksError('ERR_LOOPX_NOT_A_TRIGGER_STORE', 'the file is not a periodic_report trigger store'),
+      })
+      return new TriggerStore(db)
     } catch (error) {
       db?.close()
       if (error instanceof LoopxHooksError) throw error
