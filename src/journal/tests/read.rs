@@ -200,13 +200,14 @@ fn hot_queries_use_the_partial_indexes() {
     assert!(p.contains("intents_dispatch"), "{p}");
 }
 
-/// Journal bytes per dispatch: 10k checkpoint + record of a one-intent
-/// dispatch, submitted as a host with many dispatches in flight would.
-/// `cargo test --lib journal::tests::read::bytes_per_dispatch -- --ignored --nocapture`
+/// Journal bytes per dispatch: checkpoint + record of a one-intent dispatch,
+/// submitted as a host with many dispatches in flight would. A size bound,
+/// not a timing: the file stays within a small multiple of the documents it
+/// keeps (`--nocapture` prints the per-table breakdown; the benchmark
+/// measures it at scale beside the plain TypeScript journal).
 #[test]
-#[ignore = "measurement, ~10 s"]
 fn bytes_per_dispatch() {
-    const N: usize = 10_000;
+    const N: usize = 2_000;
     let dir = TempDir::new("size");
     let path = dir.file("j.sqlite");
     let j = open(&path);
@@ -257,4 +258,7 @@ fn bytes_per_dispatch() {
         bytes / N as u64,
         elapsed
     );
+    // The request is dropped once final, so what stays is the receipt, the
+    // intent and their keys: well under twice the documents written.
+    assert!(bytes / (N as u64) < 2 * docs as u64, "{} bytes per dispatch for {docs} bytes of documents", bytes / N as u64);
 }
