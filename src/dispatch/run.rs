@@ -147,6 +147,17 @@ pub(super) async fn run_hook(
     if over_ceiling || Instant::now() >= deadline {
         return Ok(failed(hook, &dispatch_id, 0, &Failure::new(FailureCode::DispatchBudgetExhausted, None)));
     }
+    // The common replay: a final identity in `return` mode is answered from a
+    // reader connection, with no projection and no round trip to the writer.
+    // Anything else (not final yet, or verify mode) takes the full path below,
+    // where the checkpoint re-reads the standing under the identity lock.
+    if dispatcher.profile().replay == ReplayMode::Return {
+        if let Some(row) = journal.get_dispatch(&dispatch_id)? {
+            if let (true, Some(receipt_json)) = (row.state.is_final(), row.receipt_json.as_deref()) {
+                return Ok(from_final(hook, &dispatch_id, receipt_json, None, None));
+            }
+        }
+    }
     // An input the boundary cannot prove public-safe is neither sent nor
     // journaled (the request itself may carry what must not be stored).
     let input = match project(request, hook, &dispatch_id) {
