@@ -13,15 +13,12 @@
 // names, paths, URLs, credentials and exception text where they must be
 // refused or dropped, then scans every byte of the hook journal, the Turn
 // journal, the capability store (db, -wal, -shm) and every outcome.
-import dgram from 'node:dgram'
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs'
-import http from 'node:http'
-import https from 'node:https'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import tls from 'node:tls'
 
+import { guardNetwork as guardJsNetwork } from './support/network'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
 import {
@@ -62,32 +59,9 @@ function socketInodes(): Set<string> {
 
 let network: { calls: string[]; restore: () => void; sockets: Set<string> } | undefined
 
-/** Patches every JS network entry point to throw and count. */
+/** Patches every JS network entry point to throw and count, and notes the open sockets. */
 function guardNetwork() {
-  const calls: string[] = []
-  const undo: (() => void)[] = []
-  const patch = (target: object, key: string, label: string) => {
-    const t = target as Record<string, unknown>
-    const original = t[key]
-    t[key] = function blocked() {
-      calls.push(label)
-      throw new Error('network disabled by the test')
-    }
-    undo.push(() => {
-      t[key] = original
-    })
-  }
-  patch(globalThis, 'fetch', 'fetch')
-  patch(net.Socket.prototype, 'connect', 'net.Socket.connect')
-  patch(net, 'connect', 'net.connect')
-  patch(net, 'createConnection', 'net.createConnection')
-  patch(tls, 'connect', 'tls.connect')
-  patch(http, 'request', 'http.request')
-  patch(http, 'get', 'http.get')
-  patch(https, 'request', 'https.request')
-  patch(https, 'get', 'https.get')
-  patch(dgram, 'createSocket', 'dgram.createSocket')
-  return { calls, restore: () => undo.splice(0).reverse().forEach((f) => f()), sockets: socketInodes() }
+  return { ...guardJsNetwork(), sockets: socketInodes() }
 }
 
 const dirs: string[] = []

@@ -7,15 +7,11 @@
 // behaviour does not depend on the capability's name.
 //
 // Writebacks go through the reference seam on real files in temp dirs.
-import dgram from 'node:dgram'
 import fs, { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
-import http from 'node:http'
-import https from 'node:https'
-import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
-import tls from 'node:tls'
 
+import { guardNetwork } from './support/network'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import {
@@ -270,33 +266,6 @@ describe('trigger reducer (weekly_v0)', () => {
 
 // ---------------------------------------------------------------- scheduler
 
-/** Patches every JS network entry point to throw and count; `restore()` puts them back. */
-function guardNetwork() {
-  const calls: string[] = []
-  const undo: (() => void)[] = []
-  const patch = (target: object, key: string, label: string) => {
-    const t = target as Record<string, unknown>
-    const original = t[key]
-    t[key] = function blocked() {
-      calls.push(label)
-      throw new Error('network disabled by the test')
-    }
-    undo.push(() => {
-      t[key] = original
-    })
-  }
-  patch(globalThis, 'fetch', 'fetch')
-  patch(net.Socket.prototype, 'connect', 'net.Socket.connect')
-  patch(net, 'connect', 'net.connect')
-  patch(net, 'createConnection', 'net.createConnection')
-  patch(tls, 'connect', 'tls.connect')
-  patch(http, 'request', 'http.request')
-  patch(http, 'get', 'http.get')
-  patch(https, 'request', 'https.request')
-  patch(https, 'get', 'https.get')
-  patch(dgram, 'createSocket', 'dgram.createSocket')
-  return { calls, restore: () => undo.splice(0).reverse().forEach((f) => f()) }
-}
 
 /** Patches the JS file-writing entry points to count (and still work); `restore()` puts them back. */
 function countFsWrites() {
