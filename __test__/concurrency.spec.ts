@@ -19,6 +19,7 @@ import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import type { DispatchReceipt, HookOutcome } from '../lib/index.js'
+import { RECEIPT_SQL } from './support/journal_sql'
 
 const CHILDREN = join(__dirname, 'children')
 const PROCESSES = 4
@@ -168,7 +169,7 @@ describe('several processes dispatching into one journal', () => {
         // The journal, read by an independent SQLite.
         const db = new Database(journal, { readonly: true, fileMustExist: true })
         try {
-          const rows = db.prepare('SELECT dispatch_id, state, attempts, receipt_id, receipt FROM dispatches').all() as Array<{
+          const rows = db.prepare(`SELECT dispatch_id, state, attempts, receipt_id, ${RECEIPT_SQL} AS receipt FROM dispatches d`).all() as Array<{
             dispatch_id: string
             state: string
             attempts: number

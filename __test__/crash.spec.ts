@@ -29,6 +29,7 @@ import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import type { DispatchReceipt, RecoverReport } from '../lib/index.js'
+import { RECEIPT_SQL } from './support/journal_sql'
 
 const CHILDREN = join(__dirname, 'children')
 const KILLS = 60
@@ -109,7 +110,7 @@ interface IntentRow {
 function readJournal(path: string) {
   const db = new Database(path, { readonly: true, fileMustExist: true })
   try {
-    const rows = db.prepare('SELECT seq, dispatch_id, state, attempts, receipt_id, receipt FROM dispatches ORDER BY seq').all() as Row[]
+    const rows = db.prepare(`SELECT seq, dispatch_id, state, attempts, receipt_id, ${RECEIPT_SQL} AS receipt FROM dispatches d ORDER BY seq`).all() as Row[]
     const intents = db.prepare('SELECT intent_id, dispatch_id FROM intents ORDER BY seq').all() as IntentRow[]
     const failures = (db.prepare('SELECT count(*) AS n FROM failures').get() as { n: number }).n
     const integrity = db.pragma('integrity_check', { simple: true })
