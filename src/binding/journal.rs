@@ -1,6 +1,9 @@
 //! `NativeJournal`: the readers and the outbox over a journal file, for
 //! inspection and for governed executors (which need no dispatcher). Every
-//! call runs off the JS thread and resolves to JSON text.
+//! call runs off the JS thread and resolves to JSON text. Rows carry their
+//! documents as the journal does not store them whole: a dispatch's receipt
+//! and an intent's document are rebuilt by `dispatch::with_receipt` and
+//! `dispatch::with_intent_doc`.
 
 use std::sync::Arc;
 
@@ -9,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{async_error, misuse, Code};
 use super::runtime::journal_error;
-use crate::journal::{Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions};
+use crate::dispatch::{with_intent_doc, with_receipt};
+use crate::journal::{Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, Page};
 
 #[napi]
 pub struct NativeJournal {
@@ -70,7 +74,7 @@ impl NativeJournal {
     #[napi]
     pub async fn get_dispatch(&self, dispatch_id: String) -> napi::Result<String> {
         let j = self.journal.clone();
-        blocking(move || j.get_dispatch(&dispatch_id)).await
+        blocking(move || Ok(j.get_dispatch(&dispatch_id)?.map(with_receipt))).await
     }
 
     /// Dispatches, oldest first, paged by `after` (a cursor from the last page).
@@ -83,7 +87,11 @@ impl NativeJournal {
         };
         let filter = DispatchFilter { state, hook_id: q.hook_id, after_cursor: q.after, limit: q.limit.unwrap_or(100) };
         let j = self.journal.clone();
-        blocking(move || j.list_dispatches(&filter)).await
+        blocking(move || {
+            let page = j.list_dispatches(&filter)?;
+            Ok(Page { items: page.items.into_iter().map(with_receipt).collect(), next_cursor: page.next_cursor })
+        })
+        .await
     }
 
     #[napi]
@@ -105,7 +113,11 @@ impl NativeJournal {
             limit: q.limit.unwrap_or(100),
         };
         let j = self.journal.clone();
-        blocking(move || j.list_intents(&filter)).await
+        blocking(move || {
+            let page = j.list_intents(&filter)?;
+            Ok(Page { items: page.items.into_iter().map(with_intent_doc).collect(), next_cursor: page.next_cursor })
+        })
+        .await
     }
 
     #[napi]

@@ -10,6 +10,7 @@ mod provider;
 mod registry;
 mod request;
 mod run;
+mod stored;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -20,6 +21,7 @@ pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
 pub use profile::{Profile, ReplayMode};
 pub use provider::{Provider, ProviderReply, ReplyFuture};
 pub use registry::{RegisteredHook, Registry};
+pub use stored::{intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt};
 pub use request::{admit, AdmissionRefusal, DispatchRequest, EventFacts, SettlementIdentity, WritebackReceipt};
 
 use crate::journal::{Journal, JournalError};

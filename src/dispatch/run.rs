@@ -13,6 +13,7 @@ use super::projection::{dispatch_id_for, project};
 use super::provider::ProviderReply;
 use super::registry::RegisteredHook;
 use super::request::DispatchRequest;
+use super::stored::{receipt_from_row, stored_intent};
 use super::Dispatcher;
 use crate::contract::{
     DispatchReceipt, DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureDetail,
@@ -20,7 +21,7 @@ use crate::contract::{
 };
 use crate::identity;
 use crate::journal::{
-    Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, IntentRow, JournalError,
+    Checkpoint, CheckpointState, DispatchRow, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, JournalError,
     RecordOutcome,
 };
 use crate::validate::{validate_hook_result, IntentKinds, ResultContext, Rule};
@@ -58,11 +59,12 @@ fn failed(hook: &RegisteredHook, dispatch_id: &str, attempt: u32, f: &Failure) -
     HookOutcome { failure_code: Some(f.code), failure_rule: f.rule, ..outcome(hook, dispatch_id, HookOutcomeKind::Failed, attempt) }
 }
 
-/// A recorded receipt as an outcome: replayed, or a conflict when the digests differ.
-fn from_final(hook: &RegisteredHook, dispatch_id: &str, receipt_json: &str, recorded_digest: Option<&str>, new_digest: Option<&str>) -> HookOutcome {
-    let receipt: Option<DispatchReceipt> = serde_json::from_str(receipt_json).ok();
+/// A final row as an outcome: replayed, or a conflict when `new_digest` differs
+/// from the recorded one.
+fn from_final(hook: &RegisteredHook, dispatch_id: &str, row: &DispatchRow, new_digest: Option<&str>) -> HookOutcome {
+    let receipt = receipt_from_row(row);
     let attempt = receipt.as_ref().map_or(0, |r| r.attempt);
-    let conflict = matches!((recorded_digest, new_digest), (Some(a), Some(b)) if a != b);
+    let conflict = matches!((row.result_digest.as_deref(), new_digest), (Some(a), Some(b)) if a != b);
     let kind = if conflict { HookOutcomeKind::Conflict } else { HookOutcomeKind::Replayed };
     HookOutcome {
         receipt,
@@ -153,8 +155,8 @@ pub(super) async fn run_hook(
     // where the checkpoint re-reads the standing under the identity lock.
     if dispatcher.profile().replay == ReplayMode::Return {
         if let Some(row) = journal.get_dispatch(&dispatch_id)? {
-            if let (true, Some(receipt_json)) = (row.state.is_final(), row.receipt_json.as_deref()) {
-                return Ok(from_final(hook, &dispatch_id, receipt_json, None, None));
+            if row.state.is_final() {
+                return Ok(from_final(hook, &dispatch_id, &row, None));
             }
         }
     }
@@ -181,13 +183,13 @@ pub(super) async fn run_hook(
         })
         .await?;
     let attempts_used = match state {
-        CheckpointState::Final { receipt_json, result_digest } => {
+        CheckpointState::Final { row } => {
             // Verification compares results; an exhausted identity has none.
-            let verify = dispatcher.profile().replay == ReplayMode::Verify && result_digest.is_some();
+            let verify = dispatcher.profile().replay == ReplayMode::Verify && row.result_digest.is_some();
             return Ok(match verify {
-                false => from_final(hook, &dispatch_id, &receipt_json, None, None),
+                false => from_final(hook, &dispatch_id, &row, None),
                 true => match invoke(hook, kinds, &input, &dispatch_id, deadline).await {
-                    Ok(accepted) => from_final(hook, &dispatch_id, &receipt_json, result_digest.as_deref(), Some(&accepted.digest)),
+                    Ok(accepted) => from_final(hook, &dispatch_id, &row, Some(&accepted.digest)),
                     Err(f) => failed(hook, &dispatch_id, 0, &f),
                 },
             });
@@ -199,13 +201,11 @@ pub(super) async fn run_hook(
     if attempts_used >= max {
         let detail = FailureDetail { code: FailureCode::DispatchBudgetExhausted, rule: None };
         let r = receipt(request, hook, &dispatch_id, DispatchStatus::Exhausted, attempts_used, None, Some(detail));
-        let receipt_json = serde_json::to_string(&r).unwrap_or_default();
         let recorded = journal
             .record_final(FinalRecord {
                 dispatch_id: dispatch_id.clone(),
                 attempt: attempts_used,
                 status: FinalStatus::Exhausted,
-                receipt_json,
                 result_digest: None,
                 intents: Vec::new(),
                 failure: Some((FailureCode::DispatchBudgetExhausted.as_str().into(), None)),
@@ -217,7 +217,7 @@ pub(super) async fn run_hook(
                 failure_code: Some(FailureCode::DispatchBudgetExhausted),
                 ..outcome(hook, &dispatch_id, HookOutcomeKind::Exhausted, attempts_used)
             },
-            RecordOutcome::AlreadyFinal { receipt_json, .. } => from_final(hook, &dispatch_id, &receipt_json, None, None),
+            RecordOutcome::AlreadyFinal { row } => from_final(hook, &dispatch_id, &row, None),
         });
     }
     let attempt = attempts_used + 1;
@@ -228,23 +228,12 @@ pub(super) async fn run_hook(
                 ResultStatus::NotApplicable => (DispatchStatus::NotApplicable, FinalStatus::NotApplicable, HookOutcomeKind::NotApplicable),
             };
             let r = receipt(request, hook, &dispatch_id, status, attempt, Some(&accepted), None);
-            let intents = accepted
-                .result
-                .intents
-                .iter()
-                .map(|i| IntentRow {
-                    intent_id: i.intent_id.clone(),
-                    capability_id: i.capability_id.clone(),
-                    intent_kind: i.intent_kind.clone(),
-                    doc_json: serde_json::to_string(i).unwrap_or_default(),
-                })
-                .collect();
+            let intents = accepted.result.intents.iter().map(stored_intent).collect();
             let recorded = journal
                 .record_final(FinalRecord {
                     dispatch_id: dispatch_id.clone(),
                     attempt,
                     status: final_status,
-                    receipt_json: serde_json::to_string(&r).unwrap_or_default(),
                     result_digest: Some(accepted.digest.clone()),
                     intents,
                     failure: None,
@@ -252,9 +241,7 @@ pub(super) async fn run_hook(
                 .await?;
             Ok(match recorded {
                 RecordOutcome::Recorded => HookOutcome { receipt: Some(r), ..outcome(hook, &dispatch_id, kind, attempt) },
-                RecordOutcome::AlreadyFinal { receipt_json, result_digest } => {
-                    from_final(hook, &dispatch_id, &receipt_json, result_digest.as_deref(), Some(&accepted.digest))
-                }
+                RecordOutcome::AlreadyFinal { row } => from_final(hook, &dispatch_id, &row, Some(&accepted.digest)),
             })
         }
         Err(f) => {
@@ -268,7 +255,7 @@ pub(super) async fn run_hook(
                 .await?;
             Ok(match recorded {
                 FailureOutcome::Recorded { .. } => failed(hook, &dispatch_id, attempt, &f),
-                FailureOutcome::AlreadyFinal { receipt_json, .. } => from_final(hook, &dispatch_id, &receipt_json, None, None),
+                FailureOutcome::AlreadyFinal { row } => from_final(hook, &dispatch_id, &row, None),
             })
         }
     }

@@ -28,11 +28,16 @@ enum Behaviour {
 struct TestProvider {
     behaviour: std::sync::Mutex<Behaviour>,
     calls: AtomicU32,
+    /// The last JSON result it returned.
+    last: std::sync::Mutex<Option<String>>,
 }
 
 impl TestProvider {
     fn new(b: Behaviour) -> Arc<Self> {
-        Arc::new(TestProvider { behaviour: std::sync::Mutex::new(b), calls: AtomicU32::new(0) })
+        Arc::new(TestProvider { behaviour: std::sync::Mutex::new(b), calls: AtomicU32::new(0), last: Default::default() })
+    }
+    fn last_result(&self) -> Value {
+        serde_json::from_str(self.last.lock().unwrap().as_deref().unwrap()).unwrap()
     }
     fn set(&self, b: Behaviour) {
         *self.behaviour.lock().unwrap() = b;
@@ -75,6 +80,11 @@ impl Provider for TestProvider {
     fn invoke(&self, input_json: String) -> ReplyFuture {
         self.calls.fetch_add(1, Ordering::SeqCst);
         let b = self.behaviour.lock().unwrap().clone();
+        if !matches!(b, Behaviour::Hang) {
+            if let ProviderReply::Json(text) = result_for(&input_json, &b) {
+                *self.last.lock().unwrap() = Some(text);
+            }
+        }
         Box::pin(async move {
             if let Behaviour::Hang = b {
                 std::future::pending::<()>().await;
@@ -160,6 +170,66 @@ async fn records_then_replays_without_invoking() {
     // The receipt the dispatcher records satisfies the receipt contract.
     let doc = serde_json::to_value(&receipt).unwrap();
     crate::validate::validate_dispatch_receipt(&doc).unwrap();
+}
+
+/// No receipt is stored: the one a replay returns (and readers show) is built
+/// from the row, and must be the one returned when it was recorded, byte for
+/// byte, for every final status and at attempts past the first.
+#[tokio::test]
+async fn replayed_receipts_are_the_recorded_ones_byte_for_byte() {
+    use crate::contract::DispatchStatus;
+    // (behaviour of each dispatch until the final one, invocations allowed, final status)
+    let cases: [(&[Behaviour], u32, DispatchStatus); 5] = [
+        (&[Behaviour::Propose("s")], 1, DispatchStatus::Proposed),
+        (&[Behaviour::Throw, Behaviour::Propose("s")], 2, DispatchStatus::Proposed),
+        (&[Behaviour::NotApplicable], 1, DispatchStatus::NotApplicable),
+        (&[Behaviour::Throw, Behaviour::NotJson, Behaviour::NotApplicable], 3, DispatchStatus::NotApplicable),
+        (&[Behaviour::Throw, Behaviour::Throw, Behaviour::Throw], 2, DispatchStatus::Exhausted),
+    ];
+    for replay in [ReplayMode::Return, ReplayMode::Verify] {
+        for (steps, invocations, status) in &cases {
+            let f = fixture(Profile { replay, ..enabled() });
+            let p = install(&f, "a", *invocations, steps[0].clone());
+            let mut last = None;
+            for b in steps.iter() {
+                p.set(b.clone());
+                last = Some(f.dispatcher.dispatch(&request("r1")).await.unwrap());
+            }
+            let recorded = last.unwrap().hooks[0].receipt.clone().expect("a final receipt");
+            assert_eq!(recorded.status, *status);
+            let recorded_json = serde_json::to_string(&recorded).unwrap();
+            // A replay (reader path in return mode, checkpoint path in verify mode).
+            let again = f.dispatcher.dispatch(&request("r1")).await.unwrap();
+            assert_eq!(again.hooks[0].outcome, HookOutcomeKind::Replayed, "{status:?} {replay:?}");
+            assert_eq!(again.hooks[0].attempt, recorded.attempt);
+            let replayed = again.hooks[0].receipt.clone().unwrap();
+            assert_eq!(serde_json::to_string(&replayed).unwrap(), recorded_json, "{status:?} {replay:?}");
+            // What the readers show.
+            let row = f.dispatcher.journal().get_dispatch(&recorded.dispatch_id).unwrap().unwrap();
+            assert_eq!(with_receipt(row).receipt_json.as_deref(), Some(recorded_json.as_str()));
+            // The receipt the dispatcher records satisfies the receipt contract.
+            crate::validate::validate_dispatch_receipt(&serde_json::to_value(&recorded).unwrap()).unwrap();
+        }
+    }
+}
+
+/// Intents are stored without what their dispatch determines; the document
+/// the readers rebuild is the one the provider returned (validated).
+#[tokio::test]
+async fn read_back_intents_are_the_provider_s_documents() {
+    let f = fixture(enabled());
+    let p = install(&f, "a", 1, Behaviour::Propose("s"));
+    let out = f.dispatcher.dispatch(&request("r1")).await.unwrap();
+    assert_eq!(out.hooks[0].outcome, HookOutcomeKind::Recorded);
+    let returned = p.last_result()["intents"].clone();
+    let page = f.dispatcher.journal().list_intents(&crate::journal::IntentFilter::default()).unwrap();
+    assert_eq!(page.items.len(), 1);
+    let read: Vec<Value> = page
+        .items
+        .into_iter()
+        .map(|i| serde_json::from_str(&with_intent_doc(i).doc_json.unwrap()).unwrap())
+        .collect();
+    assert_eq!(Value::Array(read), returned);
 }
 
 #[tokio::test]

@@ -71,11 +71,17 @@ impl Readers {
     }
 }
 
-const DISPATCH_COLS: &str =
+/// The columns of a [`DispatchRow`] selected `FROM dispatches`; the last one is
+/// the ids of a proposed dispatch's intents in `seq` order, comma-separated
+/// (intent ids are `pwi_` + hex, never containing a comma).
+pub(crate) const DISPATCH_COLS: &str =
     "seq, dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, \
-     event_kind, registration_digest, result_digest, created_at, updated_at, request, receipt";
+     event_kind, registration_digest, result_digest, created_at, updated_at, \
+     (SELECT r.request FROM requests r WHERE r.seq = dispatches.seq), \
+     CASE WHEN state = 'proposed' THEN (SELECT group_concat(i.intent_id, ',' ORDER BY i.seq) \
+       FROM intents i WHERE i.dispatch_id = dispatches.dispatch_id) END";
 
-fn dispatch_row(r: &Row<'_>) -> rusqlite::Result<DispatchRow> {
+pub(crate) fn dispatch_row(r: &Row<'_>) -> rusqlite::Result<DispatchRow> {
     let state: String = r.get(2)?;
     Ok(DispatchRow {
         seq: r.get(0)?,
@@ -96,12 +102,19 @@ fn dispatch_row(r: &Row<'_>) -> rusqlite::Result<DispatchRow> {
         created_at: r.get(11)?,
         updated_at: r.get(12)?,
         request_json: r.get(13)?,
-        receipt_json: r.get(14)?,
+        intent_ids: r
+            .get::<_, Option<String>>(14)?
+            .map(|ids| ids.split(',').map(str::to_owned).collect())
+            .unwrap_or_default(),
+        receipt_json: None,
     })
 }
 
+/// Selected `FROM intents i`: the source dispatch's hook comes from its row.
 const INTENT_COLS: &str =
-    "seq, intent_id, dispatch_id, capability_id, intent_kind, decision, executor_id, reason_code, decided_at, done_at, doc";
+    "i.seq, i.intent_id, i.dispatch_id, i.capability_id, i.intent_kind, i.decision, i.executor_id, \
+     i.reason_code, i.decided_at, i.done_at, i.doc, \
+     (SELECT d.hook_id FROM dispatches d WHERE d.dispatch_id = i.dispatch_id)";
 
 fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
     let decision: Option<String> = r.get(5)?;
@@ -116,7 +129,9 @@ fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
         reason_code: r.get(7)?,
         decided_at: r.get(8)?,
         done_at: r.get(9)?,
-        doc_json: r.get(10)?,
+        stored_json: r.get(10)?,
+        hook_id: r.get::<_, Option<String>>(11)?.unwrap_or_default(),
+        doc_json: None,
     })
 }
 
@@ -196,7 +211,7 @@ impl Journal {
         arg::opt_token(f.capability_id.as_deref(), "capability_id")?;
         arg::opt_token(f.intent_kind.as_deref(), "intent_kind")?;
         let limit = clamp(f.limit);
-        let mut sql = format!("SELECT {INTENT_COLS} FROM intents WHERE seq > ?1");
+        let mut sql = format!("SELECT {INTENT_COLS} FROM intents i WHERE seq > ?1");
         let mut params: Vec<&dyn ToSql> = vec![&f.after_seq];
         for (col, value) in [
             ("dispatch_id", &f.dispatch_id),

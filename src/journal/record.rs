@@ -3,11 +3,12 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::read::{dispatch_row, DISPATCH_COLS};
 use super::types::{
     Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord,
     FinalStatus, RecordOutcome,
 };
-use super::{arg, Journal, JournalError, Reply, Result};
+use super::{arg, DispatchRow, Journal, JournalError, Reply, Result};
 
 impl Journal {
     /// Inserts the checkpoint row of a dispatch identity, or reads where it stands.
@@ -83,6 +84,11 @@ fn check_final(r: &FinalRecord) -> Result<()> {
     if (r.status == FinalStatus::Exhausted) != r.failure.is_some() {
         return Err(JournalError::InvalidArgument { what: "failure" });
     }
+    // The receipt's result_digest is the column: present exactly when there
+    // is an accepted result.
+    if (r.status == FinalStatus::Exhausted) == r.result_digest.is_some() {
+        return Err(JournalError::InvalidArgument { what: "result_digest" });
+    }
     if let Some((code, rule)) = &r.failure {
         arg::token(code, "failure.code")?;
         arg::opt_token(rule.as_deref(), "failure.rule")?;
@@ -96,48 +102,17 @@ fn check_final(r: &FinalRecord) -> Result<()> {
 }
 
 /// The row's current standing, read inside the transaction.
-struct Standing {
-    state: DispatchState,
-    attempts: u32,
-    receipt: Option<String>,
-    result_digest: Option<String>,
-}
-
-fn standing(conn: &Connection, dispatch_id: &str) -> Result<Option<Standing>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT state, attempts, receipt, result_digest FROM dispatches WHERE dispatch_id = ?1",
-    )?;
-    let row = stmt
-        .query_row([dispatch_id], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, u32>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get(3)?,
-            ))
-        })
-        .optional()?;
-    row.map(|(state, attempts, receipt, result_digest)| {
-        let state = DispatchState::parse(&state).ok_or(JournalError::Sqlite {
-            code: -1,
-            what: "unknown state",
-        })?;
-        Ok(Standing {
-            state,
-            attempts,
-            receipt,
-            result_digest,
-        })
-    })
-    .transpose()
+fn standing(conn: &Connection, dispatch_id: &str) -> Result<Option<DispatchRow>> {
+    let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1");
+    Ok(conn.prepare_cached(&sql)?.query_row([dispatch_id], dispatch_row).optional()?)
 }
 
 fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<CheckpointState> {
     let inserted = conn
         .prepare_cached(
             "INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
-               event_kind, registration_digest, created_at, updated_at, request)
-             VALUES (?1, 'checkpointed', 0, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)
+               event_kind, registration_digest, created_at, updated_at)
+             VALUES (?1, 'checkpointed', 0, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
              ON CONFLICT (dispatch_id) DO NOTHING",
         )?
         .execute(params![
@@ -148,18 +123,16 @@ fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<Checkpo
             c.effect_id,
             c.event_kind,
             c.registration_digest,
-            now,
-            c.request_json
+            now
         ])?;
     if inserted == 1 {
+        conn.prepare_cached("INSERT INTO requests (seq, request) VALUES (?1, ?2)")?
+            .execute(params![conn.last_insert_rowid(), c.request_json])?;
         return Ok(CheckpointState::Fresh);
     }
     let s = standing(conn, &c.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
     Ok(if s.state.is_final() {
-        CheckpointState::Final {
-            receipt_json: s.receipt.unwrap_or_default(),
-            result_digest: s.result_digest,
-        }
+        CheckpointState::Final { row: Box::new(s) }
     } else {
         CheckpointState::Pending {
             attempts_used: s.attempts,
@@ -170,25 +143,24 @@ fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<Checkpo
 fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutcome> {
     let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
     if s.state.is_final() {
-        return Ok(RecordOutcome::AlreadyFinal {
-            receipt_json: s.receipt.unwrap_or_default(),
-            result_digest: s.result_digest,
-        });
+        return Ok(RecordOutcome::AlreadyFinal { row: Box::new(s) });
     }
     conn.prepare_cached(
-        // The request only serves recover(); a final identity never needs it again.
-        "UPDATE dispatches SET state = ?2, attempts = max(attempts, ?3), receipt = ?4, result_digest = ?5,
-           updated_at = ?6, request = NULL
+        // `attempts` becomes the attempt that produced the final
+        // record: it is the receipt's `attempt` (failed attempts keep their
+        // own rows in `failures`).
+        "UPDATE dispatches SET state = ?2, attempts = ?3, result_digest = ?4, updated_at = ?5
          WHERE dispatch_id = ?1",
     )?
     .execute(params![
         r.dispatch_id,
         DispatchState::from(r.status).as_str(),
         r.attempt,
-        r.receipt_json,
         r.result_digest,
         now
     ])?;
+    // The request only serves recover(); a final identity never needs it again.
+    conn.prepare_cached("DELETE FROM requests WHERE seq = ?1")?.execute([s.seq])?;
     if let Some((code, rule)) = &r.failure {
         insert_failure(conn, &r.dispatch_id, r.attempt, code, rule.as_deref(), now)?;
     }
@@ -202,7 +174,7 @@ fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutco
                 r.dispatch_id,
                 i.capability_id,
                 i.intent_kind,
-                i.doc_json
+                i.stored_json
             ])
             .map_err(|e| match &e {
                 rusqlite::Error::SqliteFailure(f, _)
@@ -219,10 +191,7 @@ fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutco
 fn run_failure(conn: &Connection, r: &FailureRecord, now: i64) -> Result<FailureOutcome> {
     let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
     if s.state.is_final() {
-        return Ok(FailureOutcome::AlreadyFinal {
-            receipt_json: s.receipt.unwrap_or_default(),
-            result_digest: s.result_digest,
-        });
+        return Ok(FailureOutcome::AlreadyFinal { row: Box::new(s) });
     }
     insert_failure(
         conn,

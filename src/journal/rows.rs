@@ -33,6 +33,14 @@ pub struct DispatchRow {
     #[serde(rename = "request", serialize_with = "embedded_json_opt")]
     #[ts(rename = "request", as = "Option<crate::dispatch::DispatchRequest>")]
     pub request_json: Option<String>,
+    /// Ids of the dispatch's intents in `seq` (result) order; empty unless
+    /// proposed. Not serialized on its own: it is part of `receipt`.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub intent_ids: Vec<String>,
+    // Not stored: journal readers leave it `None`, and
+    // `dispatch::receipt_from_row` builds it from the columns and
+    // `intent_ids` (the binding fills it before handing rows to JS).
     /// The final receipt, once there is one.
     #[serde(rename = "receipt", serialize_with = "embedded_json_opt")]
     #[ts(rename = "receipt", as = "Option<crate::contract::DispatchReceipt>")]
@@ -67,10 +75,22 @@ pub struct StoredIntent {
     pub decided_at: Option<i64>,
     #[ts(type = "number | null")]
     pub done_at: Option<i64>,
+    /// The hook of the source dispatch (its row's `hook_id`).
+    #[serde(skip)]
+    #[ts(skip)]
+    pub hook_id: String,
+    /// What the journal stores of the document beyond the columns
+    /// ([`super::IntentRow::stored_json`]).
+    #[serde(skip)]
+    #[ts(skip)]
+    pub stored_json: String,
+    // Not stored whole: journal readers leave it `None`, and
+    // `dispatch::intent_from_stored` rebuilds it from the columns, `hook_id`
+    // and `stored_json` (the binding fills it before handing rows to JS).
     /// The intent document.
-    #[serde(rename = "intent", serialize_with = "embedded_json")]
+    #[serde(rename = "intent", serialize_with = "embedded_json_opt")]
     #[ts(rename = "intent", as = "crate::contract::PostWritebackIntent")]
-    pub doc_json: String,
+    pub doc_json: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]

@@ -22,6 +22,18 @@
 //!   state and cost no bytes per finished dispatch.
 //! - Small columns come first and the JSON documents last, so scans that read
 //!   only state or ids do not decode the documents.
+//! - The dispatch request (~1 KiB, only `recover()` needs it) lives in
+//!   `requests`, keyed by the dispatch's `seq`, exactly while the dispatch is
+//!   unfinished: the final record deletes it. Kept in the dispatch row and
+//!   nulled there, it would leave its bytes as slack in every page of final
+//!   rows; in its own table the few live rows share a few pages, and freed
+//!   pages are reused.
+//! - Nothing derivable is stored. A final dispatch keeps no receipt document:
+//!   its columns and its intents' ids are the receipt
+//!   (`dispatch::receipt_from_row` builds it). An intent keeps its id, kind
+//!   and capability as columns and only the rest of its document that the
+//!   dispatch does not determine as `doc` (`dispatch::intent_from_stored`
+//!   rebuilds the full document).
 
 use rusqlite::Connection;
 
@@ -41,7 +53,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }];
 pub const SCHEMA_VERSION: i32 = MIGRATIONS[MIGRATIONS.len() - 1].to;
 
 /// Tables a current journal must have (checked on open, cheaply).
-pub(crate) const TABLES: &[&str] = &["dispatches", "failures", "intents"];
+pub(crate) const TABLES: &[&str] = &["dispatches", "failures", "intents", "requests"];
 
 const V1: &str = "
 CREATE TABLE dispatches (
@@ -59,13 +71,15 @@ CREATE TABLE dispatches (
   result_digest TEXT,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
-  request TEXT,
-  receipt TEXT,
-  CHECK ((receipt IS NULL) = (state IN ('checkpointed','failed'))),
-  CHECK ((request IS NULL) = (receipt IS NOT NULL))
+  CHECK ((result_digest IS NULL) = (state IN ('checkpointed','failed','exhausted')))
 );
 CREATE INDEX dispatches_unfinished ON dispatches(state)
   WHERE state IN ('checkpointed','failed');
+
+CREATE TABLE requests (
+  seq INTEGER PRIMARY KEY REFERENCES dispatches(seq),
+  request TEXT NOT NULL
+);
 
 CREATE TABLE failures (
   dispatch_id TEXT NOT NULL REFERENCES dispatches(dispatch_id),

@@ -3,6 +3,8 @@
 use serde::Serialize;
 use ts_rs::TS;
 
+use super::DispatchRow;
+
 /// Where a dispatch identity stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, TS)]
 #[ts(export)]
@@ -85,11 +87,10 @@ pub enum CheckpointState {
     Fresh,
     /// The identity exists without a final receipt (checkpointed or failed).
     Pending { attempts_used: u32 },
-    /// The identity has a final receipt: replay it, do not invoke.
-    Final {
-        receipt_json: String,
-        result_digest: Option<String>,
-    },
+    /// The identity is final: replay it, do not invoke. The row's columns
+    /// (with its intent ids) are the receipt; `dispatch::receipt_from_row`
+    /// builds it.
+    Final { row: Box<DispatchRow> },
 }
 
 impl CheckpointState {
@@ -103,13 +104,16 @@ impl CheckpointState {
     }
 }
 
-/// One intent of a proposed result, stored once as its JSON document.
+/// One intent of a proposed result. Its id, kind and capability are columns;
+/// the rest of the document that the dispatch row does not determine is
+/// `stored_json`, opaque to the journal (`dispatch::stored_intent` writes it,
+/// `dispatch::intent_from_stored` rebuilds the full document).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IntentRow {
     pub intent_id: String,
     pub capability_id: String,
     pub intent_kind: String,
-    pub doc_json: String,
+    pub stored_json: String,
 }
 
 /// The final record of a dispatch identity.
@@ -119,9 +123,9 @@ pub struct FinalRecord {
     /// The attempt that produced it, 1-based.
     pub attempt: u32,
     pub status: FinalStatus,
-    /// The final DispatchReceipt, stored verbatim.
-    pub receipt_json: String,
-    /// sha256 hex of the canonical accepted result (proposed / not_applicable).
+    /// sha256 hex of the canonical accepted result: required when `status` is
+    /// proposed or not_applicable, absent when exhausted. No receipt document
+    /// is stored: the row's columns and intents are the receipt.
     pub result_digest: Option<String>,
     /// Non-empty only when `status` is proposed.
     pub intents: Vec<IntentRow>,
@@ -138,10 +142,7 @@ pub enum RecordOutcome {
     Recorded,
     /// Someone recorded a final receipt first; nothing was written. Compare
     /// digests to tell a replay from a conflict.
-    AlreadyFinal {
-        receipt_json: String,
-        result_digest: Option<String>,
-    },
+    AlreadyFinal { row: Box<DispatchRow> },
 }
 
 /// One failed attempt (a FailureReceipt: codes only, never a message).
@@ -159,8 +160,5 @@ pub enum FailureOutcome {
     Recorded {
         attempts_used: u32,
     },
-    AlreadyFinal {
-        receipt_json: String,
-        result_digest: Option<String>,
-    },
+    AlreadyFinal { row: Box<DispatchRow> },
 }

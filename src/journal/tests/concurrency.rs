@@ -170,8 +170,8 @@ fn two_journals_race_to_record_one_dispatch() {
             .unwrap()
             .result_digest;
         for o in &outcomes {
-            if let RecordOutcome::AlreadyFinal { result_digest, .. } = o {
-                assert_eq!(*result_digest, stored, "the loser sees the winner's digest");
+            if let RecordOutcome::AlreadyFinal { row } = o {
+                assert_eq!(row.result_digest, stored, "the loser sees the winner's digest");
             }
         }
         let intents = a.list_intents(&IntentFilter {

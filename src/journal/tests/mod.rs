@@ -94,9 +94,10 @@ pub(super) fn checkpoint(seed: &str) -> Checkpoint {
     }
 }
 
-pub(super) fn intent(seed: &str, dispatch_id: &str) -> IntentRow {
-    let intent_id = intent_id(seed);
-    let doc_json = format!(
+/// The full intent document the dispatcher would have accepted for `seed`
+/// (the journal stores only [`intent`]'s `stored_json` of it).
+pub(super) fn intent_doc(seed: &str, dispatch_id: &str) -> String {
+    format!(
         concat!(
             r#"{{"schema_version":"loopx_post_writeback_intent_v0","intent_id":"{}","#,
             r#""hook_id":"periodic_report.runtime_trigger","capability_id":"periodic_report","#,
@@ -106,16 +107,39 @@ pub(super) fn intent(seed: &str, dispatch_id: &str) -> IntentRow {
             r#""budget":{{"max_attempts":1,"max_result_bytes":16384}},"requested_write_scope":[],"#,
             r#""failure_policy":"isolate","grants_new_action_authority":false,"external_write_performed":false}}"#
         ),
-        intent_id,
+        intent_id(seed),
         dispatch_id,
         s = seed
-    );
-    IntentRow {
-        intent_id,
-        capability_id: "periodic_report".into(),
-        intent_kind: "periodic_report.trigger_evaluation".into(),
-        doc_json,
-    }
+    )
+}
+
+pub(super) fn intent(seed: &str, dispatch_id: &str) -> IntentRow {
+    let doc: crate::contract::PostWritebackIntent = serde_json::from_str(&intent_doc(seed, dispatch_id)).unwrap();
+    crate::dispatch::stored_intent(&doc)
+}
+
+/// The receipt document of [`proposed`] (the journal stores none: its row is it).
+pub(super) fn proposed_receipt(seed: &str, attempt: u32, digest_seed: &str, intents: &[&str]) -> String {
+    let ids = intents
+        .iter()
+        .map(|s| format!("\"{}\"", intent_id(s)))
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        concat!(
+            r#"{{"schema_version":"loopx_post_writeback_dispatch_receipt_v0","dispatch_id":"{}","#,
+            r#""hook_id":"periodic_report.runtime_trigger","capability_id":"periodic_report","#,
+            r#""receipt_id":"receipt_{s}","effect_id":"effect_{s}","event_kind":"todo_completed","#,
+            r#""registration_digest":"{}","status":"proposed","attempt":{},"intent_ids":[{}],"#,
+            r#""result_digest":"{}","failure":null}}"#
+        ),
+        dispatch_id(seed),
+        hex("registration"),
+        attempt,
+        ids,
+        hex(digest_seed),
+        s = seed
+    )
 }
 
 /// A proposed final record with one intent per seed in `intents`.
@@ -128,31 +152,10 @@ pub(super) fn proposed(
     let dispatch_id = dispatch_id(seed);
     let rows: Vec<IntentRow> = intents.iter().map(|s| intent(s, &dispatch_id)).collect();
     let result_digest = hex(digest_seed);
-    let ids = rows
-        .iter()
-        .map(|i| format!("\"{}\"", i.intent_id))
-        .collect::<Vec<_>>()
-        .join(",");
-    let receipt_json = format!(
-        concat!(
-            r#"{{"schema_version":"loopx_post_writeback_dispatch_receipt_v0","dispatch_id":"{}","#,
-            r#""hook_id":"periodic_report.runtime_trigger","capability_id":"periodic_report","#,
-            r#""receipt_id":"receipt_{s}","effect_id":"effect_{s}","event_kind":"todo_completed","#,
-            r#""registration_digest":"{}","status":"proposed","attempt":{},"intent_ids":[{}],"#,
-            r#""result_digest":"{}","failure":null}}"#
-        ),
-        dispatch_id,
-        hex("registration"),
-        attempt,
-        ids,
-        result_digest,
-        s = seed
-    );
     FinalRecord {
         dispatch_id,
         attempt,
         status: FinalStatus::Proposed,
-        receipt_json,
         result_digest: Some(result_digest),
         intents: rows,
         failure: None,

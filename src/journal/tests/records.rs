@@ -19,17 +19,21 @@ fn checkpoint_is_fresh_then_pending_then_final() {
         j.record_final(rec.clone()).wait().unwrap(),
         RecordOutcome::Recorded
     );
+    let row = j.get_dispatch(&rec.dispatch_id).unwrap().unwrap();
     assert_eq!(
         j.checkpoint(checkpoint("a")).wait().unwrap(),
-        CheckpointState::Final {
-            receipt_json: rec.receipt_json.clone(),
-            result_digest: rec.result_digest.clone()
-        }
+        CheckpointState::Final { row: Box::new(row.clone()) }
     );
-    let row = j.get_dispatch(&rec.dispatch_id).unwrap().unwrap();
     assert_eq!(row.state, DispatchState::Proposed);
     assert_eq!(row.attempts, 1);
-    assert_eq!(row.receipt_json.as_deref(), Some(rec.receipt_json.as_str()));
+    assert_eq!(row.result_digest, rec.result_digest);
+    assert_eq!(row.intent_ids, vec![intent_id("a1")]);
+    // No receipt is stored: the dispatch layer builds it from the columns.
+    assert_eq!(row.receipt_json, None);
+    assert_eq!(
+        crate::dispatch::with_receipt(row.clone()).receipt_json,
+        Some(proposed_receipt("a", 1, "result-1", &["a1"]))
+    );
     // The request serves only recover(): a final identity drops it.
     assert_eq!(row.request_json, None);
 }
@@ -62,12 +66,11 @@ fn a_second_final_record_is_already_final_with_the_first_digest() {
         j.record_final(first.clone()).wait().unwrap(),
         RecordOutcome::Recorded
     );
+    let row = j.get_dispatch(&first.dispatch_id).unwrap().unwrap();
+    assert_eq!(row.result_digest, first.result_digest);
     assert_eq!(
         j.record_final(second).wait().unwrap(),
-        RecordOutcome::AlreadyFinal {
-            receipt_json: first.receipt_json,
-            result_digest: first.result_digest
-        }
+        RecordOutcome::AlreadyFinal { row: Box::new(row) }
     );
     let intents = j.list_intents(&IntentFilter::default()).unwrap().items;
     assert_eq!(intents.len(), 1, "the second record wrote nothing");
@@ -108,7 +111,6 @@ fn failures_count_attempts_until_final() {
         dispatch_id: dispatch_id("a"),
         attempt: 3,
         status: FinalStatus::Exhausted,
-        receipt_json: r#"{"status":"exhausted"}"#.into(),
         result_digest: None,
         intents: vec![],
         failure: Some(("dispatch_budget_exhausted".into(), None)),
@@ -183,6 +185,10 @@ fn arguments_are_checked_before_queueing() {
     let mut r = proposed("a", 1, "r", &[]);
     r.status = FinalStatus::Exhausted;
     assert_eq!(invalid(j.record_final(r).wait().unwrap_err()), "failure");
+    let mut r = proposed("a", 1, "r", &[]);
+    r.status = FinalStatus::NotApplicable;
+    r.result_digest = None;
+    assert_eq!(invalid(j.record_final(r).wait().unwrap_err()), "result_digest");
     let mut r = proposed("a", 0, "r", &[]);
     r.status = FinalStatus::NotApplicable;
     assert_eq!(invalid(j.record_final(r).wait().unwrap_err()), "attempt");
@@ -211,8 +217,8 @@ fn a_duplicate_intent_id_is_reported_and_nothing_is_written() {
     );
     let row = j.get_dispatch(&dispatch_id("b")).unwrap().unwrap();
     assert_eq!(
-        (row.state, row.receipt_json),
-        (DispatchState::Checkpointed, None)
+        (row.state, row.intent_ids),
+        (DispatchState::Checkpointed, vec![])
     );
     let page = j
         .list_intents(&IntentFilter {
@@ -238,7 +244,6 @@ fn exhausted_at_a_failed_attempt_keeps_that_attempts_row() {
         dispatch_id: dispatch_id("a"),
         attempt: 1,
         status: FinalStatus::Exhausted,
-        receipt_json: r#"{"status":"exhausted"}"#.into(),
         result_digest: None,
         intents: vec![],
         failure: Some(("dispatch_budget_exhausted".into(), None)),
