@@ -29,6 +29,13 @@ export interface Package {
       close(): Promise<void>
     }>
   }
+  HookJournal: {
+    open(path: string): Promise<{
+      listDispatches(query: object): Promise<{ items: Array<{ receipt: unknown }> }>
+      listIntents(query: object): Promise<{ items: Array<{ intent: unknown }> }>
+      close(): Promise<void>
+    }>
+  }
   IntentKinds: new (definitions: unknown[]) => object
   validateRegistration(doc: unknown, kinds: object): { ok: boolean }
   validateHookResult(doc: unknown, registration: unknown, dispatchId: string, kinds: object): { ok: boolean }

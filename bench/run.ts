@@ -53,12 +53,21 @@ async function sanity(): Promise<void> {
     const runner = await open(side, path, { synchronous: 'normal' })
     outcomes[side] = await runner.dispatch(request('sanity', 0))
     await runner.close()
-    const db = new Database(path, { readonly: true })
-    stored[side] = JSON.stringify([
-      db.prepare('SELECT dispatch_id, state, attempts, receipt_id, effect_id, registration_digest, result_digest, request, receipt FROM dispatches').all(),
-      db.prepare('SELECT intent_id, dispatch_id, capability_id, intent_kind, doc FROM intents').all(),
-    ])
-    db.close()
+    // The same information must be kept: ours stores compact rows and its
+    // readers rebuild the documents; the plain layout stores them whole.
+    if (side === 'ours') {
+      const journal = await pkg.HookJournal.open(path)
+      const dispatches = (await journal.listDispatches({})).items.map((d) => d.receipt)
+      const intents = (await journal.listIntents({})).items.map((i) => i.intent)
+      await journal.close()
+      stored[side] = jcs([dispatches, intents])
+    } else {
+      const db = new Database(path, { readonly: true })
+      const dispatches = db.prepare('SELECT receipt FROM dispatches ORDER BY seq').all().map((r: any) => JSON.parse(r.receipt))
+      const intents = db.prepare('SELECT doc FROM intents ORDER BY seq').all().map((r: any) => JSON.parse(r.doc))
+      db.close()
+      stored[side] = jcs([dispatches, intents])
+    }
     remove(path)
   }
   if (jcs(outcomes.ours) !== jcs(outcomes.plain)) {
@@ -328,14 +337,35 @@ function copyIntoPlain(from: string, to: string): number {
   const db = new Database(to)
   db.pragma('synchronous = OFF')
   db.prepare('ATTACH DATABASE ? AS o').run(from)
+  // Ours stores no receipt document and a compact intent (src/dispatch/stored.rs
+  // rebuilds both); the plain layout keeps whole documents, so they are
+  // rebuilt here in SQL from the same columns.
   db.exec(`BEGIN;
     INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, event_kind,
         registration_digest, result_digest, created_at, updated_at, request, receipt)
-      SELECT dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, event_kind,
-        registration_digest, result_digest, created_at, updated_at, request, receipt FROM o.dispatches ORDER BY seq;
+      SELECT d.dispatch_id, d.state, d.attempts, d.hook_id, d.capability_id, d.receipt_id, d.effect_id, d.event_kind,
+        d.registration_digest, d.result_digest, d.created_at, d.updated_at,
+        (SELECT r.request FROM o.requests r WHERE r.seq = d.seq),
+        CASE WHEN d.state IN ('proposed', 'not_applicable', 'exhausted') THEN json_object(
+          'schema_version', 'loopx_post_writeback_dispatch_receipt_v0',
+          'dispatch_id', d.dispatch_id, 'hook_id', d.hook_id, 'capability_id', d.capability_id,
+          'receipt_id', d.receipt_id, 'effect_id', d.effect_id, 'event_kind', d.event_kind,
+          'registration_digest', d.registration_digest, 'status', d.state, 'attempt', d.attempts,
+          'intent_ids', json((SELECT json_group_array(x.intent_id) FROM
+            (SELECT i.intent_id FROM o.intents i WHERE i.dispatch_id = d.dispatch_id ORDER BY i.seq) x)),
+          'result_digest', d.result_digest,
+          'failure', json(CASE WHEN d.state = 'exhausted' THEN '{"code":"dispatch_budget_exhausted","rule":null}' END)
+        ) END
+      FROM o.dispatches d ORDER BY d.seq;
     INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, decision, executor_id, reason_code, decided_at, done_at, doc)
-      SELECT intent_id, dispatch_id, capability_id, intent_kind, decision, executor_id, reason_code, decided_at, done_at, doc
-      FROM o.intents ORDER BY seq;
+      SELECT i.intent_id, i.dispatch_id, i.capability_id, i.intent_kind, i.decision, i.executor_id, i.reason_code, i.decided_at, i.done_at,
+        json_object('schema_version', 'loopx_post_writeback_intent_v0', 'intent_id', i.intent_id,
+          'hook_id', (SELECT d.hook_id FROM o.dispatches d WHERE d.dispatch_id = i.dispatch_id),
+          'capability_id', i.capability_id, 'source_dispatch_id', i.dispatch_id, 'intent_kind', i.intent_kind,
+          'operation', i.doc ->> 0, 'policy_version', i.doc ->> 1, 'payload', json(i.doc -> 2), 'budget', json(i.doc -> 3),
+          'requested_write_scope', json(i.doc -> 4), 'failure_policy', 'isolate',
+          'grants_new_action_authority', json('false'), 'external_write_performed', json('false'))
+      FROM o.intents i ORDER BY i.seq;
     COMMIT;`)
   db.exec('DETACH DATABASE o')
   db.close()
