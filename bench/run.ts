@@ -63,8 +63,8 @@ async function sanity(): Promise<void> {
       stored[side] = jcs([dispatches, intents])
     } else {
       const db = new Database(path, { readonly: true })
-      const dispatches = db.prepare('SELECT receipt FROM dispatches ORDER BY seq').all().map((r: any) => JSON.parse(r.receipt))
-      const intents = db.prepare('SELECT doc FROM intents ORDER BY seq').all().map((r: any) => JSON.parse(r.doc))
+      const dispatches = db.prepare('SELECT receipt FROM dispatches ORDER BY rowid').all().map((r: any) => JSON.parse(r.receipt))
+      const intents = db.prepare('SELECT doc FROM intents ORDER BY rowid').all().map((r: any) => JSON.parse(r.doc))
       db.close()
       stored[side] = jcs([dispatches, intents])
     }
