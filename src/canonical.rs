@@ -59,16 +59,11 @@ pub fn canonical_len(value: &Value) -> usize {
         Value::Number(n) => ryu_js::Buffer::new().format(number_as_f64(n)).len(),
         Value::String(s) => string_len(s),
         // brackets plus one comma between items
-        Value::Array(items) => {
-            2 + items.len().saturating_sub(1) + items.iter().map(canonical_len).sum::<usize>()
-        }
+        Value::Array(items) => 2 + items.len().saturating_sub(1) + items.iter().map(canonical_len).sum::<usize>(),
         // braces, commas, and a colon per member; order does not change length
         Value::Object(map) => {
             2 + map.len().saturating_sub(1)
-                + map
-                    .iter()
-                    .map(|(k, v)| string_len(k) + 1 + canonical_len(v))
-                    .sum::<usize>()
+                + map.iter().map(|(k, v)| string_len(k) + 1 + canonical_len(v)).sum::<usize>()
         }
     }
 }
@@ -155,10 +150,10 @@ fn for_each_sorted<'a>(map: &'a Map<String, Value>, mut f: impl FnMut(usize, &'a
 #[inline]
 fn escape(b: u8) -> Option<&'static str> {
     const CONTROL: [&str; 32] = [
-        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007",
-        "\\b", "\\t", "\\n", "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011",
-        "\\u0012", "\\u0013", "\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019",
-        "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
+        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007", "\\b", "\\t", "\\n",
+        "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011", "\\u0012", "\\u0013", "\\u0014",
+        "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019", "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e",
+        "\\u001f",
     ];
     match b {
         b'"' => Some("\\\""),
@@ -185,11 +180,7 @@ fn write_string(s: &str, out: &mut String) {
 }
 
 fn string_len(s: &str) -> usize {
-    2 + s
-        .as_bytes()
-        .iter()
-        .map(|&b| escape(b).map_or(1, str::len))
-        .sum::<usize>()
+    2 + s.as_bytes().iter().map(|&b| escape(b).map_or(1, str::len)).sum::<usize>()
 }
 
 #[cfg(test)]

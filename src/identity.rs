@@ -68,12 +68,7 @@ pub fn dispatch_id(identity: &DispatchIdentity<'_>) -> String {
 /// The payload is cloned into the domain object: payloads are small by
 /// schema (bounded depth and items, no free text), and building the object
 /// as a `Value` keeps the hashed definition exactly the contract's.
-pub fn intent_id(
-    dispatch_id: &str,
-    intent_kind: &str,
-    policy_version: &str,
-    payload: &Value,
-) -> String {
+pub fn intent_id(dispatch_id: &str, intent_kind: &str, policy_version: &str, payload: &Value) -> String {
     let domain_object = json!({
         "domain": INTENT_DOMAIN,
         "dispatch_id": dispatch_id,
@@ -155,24 +150,13 @@ mod tests {
     fn assert_id_shape(id: &str, prefix: &str) {
         assert_eq!(id.len(), 68, "{id}");
         assert!(id.starts_with(prefix), "{id}");
-        assert!(
-            id[4..]
-                .bytes()
-                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
-            "{id}"
-        );
+        assert!(id[4..].bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')), "{id}");
     }
 
     #[test]
     fn sha256_known_vectors() {
-        assert_eq!(
-            sha256_hex(b""),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
-        assert_eq!(
-            sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(sha256_hex(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         assert_eq!(
             sha256_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
@@ -186,10 +170,7 @@ mod tests {
         let digest = registration_digest(&registration);
         assert_eq!(digest, sha256_hex(RFC_REGISTRATION_JCS.as_bytes()));
         // pinned independently (node crypto: sha256 of the literal above)
-        assert_eq!(
-            digest,
-            "dfb1b5282c617cdae6f929a5ac037ffa96ae7ebac8dc1a5f80a8a15b888845b3"
-        );
+        assert_eq!(digest, "dfb1b5282c617cdae6f929a5ac037ffa96ae7ebac8dc1a5f80a8a15b888845b3");
         assert_eq!(result_digest(&registration), digest);
         let mut changed = registration.clone();
         changed["budget"]["timeout_ms"] = json!(1001);
@@ -212,10 +193,7 @@ mod tests {
             reg_digest
         );
         assert_eq!(id, format!("pwh_{}", sha256_hex(hand_written.as_bytes())));
-        assert_eq!(
-            id,
-            "pwh_d0aa30c2cc1d71f3cab85d026a1b99be23b07d9b2e56645a854e076c8ece5037"
-        );
+        assert_eq!(id, "pwh_d0aa30c2cc1d71f3cab85d026a1b99be23b07d9b2e56645a854e076c8ece5037");
         assert_id_shape(&id, "pwh_");
     }
 
@@ -223,14 +201,8 @@ mod tests {
     #[test]
     fn intent_id_of_rfc_example() {
         let dispatch = dispatch_id(&sample_identity(&registration_digest(&rfc_registration())));
-        let payload =
-            json!({"source_event_refs": ["event_opaque"], "segment_ref": "segment_opaque"});
-        let id = intent_id(
-            &dispatch,
-            "periodic_report.trigger_evaluation",
-            "weekly_v0",
-            &payload,
-        );
+        let payload = json!({"source_event_refs": ["event_opaque"], "segment_ref": "segment_opaque"});
+        let id = intent_id(&dispatch, "periodic_report.trigger_evaluation", "weekly_v0", &payload);
         let hand_written = format!(
             concat!(
                 r#"{{"dispatch_id":"{}","domain":"loopx_post_writeback_intent_v0","#,
@@ -241,10 +213,7 @@ mod tests {
             dispatch
         );
         assert_eq!(id, format!("pwi_{}", sha256_hex(hand_written.as_bytes())));
-        assert_eq!(
-            id,
-            "pwi_3a09bf882d12a9bc491bdee7e6b6d4ea2deded68427080816e4dbe29932910d0"
-        );
+        assert_eq!(id, "pwi_3a09bf882d12a9bc491bdee7e6b6d4ea2deded68427080816e4dbe29932910d0");
         assert_id_shape(&id, "pwi_");
     }
 
@@ -256,34 +225,13 @@ mod tests {
         assert_eq!(dispatch_id(&base), id);
 
         let variants = [
-            DispatchIdentity {
-                receipt_id: "receipt_other",
-                ..base
-            },
-            DispatchIdentity {
-                effect_id: "effect_other",
-                ..base
-            },
-            DispatchIdentity {
-                hook_id: "periodic_report.other",
-                ..base
-            },
-            DispatchIdentity {
-                capability_id: "other",
-                ..base
-            },
-            DispatchIdentity {
-                registration_digest: "d1",
-                ..base
-            },
-            DispatchIdentity {
-                registration_schema_version: "other_v0",
-                ..base
-            },
-            DispatchIdentity {
-                event_kind: "replan_recorded",
-                ..base
-            },
+            DispatchIdentity { receipt_id: "receipt_other", ..base },
+            DispatchIdentity { effect_id: "effect_other", ..base },
+            DispatchIdentity { hook_id: "periodic_report.other", ..base },
+            DispatchIdentity { capability_id: "other", ..base },
+            DispatchIdentity { registration_digest: "d1", ..base },
+            DispatchIdentity { registration_schema_version: "other_v0", ..base },
+            DispatchIdentity { event_kind: "replan_recorded", ..base },
         ];
         let mut seen = std::collections::HashSet::from([id]);
         for variant in &variants {
@@ -292,11 +240,7 @@ mod tests {
             assert!(seen.insert(other), "{variant:?} collides");
         }
         // a value moved between two fields is a different identity
-        let swapped = DispatchIdentity {
-            receipt_id: base.effect_id,
-            effect_id: base.receipt_id,
-            ..base
-        };
+        let swapped = DispatchIdentity { receipt_id: base.effect_id, effect_id: base.receipt_id, ..base };
         assert!(seen.insert(dispatch_id(&swapped)));
     }
 
@@ -311,18 +255,8 @@ mod tests {
             intent_id("pwh_y", "cap.kind", "v0", &payload),
             intent_id("pwh_x", "cap.other", "v0", &payload),
             intent_id("pwh_x", "cap.kind", "v1", &payload),
-            intent_id(
-                "pwh_x",
-                "cap.kind",
-                "v0",
-                &json!({"segment_ref": "s2", "count": 3}),
-            ),
-            intent_id(
-                "pwh_x",
-                "cap.kind",
-                "v0",
-                &json!({"segment_ref": "s1", "count": 4}),
-            ),
+            intent_id("pwh_x", "cap.kind", "v0", &json!({"segment_ref": "s2", "count": 3})),
+            intent_id("pwh_x", "cap.kind", "v0", &json!({"segment_ref": "s1", "count": 4})),
             intent_id("pwh_x", "cap.kind", "v0", &json!({"segment_ref": "s1"})),
             intent_id("pwh_x", "cap.kind", "v0", &json!({})),
         ];
@@ -335,15 +269,9 @@ mod tests {
 
     #[test]
     fn intent_id_ignores_payload_key_order_and_number_spelling() {
-        let a: Value =
-            serde_json::from_str(r#"{"b": [1, {"y": true, "x": null}], "a": "r"}"#).unwrap();
-        let b: Value =
-            serde_json::from_str(r#"{ "a" : "r", "b" : [ 1.0, { "x" : null, "y" : true } ] }"#)
-                .unwrap();
-        assert_eq!(
-            intent_id("pwh_x", "cap.kind", "v0", &a),
-            intent_id("pwh_x", "cap.kind", "v0", &b)
-        );
+        let a: Value = serde_json::from_str(r#"{"b": [1, {"y": true, "x": null}], "a": "r"}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{ "a" : "r", "b" : [ 1.0, { "x" : null, "y" : true } ] }"#).unwrap();
+        assert_eq!(intent_id("pwh_x", "cap.kind", "v0", &a), intent_id("pwh_x", "cap.kind", "v0", &b));
         assert_eq!(result_digest(&a), result_digest(&b));
     }
 
@@ -353,12 +281,7 @@ mod tests {
         // and neither equals a plain digest
         let reg = registration_digest(&json!({}));
         let d = dispatch_id(&sample_identity(&reg));
-        let i = intent_id(
-            &d,
-            "periodic_report.trigger_evaluation",
-            "weekly_v0",
-            &json!({}),
-        );
+        let i = intent_id(&d, "periodic_report.trigger_evaluation", "weekly_v0", &json!({}));
         assert_ne!(&d[4..], &i[4..]);
         assert_ne!(&d[4..], reg);
     }

@@ -3,10 +3,10 @@
 //! Plain Rust modules own every rule; `binding` is the only `#[napi]` code and
 //! merely converts values and forwards.
 
+pub mod builder;
 pub mod canonical;
 pub mod contract;
 pub mod dispatch;
-pub mod builder;
 pub mod identity;
 pub mod journal;
 pub mod turn_start;

@@ -57,7 +57,12 @@ pub fn async_error(e: napi::Error<Code>) -> napi::Error {
 /// Throws an Error that carries `code` and the `violations` themselves (napi's
 /// own errors hold only a code and a message), and returns the Rust error the
 /// caller propagates; napi rethrows the pending exception as it is.
-pub fn throw_with_violations(env: &napi::Env, code: Code, message: &str, violations: &[crate::validate::Violation]) -> napi::Error<Code> {
+pub fn throw_with_violations(
+    env: &napi::Env,
+    code: Code,
+    message: &str,
+    violations: &[crate::validate::Violation],
+) -> napi::Error<Code> {
     use napi::bindgen_prelude::ToNapiValue;
     use napi::sys;
     let raw = env.raw();
@@ -68,9 +73,16 @@ pub fn throw_with_violations(env: &napi::Env, code: Code, message: &str, violati
         let mut message_value = std::ptr::null_mut();
         let mut error = std::ptr::null_mut();
         let code_text = code.as_ref();
-        let ok = sys::napi_create_string_utf8(raw, code_text.as_ptr().cast(), code_text.len() as isize, &mut code_value) == sys::Status::napi_ok
-            && sys::napi_create_string_utf8(raw, message.as_ptr().cast(), message.len() as isize, &mut message_value) == sys::Status::napi_ok
-            && sys::napi_create_error(raw, code_value, message_value, &mut error) == sys::Status::napi_ok;
+        let ok =
+            sys::napi_create_string_utf8(raw, code_text.as_ptr().cast(), code_text.len() as isize, &mut code_value)
+                == sys::Status::napi_ok
+                && sys::napi_create_string_utf8(
+                    raw,
+                    message.as_ptr().cast(),
+                    message.len() as isize,
+                    &mut message_value,
+                ) == sys::Status::napi_ok
+                && sys::napi_create_error(raw, code_value, message_value, &mut error) == sys::Status::napi_ok;
         if ok {
             if let Ok(list_value) = <serde_json::Value as ToNapiValue>::to_napi_value(raw, list) {
                 sys::napi_set_named_property(raw, error, c"violations".as_ptr(), list_value);

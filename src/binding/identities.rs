@@ -73,7 +73,10 @@ pub fn intent_id(parts: JsAny) -> Result<String> {
     let (Some(dispatch_id), Some(intent_kind), Some(policy_version), Some(payload)) =
         (field("dispatchId"), field("intentKind"), field("policyVersion"), parts.get("payload"))
     else {
-        return Err(misuse(Code::InvalidArgument, "intentId needs dispatchId, intentKind, policyVersion (strings) and payload"));
+        return Err(misuse(
+            Code::InvalidArgument,
+            "intentId needs dispatchId, intentKind, policyVersion (strings) and payload",
+        ));
     };
     Ok(identity::intent_id(&dispatch_id, &intent_kind, &policy_version, payload))
 }
@@ -103,7 +106,8 @@ pub fn build_intent(input: JsAny, spec: JsAny) -> Result<serde_json::Value> {
         .map_err(|_| misuse(Code::InvalidArgument, "input does not have the hook input contract's shape"))?;
     let spec = IntentSpecArg::deserialize(json_value(spec, "spec")?)
         .map_err(|_| misuse(Code::InvalidArgument, "spec needs intentKind, operation, policyVersion and payload"))?;
-    let origin = IntentOrigin { dispatch_id: &input.dispatch_id, hook_id: &input.hook_id, capability_id: &input.capability_id };
+    let origin =
+        IntentOrigin { dispatch_id: &input.dispatch_id, hook_id: &input.hook_id, capability_id: &input.capability_id };
     let intent: PostWritebackIntent = core_build_intent(
         &origin,
         IntentSpec {

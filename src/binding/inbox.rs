@@ -62,13 +62,17 @@ fn run(store: &InboxStore, op: &str, args: &Value) -> napi::Result<String> {
             out(store.dispose(&m()?, arg::<Disposition>(args, "disposition")?, effect.as_deref()))
         }
         "ack" => out(store.ack(&m()?)),
-        "reactionCandidates" => out(store.reaction_candidates(&arg::<String>(args, "collectorId")?, arg::<u32>(args, "max")?)),
+        "reactionCandidates" => {
+            out(store.reaction_candidates(&arg::<String>(args, "collectorId")?, arg::<u32>(args, "max")?))
+        }
         "beginReaction" => out(store.begin_reaction(&m()?)),
         "finishReaction" => out(store.finish_reaction(&m()?, arg::<ReactionResult>(args, "result")?)),
         "resolveReaction" => out(store.resolve_reaction(&m()?, arg::<ReactionResult>(args, "result")?)),
-        "claimCursor" => {
-            out(store.claim_cursor(&arg::<String>(args, "scope")?, arg::<CursorKind>(args, "kind")?, arg::<u32>(args, "leaseMs")?))
-        }
+        "claimCursor" => out(store.claim_cursor(
+            &arg::<String>(args, "scope")?,
+            arg::<CursorKind>(args, "kind")?,
+            arg::<u32>(args, "leaseMs")?,
+        )),
         "advanceCursor" => out(store.advance_cursor(
             &arg::<String>(args, "scope")?,
             arg::<CursorKind>(args, "kind")?,
@@ -76,9 +80,11 @@ fn run(store: &InboxStore, op: &str, args: &Value) -> napi::Result<String> {
             &arg::<String>(args, "value")?,
             &arg::<Vec<MessageRef>>(args, "read")?,
         )),
-        "releaseCursor" => {
-            out(store.release_cursor(&arg::<String>(args, "scope")?, arg::<CursorKind>(args, "kind")?, &arg::<String>(args, "token")?))
-        }
+        "releaseCursor" => out(store.release_cursor(
+            &arg::<String>(args, "scope")?,
+            arg::<CursorKind>(args, "kind")?,
+            &arg::<String>(args, "token")?,
+        )),
         "cursor" => out(store.cursor(&arg::<String>(args, "scope")?, arg::<CursorKind>(args, "kind")?)),
         _ => Err(invalid("op")),
     }
@@ -137,6 +143,8 @@ impl NativeInboxStore {
     #[napi]
     pub async fn close(&self) -> napi::Result<()> {
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || store.close()).await.map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox close task failed"))
+        tokio::task::spawn_blocking(move || store.close())
+            .await
+            .map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox close task failed"))
     }
 }

@@ -43,7 +43,8 @@ struct IntentQuery {
 fn query<T: for<'de> Deserialize<'de> + Default>(json: Option<String>) -> napi::Result<T> {
     match json {
         None => Ok(T::default()),
-        Some(text) => serde_json::from_str(&text).map_err(|_| async_error(misuse(Code::InvalidArgument, "unknown or mistyped query field"))),
+        Some(text) => serde_json::from_str(&text)
+            .map_err(|_| async_error(misuse(Code::InvalidArgument, "unknown or mistyped query field"))),
     }
 }
 
@@ -83,7 +84,10 @@ impl NativeJournal {
         let q: DispatchQuery = query(query_json)?;
         let state = match q.state.as_deref() {
             None => None,
-            Some(s) => Some(DispatchState::parse(s).ok_or_else(|| async_error(misuse(Code::InvalidArgument, "unknown dispatch state")))?),
+            Some(s) => Some(
+                DispatchState::parse(s)
+                    .ok_or_else(|| async_error(misuse(Code::InvalidArgument, "unknown dispatch state")))?,
+            ),
         };
         let filter = DispatchFilter { state, hook_id: q.hook_id, after_cursor: q.after, limit: q.limit.unwrap_or(100) };
         let j = self.journal.clone();
@@ -135,7 +139,13 @@ impl NativeJournal {
 
     /// Records an executor's decision on an intent, once per intent_id.
     #[napi(ts_args_type = "intentId: string, executorId: string, decision: 'admit' | 'reject', reasonCode: string")]
-    pub async fn decide(&self, intent_id: String, executor_id: String, decision: String, reason_code: String) -> napi::Result<String> {
+    pub async fn decide(
+        &self,
+        intent_id: String,
+        executor_id: String,
+        decision: String,
+        reason_code: String,
+    ) -> napi::Result<String> {
         let decision = match decision.as_str() {
             "admit" => Decision::Admit,
             "reject" => Decision::Reject,
@@ -143,7 +153,8 @@ impl NativeJournal {
         };
         let reply = self.journal.decide(&intent_id, &executor_id, decision, &reason_code);
         let outcome = reply.await.map_err(|e| async_error(journal_error(e)))?;
-        serde_json::to_string(&outcome).map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+        serde_json::to_string(&outcome)
+            .map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
     }
 
     /// Marks an intent this executor admitted as done.
@@ -151,12 +162,15 @@ impl NativeJournal {
     pub async fn mark_done(&self, intent_id: String, executor_id: String) -> napi::Result<String> {
         let reply = self.journal.mark_done(&intent_id, &executor_id);
         let outcome = reply.await.map_err(|e| async_error(journal_error(e)))?;
-        serde_json::to_string(&outcome).map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+        serde_json::to_string(&outcome)
+            .map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
     }
 
     #[napi]
     pub async fn close(&self) -> napi::Result<()> {
         let j = self.journal.clone();
-        tokio::task::spawn_blocking(move || j.close()).await.map_err(|_| async_error(misuse(Code::Internal, "journal close task failed")))
+        tokio::task::spawn_blocking(move || j.close())
+            .await
+            .map_err(|_| async_error(misuse(Code::Internal, "journal close task failed")))
     }
 }

@@ -100,7 +100,8 @@ struct Walk<'v> {
 impl Walker {
     fn read(&self, value: sys::napi_value) -> Result<Value, Vec<Violation>> {
         let mut violations = Vec::new();
-        let mut walk = Walk { ancestors: Vec::new(), violations: &mut violations, too_deep: false, object_prototype: None };
+        let mut walk =
+            Walk { ancestors: Vec::new(), violations: &mut violations, too_deep: false, object_prototype: None };
         let out = self.walk(value, "", &mut walk);
         if walk.too_deep {
             return Err(not_json(""));
@@ -169,7 +170,9 @@ impl Walker {
         }
         let mut units = vec![0u16; len + 1];
         let mut written = 0usize;
-        if !self.ok(unsafe { sys::napi_get_value_string_utf16(self.env, value, units.as_mut_ptr(), units.len(), &mut written) }) {
+        if !self.ok(unsafe {
+            sys::napi_get_value_string_utf16(self.env, value, units.as_mut_ptr(), units.len(), &mut written)
+        }) {
             return true;
         }
         char::decode_utf16(units[..written].iter().copied()).any(|c| c.is_err())
@@ -209,7 +212,11 @@ impl Walker {
         ok.then_some(proto)
     }
 
-    fn is(&self, f: unsafe fn(sys::napi_env, sys::napi_value, *mut bool) -> sys::napi_status, value: sys::napi_value) -> bool {
+    fn is(
+        &self,
+        f: unsafe fn(sys::napi_env, sys::napi_value, *mut bool) -> sys::napi_status,
+        value: sys::napi_value,
+    ) -> bool {
         let mut result = false;
         self.ok(unsafe { f(self.env, value, &mut result) }) && result
     }
@@ -270,7 +277,8 @@ impl Walker {
                     return bad(walk);
                 }
                 walk.ancestors.push(value);
-                let out = if is_array { self.walk_array(value, path, walk) } else { self.walk_object(value, path, walk) };
+                let out =
+                    if is_array { self.walk_array(value, path, walk) } else { self.walk_object(value, path, walk) };
                 walk.ancestors.pop();
                 out
             }

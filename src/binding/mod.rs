@@ -3,10 +3,10 @@
 
 mod error;
 mod identities;
+mod inbox;
 mod journal;
 mod js_provider;
 mod js_value;
 mod runtime;
-mod validators;
 mod turn_start;
-mod inbox;
+mod validators;

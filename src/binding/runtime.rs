@@ -52,7 +52,8 @@ pub async fn open_native_runtime(options: RuntimeOptions) -> napi::Result<Native
 
 async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntime> {
     let profile: Profile = match options.profile_json.as_deref() {
-        Some(text) => serde_json::from_str(text).map_err(|_| misuse(Code::InvalidArgument, "profile does not have the Profile shape"))?,
+        Some(text) => serde_json::from_str(text)
+            .map_err(|_| misuse(Code::InvalidArgument, "profile does not have the Profile shape"))?,
         None => Profile::default(),
     };
     let journal_options = JournalOptions {
@@ -70,7 +71,10 @@ async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntim
 #[napi]
 impl NativeHookRuntime {
     /// Defines an intent kind; returns the verdict.
-    #[napi(ts_args_type = "definition: unknown", ts_return_type = "{ ok: true } | { ok: false; violations: Violation[] }")]
+    #[napi(
+        ts_args_type = "definition: unknown",
+        ts_return_type = "{ ok: true } | { ok: false; violations: Violation[] }"
+    )]
     pub fn define_intent_kind<'e>(&self, env: &'e Env, definition: JsAny) -> Result<Object<'e>, Code> {
         let result = read_document(definition).and_then(|doc| self.dispatcher.define_intent_kind(doc.value()));
         verdict(env, result)
@@ -83,7 +87,8 @@ impl NativeHookRuntime {
     )]
     pub fn register<'e>(&self, env: &'e Env, registration: JsAny, provider: JsProviderFn) -> Result<Object<'e>, Code> {
         let provider: Arc<dyn Provider> = Arc::new(JsProvider::new(provider));
-        let result = read_document(registration).and_then(|doc| self.dispatcher.register(doc.value(), provider).map(|_| ()));
+        let result =
+            read_document(registration).and_then(|doc| self.dispatcher.register(doc.value(), provider).map(|_| ()));
         verdict(env, result)
     }
 
@@ -105,7 +110,8 @@ impl NativeHookRuntime {
     #[napi]
     pub async fn recover(&self) -> napi::Result<String> {
         let report = self.dispatcher.recover().await.map_err(|e| async_error(journal_error(e)))?;
-        serde_json::to_string(&report).map_err(|_| async_error(misuse(Code::Internal, "report could not be serialized")))
+        serde_json::to_string(&report)
+            .map_err(|_| async_error(misuse(Code::Internal, "report could not be serialized")))
     }
 
     /// The journal this runtime writes, for readers and the outbox.

@@ -87,6 +87,7 @@ impl NativeTurnStartKernel {
             Ok(doc) => self.kernel.dispatch(&doc).await,
             Err(_) => self.kernel.refused(vec![Violation { path: String::new(), rule: Rule::NotJsonValue }]),
         };
-        serde_json::to_string(&outcome).map_err(|_| async_error(misuse(Code::Internal, "outcome could not be serialized")))
+        serde_json::to_string(&outcome)
+            .map_err(|_| async_error(misuse(Code::Internal, "outcome could not be serialized")))
     }
 }

@@ -12,8 +12,8 @@ use super::error::{internal, misuse, throw_with_violations, Code, Result as Bind
 use super::js_value::{read_document, Document, JsAny};
 use crate::contract::PostWritebackHookRegistration;
 use crate::identity;
-use serde::Deserialize;
 use crate::validate::{self, Verdict, Violation};
+use serde::Deserialize;
 
 /// The defined intent kinds, validated once at the composition root and
 /// reused by every validator call.
@@ -27,20 +27,28 @@ impl IntentKinds {
     /// Throws `ERR_LOOPX_INVALID_INTENT_KIND` (with `violations`, paths
     /// prefixed by the definition's index) when a definition is invalid or an
     /// intent_kind is defined twice.
-    #[napi(constructor, ts_args_type = "definitions: ReadonlyArray<IntentKindDefinition | { readonly intent_kind: string } | string>")]
+    #[napi(
+        constructor,
+        ts_args_type = "definitions: ReadonlyArray<IntentKindDefinition | { readonly intent_kind: string } | string>"
+    )]
     pub fn new(env: Env, definitions: Vec<JsAny>) -> Result<Self, Code> {
         let mut kinds = validate::IntentKinds::new();
         let mut violations: Vec<Violation> = Vec::new();
         for (i, definition) in definitions.into_iter().enumerate() {
             let prefix = format!("/{i}");
-            let verdict = read_document(definition).and_then(|doc| validate::validate_intent_kind_definition(doc.value()));
+            let verdict =
+                read_document(definition).and_then(|doc| validate::validate_intent_kind_definition(doc.value()));
             match verdict {
                 Ok(kind) => {
                     if !kinds.insert(kind) {
-                        violations.push(Violation { path: format!("{prefix}/intent_kind"), rule: validate::Rule::DuplicateItem });
+                        violations.push(Violation {
+                            path: format!("{prefix}/intent_kind"),
+                            rule: validate::Rule::DuplicateItem,
+                        });
                     }
                 }
-                Err(found) => violations.extend(found.into_iter().map(|v| Violation { path: format!("{prefix}{}", v.path), rule: v.rule })),
+                Err(found) => violations
+                    .extend(found.into_iter().map(|v| Violation { path: format!("{prefix}{}", v.path), rule: v.rule })),
             }
         }
         if violations.is_empty() {
@@ -113,7 +121,11 @@ fn verdict_to_js<T>(env: &Env, input: JsAny, doc: Option<Document>, verdict: Ver
 
 /// Reads `input` (a JS value or JSON text), validates it with `check`, and
 /// builds the verdict object; every exported validator goes through this.
-pub(crate) fn run<'e, T>(env: &'e Env, input: JsAny, check: impl FnOnce(&Value) -> Verdict<T>) -> Result<Object<'e>, Code> {
+pub(crate) fn run<'e, T>(
+    env: &'e Env,
+    input: JsAny,
+    check: impl FnOnce(&Value) -> Verdict<T>,
+) -> Result<Object<'e>, Code> {
     let out = match read_document(input) {
         Ok(doc) => {
             let verdict = check(doc.value());
@@ -132,18 +144,25 @@ pub(crate) fn context_registration(registration: JsAny) -> BindingResult<(PostWr
 }
 
 fn read_registration(registration: JsAny) -> BindingResult<(PostWritebackHookRegistration, Document)> {
-    let doc = read_document(registration).map_err(|_| misuse(Code::InvalidArgument, "registration is not a JSON value"))?;
+    let doc =
+        read_document(registration).map_err(|_| misuse(Code::InvalidArgument, "registration is not a JSON value"))?;
     let parsed = PostWritebackHookRegistration::deserialize(doc.value())
         .map_err(|_| misuse(Code::InvalidArgument, "registration does not have the registration contract's shape"))?;
     Ok((parsed, doc))
 }
 
-#[napi(ts_args_type = "doc: unknown, kinds: IntentKinds", ts_return_type = "ValidationResult<PostWritebackHookRegistration>")]
+#[napi(
+    ts_args_type = "doc: unknown, kinds: IntentKinds",
+    ts_return_type = "ValidationResult<PostWritebackHookRegistration>"
+)]
 pub fn validate_registration<'e>(env: &'e Env, doc: JsAny, kinds: &IntentKinds) -> Result<Object<'e>, Code> {
     run(env, doc, |v| validate::validate_registration(v, &kinds.kinds))
 }
 
-#[napi(ts_args_type = "doc: unknown, registration: PostWritebackHookRegistration | string", ts_return_type = "ValidationResult<PostWritebackHookInput>")]
+#[napi(
+    ts_args_type = "doc: unknown, registration: PostWritebackHookRegistration | string",
+    ts_return_type = "ValidationResult<PostWritebackHookInput>"
+)]
 pub fn validate_hook_input<'e>(env: &'e Env, doc: JsAny, registration: JsAny) -> Result<Object<'e>, Code> {
     let (registration, digest) = context_registration(registration)?;
     run(env, doc, |v| validate::validate_hook_input(v, &registration, &digest))
@@ -153,7 +172,13 @@ pub fn validate_hook_input<'e>(env: &'e Env, doc: JsAny, registration: JsAny) ->
     ts_args_type = "doc: unknown, registration: PostWritebackHookRegistration | string, dispatchId: string, kinds: IntentKinds",
     ts_return_type = "ValidationResult<PostWritebackHookResult>"
 )]
-pub fn validate_hook_result<'e>(env: &'e Env, doc: JsAny, registration: JsAny, dispatch_id: String, kinds: &IntentKinds) -> Result<Object<'e>, Code> {
+pub fn validate_hook_result<'e>(
+    env: &'e Env,
+    doc: JsAny,
+    registration: JsAny,
+    dispatch_id: String,
+    kinds: &IntentKinds,
+) -> Result<Object<'e>, Code> {
     // The result check does not need the registration's digest: skip its hashing.
     let (registration, _) = read_registration(registration)?;
     let ctx = validate::ResultContext { registration: &registration, dispatch_id: &dispatch_id, kinds: &kinds.kinds };
@@ -174,4 +199,3 @@ pub fn validate_dispatch_receipt<'e>(env: &'e Env, doc: JsAny) -> Result<Object<
 pub fn validate_failure_receipt<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
     run(env, doc, validate::validate_failure_receipt)
 }
-

@@ -75,13 +75,7 @@ fn rfc_values() {
   "literals": [null, true, false]
 }"#;
     let mut value: Value = serde_json::from_str(input).unwrap();
-    value["numbers"] = json!([
-        333333333.33333329f64,
-        1E30f64,
-        4.50f64,
-        2e-3f64,
-        0.000000000000000000000000001f64
-    ]);
+    value["numbers"] = json!([333333333.33333329f64, 1E30f64, 4.50f64, 2e-3f64, 0.000000000000000000000000001f64]);
     let out = canonical_json(&value);
     assert_eq!(canonical_len(&value), out.len());
     assert_eq!(
@@ -202,10 +196,9 @@ fn numbers_from_text_and_integers() {
 
 #[test]
 fn string_escapes() {
-    let s: String = (0u32..0x20).filter_map(char::from_u32).collect::<String>()
-        + "\"\\/\u{7f}\u{2028}\u{2029}\u{e9}\u{1f600}";
-    let expected =
-        "\"\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\b\\t\\n\\u000b\\f\\r\
+    let s: String =
+        (0u32..0x20).filter_map(char::from_u32).collect::<String>() + "\"\\/\u{7f}\u{2028}\u{2029}\u{e9}\u{1f600}";
+    let expected = "\"\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\b\\t\\n\\u000b\\f\\r\
 \\u000e\\u000f\\u0010\\u0011\\u0012\\u0013\\u0014\\u0015\\u0016\\u0017\\u0018\\u0019\\u001a\\u001b\
 \\u001c\\u001d\\u001e\\u001f\\\"\\\\/\u{7f}\u{2028}\u{2029}\u{e9}\u{1f600}\"";
     let value = Value::String(s);
@@ -301,9 +294,7 @@ fn parse_strict(text: &str) -> Result<Value, String> {
                         let key = self.string()?;
                         if let Some(p) = &prev {
                             if p.encode_utf16().cmp(key.encode_utf16()) != Ordering::Less {
-                                return Err(format!(
-                                    "key {key:?} not after {p:?} in UTF-16 order"
-                                ));
+                                return Err(format!("key {key:?} not after {p:?} in UTF-16 order"));
                             }
                         }
                         self.eat(":")?;
@@ -335,10 +326,7 @@ fn parse_strict(text: &str) -> Result<Value, String> {
             self.eat("\"")?;
             let mut out = String::new();
             loop {
-                let c = self.s[self.i..]
-                    .chars()
-                    .next()
-                    .ok_or("unterminated string")?;
+                let c = self.s[self.i..].chars().next().ok_or("unterminated string")?;
                 self.i += c.len_utf8();
                 match c {
                     '"' => return Ok(out),
@@ -356,11 +344,8 @@ fn parse_strict(text: &str) -> Result<Value, String> {
                             b'u' => {
                                 let hex = &self.s[self.i..self.i + 4];
                                 self.i += 4;
-                                let code = u8::from_str_radix(
-                                    hex.strip_prefix("00").ok_or("\\u above 00ff")?,
-                                    16,
-                                )
-                                .map_err(|_| "bad \\u")?;
+                                let code = u8::from_str_radix(hex.strip_prefix("00").ok_or("\\u above 00ff")?, 16)
+                                    .map_err(|_| "bad \\u")?;
                                 let short = matches!(code, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d);
                                 if code >= 0x20 || short || hex != hex.to_ascii_lowercase() {
                                     return Err(format!("non-JCS escape \\u{hex}"));
@@ -388,13 +373,9 @@ fn parse_strict(text: &str) -> Result<Value, String> {
 fn same_as_f64(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_as_f64(p, q))
-        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_as_f64(p, q)),
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_as_f64(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_as_f64(v, w)))
         }
         _ => a == b,
     }

@@ -5,10 +5,10 @@
 //! acceptance policy: `validate` checks raw JSON against contract-v0 and reports
 //! every violation; only a document it accepts is deserialized into these.
 
-pub(crate) mod macros;
 mod enums;
 mod input;
 mod intent_kind;
+pub(crate) mod macros;
 mod payload_schema;
 mod receipt;
 mod registration;

@@ -11,7 +11,9 @@ use crate::validate::Rule;
 /// and its `#[schemars(required)]` would also drop `null` from their schema.
 /// The turn-start receipt uses it too.
 pub(crate) fn require_every_property(schema: &mut schemars::Schema) {
-    let Some(names) = schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect::<Vec<_>>()) else {
+    let Some(names) =
+        schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect::<Vec<_>>())
+    else {
         return;
     };
     let required = schema.ensure_object().entry("required").or_insert_with(|| serde_json::Value::Array(Vec::new()));

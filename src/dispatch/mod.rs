@@ -21,8 +21,8 @@ pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
 pub use profile::{Profile, ReplayMode};
 pub use provider::{Provider, ProviderReply, ReplyFuture};
 pub use registry::{RegisteredHook, Registry};
-pub use stored::{intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt};
 pub use request::{admit, AdmissionRefusal, DispatchRequest, EventFacts, SettlementIdentity, WritebackReceipt};
+pub use stored::{intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt};
 
 use crate::journal::{Journal, JournalError};
 use crate::validate::{validate_intent_kind_definition, IntentKinds, Rule, Violation};
@@ -183,7 +183,8 @@ impl Dispatcher {
             .subscribed(&request.event.event_kind)
             .filter(|h| self.profile.allows(&h.registration.hook_id))
             .collect();
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));
+        let deadline = tokio::time::Instant::now()
+            + std::time::Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));
         let mut outcomes = Vec::with_capacity(hooks.len());
         for (i, hook) in hooks.into_iter().enumerate() {
             let over_ceiling = i >= self.profile.max_hooks_per_dispatch as usize;
@@ -197,17 +198,20 @@ impl Dispatcher {
     pub async fn recover(&self) -> Result<RecoverReport, JournalError> {
         let _running = self.start()?;
         let journal = self.journal.clone();
-        let pending = tokio::task::spawn_blocking(move || journal.unfinished())
-            .await
-            .map_err(|_| JournalError::Closed)??;
+        let pending =
+            tokio::task::spawn_blocking(move || journal.unfinished()).await.map_err(|_| JournalError::Closed)??;
         let installed = self.snapshot();
         let mut report = RecoverReport { outcomes: Vec::new(), skipped: 0 };
         for row in pending {
             let hook = installed.registry.find(&row.hook_id, &row.registration_digest);
-            let request: Option<DispatchRequest> = row.request_json.as_deref().and_then(|text| serde_json::from_str(text).ok());
+            let request: Option<DispatchRequest> =
+                row.request_json.as_deref().and_then(|text| serde_json::from_str(text).ok());
             match (hook, request) {
-                (Some(hook), Some(request)) if admit(&request, self.profile.enabled).is_ok() && self.profile.allows(&row.hook_id) => {
-                    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));
+                (Some(hook), Some(request))
+                    if admit(&request, self.profile.enabled).is_ok() && self.profile.allows(&row.hook_id) =>
+                {
+                    let deadline = tokio::time::Instant::now()
+                        + std::time::Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));
                     report.outcomes.push(run::run_hook(self, &installed.kinds, hook, &request, deadline, false).await?);
                 }
                 _ => report.skipped += 1,

@@ -34,7 +34,13 @@ pub struct Profile {
 
 impl Default for Profile {
     fn default() -> Self {
-        Profile { enabled: false, allowlist: None, replay: ReplayMode::Return, max_hooks_per_dispatch: 16, max_dispatch_wall_ms: 60_000 }
+        Profile {
+            enabled: false,
+            allowlist: None,
+            replay: ReplayMode::Return,
+            max_hooks_per_dispatch: 16,
+            max_dispatch_wall_ms: 60_000,
+        }
     }
 }
 

@@ -28,13 +28,19 @@ pub struct Registry {
 impl Registry {
     /// Validates and installs. A malformed or over-budget registration, or a
     /// second registration of one hook_id, is rejected with its violations.
-    pub fn register(&mut self, doc: &Value, kinds: &IntentKinds, provider: Arc<dyn Provider>) -> Result<Arc<RegisteredHook>, Vec<Violation>> {
+    pub fn register(
+        &mut self,
+        doc: &Value,
+        kinds: &IntentKinds,
+        provider: Arc<dyn Provider>,
+    ) -> Result<Arc<RegisteredHook>, Vec<Violation>> {
         let registration = validate_registration(doc, kinds)?;
         if self.hooks.iter().any(|h| h.registration.hook_id == registration.hook_id) {
             return Err(vec![Violation { path: "/hook_id".into(), rule: Rule::DuplicateItem }]);
         }
         let hook = Arc::new(RegisteredHook { digest: identity::registration_digest(doc), registration, provider });
-        let at = self.hooks.partition_point(|h| h.registration.hook_id.as_bytes() < hook.registration.hook_id.as_bytes());
+        let at =
+            self.hooks.partition_point(|h| h.registration.hook_id.as_bytes() < hook.registration.hook_id.as_bytes());
         self.hooks.insert(at, hook.clone());
         Ok(hook)
     }

@@ -56,7 +56,11 @@ fn outcome(hook: &RegisteredHook, dispatch_id: &str, kind: HookOutcomeKind, atte
 }
 
 fn failed(hook: &RegisteredHook, dispatch_id: &str, attempt: u32, f: &Failure) -> HookOutcome {
-    HookOutcome { failure_code: Some(f.code), failure_rule: f.rule, ..outcome(hook, dispatch_id, HookOutcomeKind::Failed, attempt) }
+    HookOutcome {
+        failure_code: Some(f.code),
+        failure_rule: f.rule,
+        ..outcome(hook, dispatch_id, HookOutcomeKind::Failed, attempt)
+    }
 }
 
 /// A final row as an outcome: replayed, or a conflict when `new_digest` differs
@@ -94,7 +98,9 @@ fn receipt(
         registration_digest: hook.digest.clone(),
         status,
         attempt,
-        intent_ids: accepted.map(|a| a.result.intents.iter().map(|i| i.intent_id.clone()).collect()).unwrap_or_default(),
+        intent_ids: accepted
+            .map(|a| a.result.intents.iter().map(|i| i.intent_id.clone()).collect())
+            .unwrap_or_default(),
         result_digest: accepted.map(|a| a.digest.clone()),
         failure,
     }
@@ -117,7 +123,9 @@ async fn invoke(
         Err(_) if wall_is_tighter => return Err(Failure::new(FailureCode::DispatchBudgetExhausted, None)),
         Err(_) => return Err(Failure::new(FailureCode::ProducerTimedOut, None)),
         Ok(ProviderReply::Threw) => return Err(Failure::new(FailureCode::ProducerFailed, None)),
-        Ok(ProviderReply::NotJson) => return Err(Failure::new(FailureCode::ResultContractRejected, Some(Rule::NotJsonValue))),
+        Ok(ProviderReply::NotJson) => {
+            return Err(Failure::new(FailureCode::ResultContractRejected, Some(Rule::NotJsonValue)))
+        }
         Ok(ProviderReply::Json(text)) => text,
     };
     // Compact JSON is never much longer than its canonical form; refuse
@@ -225,7 +233,9 @@ pub(super) async fn run_hook(
         Ok(accepted) => {
             let (status, final_status, kind) = match accepted.result.status {
                 ResultStatus::Proposed => (DispatchStatus::Proposed, FinalStatus::Proposed, HookOutcomeKind::Recorded),
-                ResultStatus::NotApplicable => (DispatchStatus::NotApplicable, FinalStatus::NotApplicable, HookOutcomeKind::NotApplicable),
+                ResultStatus::NotApplicable => {
+                    (DispatchStatus::NotApplicable, FinalStatus::NotApplicable, HookOutcomeKind::NotApplicable)
+                }
             };
             let r = receipt(request, hook, &dispatch_id, status, attempt, Some(&accepted), None);
             let intents = accepted.result.intents.iter().map(stored_intent).collect();
@@ -240,7 +250,9 @@ pub(super) async fn run_hook(
                 })
                 .await?;
             Ok(match recorded {
-                RecordOutcome::Recorded => HookOutcome { receipt: Some(r), ..outcome(hook, &dispatch_id, kind, attempt) },
+                RecordOutcome::Recorded => {
+                    HookOutcome { receipt: Some(r), ..outcome(hook, &dispatch_id, kind, attempt) }
+                }
                 RecordOutcome::AlreadyFinal { row } => from_final(hook, &dispatch_id, &row, Some(&accepted.digest)),
             })
         }

@@ -30,10 +30,9 @@ pub fn receipt_from_row(row: &DispatchRow) -> Option<DispatchReceipt> {
     let (status, failure) = match row.state {
         DispatchState::Proposed => (DispatchStatus::Proposed, None),
         DispatchState::NotApplicable => (DispatchStatus::NotApplicable, None),
-        DispatchState::Exhausted => (
-            DispatchStatus::Exhausted,
-            Some(FailureDetail { code: FailureCode::DispatchBudgetExhausted, rule: None }),
-        ),
+        DispatchState::Exhausted => {
+            (DispatchStatus::Exhausted, Some(FailureDetail { code: FailureCode::DispatchBudgetExhausted, rule: None }))
+        }
         DispatchState::Checkpointed | DispatchState::Failed => return None,
     };
     Some(DispatchReceipt {

@@ -34,7 +34,11 @@ struct TestProvider {
 
 impl TestProvider {
     fn new(b: Behaviour) -> Arc<Self> {
-        Arc::new(TestProvider { behaviour: std::sync::Mutex::new(b), calls: AtomicU32::new(0), last: Default::default() })
+        Arc::new(TestProvider {
+            behaviour: std::sync::Mutex::new(b),
+            calls: AtomicU32::new(0),
+            last: Default::default(),
+        })
     }
     fn last_result(&self) -> Value {
         serde_json::from_str(self.last.lock().unwrap().as_deref().unwrap()).unwrap()
@@ -51,7 +55,11 @@ fn result_for(input_json: &str, b: &Behaviour) -> ProviderReply {
     let input: PostWritebackHookInput = serde_json::from_str(input_json).unwrap();
     match b {
         Behaviour::Propose(segment) => {
-            let origin = IntentOrigin { dispatch_id: &input.dispatch_id, hook_id: &input.hook_id, capability_id: &input.capability_id };
+            let origin = IntentOrigin {
+                dispatch_id: &input.dispatch_id,
+                hook_id: &input.hook_id,
+                capability_id: &input.capability_id,
+            };
             let intent = build_intent(
                 &origin,
                 IntentSpec {
@@ -67,7 +75,8 @@ fn result_for(input_json: &str, b: &Behaviour) -> ProviderReply {
             ProviderReply::Json(result.to_string())
         }
         Behaviour::NotApplicable => ProviderReply::Json(
-            json!({"schema_version": "loopx_post_writeback_hook_result_v0", "status": "not_applicable", "intents": []}).to_string(),
+            json!({"schema_version": "loopx_post_writeback_hook_result_v0", "status": "not_applicable", "intents": []})
+                .to_string(),
         ),
         Behaviour::Throw => ProviderReply::Threw,
         Behaviour::NotJson => ProviderReply::NotJson,
@@ -107,7 +116,11 @@ impl Drop for Fixture {
 
 fn fixture(profile: Profile) -> Fixture {
     static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!("loopx-dispatch-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+    let dir = std::env::temp_dir().join(format!(
+        "loopx-dispatch-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let journal = Journal::open(dir.join("j.sqlite"), JournalOptions::default()).unwrap();
     let dispatcher = Dispatcher::new(Arc::new(journal), profile);
@@ -224,11 +237,8 @@ async fn read_back_intents_are_the_provider_s_documents() {
     let returned = p.last_result()["intents"].clone();
     let page = f.dispatcher.journal().list_intents(&crate::journal::IntentFilter::default()).unwrap();
     assert_eq!(page.items.len(), 1);
-    let read: Vec<Value> = page
-        .items
-        .into_iter()
-        .map(|i| serde_json::from_str(&with_intent_doc(i).doc_json.unwrap()).unwrap())
-        .collect();
+    let read: Vec<Value> =
+        page.items.into_iter().map(|i| serde_json::from_str(&with_intent_doc(i).doc_json.unwrap()).unwrap()).collect();
     assert_eq!(Value::Array(read), returned);
 }
 
@@ -318,7 +328,11 @@ async fn unsafe_input_is_not_invoked_nor_journaled() {
 
 #[tokio::test]
 async fn ceilings_and_allowlist() {
-    let f = fixture(Profile { max_hooks_per_dispatch: 1, allowlist: Some(vec!["periodic_report.a".into(), "periodic_report.b".into()]), ..enabled() });
+    let f = fixture(Profile {
+        max_hooks_per_dispatch: 1,
+        allowlist: Some(vec!["periodic_report.a".into(), "periodic_report.b".into()]),
+        ..enabled()
+    });
     let a = install(&f, "a", 1, Behaviour::Propose("s"));
     let b = install(&f, "b", 1, Behaviour::Propose("s"));
     let c = install(&f, "c", 1, Behaviour::Propose("s"));

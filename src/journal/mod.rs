@@ -34,14 +34,11 @@ use std::task::{Context, Poll};
 use tokio::sync::oneshot;
 
 pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
-pub use rows::{
-    DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent,
-    MAX_PAGE,
-};
+pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use types::{
-    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord,
-    FinalStatus, IntentRow, RecordOutcome,
+    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, IntentRow,
+    RecordOutcome,
 };
 pub use writer::WriterStats;
 
@@ -105,29 +102,17 @@ impl From<rusqlite::Error> for JournalError {
             rusqlite::Error::SqliteFailure(f, _) => match f.code {
                 ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => JournalError::Busy,
                 ErrorCode::NotADatabase => JournalError::NotAJournal,
-                _ => JournalError::Sqlite {
-                    code: f.extended_code,
-                    what: rusqlite::ffi::code_to_str(f.extended_code),
-                },
+                _ => JournalError::Sqlite { code: f.extended_code, what: rusqlite::ffi::code_to_str(f.extended_code) },
             },
             // Driver-side errors can hold column names or values: keep a fixed text.
-            rusqlite::Error::QueryReturnedNoRows => JournalError::Sqlite {
-                code: -1,
-                what: "query returned no rows",
-            },
-            rusqlite::Error::InvalidColumnType(..)
-            | rusqlite::Error::FromSqlConversionFailure(..) => JournalError::Sqlite {
-                code: -1,
-                what: "unexpected column type",
-            },
-            rusqlite::Error::IntegralValueOutOfRange(..) => JournalError::Sqlite {
-                code: -1,
-                what: "integer out of range",
-            },
-            _ => JournalError::Sqlite {
-                code: -1,
-                what: "sqlite driver error",
-            },
+            rusqlite::Error::QueryReturnedNoRows => JournalError::Sqlite { code: -1, what: "query returned no rows" },
+            rusqlite::Error::InvalidColumnType(..) | rusqlite::Error::FromSqlConversionFailure(..) => {
+                JournalError::Sqlite { code: -1, what: "unexpected column type" }
+            }
+            rusqlite::Error::IntegralValueOutOfRange(..) => {
+                JournalError::Sqlite { code: -1, what: "integer out of range" }
+            }
+            _ => JournalError::Sqlite { code: -1, what: "sqlite driver error" },
         }
     }
 }
@@ -147,10 +132,7 @@ pub struct JournalOptions {
 
 impl Default for JournalOptions {
     fn default() -> Self {
-        JournalOptions {
-            synchronous_full: true,
-            busy_timeout_ms: 5_000,
-        }
+        JournalOptions { synchronous_full: true, busy_timeout_ms: 5_000 }
     }
 }
 
@@ -164,9 +146,7 @@ pub struct Journal {
 impl std::fmt::Debug for Journal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // No path: it is private to the host.
-        f.debug_struct("Journal")
-            .field("writer", &self.writer.stats())
-            .finish_non_exhaustive()
+        f.debug_struct("Journal").field("writer", &self.writer.stats()).finish_non_exhaustive()
     }
 }
 
@@ -182,10 +162,7 @@ impl Journal {
         // Readers reopen the file later: pin it against a change of directory.
         let path = std::fs::canonicalize(path)?;
         let writer = writer::Writer::spawn(conn, options)?;
-        Ok(Journal {
-            writer,
-            readers: read::Readers::new(&path, options),
-        })
+        Ok(Journal { writer, readers: read::Readers::new(&path, options) })
     }
 
     /// Stops accepting commands, lets the writer commit and answer everything
@@ -253,9 +230,7 @@ impl<T> Future for Reply<T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match &mut self.get_mut().0 {
-            ReplyState::Waiting(rx) => Pin::new(rx)
-                .poll(cx)
-                .map(|r| r.unwrap_or(Err(JournalError::Closed))),
+            ReplyState::Waiting(rx) => Pin::new(rx).poll(cx).map(|r| r.unwrap_or(Err(JournalError::Closed))),
             ReplyState::Ready(v) => Poll::Ready(v.take().unwrap_or(Err(JournalError::Closed))),
         }
     }
@@ -303,8 +278,6 @@ pub(crate) mod arg {
     }
 
     fn is_sha256_hex(s: &str) -> bool {
-        s.len() == 64
-            && s.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     }
 }

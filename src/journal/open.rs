@@ -80,11 +80,10 @@ fn try_open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> 
 pub(crate) fn inspect(conn: &Connection) -> Result<Found> {
     let app_id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
     let version: i32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    let objects: i64 = conn.query_row(
-        "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-        [],
-        |r| r.get(0),
-    )?;
+    let objects: i64 =
+        conn.query_row("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", [], |r| {
+            r.get(0)
+        })?;
     if app_id != APPLICATION_ID {
         return if app_id == 0 && version == 0 && objects == 0 {
             Ok(Found::Empty)
@@ -93,29 +92,18 @@ pub(crate) fn inspect(conn: &Connection) -> Result<Found> {
         };
     }
     if version > SCHEMA_VERSION {
-        return Err(JournalError::TooNew {
-            found: version,
-            supported: SCHEMA_VERSION,
-        });
+        return Err(JournalError::TooNew { found: version, supported: SCHEMA_VERSION });
     }
     if version <= 0 {
         // Stamped ours but never given a schema: only an empty file qualifies.
-        return if objects == 0 {
-            Ok(Found::Empty)
-        } else {
-            Err(JournalError::NotAJournal)
-        };
+        return if objects == 0 { Ok(Found::Empty) } else { Err(JournalError::NotAJournal) };
     }
     if version < SCHEMA_VERSION {
         return Ok(Found::Older(version));
     }
     let sql = format!(
         "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ({})",
-        TABLES
-            .iter()
-            .map(|t| format!("'{t}'"))
-            .collect::<Vec<_>>()
-            .join(",")
+        TABLES.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(",")
     );
     let tables: i64 = conn.query_row(&sql, [], |r| r.get(0))?;
     if tables == TABLES.len() as i64 {
@@ -139,9 +127,7 @@ pub(crate) fn upgrade(conn: &Connection, steps: &[Migration]) -> Result<()> {
         Ok(())
     })();
     match outcome {
-        Ok(()) => conn
-            .execute_batch("COMMIT")
-            .map_err(|e| rollback_after(conn, e.into())),
+        Ok(()) => conn.execute_batch("COMMIT").map_err(|e| rollback_after(conn, e.into())),
         Err(e) => Err(rollback_after(conn, e)),
     }
 }
@@ -154,10 +140,7 @@ fn rollback_after(conn: &Connection, e: JournalError) -> JournalError {
 }
 
 /// Runs `f` in a deferred (read) transaction so its reads see one snapshot.
-pub(crate) fn in_read_txn<T>(
-    conn: &Connection,
-    f: impl FnOnce(&Connection) -> Result<T>,
-) -> Result<T> {
+pub(crate) fn in_read_txn<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
     conn.execute_batch("BEGIN DEFERRED")?;
     let out = f(conn);
     let end = conn.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
@@ -177,9 +160,6 @@ fn ensure_wal(conn: &Connection) -> Result<()> {
     if mode.eq_ignore_ascii_case("wal") {
         Ok(())
     } else {
-        Err(JournalError::Sqlite {
-            code: -1,
-            what: "could not switch the journal to WAL mode",
-        })
+        Err(JournalError::Sqlite { code: -1, what: "could not switch the journal to WAL mode" })
     }
 }

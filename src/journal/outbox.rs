@@ -118,38 +118,29 @@ impl Journal {
 
     /// Marks an intent the executor admitted as done.
     pub fn mark_done(&self, intent_id: &str, executor_id: &str) -> Reply<DoneOutcome> {
-        let checked = arg::digest_id(intent_id, "pwi_", "intent_id")
-            .and_then(|()| arg::token(executor_id, "executor_id"));
+        let checked =
+            arg::digest_id(intent_id, "pwi_", "intent_id").and_then(|()| arg::token(executor_id, "executor_id"));
         if let Err(e) = checked {
             return Reply::ready(Err(e));
         }
-        let args = DoneArgs {
-            intent_id: intent_id.to_owned(),
-            executor_id: executor_id.to_owned(),
-        };
+        let args = DoneArgs { intent_id: intent_id.to_owned(), executor_id: executor_id.to_owned() };
         self.writer.submit(true, args, run_done)
     }
 }
 
-type DecisionRow = (
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<i64>,
-    Option<i64>,
-);
+type DecisionRow = (Option<String>, Option<String>, Option<String>, Option<i64>, Option<i64>);
 
 fn decision_row(conn: &Connection, intent_id: &str) -> Result<Option<DecisionRow>> {
     Ok(conn
-        .prepare_cached("SELECT decision, executor_id, reason_code, decided_at, done_at FROM intents WHERE intent_id = ?1")?
+        .prepare_cached(
+            "SELECT decision, executor_id, reason_code, decided_at, done_at FROM intents WHERE intent_id = ?1",
+        )?
         .query_row([intent_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
         .optional()?)
 }
 
 fn run_decide(conn: &Connection, a: &DecideArgs, now: i64) -> Result<DecideOutcome> {
-    let Some((decision, executor_id, reason_code, decided_at, _)) =
-        decision_row(conn, &a.intent_id)?
-    else {
+    let Some((decision, executor_id, reason_code, decided_at, _)) = decision_row(conn, &a.intent_id)? else {
         return Ok(DecideOutcome::UnknownIntent);
     };
     let Some(decision) = decision else {
@@ -160,17 +151,13 @@ fn run_decide(conn: &Connection, a: &DecideArgs, now: i64) -> Result<DecideOutco
         return Ok(DecideOutcome::Decided);
     };
     let existing = ExistingDecision {
-        decision: Decision::from_stored(&decision).ok_or(JournalError::Sqlite {
-            code: -1,
-            what: "unknown decision",
-        })?,
+        decision: Decision::from_stored(&decision)
+            .ok_or(JournalError::Sqlite { code: -1, what: "unknown decision" })?,
         executor_id: executor_id.unwrap_or_default(),
         reason_code: reason_code.unwrap_or_default(),
         decided_at: decided_at.unwrap_or_default(),
     };
-    if existing.decision == a.decision
-        && existing.executor_id == a.executor_id
-        && existing.reason_code == a.reason_code
+    if existing.decision == a.decision && existing.executor_id == a.executor_id && existing.reason_code == a.reason_code
     {
         Ok(DecideOutcome::SameDecision)
     } else {
@@ -182,15 +169,12 @@ fn run_done(conn: &Connection, a: &DoneArgs, now: i64) -> Result<DoneOutcome> {
     let Some((decision, executor_id, _, _, done_at)) = decision_row(conn, &a.intent_id)? else {
         return Ok(DoneOutcome::UnknownIntent);
     };
-    if decision.as_deref() != Some("admitted")
-        || executor_id.as_deref() != Some(a.executor_id.as_str())
-    {
+    if decision.as_deref() != Some("admitted") || executor_id.as_deref() != Some(a.executor_id.as_str()) {
         return Ok(DoneOutcome::NotAdmitted);
     }
     if done_at.is_some() {
         return Ok(DoneOutcome::AlreadyDone);
     }
-    conn.prepare_cached("UPDATE intents SET done_at = ?2 WHERE intent_id = ?1")?
-        .execute(params![a.intent_id, now])?;
+    conn.prepare_cached("UPDATE intents SET done_at = ?2 WHERE intent_id = ?1")?.execute(params![a.intent_id, now])?;
     Ok(DoneOutcome::Done)
 }

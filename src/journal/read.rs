@@ -7,10 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::open::{connect, in_read_txn};
-use super::rows::{
-    DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent,
-    MAX_PAGE,
-};
+use super::rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 use super::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
 use super::{arg, Decision, DispatchState, Journal, JournalError, JournalOptions, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, ToSql};
@@ -51,11 +48,7 @@ impl Readers {
             Some(c) => c,
             None => {
                 // No CREATE: the writer made the file; query_only guards the rest.
-                let c = connect(
-                    &self.path,
-                    OpenFlags::SQLITE_OPEN_READ_WRITE,
-                    self.busy_timeout_ms,
-                )?;
+                let c = connect(&self.path, OpenFlags::SQLITE_OPEN_READ_WRITE, self.busy_timeout_ms)?;
                 c.pragma_update(None, "query_only", true)?;
                 c
             }
@@ -136,11 +129,7 @@ fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
 }
 
 fn page<T>(items: Vec<T>, limit: u32, seq: impl Fn(&T) -> i64) -> Page<T> {
-    let next_cursor = if items.len() as u32 == limit {
-        items.last().map(seq)
-    } else {
-        None
-    };
+    let next_cursor = if items.len() as u32 == limit { items.last().map(seq) } else { None };
     Page { items, next_cursor }
 }
 
@@ -164,9 +153,7 @@ impl Journal {
     pub fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
         self.readers.with(|c| {
             let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1");
-            Ok(c.prepare_cached(&sql)?
-                .query_row([dispatch_id], dispatch_row)
-                .optional()?)
+            Ok(c.prepare_cached(&sql)?.query_row([dispatch_id], dispatch_row).optional()?)
         })
     }
 
@@ -188,9 +175,7 @@ impl Journal {
         }
         params.push(&limit);
         sql += &format!(" ORDER BY seq LIMIT ?{}", params.len());
-        let items = self
-            .readers
-            .with(|c| query(c, &sql, &params, dispatch_row))?;
+        let items = self.readers.with(|c| query(c, &sql, &params, dispatch_row))?;
         Ok(page(items, limit, |d| d.seq))
     }
 
@@ -201,7 +186,15 @@ impl Journal {
                 c,
                 "SELECT dispatch_id, attempt, code, rule, at FROM failures WHERE dispatch_id = ?1 ORDER BY attempt",
                 &[&dispatch_id],
-                |r| Ok(FailureRow { dispatch_id: r.get(0)?, attempt: r.get(1)?, code: r.get(2)?, rule: r.get(3)?, at: r.get(4)? }),
+                |r| {
+                    Ok(FailureRow {
+                        dispatch_id: r.get(0)?,
+                        attempt: r.get(1)?,
+                        code: r.get(2)?,
+                        rule: r.get(3)?,
+                        at: r.get(4)?,
+                    })
+                },
             )
         })
     }
@@ -213,11 +206,9 @@ impl Journal {
         let limit = clamp(f.limit);
         let mut sql = format!("SELECT {INTENT_COLS} FROM intents i WHERE seq > ?1");
         let mut params: Vec<&dyn ToSql> = vec![&f.after_seq];
-        for (col, value) in [
-            ("dispatch_id", &f.dispatch_id),
-            ("capability_id", &f.capability_id),
-            ("intent_kind", &f.intent_kind),
-        ] {
+        for (col, value) in
+            [("dispatch_id", &f.dispatch_id), ("capability_id", &f.capability_id), ("intent_kind", &f.intent_kind)]
+        {
             if let Some(v) = value {
                 params.push(v);
                 sql += &format!(" AND {col} = ?{}", params.len());
@@ -235,21 +226,16 @@ impl Journal {
     /// Every dispatch without a final receipt (checkpointed or failed), oldest
     /// first: what `recover()` re-dispatches.
     pub fn unfinished(&self) -> Result<Vec<DispatchRow>> {
-        let sql = format!(
-            "SELECT {DISPATCH_COLS} FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq"
-        );
+        let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq");
         self.readers.with(|c| query(c, &sql, &[], dispatch_row))
     }
 
     pub fn stats(&self) -> Result<JournalStats> {
         self.readers.with(|c| {
             let mut s = JournalStats::default();
-            let per_state = query(
-                c,
-                "SELECT state, count(*) FROM dispatches GROUP BY state",
-                &[],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
-            )?;
+            let per_state = query(c, "SELECT state, count(*) FROM dispatches GROUP BY state", &[], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?;
             for (state, n) in per_state {
                 let n = u64::try_from(n).unwrap_or_default();
                 match DispatchState::parse(&state) {
@@ -261,11 +247,9 @@ impl Journal {
                     None => {}
                 }
             }
-            let count =
-                |sql: &str| -> Result<u64> {
-                    Ok(u64::try_from(c.query_row(sql, [], |r| r.get::<_, i64>(0))?)
-                        .unwrap_or_default())
-                };
+            let count = |sql: &str| -> Result<u64> {
+                Ok(u64::try_from(c.query_row(sql, [], |r| r.get::<_, i64>(0))?).unwrap_or_default())
+            };
             s.intents = count("SELECT count(*) FROM intents")?;
             s.intents_open = count(&format!("SELECT count(*) FROM intents WHERE {INTENT_OPEN}"))?;
             Ok(s)

@@ -5,8 +5,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::read::{dispatch_row, DISPATCH_COLS};
 use super::types::{
-    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord,
-    FinalStatus, RecordOutcome,
+    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, RecordOutcome,
 };
 use super::{arg, DispatchRow, Journal, JournalError, Reply, Result};
 
@@ -134,9 +133,7 @@ fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<Checkpo
     Ok(if s.state.is_final() {
         CheckpointState::Final { row: Box::new(s) }
     } else {
-        CheckpointState::Pending {
-            attempts_used: s.attempts,
-        }
+        CheckpointState::Pending { attempts_used: s.attempts }
     })
 }
 
@@ -152,13 +149,7 @@ fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutco
         "UPDATE dispatches SET state = ?2, attempts = ?3, result_digest = ?4, updated_at = ?5
          WHERE dispatch_id = ?1",
     )?
-    .execute(params![
-        r.dispatch_id,
-        DispatchState::from(r.status).as_str(),
-        r.attempt,
-        r.result_digest,
-        now
-    ])?;
+    .execute(params![r.dispatch_id, DispatchState::from(r.status).as_str(), r.attempt, r.result_digest, now])?;
     // The request only serves recover(); a final identity never needs it again.
     conn.prepare_cached("DELETE FROM requests WHERE seq = ?1")?.execute([s.seq])?;
     if let Some((code, rule)) = &r.failure {
@@ -168,22 +159,14 @@ fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutco
         "INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for i in &r.intents {
-        insert
-            .execute(params![
-                i.intent_id,
-                r.dispatch_id,
-                i.capability_id,
-                i.intent_kind,
-                i.stored_json
-            ])
-            .map_err(|e| match &e {
-                rusqlite::Error::SqliteFailure(f, _)
-                    if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
-                {
+        insert.execute(params![i.intent_id, r.dispatch_id, i.capability_id, i.intent_kind, i.stored_json]).map_err(
+            |e| match &e {
+                rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE => {
                     JournalError::DuplicateIntent
                 }
                 _ => e.into(),
-            })?;
+            },
+        )?;
     }
     Ok(RecordOutcome::Recorded)
 }
@@ -193,31 +176,15 @@ fn run_failure(conn: &Connection, r: &FailureRecord, now: i64) -> Result<Failure
     if s.state.is_final() {
         return Ok(FailureOutcome::AlreadyFinal { row: Box::new(s) });
     }
-    insert_failure(
-        conn,
-        &r.dispatch_id,
-        r.attempt,
-        &r.code,
-        r.rule.as_deref(),
-        now,
-    )?;
+    insert_failure(conn, &r.dispatch_id, r.attempt, &r.code, r.rule.as_deref(), now)?;
     conn.prepare_cached(
         "UPDATE dispatches SET state = 'failed', attempts = max(attempts, ?2), updated_at = ?3 WHERE dispatch_id = ?1",
     )?
     .execute(params![r.dispatch_id, r.attempt, now])?;
-    Ok(FailureOutcome::Recorded {
-        attempts_used: s.attempts.max(r.attempt),
-    })
+    Ok(FailureOutcome::Recorded { attempts_used: s.attempts.max(r.attempt) })
 }
 
-fn insert_failure(
-    conn: &Connection,
-    id: &str,
-    attempt: u32,
-    code: &str,
-    rule: Option<&str>,
-    now: i64,
-) -> Result<()> {
+fn insert_failure(conn: &Connection, id: &str, attempt: u32, code: &str, rule: Option<&str>, now: i64) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO failures (dispatch_id, attempt, code, rule, at) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (dispatch_id, attempt) DO NOTHING",

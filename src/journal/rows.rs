@@ -114,12 +114,7 @@ pub struct DispatchFilter {
 
 impl Default for DispatchFilter {
     fn default() -> Self {
-        DispatchFilter {
-            state: None,
-            hook_id: None,
-            after_cursor: None,
-            limit: 100,
-        }
+        DispatchFilter { state: None, hook_id: None, after_cursor: None, limit: 100 }
     }
 }
 

@@ -142,7 +142,9 @@ pub enum RecordOutcome {
     Recorded,
     /// Someone recorded a final receipt first; nothing was written. Compare
     /// digests to tell a replay from a conflict.
-    AlreadyFinal { row: Box<DispatchRow> },
+    AlreadyFinal {
+        row: Box<DispatchRow>,
+    },
 }
 
 /// One failed attempt (a FailureReceipt: codes only, never a message).
@@ -157,8 +159,6 @@ pub struct FailureRecord {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FailureOutcome {
-    Recorded {
-        attempts_used: u32,
-    },
+    Recorded { attempts_used: u32 },
     AlreadyFinal { row: Box<DispatchRow> },
 }

@@ -72,12 +72,8 @@ impl<A: Send, T: Send> Job for Task<A, T> {
     fn run(&mut self, conn: &Connection, now: i64) -> Step {
         // A panicking command (a bug) fails alone instead of killing the writer.
         let op = || (self.op)(conn, &self.args, now);
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(op)).unwrap_or(Err(
-            JournalError::Sqlite {
-                code: -1,
-                what: "internal error in a journal command",
-            },
-        ));
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(op))
+            .unwrap_or(Err(JournalError::Sqlite { code: -1, what: "internal error in a journal command" }));
         let step = match &out {
             Ok(_) => Step::Ok,
             Err(JournalError::Busy) => Step::Abort(JournalError::Busy),
@@ -137,11 +133,7 @@ impl Writer {
         let thread = std::thread::Builder::new()
             .name("loopx-journal-writer".into())
             .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters))?;
-        Ok(Writer {
-            tx: RwLock::new(Some(tx)),
-            thread: Mutex::new(Some(thread)),
-            counters,
-        })
+        Ok(Writer { tx: RwLock::new(Some(tx)), thread: Mutex::new(Some(thread)), counters })
     }
 
     /// Queues a command; its reply resolves after the commit that holds it.
@@ -151,13 +143,7 @@ impl Writer {
         T: Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
-        let job = Box::new(Task {
-            args,
-            op,
-            durable,
-            out: None,
-            reply,
-        });
+        let job = Box::new(Task { args, op, durable, out: None, reply });
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref().map(|tx| tx.send(job)) {
             Some(Ok(())) => Reply::waiting(rx),
@@ -187,12 +173,7 @@ impl Writer {
     }
 }
 
-fn run(
-    conn: Connection,
-    rx: mpsc::Receiver<Box<dyn Job>>,
-    synchronous_full: bool,
-    counters: &Counters,
-) {
+fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, synchronous_full: bool, counters: &Counters) {
     let mut level: Option<&'static str> = None;
     while let Ok(first) = rx.recv() {
         // Let submitters that are already runnable queue their commands too:
@@ -213,12 +194,8 @@ fn run(
                 counters.durable_commits.fetch_add(1, Ordering::Relaxed);
             }
         }
-        counters
-            .commands
-            .fetch_add(batch.len() as u64, Ordering::Relaxed);
-        counters
-            .max_batch
-            .fetch_max(batch.len() as u64, Ordering::Relaxed);
+        counters.commands.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        counters.max_batch.fetch_max(batch.len() as u64, Ordering::Relaxed);
         for job in batch {
             job.answer(&result);
         }
@@ -274,7 +251,5 @@ fn try_batch(conn: &Connection, batch: &mut [Box<dyn Job>], now: i64) -> Result<
 }
 
 pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

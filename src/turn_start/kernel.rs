@@ -19,8 +19,8 @@ use super::contract::{
     TurnStartWriteScope,
 };
 use super::outcome::{
-    InteractionChannel, TurnStartKernelFailure, TurnStartLane, TurnStartLaneReason, ReadOrdering, RequiredReadProjection, TurnStartHookOutcome,
-    TurnStartOutcome,
+    InteractionChannel, ReadOrdering, RequiredReadProjection, TurnStartHookOutcome, TurnStartKernelFailure,
+    TurnStartLane, TurnStartLaneReason, TurnStartOutcome,
 };
 use super::request::{validate_turn_start_request, TurnIdentity, TurnStartRequest};
 use super::validate::{validate_turn_start_receipt, validate_turn_start_registration};
@@ -155,7 +155,14 @@ impl TurnStartKernel {
         }
         let required_reads = project_required_reads(&hooks, &outcomes);
         let lane = decide_lane(outcomes.iter().map(|o| &o.receipt));
-        TurnStartOutcome { admitted: true, violations: Vec::new(), phase_enabled: true, hooks: outcomes, required_reads, lane }
+        TurnStartOutcome {
+            admitted: true,
+            violations: Vec::new(),
+            phase_enabled: true,
+            hooks: outcomes,
+            required_reads,
+            lane,
+        }
     }
 }
 
@@ -195,7 +202,13 @@ fn failure_receipt(hook_id: &str, status: TurnStartStatus, writes: (u32, u32)) -
     }
 }
 
-fn failed(hook: &InstalledTurnStartHook, status: TurnStartStatus, code: FailureCode, rule: Option<Rule>, writes: (u32, u32)) -> TurnStartHookOutcome {
+fn failed(
+    hook: &InstalledTurnStartHook,
+    status: TurnStartStatus,
+    code: FailureCode,
+    rule: Option<Rule>,
+    writes: (u32, u32),
+) -> TurnStartHookOutcome {
     let hook_id = &hook.registration.hook_id;
     TurnStartHookOutcome {
         hook_id: hook_id.clone(),
@@ -214,11 +227,15 @@ fn registration_rule(registration: &TurnStartHookRegistration, receipt: &TurnSta
     if receipt.hook_id != registration.hook_id {
         return Some(Rule::HookMismatch);
     }
-    if receipt.external_writes_performed > 0 && !registration.write_scopes.contains(&TurnStartWriteScope::ProviderMessageReaction) {
+    if receipt.external_writes_performed > 0
+        && !registration.write_scopes.contains(&TurnStartWriteScope::ProviderMessageReaction)
+    {
         return Some(Rule::AuthorityClaimed);
     }
     let budget = &registration.budget;
-    if receipt.routes_ok + receipt.routes_failed > budget.max_routes || receipt.external_writes_performed > budget.max_attempts_per_dispatch {
+    if receipt.routes_ok + receipt.routes_failed > budget.max_routes
+        || receipt.external_writes_performed > budget.max_attempts_per_dispatch
+    {
         return Some(Rule::OutOfRange);
     }
     None
@@ -260,7 +277,10 @@ async fn run_hook(hook: &InstalledTurnStartHook, request: &TurnStartRequest) -> 
 
 /// The required reads of the hooks whose receipts need them, deduplicated by
 /// command in hook order, each projected into the Agent then the CLI channel.
-fn project_required_reads(hooks: &[Arc<InstalledTurnStartHook>], outcomes: &[TurnStartHookOutcome]) -> Vec<RequiredReadProjection> {
+fn project_required_reads(
+    hooks: &[Arc<InstalledTurnStartHook>],
+    outcomes: &[TurnStartHookOutcome],
+) -> Vec<RequiredReadProjection> {
     let mut commands: Vec<&str> = Vec::new();
     for outcome in outcomes.iter().filter(|o| o.receipt.agent_read_required) {
         let Some(hook) = hooks.iter().find(|h| h.registration.hook_id == outcome.hook_id) else { continue };

@@ -151,7 +151,11 @@ async fn invalid_request_reads_nothing() {
         (json!({"turn": request()["turn"]}), vec![("/quota", Rule::MissingField)]),
         (
             json!({"turn": {"goal_id": "/home/me", "agent_id": "a@b", "turn_instance_id": "t"}, "quota": {"max_units": 1}, "x": 1}),
-            vec![("/x", Rule::UnknownField), ("/turn/goal_id", Rule::BadOpaqueRef), ("/turn/agent_id", Rule::BadOpaqueRef)],
+            vec![
+                ("/x", Rule::UnknownField),
+                ("/turn/goal_id", Rule::BadOpaqueRef),
+                ("/turn/agent_id", Rule::BadOpaqueRef),
+            ],
         ),
         (json!("not a request"), vec![("", Rule::WrongType)]),
     ] {
@@ -160,7 +164,10 @@ async fn invalid_request_reads_nothing() {
         let got: Vec<_> = outcome.violations.iter().map(|v| (v.path.as_str(), v.rule)).collect();
         assert_eq!(got, expected, "{doc}");
         assert!(outcome.hooks.is_empty() && outcome.required_reads.is_empty());
-        assert_eq!(outcome.lane, TurnStartLane { decision: TurnStartLaneDecision::KeepSelected, reason: TurnStartLaneReason::NothingToRead });
+        assert_eq!(
+            outcome.lane,
+            TurnStartLane { decision: TurnStartLaneDecision::KeepSelected, reason: TurnStartLaneReason::NothingToRead }
+        );
     }
     assert!(f.invoked().is_empty(), "an invalid request invokes no provider");
     // The edges of the quota are valid.
@@ -207,7 +214,8 @@ async fn hooks_run_once_each_in_hook_id_order() {
 
 #[tokio::test]
 async fn allowlist_selects_hooks() {
-    let f = Fixture::with_profile(TurnStartProfile { enabled: true, allowlist: Some(vec!["beta.turn_start_read".into()]) });
+    let f =
+        Fixture::with_profile(TurnStartProfile { enabled: true, allowlist: Some(vec!["beta.turn_start_read".into()]) });
     f.add("alpha", "loopx inbox read", Answer::Receipt(empty()));
     f.add("beta", "loopx inbox read", Answer::Receipt(empty()));
     f.dispatch().await;
@@ -241,10 +249,34 @@ async fn failures_become_typed_receipts_and_stay_isolated() {
     let cases: Vec<(&str, Answer, TurnStartStatus, FailureCode, Option<Rule>)> = vec![
         ("a1", Answer::Hang, TurnStartStatus::TimedOut, FailureCode::ProducerTimedOut, None),
         ("a2", Answer::Throw, TurnStartStatus::ProviderContractError, FailureCode::ProducerFailed, None),
-        ("a3", Answer::NotJson, TurnStartStatus::ProviderContractError, FailureCode::ResultContractRejected, Some(Rule::NotJsonValue)),
-        ("a4", Answer::Text("{not json".into()), TurnStartStatus::ProviderContractError, FailureCode::ResultContractRejected, Some(Rule::NotJsonValue)),
-        ("a5", Answer::Text(huge), TurnStartStatus::ProviderContractError, FailureCode::ResultContractRejected, Some(Rule::ResultTooLarge)),
-        ("a6", Answer::Receipt(json!({"status": "ok"})), TurnStartStatus::ProviderContractError, FailureCode::ResultContractRejected, Some(Rule::MissingField)),
+        (
+            "a3",
+            Answer::NotJson,
+            TurnStartStatus::ProviderContractError,
+            FailureCode::ResultContractRejected,
+            Some(Rule::NotJsonValue),
+        ),
+        (
+            "a4",
+            Answer::Text("{not json".into()),
+            TurnStartStatus::ProviderContractError,
+            FailureCode::ResultContractRejected,
+            Some(Rule::NotJsonValue),
+        ),
+        (
+            "a5",
+            Answer::Text(huge),
+            TurnStartStatus::ProviderContractError,
+            FailureCode::ResultContractRejected,
+            Some(Rule::ResultTooLarge),
+        ),
+        (
+            "a6",
+            Answer::Receipt(json!({"status": "ok"})),
+            TurnStartStatus::ProviderContractError,
+            FailureCode::ResultContractRejected,
+            Some(Rule::MissingField),
+        ),
     ];
     for (cap, answer, ..) in &cases {
         f.add(cap, "loopx inbox read", answer.clone());
@@ -280,13 +312,22 @@ async fn new_observations_without_read_obligation_are_a_contract_error_never_emp
 #[tokio::test]
 async fn typed_provider_failures_pass_through() {
     let f = Fixture::new();
-    for (cap, status) in [("a1", "provider_permission_denied"), ("a2", "provider_unavailable"), ("a3", "provider_contract_error"), ("a4", "timed_out")] {
+    for (cap, status) in [
+        ("a1", "provider_permission_denied"),
+        ("a2", "provider_unavailable"),
+        ("a3", "provider_contract_error"),
+        ("a4", "timed_out"),
+    ] {
         let mut doc = receipt(status, &[("routes_ok", 0), ("routes_failed", 2)]);
         doc["error_code"] = json!(status);
         f.add(cap, "loopx inbox read", Answer::Receipt(doc));
     }
     let outcome = f.dispatch().await;
-    assert!(outcome.hooks.iter().all(|h| h.kernel_failure.is_none() && h.receipt.error_code.map(|c| c.as_str()) == Some(h.receipt.status.as_str())));
+    assert!(outcome
+        .hooks
+        .iter()
+        .all(|h| h.kernel_failure.is_none()
+            && h.receipt.error_code.map(|c| c.as_str()) == Some(h.receipt.status.as_str())));
     assert_eq!(outcome.hooks.len(), 4);
 }
 
@@ -300,19 +341,36 @@ async fn receipts_are_held_against_their_registration() {
     // Routes over max_routes (2).
     f.add("a2", "loopx inbox read", Answer::Receipt(receipt("empty", &[("routes_ok", 3)])));
     // External writes over the aggregate attempt budget (4).
-    f.add("a3", "loopx inbox read", Answer::Receipt(receipt("empty", &[("reactions_added", 5), ("external_writes_performed", 5)])));
+    f.add(
+        "a3",
+        "loopx inbox read",
+        Answer::Receipt(receipt("empty", &[("reactions_added", 5), ("external_writes_performed", 5)])),
+    );
     // External writes without the reaction scope: refused, and the writes stay visible.
     let mut no_reaction = registration("a4", "loopx inbox read");
     no_reaction["write_scopes"] = json!(["owner_private_inbox", "owner_private_cursor"]);
     let writes = receipt("empty", &[("reactions_added", 1), ("external_writes_performed", 2)]);
     f.kernel.register(&no_reaction, f.provider(Answer::Receipt(writes.clone()))).unwrap();
     // Within budget and scope: accepted.
-    f.add("a5", "loopx inbox read", Answer::Receipt(receipt("empty", &[("routes_ok", 2), ("reactions_added", 4), ("external_writes_performed", 4)])));
+    f.add(
+        "a5",
+        "loopx inbox read",
+        Answer::Receipt(receipt(
+            "empty",
+            &[("routes_ok", 2), ("reactions_added", 4), ("external_writes_performed", 4)],
+        )),
+    );
     let outcome = f.dispatch().await;
     let rules: Vec<_> = (0..5).map(|i| failure(&outcome, i).and_then(|f| f.1)).collect();
-    assert_eq!(rules, [Some(Rule::HookMismatch), Some(Rule::OutOfRange), Some(Rule::OutOfRange), Some(Rule::AuthorityClaimed), None]);
+    assert_eq!(
+        rules,
+        [Some(Rule::HookMismatch), Some(Rule::OutOfRange), Some(Rule::OutOfRange), Some(Rule::AuthorityClaimed), None]
+    );
     let a4 = &outcome.hooks[3].receipt;
-    assert_eq!((a4.status, a4.reactions_added, a4.external_writes_performed), (TurnStartStatus::ProviderContractError, 1, 2));
+    assert_eq!(
+        (a4.status, a4.reactions_added, a4.external_writes_performed),
+        (TurnStartStatus::ProviderContractError, 1, 2)
+    );
     validate_turn_start_receipt(&serde_json::to_value(a4).unwrap()).expect("valid");
     assert_eq!(outcome.hooks[4].receipt.status, TurnStartStatus::Empty);
 }
@@ -333,7 +391,12 @@ async fn required_reads_are_deduplicated_by_command_and_projected_before_work() 
     // Hook order: alpha, beta, delta, gamma; beta reads nothing, gamma's command is alpha's.
     assert_eq!(
         reads,
-        [(Agent, "loopx inbox read --pending", before), (Cli, "loopx inbox read --pending", before), (Agent, "loopx chat read", before), (Cli, "loopx chat read", before)]
+        [
+            (Agent, "loopx inbox read --pending", before),
+            (Cli, "loopx inbox read --pending", before),
+            (Agent, "loopx chat read", before),
+            (Cli, "loopx chat read", before)
+        ]
     );
     let json = serde_json::to_value(&outcome.required_reads[0]).unwrap();
     assert_eq!(json, json!({"channel": "agent", "command": "loopx inbox read --pending", "ordering": "before_work"}));
@@ -349,7 +412,10 @@ async fn partial_success_keeps_the_read_and_a_compact_code() {
     f.add("alpha", "loopx inbox read", Answer::Receipt(partial));
     let outcome = f.dispatch().await;
     let r = &outcome.hooks[0].receipt;
-    assert_eq!((r.status, r.error_code, r.agent_read_required), (TurnStartStatus::Partial, Some(TurnStartErrorCode::ProviderUnavailable), true));
+    assert_eq!(
+        (r.status, r.error_code, r.agent_read_required),
+        (TurnStartStatus::Partial, Some(TurnStartErrorCode::ProviderUnavailable), true)
+    );
     assert_eq!(outcome.required_reads.len(), 2);
     assert_eq!(outcome.lane.decision, TurnStartLaneDecision::NotifyKeepSelected);
 }
@@ -372,11 +438,23 @@ async fn lane_decisions() {
         (vec![], TurnStartLaneDecision::KeepSelected, TurnStartLaneReason::NothingToRead),
         (vec![empty()], TurnStartLaneDecision::KeepSelected, TurnStartLaneReason::NothingToRead),
         (vec![fresh(3)], TurnStartLaneDecision::NotifyKeepSelected, TurnStartLaneReason::FreshOrdinaryRead),
-        (vec![carried.clone()], TurnStartLaneDecision::PreemptMaterialReview, TurnStartLaneReason::MaterialStillPending),
-        (vec![fresh(1), carried.clone()], TurnStartLaneDecision::PreemptMaterialReview, TurnStartLaneReason::MaterialStillPending),
+        (
+            vec![carried.clone()],
+            TurnStartLaneDecision::PreemptMaterialReview,
+            TurnStartLaneReason::MaterialStillPending,
+        ),
+        (
+            vec![fresh(1), carried.clone()],
+            TurnStartLaneDecision::PreemptMaterialReview,
+            TurnStartLaneReason::MaterialStillPending,
+        ),
         (vec![question.clone()], TurnStartLaneDecision::PreemptMaterialReview, TurnStartLaneReason::DirectQuestion),
         (vec![reply.clone()], TurnStartLaneDecision::PreemptMaterialReview, TurnStartLaneReason::VerifiedReply),
-        (vec![reply, carried, question, empty()], TurnStartLaneDecision::PreemptMaterialReview, TurnStartLaneReason::DirectQuestion),
+        (
+            vec![reply, carried, question, empty()],
+            TurnStartLaneDecision::PreemptMaterialReview,
+            TurnStartLaneReason::DirectQuestion,
+        ),
     ];
     for (receipts, decision, reason) in cases {
         let f = Fixture::new();
@@ -392,8 +470,15 @@ async fn lane_decisions() {
     let provider = f.provider(Answer::Receipt(fresh(2)));
     f.kernel.register(&registration("alpha", "loopx inbox read"), provider.clone()).unwrap();
     assert_eq!(f.dispatch().await.lane.decision, TurnStartLaneDecision::NotifyKeepSelected);
-    *provider.answer.lock().unwrap() = Answer::Receipt(with(empty(), &[("pending", json!(2)), ("agent_read_required", json!(true))]));
+    *provider.answer.lock().unwrap() =
+        Answer::Receipt(with(empty(), &[("pending", json!(2)), ("agent_read_required", json!(true))]));
     let second = f.dispatch().await;
-    assert_eq!(second.lane, TurnStartLane { decision: TurnStartLaneDecision::PreemptMaterialReview, reason: TurnStartLaneReason::MaterialStillPending });
+    assert_eq!(
+        second.lane,
+        TurnStartLane {
+            decision: TurnStartLaneDecision::PreemptMaterialReview,
+            reason: TurnStartLaneReason::MaterialStillPending
+        }
+    );
     assert_eq!(second.required_reads.len(), 2);
 }

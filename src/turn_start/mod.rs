@@ -16,10 +16,12 @@ pub use kernel::{
     TurnStartKernel, TurnStartProfile, TurnStartProvider, MAX_RECEIPT_BYTES,
 };
 pub use outcome::*;
-pub use request::{validate_turn_start_request, TurnStartQuotaRequest, TurnIdentity, TurnStartRequest, MAX_QUOTA_UNITS};
+pub use request::{
+    validate_turn_start_request, TurnIdentity, TurnStartQuotaRequest, TurnStartRequest, MAX_QUOTA_UNITS,
+};
 pub use validate::{command, is_command_word, validate_turn_start_receipt, validate_turn_start_registration};
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod kernel_tests;
+#[cfg(test)]
+mod tests;

@@ -74,9 +74,9 @@ impl TurnStartLaneReason {
         match self {
             TurnStartLaneReason::NothingToRead => TurnStartLaneDecision::KeepSelected,
             TurnStartLaneReason::FreshOrdinaryRead => TurnStartLaneDecision::NotifyKeepSelected,
-            TurnStartLaneReason::MaterialStillPending | TurnStartLaneReason::VerifiedReply | TurnStartLaneReason::DirectQuestion => {
-                TurnStartLaneDecision::PreemptMaterialReview
-            }
+            TurnStartLaneReason::MaterialStillPending
+            | TurnStartLaneReason::VerifiedReply
+            | TurnStartLaneReason::DirectQuestion => TurnStartLaneDecision::PreemptMaterialReview,
         }
     }
 }

@@ -75,15 +75,15 @@ fn empty_receipt() -> Value {
 }
 
 fn partial_receipt() -> Value {
-    receipt_with(&[("/status", json!("partial")), ("/error_code", json!("provider_unavailable")), ("/routes_failed", json!(1))])
+    receipt_with(&[
+        ("/status", json!("partial")),
+        ("/error_code", json!("provider_unavailable")),
+        ("/routes_failed", json!(1)),
+    ])
 }
 
 fn failure_receipt(status: &str) -> Value {
-    with(
-        with(with(empty_receipt(), "/status", json!(status)), "/error_code", json!(status)),
-        "/routes_ok",
-        json!(0),
-    )
+    with(with(with(empty_receipt(), "/status", json!(status)), "/error_code", json!(status)), "/routes_ok", json!(0))
 }
 
 // ---------------------------------------------------------------- registration
@@ -111,8 +111,21 @@ fn registration_not_an_object() {
 fn registration_exact_fields() {
     assert_one(&set_reg("/extra", json!(1)), "/extra", UnknownField);
     assert_one(&set_reg("/required_read/channel_hint", json!("agent")), "/required_read/channel_hint", UnknownField);
-    assert_one(&set_reg("/budget/max_invocations_per_dispatch", json!(1)), "/budget/max_invocations_per_dispatch", UnknownField);
-    for field in ["schema_version", "hook_id", "capability_id", "phase", "required_read", "write_scopes", "budget", "failure_policy"] {
+    assert_one(
+        &set_reg("/budget/max_invocations_per_dispatch", json!(1)),
+        "/budget/max_invocations_per_dispatch",
+        UnknownField,
+    );
+    for field in [
+        "schema_version",
+        "hook_id",
+        "capability_id",
+        "phase",
+        "required_read",
+        "write_scopes",
+        "budget",
+        "failure_policy",
+    ] {
         let path = format!("/{field}");
         assert_one(&reg(without(registration(), &path)), &path, MissingField);
     }
@@ -125,7 +138,11 @@ fn registration_exact_fields() {
 
 #[test]
 fn registration_schema_version_phase_and_policy() {
-    assert_one(&set_reg("/schema_version", json!("loopx_post_writeback_capability_hook_registration_v0")), "/schema_version", BadSchemaVersion);
+    assert_one(
+        &set_reg("/schema_version", json!("loopx_post_writeback_capability_hook_registration_v0")),
+        "/schema_version",
+        BadSchemaVersion,
+    );
     assert_one(&set_reg("/phase", json!("post_writeback")), "/phase", NotAllowedValue);
     assert_one(&set_reg("/phase", json!(1)), "/phase", WrongType);
     assert_one(&set_reg("/failure_policy", json!("retry")), "/failure_policy", PolicyNotIsolate);
@@ -142,7 +159,8 @@ fn registration_ids() {
     let long_cap = "c".repeat(126);
     let ok = with(with(registration(), "/capability_id", json!(long_cap)), "/hook_id", json!(format!("{long_cap}.h")));
     assert!(reg(ok).is_ok(), "128-byte hook_id");
-    let over = with(with(registration(), "/capability_id", json!(long_cap)), "/hook_id", json!(format!("{long_cap}.hh")));
+    let over =
+        with(with(registration(), "/capability_id", json!(long_cap)), "/hook_id", json!(format!("{long_cap}.hh")));
     assert_one(&reg(over), "/hook_id", TooLong);
     assert_one(&set_reg("/hook_id", json!("ghp_secretvalue")), "/hook_id", CredentialLikeValue);
 }
@@ -154,15 +172,30 @@ fn command_grammar() {
         assert!(set_reg(path, json!(ok)).is_ok(), "{ok}");
     }
     for bad in [
-        "", " loopx", "loopx ", "loopx  inbox", "Loopx", "loopx /tmp", "loopx ~/x", "-x", "---x", "--", "loopx\tinbox",
-        "loopx https://x.y", "a@b", "loopx 'quoted'", "loopx é",
+        "",
+        " loopx",
+        "loopx ",
+        "loopx  inbox",
+        "Loopx",
+        "loopx /tmp",
+        "loopx ~/x",
+        "-x",
+        "---x",
+        "--",
+        "loopx\tinbox",
+        "loopx https://x.y",
+        "a@b",
+        "loopx 'quoted'",
+        "loopx é",
     ] {
         assert_one(&set_reg(path, json!(bad)), path, BadToken);
     }
     assert_one(&set_reg(path, json!(["loopx"])), path, WrongType);
     // Credentials fit the word grammar; the credential check, on the command,
     // each word and each `=`/`:` part, comes first.
-    for secret in ["sk-live", "ghp_abc", "loopx read sk-live", "loopx --token=ghp_abc", "loopx key:npm_x", "loopx --sk_test_1"] {
+    for secret in
+        ["sk-live", "ghp_abc", "loopx read sk-live", "loopx --token=ghp_abc", "loopx key:npm_x", "loopx --sk_test_1"]
+    {
         assert_one(&set_reg(path, json!(secret)), path, CredentialLikeValue);
     }
     assert!(set_reg(path, json!("loopx read --skip=1 npm ghp")).is_ok());
@@ -191,16 +224,35 @@ fn command_bounds() {
 fn write_scopes() {
     assert_one(&set_reg("/write_scopes", json!([])), "/write_scopes", TooFewItems);
     assert_violations(
-        &set_reg("/write_scopes", json!(["owner_private_inbox", "owner_private_cursor", "provider_message_reaction", "owner_private_inbox"])),
+        &set_reg(
+            "/write_scopes",
+            json!(["owner_private_inbox", "owner_private_cursor", "provider_message_reaction", "owner_private_inbox"]),
+        ),
         &[("/write_scopes", TooManyItems), ("/write_scopes/3", DuplicateItem)],
     );
-    assert_one(&set_reg("/write_scopes", json!(["owner_private_inbox", "owner_private_inbox"])), "/write_scopes/1", DuplicateItem);
-    assert_one(&set_reg("/write_scopes", json!(["owner_private_inbox", "repository"])), "/write_scopes/1", NotAllowedValue);
-    assert_one(&set_reg("/write_scopes", json!(["owner_private_inbox", "outbound_message"])), "/write_scopes/1", NotAllowedValue);
+    assert_one(
+        &set_reg("/write_scopes", json!(["owner_private_inbox", "owner_private_inbox"])),
+        "/write_scopes/1",
+        DuplicateItem,
+    );
+    assert_one(
+        &set_reg("/write_scopes", json!(["owner_private_inbox", "repository"])),
+        "/write_scopes/1",
+        NotAllowedValue,
+    );
+    assert_one(
+        &set_reg("/write_scopes", json!(["owner_private_inbox", "outbound_message"])),
+        "/write_scopes/1",
+        NotAllowedValue,
+    );
     assert_one(&set_reg("/write_scopes", json!(["owner_private_inbox", 1])), "/write_scopes/1", WrongType);
     // The inbox scope is always declared.
     assert_one(&set_reg("/write_scopes", json!(["owner_private_cursor"])), "/write_scopes", NotAllowedValue);
-    assert_one(&set_reg("/write_scopes", json!(["owner_private_cursor", "provider_message_reaction"])), "/write_scopes", NotAllowedValue);
+    assert_one(
+        &set_reg("/write_scopes", json!(["owner_private_cursor", "provider_message_reaction"])),
+        "/write_scopes",
+        NotAllowedValue,
+    );
     // A misspelt inbox is one fault, reported at the item.
     assert_one(&set_reg("/write_scopes", json!(["owner_private_inbx"])), "/write_scopes/0", NotAllowedValue);
     assert_one(&set_reg("/write_scopes", json!("owner_private_inbox")), "/write_scopes", WrongType);
@@ -264,20 +316,31 @@ fn valid_receipts_are_accepted() {
     assert!(rec(with(empty_receipt(), "/pending", json!(4))).is_ok());
     assert!(rec(with(with(empty_receipt(), "/pending", json!(4)), "/agent_read_required", json!(true))).is_ok());
     // Empty may retry reactions from durable pending reads.
-    let retried = receipt_with(&[("/status", json!("empty")), ("/observations_new", json!(0)), ("/direct_questions", json!(0)), ("/verified_replies", json!(0))]);
+    let retried = receipt_with(&[
+        ("/status", json!("empty")),
+        ("/observations_new", json!(0)),
+        ("/direct_questions", json!(0)),
+        ("/verified_replies", json!(0)),
+    ]);
     assert!(rec(retried).is_ok());
     let partial = rec(partial_receipt()).expect("partial receipt");
     assert_eq!(partial.error_code, Some(TurnStartErrorCode::ProviderUnavailable));
     assert!(rec(with(partial_receipt(), "/observations_new", json!(0))).is_err()); // direct_questions 1 > 0
     for code in ["reaction_failed", "private_receipt_failed", "attempt_budget_exhausted"] {
-        let step = receipt_with(&[("/status", json!("partial")), ("/error_code", json!(code)), ("/reactions_added", json!(1))]);
+        let step = receipt_with(&[
+            ("/status", json!("partial")),
+            ("/error_code", json!(code)),
+            ("/reactions_added", json!(1)),
+        ]);
         assert!(rec(step).is_ok(), "{code}");
     }
     for status in ["provider_contract_error", "provider_permission_denied", "provider_unavailable", "timed_out"] {
         let failed = rec(failure_receipt(status)).expect(status);
         assert_eq!(failed.error_code.map(|c| c.as_str()), Some(status));
         // A failed dispatch keeps reporting durably pending material.
-        assert!(rec(with(with(failure_receipt(status), "/pending", json!(2)), "/agent_read_required", json!(true))).is_ok());
+        assert!(
+            rec(with(with(failure_receipt(status), "/pending", json!(2)), "/agent_read_required", json!(true))).is_ok()
+        );
         assert!(rec(with(failure_receipt(status), "/routes_failed", json!(3))).is_ok());
     }
     // Integral floats are integers.
@@ -289,10 +352,25 @@ fn receipt_exact_fields() {
     assert_one(&rec(json!(null)), "", WrongType);
     assert_one(&rec(with(receipt(), "/message", json!("hello"))), "/message", UnknownField);
     assert_one(&rec(with(receipt(), "/cursor", json!("abc"))), "/cursor", UnknownField);
-    assert_one(&rec(with(receipt(), "/external_write_performed", json!(false))), "/external_write_performed", UnknownField);
+    assert_one(
+        &rec(with(receipt(), "/external_write_performed", json!(false))),
+        "/external_write_performed",
+        UnknownField,
+    );
     for field in [
-        "schema_version", "hook_id", "status", "error_code", "agent_read_required", "observations_new", "pending",
-        "direct_questions", "verified_replies", "routes_ok", "routes_failed", "reactions_added", "external_writes_performed",
+        "schema_version",
+        "hook_id",
+        "status",
+        "error_code",
+        "agent_read_required",
+        "observations_new",
+        "pending",
+        "direct_questions",
+        "verified_replies",
+        "routes_ok",
+        "routes_failed",
+        "reactions_added",
+        "external_writes_performed",
     ] {
         let path = format!("/{field}");
         assert_one(&rec(without(receipt(), &path)), &path, MissingField);
@@ -301,7 +379,11 @@ fn receipt_exact_fields() {
 
 #[test]
 fn receipt_grammar_and_sets() {
-    assert_one(&set_rec(&[("/schema_version", json!("loopx_post_writeback_dispatch_receipt_v0"))]), "/schema_version", BadSchemaVersion);
+    assert_one(
+        &set_rec(&[("/schema_version", json!("loopx_post_writeback_dispatch_receipt_v0"))]),
+        "/schema_version",
+        BadSchemaVersion,
+    );
     assert_one(&set_rec(&[("/hook_id", json!("Team"))]), "/hook_id", BadToken);
     assert_one(&set_rec(&[("/hook_id", json!("xoxb-1"))]), "/hook_id", CredentialLikeValue);
     assert_one(&set_rec(&[("/status", json!("success"))]), "/status", NotAllowedValue);
@@ -324,19 +406,33 @@ fn count_bounds() {
     }
     // Message counts: u32.
     let max = u64::from(u32::MAX);
-    let big = [("/observations_new", json!(max)), ("/pending", json!(max)), ("/direct_questions", json!(max)), ("/verified_replies", json!(max))];
+    let big = [
+        ("/observations_new", json!(max)),
+        ("/pending", json!(max)),
+        ("/direct_questions", json!(max)),
+        ("/verified_replies", json!(max)),
+    ];
     assert!(set_rec(&big).is_ok());
     let bigger: Vec<(&str, Value)> = big.iter().map(|(p, _)| (*p, json!(max + 1))).collect();
     assert_violations(
         &set_rec(&bigger),
-        &[("/observations_new", OutOfRange), ("/pending", OutOfRange), ("/direct_questions", OutOfRange), ("/verified_replies", OutOfRange)],
+        &[
+            ("/observations_new", OutOfRange),
+            ("/pending", OutOfRange),
+            ("/direct_questions", OutOfRange),
+            ("/verified_replies", OutOfRange),
+        ],
     );
     // Routes: 16 each and in total.
     assert!(set_rec(&[("/routes_ok", json!(16))]).is_ok());
     assert_one(&set_rec(&[("/routes_ok", json!(17))]), "/routes_ok", OutOfRange);
     let p = partial_receipt();
     assert!(rec(with(with(p.clone(), "/routes_ok", json!(15)), "/routes_failed", json!(1))).is_ok());
-    assert_one(&rec(with(with(p.clone(), "/routes_ok", json!(15)), "/routes_failed", json!(2))), "/routes_failed", OutOfRange);
+    assert_one(
+        &rec(with(with(p.clone(), "/routes_ok", json!(15)), "/routes_failed", json!(2))),
+        "/routes_failed",
+        OutOfRange,
+    );
     assert_one(&rec(with(with(p, "/routes_ok", json!(1)), "/routes_failed", json!(17))), "/routes_failed", OutOfRange);
     // External writes: the aggregate attempt ceiling, 16.
     let writes = |n: u32| set_rec(&[("/reactions_added", json!(n)), ("/external_writes_performed", json!(n))]);
@@ -354,9 +450,17 @@ fn read_obligation() {
     unread.push(("/agent_read_required", json!(false)));
     assert_one(&set_rec(&unread), "/agent_read_required", NotAllowedValue);
     // Nothing pending, nothing to read.
-    assert_one(&rec(with(empty_receipt(), "/agent_read_required", json!(true))), "/agent_read_required", NotAllowedValue);
+    assert_one(
+        &rec(with(empty_receipt(), "/agent_read_required", json!(true))),
+        "/agent_read_required",
+        NotAllowedValue,
+    );
     // Partial success keeps the accepted observations' read obligation.
-    assert_one(&rec(with(partial_receipt(), "/agent_read_required", json!(false))), "/agent_read_required", NotAllowedValue);
+    assert_one(
+        &rec(with(partial_receipt(), "/agent_read_required", json!(false))),
+        "/agent_read_required",
+        NotAllowedValue,
+    );
 }
 
 #[test]
@@ -382,11 +486,12 @@ fn ok_and_empty_rules() {
     let zero = [("/observations_new", json!(0)), ("/direct_questions", json!(0)), ("/verified_replies", json!(0))];
     assert_one(&set_rec(&zero), "/observations_new", OutOfRange);
     // empty never hides observations, failures or error codes.
-    assert_violations(
-        &rec(with(receipt(), "/status", json!("empty"))),
-        &[("/observations_new", OutOfRange)],
+    assert_violations(&rec(with(receipt(), "/status", json!("empty"))), &[("/observations_new", OutOfRange)]);
+    assert_one(
+        &rec(with(empty_receipt(), "/error_code", json!("provider_contract_error"))),
+        "/error_code",
+        NotAllowedValue,
     );
-    assert_one(&rec(with(empty_receipt(), "/error_code", json!("provider_contract_error"))), "/error_code", NotAllowedValue);
     assert_one(&rec(with(empty_receipt(), "/routes_failed", json!(1))), "/routes_failed", OutOfRange);
     assert_one(&rec(with(empty_receipt(), "/routes_ok", json!(0))), "/routes_ok", OutOfRange);
 }
@@ -427,7 +532,11 @@ fn failure_status_rules() {
         assert_one(&rec(with(f.clone(), "/error_code", json!(other))), "/error_code", NotAllowedValue);
         assert_one(&rec(with(f.clone(), "/error_code", json!("reaction_failed"))), "/error_code", NotAllowedValue);
         assert_one(&rec(with(f.clone(), "/routes_ok", json!(1))), "/routes_ok", OutOfRange);
-        let observed = with(with(with(f, "/observations_new", json!(1)), "/pending", json!(1)), "/agent_read_required", json!(true));
+        let observed = with(
+            with(with(f, "/observations_new", json!(1)), "/pending", json!(1)),
+            "/agent_read_required",
+            json!(true),
+        );
         assert_one(&rec(observed), "/observations_new", OutOfRange);
     }
 }
@@ -476,5 +585,8 @@ fn error_code_sets() {
         }
     }
     let route_codes: Vec<_> = TurnStartErrorCode::ALL.iter().filter(|c| c.names_routes()).map(|c| c.as_str()).collect();
-    assert_eq!(route_codes, ["provider_contract_error", "provider_permission_denied", "provider_unavailable", "timed_out"]);
+    assert_eq!(
+        route_codes,
+        ["provider_contract_error", "provider_permission_denied", "provider_unavailable", "timed_out"]
+    );
 }

@@ -12,8 +12,16 @@ use super::contract::{
 };
 use crate::validate::{child, grammar, Report, Rule, Verdict};
 
-const REGISTRATION_FIELDS: &[&str] =
-    &["schema_version", "hook_id", "capability_id", "phase", "required_read", "write_scopes", "budget", "failure_policy"];
+const REGISTRATION_FIELDS: &[&str] = &[
+    "schema_version",
+    "hook_id",
+    "capability_id",
+    "phase",
+    "required_read",
+    "write_scopes",
+    "budget",
+    "failure_policy",
+];
 const REQUIRED_READ_FIELDS: &[&str] = &["command"];
 const BUDGET_FIELDS: &[&str] = &["timeout_ms", "max_attempts_per_dispatch", "max_routes"];
 const RECEIPT_FIELDS: &[&str] = &[
@@ -39,7 +47,9 @@ pub fn is_command_word(word: &str) -> bool {
     let b = word.strip_prefix("--").unwrap_or(word).as_bytes();
     !b.is_empty()
         && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && b[1..].iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'.' | b'=' | b':' | b'-'))
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'.' | b'=' | b':' | b'-'))
 }
 
 /// A credential inside a command: a word, or a word's `=`/`:`-separated
@@ -128,7 +138,8 @@ pub fn validate_turn_start_registration(doc: &Value) -> Verdict<TurnStartHookReg
 fn write_scopes(r: &mut Report, v: &Value) {
     let items = grammar::unique_array(r, v, "/write_scopes", 1, TurnStartWriteScope::ALL.len());
     let before = r.len();
-    let scopes: Vec<_> = items.iter().filter_map(|(path, item)| grammar::one_of(r, item, path, TurnStartWriteScope::parse)).collect();
+    let scopes: Vec<_> =
+        items.iter().filter_map(|(path, item)| grammar::one_of(r, item, path, TurnStartWriteScope::parse)).collect();
     if !items.is_empty() && r.len() == before && !scopes.contains(&TurnStartWriteScope::OwnerPrivateInbox) {
         r.add("/write_scopes", Rule::NotAllowedValue);
     }
@@ -210,10 +221,13 @@ pub fn validate_turn_start_receipt(doc: &Value) -> Verdict<TurnStartReceipt> {
     let status = map.get("status").and_then(|v| grammar::one_of(&mut r, v, "/status", TurnStartStatus::parse));
     let code = match map.get("error_code") {
         Some(Value::Null) => Code::Null,
-        Some(v) => grammar::one_of(&mut r, v, "/error_code", TurnStartErrorCode::parse).map_or(Code::Unusable, Code::Present),
+        Some(v) => {
+            grammar::one_of(&mut r, v, "/error_code", TurnStartErrorCode::parse).map_or(Code::Unusable, Code::Present)
+        }
         None => Code::Unusable,
     };
-    let read_required = map.get("agent_read_required").and_then(|v| grammar::boolean(&mut r, v, "/agent_read_required"));
+    let read_required =
+        map.get("agent_read_required").and_then(|v| grammar::boolean(&mut r, v, "/agent_read_required"));
     let routes = i64::from(MAX_ROUTES);
     let writes = i64::from(MAX_ATTEMPTS_PER_DISPATCH);
     let counts = Counts {

@@ -52,13 +52,24 @@ pub fn is_timestamp(s: &str) -> bool {
     }
     let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
     let num = |r: std::ops::Range<usize>| b[r].iter().fold(0u32, |n, d| n * 10 + u32::from(d - b'0'));
-    if !(digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10) && b[10] == b'T'
-        && digits(11..13) && b[13] == b':' && digits(14..16) && b[16] == b':' && digits(17..19))
+    if !(digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19))
     {
         return false;
     }
     let frac = &b[19..b.len() - 1];
-    if !frac.is_empty() && !(frac[0] == b'.' && (2..=10).contains(&frac.len()) && frac[1..].iter().all(u8::is_ascii_digit)) {
+    if !frac.is_empty()
+        && !(frac[0] == b'.' && (2..=10).contains(&frac.len()) && frac[1..].iter().all(u8::is_ascii_digit))
+    {
         return false;
     }
     let (year, month, day) = (num(0..4), num(5..7), num(8..10));
@@ -75,8 +86,23 @@ pub fn is_timestamp(s: &str) -> bool {
 }
 
 const CREDENTIAL_PREFIXES: &[&str] = &[
-    "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "sk_live_", "sk_test_", "rk_live_",
-    "xoxb-", "xoxp-", "xoxa-", "xapp-", "npm_", "AIza",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "sk-",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xapp-",
+    "npm_",
+    "AIza",
 ];
 
 /// Credential-like per contract-v0 section 1: a known token prefix, an AWS
@@ -94,7 +120,8 @@ pub fn is_credential_like(s: &str) -> bool {
     }
     if s.starts_with("eyJ") {
         let parts: Vec<&str> = s.split('.').collect();
-        let base64url = |p: &&str| !p.is_empty() && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
+        let base64url =
+            |p: &&str| !p.is_empty() && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
         return parts.len() == 3 && parts.iter().all(base64url);
     }
     false
@@ -284,11 +311,7 @@ pub fn unique_strings(r: &mut Report, items: &[Value], path: &str) {
 pub fn token_array<'a>(r: &mut Report, v: &'a Value, path: &str, min: usize, max: usize) -> Vec<&'a str> {
     let Some(items) = array(r, v, path, min, max) else { return Vec::new() };
     unique_strings(r, items, path);
-    items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| token(r, item, &super::report::index(path, i)))
-        .collect()
+    items.iter().enumerate().filter_map(|(i, item)| token(r, item, &super::report::index(path, i))).collect()
 }
 
 /// A bounded array whose string items must be unique, each item paired with
@@ -307,7 +330,9 @@ pub fn unique_array<'a>(r: &mut Report, v: &'a Value, path: &str, min: usize, ma
 pub fn integral_numbers(v: &Value) -> std::borrow::Cow<'_, Value> {
     fn has_integral_float(v: &Value) -> bool {
         match v {
-            Value::Number(n) => n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0),
+            Value::Number(n) => {
+                n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0)
+            }
             Value::Array(items) => items.iter().any(has_integral_float),
             Value::Object(map) => map.values().any(has_integral_float),
             _ => false,
@@ -316,7 +341,9 @@ pub fn integral_numbers(v: &Value) -> std::borrow::Cow<'_, Value> {
     fn rewrite(v: &mut Value) {
         match v {
             Value::Number(n) => {
-                if let Some(f) = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0) {
+                if let Some(f) =
+                    n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0)
+                {
                     *v = Value::from(f as i64);
                 }
             }
@@ -385,7 +412,16 @@ mod tests {
 
     #[test]
     fn credentials() {
-        for c in ["ghp_abc", "github_pat_x", "sk-live", "xoxb-1", "AIzaSy", "AKIAIOSFODNN7EXAMPLE", "eyJhbGc.eyJzdWIi.sig-_x", "npm_x"] {
+        for c in [
+            "ghp_abc",
+            "github_pat_x",
+            "sk-live",
+            "xoxb-1",
+            "AIzaSy",
+            "AKIAIOSFODNN7EXAMPLE",
+            "eyJhbGc.eyJzdWIi.sig-_x",
+            "npm_x",
+        ] {
             assert!(is_credential_like(c), "{c}");
         }
         for c in ["receipt_opaque", "AKIA", "AKIAIOSFODNN7EXAMPL", "eyJ.a", "eyJa.b.c.d", "skeleton"] {

@@ -12,7 +12,8 @@ use crate::contract::{
 };
 use crate::identity::{self, DispatchIdentity};
 
-const FIELDS: &[&str] = &["schema_version", "dispatch_id", "hook_id", "capability_id", "source", "projection", "boundary"];
+const FIELDS: &[&str] =
+    &["schema_version", "dispatch_id", "hook_id", "capability_id", "source", "projection", "boundary"];
 const SOURCE_FIELDS: &[&str] = &[
     "receipt_id",
     "effect_id",
@@ -25,7 +26,8 @@ const SOURCE_FIELDS: &[&str] = &[
     "state_revision",
     "committed_at",
 ];
-const SOURCE_REFS: &[&str] = &["receipt_id", "effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id", "state_revision"];
+const SOURCE_REFS: &[&str] =
+    &["receipt_id", "effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id", "state_revision"];
 const PROJECTION_FIELDS: &[&str] = &["schema_version", "transition", "fact_refs"];
 
 /// Validates a hook input built for `registration`, whose digest callers pass
@@ -67,8 +69,10 @@ pub fn validate_hook_input(
         boundary(&mut r, v);
     }
 
-    if let (Some(claimed), Some(Source { receipt_id: Some(receipt_id), effect_id: Some(effect_id), event_kind: Some(kind) })) =
-        (dispatch_id, source)
+    if let (
+        Some(claimed),
+        Some(Source { receipt_id: Some(receipt_id), effect_id: Some(effect_id), event_kind: Some(kind) }),
+    ) = (dispatch_id, source)
     {
         let expected = identity::dispatch_id(&DispatchIdentity {
             receipt_id,
@@ -132,7 +136,8 @@ fn projection(r: &mut Report, v: &Value, kind: Option<EventKind>) {
     if let Some(v) = map.get("schema_version") {
         grammar::schema_version(r, v, "/projection/schema_version", EventProjectionSchemaVersion::VALUE);
     }
-    let transition = map.get("transition").and_then(|v| grammar::one_of(r, v, "/projection/transition", Transition::parse));
+    let transition =
+        map.get("transition").and_then(|v| grammar::one_of(r, v, "/projection/transition", Transition::parse));
     if let (Some(kind), Some(transition)) = (kind, transition) {
         if kind.transition() != transition {
             r.add("/projection/transition", Rule::TransitionMismatch);

@@ -59,7 +59,8 @@ pub fn validate_intent_kind_definition(doc: &Value) -> Verdict<CompiledIntentKin
     // definition and its compiled schema serialize alike.
     let definition: IntentKindDefinition = r.finish(&grammar::integral_numbers(doc))?;
     // A clean report means the compiler returned the schema; stay total anyway.
-    let schema = schema.ok_or_else(|| vec![super::Violation { path: "/payload_schema".into(), rule: Rule::UnsupportedSchema }])?;
+    let schema = schema
+        .ok_or_else(|| vec![super::Violation { path: "/payload_schema".into(), rule: Rule::UnsupportedSchema }])?;
     Ok(CompiledIntentKind { definition, schema })
 }
 

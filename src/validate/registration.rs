@@ -19,7 +19,8 @@ const FIELDS: &[&str] = &[
     "budget",
     "failure_policy",
 ];
-const BUDGET_FIELDS: &[&str] = &["max_invocations_per_dispatch", "max_intents_per_dispatch", "max_result_bytes", "timeout_ms"];
+const BUDGET_FIELDS: &[&str] =
+    &["max_invocations_per_dispatch", "max_intents_per_dispatch", "max_result_bytes", "timeout_ms"];
 
 /// Validates a registration against contract-v0 and the defined intent kinds.
 ///

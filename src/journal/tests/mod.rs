@@ -19,10 +19,7 @@ pub(super) struct TempDir(PathBuf);
 impl TempDir {
     pub fn new(tag: &str) -> TempDir {
         static N: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
         let dir = std::env::temp_dir().join(format!(
             "loopx-journal-{tag}-{}-{}-{nanos}",
             std::process::id(),
@@ -120,11 +117,7 @@ pub(super) fn intent(seed: &str, dispatch_id: &str) -> IntentRow {
 
 /// The receipt document of [`proposed`] (the journal stores none: its row is it).
 pub(super) fn proposed_receipt(seed: &str, attempt: u32, digest_seed: &str, intents: &[&str]) -> String {
-    let ids = intents
-        .iter()
-        .map(|s| format!("\"{}\"", intent_id(s)))
-        .collect::<Vec<_>>()
-        .join(",");
+    let ids = intents.iter().map(|s| format!("\"{}\"", intent_id(s))).collect::<Vec<_>>().join(",");
     format!(
         concat!(
             r#"{{"schema_version":"loopx_post_writeback_dispatch_receipt_v0","dispatch_id":"{}","#,
@@ -143,12 +136,7 @@ pub(super) fn proposed_receipt(seed: &str, attempt: u32, digest_seed: &str, inte
 }
 
 /// A proposed final record with one intent per seed in `intents`.
-pub(super) fn proposed(
-    seed: &str,
-    attempt: u32,
-    digest_seed: &str,
-    intents: &[&str],
-) -> FinalRecord {
+pub(super) fn proposed(seed: &str, attempt: u32, digest_seed: &str, intents: &[&str]) -> FinalRecord {
     let dispatch_id = dispatch_id(seed);
     let rows: Vec<IntentRow> = intents.iter().map(|s| intent(s, &dispatch_id)).collect();
     let result_digest = hex(digest_seed);
@@ -163,10 +151,5 @@ pub(super) fn proposed(
 }
 
 pub(super) fn failure(seed: &str, attempt: u32) -> FailureRecord {
-    FailureRecord {
-        dispatch_id: dispatch_id(seed),
-        attempt,
-        code: "producer_failed".into(),
-        rule: None,
-    }
+    FailureRecord { dispatch_id: dispatch_id(seed), attempt, code: "producer_failed".into(), rule: None }
 }

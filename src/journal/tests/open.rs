@@ -10,15 +10,9 @@ use super::*;
 
 fn header(path: &Path) -> (i32, i32, String) {
     let c = Connection::open(path).unwrap();
-    let app: i32 = c
-        .pragma_query_value(None, "application_id", |r| r.get(0))
-        .unwrap();
-    let ver: i32 = c
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .unwrap();
-    let mode: String = c
-        .pragma_query_value(None, "journal_mode", |r| r.get(0))
-        .unwrap();
+    let app: i32 = c.pragma_query_value(None, "application_id", |r| r.get(0)).unwrap();
+    let ver: i32 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    let mode: String = c.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
     (app, ver, mode)
 }
 
@@ -38,20 +32,11 @@ fn creates_then_reopens() {
     let dir = TempDir::new("create");
     let path = dir.file("j.sqlite");
     let j = open(&path);
-    assert_eq!(
-        j.checkpoint(checkpoint("a")).wait().unwrap(),
-        CheckpointState::Fresh
-    );
+    assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Fresh);
     j.close();
-    assert_eq!(
-        header(&path),
-        (APPLICATION_ID, SCHEMA_VERSION, "wal".into())
-    );
+    assert_eq!(header(&path), (APPLICATION_ID, SCHEMA_VERSION, "wal".into()));
     let j = open(&path);
-    assert_eq!(
-        j.checkpoint(checkpoint("a")).wait().unwrap(),
-        CheckpointState::Pending { attempts_used: 0 }
-    );
+    assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 0 });
     assert!(j.integrity_check().unwrap());
 }
 
@@ -86,36 +71,27 @@ fn foreign_files_are_refused_and_left_unchanged() {
     let foreign_db = dir.file("foreign.sqlite");
     {
         let c = Connection::open(&foreign_db).unwrap();
-        c.execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('x');")
-            .unwrap();
+        c.execute_batch(
+            "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('x');",
+        )
+        .unwrap();
     }
 
     let foreign_app = dir.file("foreign-app.sqlite");
     {
         let c = Connection::open(&foreign_app).unwrap();
-        c.pragma_update(None, "application_id", 0x1234_5678)
-            .unwrap();
+        c.pragma_update(None, "application_id", 0x1234_5678).unwrap();
     }
 
     let ours_plus = dir.file("ours-with-nothing.sqlite");
     {
         let c = Connection::open(&ours_plus).unwrap();
-        c.pragma_update(None, "application_id", APPLICATION_ID)
-            .unwrap();
-        c.pragma_update(None, "user_version", SCHEMA_VERSION)
-            .unwrap();
+        c.pragma_update(None, "application_id", APPLICATION_ID).unwrap();
+        c.pragma_update(None, "user_version", SCHEMA_VERSION).unwrap();
         c.execute_batch("CREATE TABLE other (x)").unwrap();
     }
 
-    for path in [
-        &text,
-        &binary,
-        &fake,
-        &tiny,
-        &foreign_db,
-        &foreign_app,
-        &ours_plus,
-    ] {
+    for path in [&text, &binary, &fake, &tiny, &foreign_db, &foreign_app, &ours_plus] {
         let before = file_hash(path);
         let err = Journal::open(path, JournalOptions::default()).unwrap_err();
         assert_eq!(err, JournalError::NotAJournal, "{}", path.display());
@@ -137,13 +113,7 @@ fn a_newer_journal_is_refused_and_left_unchanged() {
     }
     let before = file_hash(&path);
     let err = Journal::open(&path, JournalOptions::default()).unwrap_err();
-    assert_eq!(
-        err,
-        JournalError::TooNew {
-            found: 99,
-            supported: SCHEMA_VERSION
-        }
-    );
+    assert_eq!(err, JournalError::TooNew { found: 99, supported: SCHEMA_VERSION });
     assert_eq!(err.code(), "journal_too_new");
     assert_eq!(file_hash(&path), before);
 }
@@ -154,9 +124,7 @@ fn reopening_a_current_journal_changes_nothing() {
     let path = dir.file("j.sqlite");
     let j = open(&path);
     j.checkpoint(checkpoint("a")).wait().unwrap();
-    j.record_final(proposed("a", 1, "r", &["a1"]))
-        .wait()
-        .unwrap();
+    j.record_final(proposed("a", 1, "r", &["a1"])).wait().unwrap();
     j.close();
     let before = file_hash(&path);
     let j = open(&path);
@@ -171,16 +139,7 @@ fn migrations_run_in_order_from_the_current_version() {
     let path = dir.file("j.sqlite");
     open(&path).close();
     let c = Connection::open(&path).unwrap();
-    let steps = [
-        Migration {
-            to: 1,
-            sql: MIGRATIONS[0].sql,
-        },
-        Migration {
-            to: 2,
-            sql: "CREATE TABLE v2_extra (x);",
-        },
-    ];
+    let steps = [Migration { to: 1, sql: MIGRATIONS[0].sql }, Migration { to: 2, sql: "CREATE TABLE v2_extra (x);" }];
     c.execute_batch("BEGIN IMMEDIATE").unwrap();
     // From 1: only the v2 step runs (re-running v1 would fail on existing tables).
     assert_eq!(migrate(&c, 1, &steps).unwrap(), 2);
@@ -193,26 +152,13 @@ fn a_failing_migration_leaves_the_file_untouched() {
     let dir = TempDir::new("migrate-fail");
     let path = dir.file("j.sqlite");
     let c = Connection::open(&path).unwrap();
-    let steps = [
-        Migration {
-            to: 1,
-            sql: MIGRATIONS[0].sql,
-        },
-        Migration {
-            to: 2,
-            sql: "CREATE TABLE v2 (x); NOT SQL;",
-        },
-    ];
+    let steps =
+        [Migration { to: 1, sql: MIGRATIONS[0].sql }, Migration { to: 2, sql: "CREATE TABLE v2 (x); NOT SQL;" }];
     assert!(upgrade(&c, &steps).is_err());
     assert!(c.is_autocommit());
-    let objects: i64 = in_read_txn(&c, |c| {
-        Ok(c.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?)
-    })
-    .unwrap();
-    assert_eq!(
-        objects, 0,
-        "v1 tables of the failed upgrade were rolled back too"
-    );
+    let objects: i64 =
+        in_read_txn(&c, |c| Ok(c.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?)).unwrap();
+    assert_eq!(objects, 0, "v1 tables of the failed upgrade were rolled back too");
     drop(c);
     assert_eq!((header(&path).0, header(&path).1), (0, 0));
     // And the real list still creates it afterwards.
@@ -262,18 +208,11 @@ fn errors_never_show_the_path() {
     j.close();
     errors.push(j.checkpoint(checkpoint("a")).wait().unwrap_err());
     errors.push(j.get_dispatch(&dispatch_id("a")).unwrap_err());
-    errors.push(JournalError::TooNew {
-        found: 99,
-        supported: 1,
-    });
+    errors.push(JournalError::TooNew { found: 99, supported: 1 });
     for e in &errors {
         assert!(!e.to_string().contains(secret), "{e}");
         assert!(!format!("{e:?}").contains(secret), "{e:?}");
-        assert!(
-            !e.to_string()
-                .contains(&*std::env::temp_dir().to_string_lossy()),
-            "{e}"
-        );
+        assert!(!e.to_string().contains(&*std::env::temp_dir().to_string_lossy()), "{e}");
     }
     assert_eq!(errors[4].code(), "journal_closed");
 }

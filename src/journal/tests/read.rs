@@ -15,9 +15,7 @@ fn populated(dir: &TempDir) -> Journal {
         if n % 7 == 3 {
             j.record_failure(failure(&seed, 1)).wait().unwrap();
         } else if n % 5 != 0 {
-            j.record_final(proposed(&seed, 1, &seed, &[&seed]))
-                .wait()
-                .unwrap();
+            j.record_final(proposed(&seed, 1, &seed, &[&seed])).wait().unwrap();
         }
     }
     j
@@ -28,10 +26,7 @@ fn intents_page_oldest_first() {
     let dir = TempDir::new("page-intents");
     let j = populated(&dir);
     let mut seen = Vec::new();
-    let mut filter = IntentFilter {
-        limit: 7,
-        ..Default::default()
-    };
+    let mut filter = IntentFilter { limit: 7, ..Default::default() };
     loop {
         let page = j.list_intents(&filter).unwrap();
         assert!(page.items.len() <= 7);
@@ -41,18 +36,10 @@ fn intents_page_oldest_first() {
             None => break,
         }
     }
-    let expected: Vec<_> = (0..25)
-        .filter(|n| n % 7 != 3 && n % 5 != 0)
-        .map(|n| intent_id(&format!("p{n:02}")))
-        .collect();
-    assert_eq!(
-        seen.iter().map(|s| s.1.clone()).collect::<Vec<_>>(),
-        expected
-    );
-    assert!(
-        seen.windows(2).all(|w| w[0].0 < w[1].0),
-        "seq strictly increasing"
-    );
+    let expected: Vec<_> =
+        (0..25).filter(|n| n % 7 != 3 && n % 5 != 0).map(|n| intent_id(&format!("p{n:02}"))).collect();
+    assert_eq!(seen.iter().map(|s| s.1.clone()).collect::<Vec<_>>(), expected);
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "seq strictly increasing");
 
     let by_kind = IntentFilter {
         capability_id: Some("periodic_report".into()),
@@ -61,23 +48,11 @@ fn intents_page_oldest_first() {
         limit: 1000,
         ..Default::default()
     };
-    assert_eq!(
-        j.list_intents(&by_kind).unwrap().items.len(),
-        expected.len()
-    );
-    let other = IntentFilter {
-        capability_id: Some("other_capability".into()),
-        ..by_kind
-    };
+    assert_eq!(j.list_intents(&by_kind).unwrap().items.len(), expected.len());
+    let other = IntentFilter { capability_id: Some("other_capability".into()), ..by_kind };
     assert!(j.list_intents(&other).unwrap().items.is_empty());
-    let one = IntentFilter {
-        dispatch_id: Some(dispatch_id("p01")),
-        ..Default::default()
-    };
-    assert_eq!(
-        j.list_intents(&one).unwrap().items[0].intent_id,
-        intent_id("p01")
-    );
+    let one = IntentFilter { dispatch_id: Some(dispatch_id("p01")), ..Default::default() };
+    assert_eq!(j.list_intents(&one).unwrap().items[0].intent_id, intent_id("p01"));
 }
 
 #[test]
@@ -85,10 +60,7 @@ fn dispatches_page_with_filters() {
     let dir = TempDir::new("page-dispatches");
     let j = populated(&dir);
     let mut all = Vec::new();
-    let mut f = DispatchFilter {
-        limit: 10,
-        ..Default::default()
-    };
+    let mut f = DispatchFilter { limit: 10, ..Default::default() };
     loop {
         let page = j.list_dispatches(&f).unwrap();
         all.extend(page.items.into_iter().map(|d| d.dispatch_id));
@@ -97,73 +69,32 @@ fn dispatches_page_with_filters() {
             None => break,
         }
     }
-    assert_eq!(
-        all,
-        (0..25)
-            .map(|n| dispatch_id(&format!("p{n:02}")))
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(all, (0..25).map(|n| dispatch_id(&format!("p{n:02}"))).collect::<Vec<_>>());
 
-    let failed = DispatchFilter {
-        state: Some(DispatchState::Failed),
-        ..Default::default()
-    };
-    let failed: Vec<_> = j
-        .list_dispatches(&failed)
-        .unwrap()
-        .items
-        .into_iter()
-        .map(|d| d.dispatch_id)
-        .collect();
+    let failed = DispatchFilter { state: Some(DispatchState::Failed), ..Default::default() };
+    let failed: Vec<_> = j.list_dispatches(&failed).unwrap().items.into_iter().map(|d| d.dispatch_id).collect();
     assert_eq!(failed, ["p03", "p10", "p17", "p24"].map(dispatch_id));
-    let other_hook = DispatchFilter {
-        hook_id: Some("other.hook".into()),
-        ..Default::default()
-    };
+    let other_hook = DispatchFilter { hook_id: Some("other.hook".into()), ..Default::default() };
     assert!(j.list_dispatches(&other_hook).unwrap().items.is_empty());
-    let bad = DispatchFilter {
-        hook_id: Some("not a token".into()),
-        ..Default::default()
-    };
-    assert_eq!(
-        j.list_dispatches(&bad).unwrap_err(),
-        JournalError::InvalidArgument { what: "hook_id" }
-    );
+    let bad = DispatchFilter { hook_id: Some("not a token".into()), ..Default::default() };
+    assert_eq!(j.list_dispatches(&bad).unwrap_err(), JournalError::InvalidArgument { what: "hook_id" });
 }
 
 #[test]
 fn unfinished_stats_and_integrity() {
     let dir = TempDir::new("unfinished");
     let j = populated(&dir);
-    let unfinished: Vec<_> = j
-        .unfinished()
-        .unwrap()
-        .into_iter()
-        .map(|d| (d.dispatch_id, d.state))
-        .collect();
+    let unfinished: Vec<_> = j.unfinished().unwrap().into_iter().map(|d| (d.dispatch_id, d.state)).collect();
     let expected: Vec<_> = (0..25)
         .filter(|n| n % 7 == 3 || n % 5 == 0)
         .map(|n| {
-            let state = if n % 7 == 3 {
-                DispatchState::Failed
-            } else {
-                DispatchState::Checkpointed
-            };
+            let state = if n % 7 == 3 { DispatchState::Failed } else { DispatchState::Checkpointed };
             (dispatch_id(&format!("p{n:02}")), state)
         })
         .collect();
     assert_eq!(unfinished, expected);
     let s = j.stats().unwrap();
-    assert_eq!(
-        (
-            s.checkpointed,
-            s.failed,
-            s.proposed,
-            s.not_applicable,
-            s.exhausted
-        ),
-        (4, 4, 17, 0, 0)
-    );
+    assert_eq!((s.checkpointed, s.failed, s.proposed, s.not_applicable, s.exhausted), (4, 4, 17, 0, 0));
     assert_eq!((s.intents, s.intents_open), (17, 17));
     assert!(j.integrity_check().unwrap());
     let row = serde_json::to_value(j.get_dispatch(&dispatch_id("p01")).unwrap().unwrap()).unwrap();
@@ -184,18 +115,13 @@ fn hot_queries_use_the_partial_indexes() {
         let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
         rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
     };
-    let p = plan(&format!(
-        "SELECT * FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq"
-    ));
+    let p = plan(&format!("SELECT * FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq"));
     assert!(p.contains("dispatches_unfinished"), "{p}");
     let p = plan(&format!(
         "SELECT * FROM intents WHERE seq > 0 AND capability_id = 'a' AND intent_kind = 'a.b' AND {INTENT_OPEN} \
          ORDER BY seq LIMIT 10"
     ));
-    assert!(
-        p.contains("intents_open") && !p.contains("TEMP B-TREE"),
-        "{p}"
-    );
+    assert!(p.contains("intents_open") && !p.contains("TEMP B-TREE"), "{p}");
     let p = plan("SELECT * FROM intents WHERE seq > 0 AND dispatch_id = 'x' ORDER BY seq");
     assert!(p.contains("intents_dispatch"), "{p}");
 }
@@ -213,12 +139,8 @@ fn bytes_per_dispatch() {
     let j = open(&path);
     let start = std::time::Instant::now();
     for chunk in (0..N).collect::<Vec<_>>().chunks(500) {
-        let cps: Vec<_> = chunk
-            .iter()
-            .map(|n| j.checkpoint(checkpoint(&format!("s{n}"))))
-            .collect();
-        cps.into_iter()
-            .for_each(|r| assert_eq!(r.wait().unwrap(), CheckpointState::Fresh));
+        let cps: Vec<_> = chunk.iter().map(|n| j.checkpoint(checkpoint(&format!("s{n}")))).collect();
+        cps.into_iter().for_each(|r| assert_eq!(r.wait().unwrap(), CheckpointState::Fresh));
         let recs: Vec<_> = chunk
             .iter()
             .map(|n| {
@@ -226,8 +148,7 @@ fn bytes_per_dispatch() {
                 j.record_final(proposed(&seed, 1, &seed, &[&seed]))
             })
             .collect();
-        recs.into_iter()
-            .for_each(|r| assert_eq!(r.wait().unwrap(), RecordOutcome::Recorded));
+        recs.into_iter().for_each(|r| assert_eq!(r.wait().unwrap(), RecordOutcome::Recorded));
     }
     let elapsed = start.elapsed();
     let stats = j.writer_stats();
@@ -263,5 +184,9 @@ fn bytes_per_dispatch() {
     // The request is dropped once final and nothing derivable is stored, so
     // what stays (the row's columns, the intent's own fields, their keys) is
     // well under the documents the journal serves back.
-    assert!(bytes / (N as u64) < 3 * docs as u64 / 5, "{} bytes per dispatch for {docs} bytes of documents", bytes / N as u64);
+    assert!(
+        bytes / (N as u64) < 3 * docs as u64 / 5,
+        "{} bytes per dispatch for {docs} bytes of documents",
+        bytes / N as u64
+    );
 }

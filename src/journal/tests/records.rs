@@ -6,24 +6,12 @@ use super::*;
 fn checkpoint_is_fresh_then_pending_then_final() {
     let dir = TempDir::new("cp");
     let j = open(&dir.file("j.sqlite"));
-    assert_eq!(
-        j.checkpoint(checkpoint("a")).wait().unwrap(),
-        CheckpointState::Fresh
-    );
-    assert_eq!(
-        j.checkpoint(checkpoint("a")).wait().unwrap(),
-        CheckpointState::Pending { attempts_used: 0 }
-    );
+    assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Fresh);
+    assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 0 });
     let rec = proposed("a", 1, "result-1", &["a1"]);
-    assert_eq!(
-        j.record_final(rec.clone()).wait().unwrap(),
-        RecordOutcome::Recorded
-    );
+    assert_eq!(j.record_final(rec.clone()).wait().unwrap(), RecordOutcome::Recorded);
     let row = j.get_dispatch(&rec.dispatch_id).unwrap().unwrap();
-    assert_eq!(
-        j.checkpoint(checkpoint("a")).wait().unwrap(),
-        CheckpointState::Final { row: Box::new(row.clone()) }
-    );
+    assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Final { row: Box::new(row.clone()) });
     assert_eq!(row.state, DispatchState::Proposed);
     assert_eq!(row.attempts, 1);
     assert_eq!(row.result_digest, rec.result_digest);
@@ -42,17 +30,9 @@ fn checkpoint_is_fresh_then_pending_then_final() {
 fn checkpoint_works_from_async_code() {
     let dir = TempDir::new("async");
     let j = open(&dir.file("j.sqlite"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let (a, b) = rt.block_on(async {
-        tokio::join!(j.checkpoint(checkpoint("a")), j.checkpoint(checkpoint("b")))
-    });
-    assert_eq!(
-        (a.unwrap(), b.unwrap()),
-        (CheckpointState::Fresh, CheckpointState::Fresh)
-    );
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (a, b) = rt.block_on(async { tokio::join!(j.checkpoint(checkpoint("a")), j.checkpoint(checkpoint("b"))) });
+    assert_eq!((a.unwrap(), b.unwrap()), (CheckpointState::Fresh, CheckpointState::Fresh));
 }
 
 #[test]
@@ -62,16 +42,10 @@ fn a_second_final_record_is_already_final_with_the_first_digest() {
     j.checkpoint(checkpoint("a")).wait().unwrap();
     let first = proposed("a", 1, "result-1", &["a1"]);
     let second = proposed("a", 1, "result-2", &["a2"]);
-    assert_eq!(
-        j.record_final(first.clone()).wait().unwrap(),
-        RecordOutcome::Recorded
-    );
+    assert_eq!(j.record_final(first.clone()).wait().unwrap(), RecordOutcome::Recorded);
     let row = j.get_dispatch(&first.dispatch_id).unwrap().unwrap();
     assert_eq!(row.result_digest, first.result_digest);
-    assert_eq!(
-        j.record_final(second).wait().unwrap(),
-        RecordOutcome::AlreadyFinal { row: Box::new(row) }
-    );
+    assert_eq!(j.record_final(second).wait().unwrap(), RecordOutcome::AlreadyFinal { row: Box::new(row) });
     let intents = j.list_intents(&IntentFilter::default()).unwrap().items;
     assert_eq!(intents.len(), 1, "the second record wrote nothing");
     assert_eq!(intents[0].intent_id, intent_id("a1"));
@@ -82,30 +56,15 @@ fn failures_count_attempts_until_final() {
     let dir = TempDir::new("fail");
     let j = open(&dir.file("j.sqlite"));
     j.checkpoint(checkpoint("a")).wait().unwrap();
-    assert_eq!(
-        j.record_failure(failure("a", 1)).wait().unwrap(),
-        FailureOutcome::Recorded { attempts_used: 1 }
-    );
-    assert_eq!(
-        j.checkpoint(checkpoint("a")).wait().unwrap(),
-        CheckpointState::Pending { attempts_used: 1 }
-    );
+    assert_eq!(j.record_failure(failure("a", 1)).wait().unwrap(), FailureOutcome::Recorded { attempts_used: 1 });
+    assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 1 });
     let mut second = failure("a", 2);
     second.code = "result_contract_rejected".into();
     second.rule = Some("result_too_large".into());
-    assert_eq!(
-        j.record_failure(second).wait().unwrap(),
-        FailureOutcome::Recorded { attempts_used: 2 }
-    );
+    assert_eq!(j.record_failure(second).wait().unwrap(), FailureOutcome::Recorded { attempts_used: 2 });
     // The same attempt again keeps the first row.
-    assert_eq!(
-        j.record_failure(failure("a", 2)).wait().unwrap(),
-        FailureOutcome::Recorded { attempts_used: 2 }
-    );
-    assert_eq!(
-        j.get_dispatch(&dispatch_id("a")).unwrap().unwrap().state,
-        DispatchState::Failed
-    );
+    assert_eq!(j.record_failure(failure("a", 2)).wait().unwrap(), FailureOutcome::Recorded { attempts_used: 2 });
+    assert_eq!(j.get_dispatch(&dispatch_id("a")).unwrap().unwrap().state, DispatchState::Failed);
 
     let exhausted = FinalRecord {
         dispatch_id: dispatch_id("a"),
@@ -115,15 +74,9 @@ fn failures_count_attempts_until_final() {
         intents: vec![],
         failure: Some(("dispatch_budget_exhausted".into(), None)),
     };
-    assert_eq!(
-        j.record_final(exhausted).wait().unwrap(),
-        RecordOutcome::Recorded
-    );
+    assert_eq!(j.record_final(exhausted).wait().unwrap(), RecordOutcome::Recorded);
     let failures = j.list_failures(&dispatch_id("a")).unwrap();
-    let summary: Vec<_> = failures
-        .iter()
-        .map(|f| (f.attempt, f.code.as_str(), f.rule.as_deref()))
-        .collect();
+    let summary: Vec<_> = failures.iter().map(|f| (f.attempt, f.code.as_str(), f.rule.as_deref())).collect();
     assert_eq!(
         summary,
         [
@@ -134,10 +87,7 @@ fn failures_count_attempts_until_final() {
     );
     let row = j.get_dispatch(&dispatch_id("a")).unwrap().unwrap();
     assert_eq!((row.state, row.attempts), (DispatchState::Exhausted, 3));
-    assert!(matches!(
-        j.record_failure(failure("a", 4)).wait().unwrap(),
-        FailureOutcome::AlreadyFinal { .. }
-    ));
+    assert!(matches!(j.record_failure(failure("a", 4)).wait().unwrap(), FailureOutcome::AlreadyFinal { .. }));
     assert_eq!(j.list_failures(&dispatch_id("a")).unwrap().len(), 3);
 }
 
@@ -145,20 +95,10 @@ fn failures_count_attempts_until_final() {
 fn records_need_a_checkpoint() {
     let dir = TempDir::new("unknown");
     let j = open(&dir.file("j.sqlite"));
-    let e = j
-        .record_final(proposed("a", 1, "r", &["a1"]))
-        .wait()
-        .unwrap_err();
+    let e = j.record_final(proposed("a", 1, "r", &["a1"])).wait().unwrap_err();
     assert_eq!(e.code(), "unknown_dispatch");
-    assert_eq!(
-        j.record_failure(failure("a", 1)).wait().unwrap_err(),
-        JournalError::UnknownDispatch
-    );
-    assert!(j
-        .list_intents(&IntentFilter::default())
-        .unwrap()
-        .items
-        .is_empty());
+    assert_eq!(j.record_failure(failure("a", 1)).wait().unwrap_err(), JournalError::UnknownDispatch);
+    assert!(j.list_intents(&IntentFilter::default()).unwrap().items.is_empty());
 }
 
 #[test]
@@ -204,32 +144,16 @@ fn a_duplicate_intent_id_is_reported_and_nothing_is_written() {
     let j = open(&dir.file("j.sqlite"));
     j.checkpoint(checkpoint("a")).wait().unwrap();
     j.checkpoint(checkpoint("b")).wait().unwrap();
-    j.record_final(proposed("a", 1, "ra", &["shared"]))
-        .wait()
-        .unwrap();
+    j.record_final(proposed("a", 1, "ra", &["shared"])).wait().unwrap();
     // A (buggy) record for b reusing a's intent_id.
     let mut b = proposed("b", 1, "rb", &["b1"]);
     b.intents.push(intent("shared", &dispatch_id("a")));
     let e = j.record_final(b).wait().unwrap_err();
-    assert_eq!(
-        (e.clone(), e.code()),
-        (JournalError::DuplicateIntent, "duplicate_intent")
-    );
+    assert_eq!((e.clone(), e.code()), (JournalError::DuplicateIntent, "duplicate_intent"));
     let row = j.get_dispatch(&dispatch_id("b")).unwrap().unwrap();
-    assert_eq!(
-        (row.state, row.intent_ids),
-        (DispatchState::Checkpointed, vec![])
-    );
-    let page = j
-        .list_intents(&IntentFilter {
-            dispatch_id: Some(dispatch_id("b")),
-            ..Default::default()
-        })
-        .unwrap();
-    assert!(
-        page.items.is_empty(),
-        "b1 was rolled back with the rest of the command"
-    );
+    assert_eq!((row.state, row.intent_ids), (DispatchState::Checkpointed, vec![]));
+    let page = j.list_intents(&IntentFilter { dispatch_id: Some(dispatch_id("b")), ..Default::default() }).unwrap();
+    assert!(page.items.is_empty(), "b1 was rolled back with the rest of the command");
 }
 
 /// The dispatcher finalises `exhausted` at the last failed attempt: that
@@ -248,10 +172,7 @@ fn exhausted_at_a_failed_attempt_keeps_that_attempts_row() {
         intents: vec![],
         failure: Some(("dispatch_budget_exhausted".into(), None)),
     };
-    assert_eq!(
-        j.record_final(exhausted).wait().unwrap(),
-        RecordOutcome::Recorded
-    );
+    assert_eq!(j.record_final(exhausted).wait().unwrap(), RecordOutcome::Recorded);
     let failures = j.list_failures(&dispatch_id("a")).unwrap();
     assert_eq!(failures.len(), 1);
     assert_eq!(failures[0].code, "producer_failed");

@@ -11,7 +11,8 @@ impl InboxStore {
             return Err(InboxError::InvalidArgument { what: "lease_ms" });
         }
         let n = self.lease_counter.fetch_add(1, Ordering::Relaxed);
-        let token = crate::identity::sha256_hex(format!("{}:{}:{}:{n}", std::process::id(), now_ms(), nanos()).as_bytes());
+        let token =
+            crate::identity::sha256_hex(format!("{}:{}:{}:{n}", std::process::id(), now_ms(), nanos()).as_bytes());
         self.write(|tx| {
             let now = now_ms();
             let held: Option<(Option<String>, Option<i64>)> = tx
@@ -38,7 +39,14 @@ impl InboxStore {
     /// messages the provider read up to `value`) is found in the inbox; the
     /// new value is read back before the claim is released. Nothing is
     /// written when the claim was lost or a message is missing.
-    pub fn advance_cursor(&self, scope: &str, kind: CursorKind, token: &str, value: &str, read: &[MessageRef]) -> Result<AdvanceOutcome> {
+    pub fn advance_cursor(
+        &self,
+        scope: &str,
+        kind: CursorKind,
+        token: &str,
+        value: &str,
+        read: &[MessageRef],
+    ) -> Result<AdvanceOutcome> {
         private_id(scope, "scope")?;
         private_id(value, "value")?;
         for m in read {
@@ -71,7 +79,10 @@ impl InboxStore {
             if !holds_lease(tx, scope, kind, token)? {
                 return Ok(false);
             }
-            tx.execute("UPDATE cursors SET lease_token = NULL, lease_until = NULL WHERE scope = ?1 AND kind = ?2", params![scope, kind.as_str()])?;
+            tx.execute(
+                "UPDATE cursors SET lease_token = NULL, lease_until = NULL WHERE scope = ?1 AND kind = ?2",
+                params![scope, kind.as_str()],
+            )?;
             Ok(true)
         })
     }
@@ -85,7 +96,9 @@ impl InboxStore {
 
 pub(super) fn cursor_value(tx: &Transaction<'_>, scope: &str, kind: &str) -> Result<Option<String>> {
     Ok(tx
-        .query_row("SELECT value FROM cursors WHERE scope = ?1 AND kind = ?2", params![scope, kind], |r| r.get::<_, Option<String>>(0))
+        .query_row("SELECT value FROM cursors WHERE scope = ?1 AND kind = ?2", params![scope, kind], |r| {
+            r.get::<_, Option<String>>(0)
+        })
         .optional()?
         .flatten())
 }
@@ -101,10 +114,11 @@ pub(super) fn set_cursor(tx: &Transaction<'_>, scope: &str, kind: &str, value: &
 
 fn holds_lease(tx: &Transaction<'_>, scope: &str, kind: CursorKind, token: &str) -> Result<bool> {
     let held: Option<(Option<String>, Option<i64>)> = tx
-        .query_row("SELECT lease_token, lease_until FROM cursors WHERE scope = ?1 AND kind = ?2", params![scope, kind.as_str()], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .query_row(
+            "SELECT lease_token, lease_until FROM cursors WHERE scope = ?1 AND kind = ?2",
+            params![scope, kind.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .optional()?;
     Ok(matches!(held, Some((Some(t), Some(until))) if t == token && until > now_ms()))
 }
-

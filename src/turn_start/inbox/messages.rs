@@ -14,7 +14,8 @@ impl InboxStore {
         if let Some(identity) = &input.sender.verified_identity {
             private_id(identity, "verified_identity")?;
         }
-        let payload = serde_json::to_string(&input.payload).map_err(|_| InboxError::InvalidArgument { what: "payload" })?;
+        let payload =
+            serde_json::to_string(&input.payload).map_err(|_| InboxError::InvalidArgument { what: "payload" })?;
         if payload.len() > MAX_PAYLOAD_BYTES {
             return Err(InboxError::InvalidArgument { what: "payload" });
         }
@@ -62,10 +63,14 @@ impl InboxStore {
                  WHERE m.acked_at IS NULL AND NOT EXISTS (SELECT 1 FROM reads r WHERE r.message_seq = m.seq)
                  ORDER BY m.seq",
             )?;
-            let rows: Vec<(i64, String)> = fresh.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+            let rows: Vec<(i64, String)> =
+                fresh.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
             let mut counts = FirstReads::default();
             for (seq, attention) in rows {
-                tx.execute("INSERT INTO reads (message_seq, read_ref, read_at) VALUES (?1, ?2, ?3)", params![seq, read_ref, now])?;
+                tx.execute(
+                    "INSERT INTO reads (message_seq, read_ref, read_at) VALUES (?1, ?2, ?3)",
+                    params![seq, read_ref, now],
+                )?;
                 counts.observations_new += 1;
                 match attention.as_str() {
                     "direct_question" => counts.direct_questions += 1,
@@ -124,7 +129,12 @@ impl InboxStore {
     /// values; a different disposition, or a different effect, is a conflict.
     /// A material disposition recorded without an effect can get it later
     /// by calling again with the same disposition and the effect.
-    pub fn dispose(&self, m: &MessageRef, disposition: Disposition, effect_receipt_id: Option<&str>) -> Result<DisposeOutcome> {
+    pub fn dispose(
+        &self,
+        m: &MessageRef,
+        disposition: Disposition,
+        effect_receipt_id: Option<&str>,
+    ) -> Result<DisposeOutcome> {
         message_ref(m)?;
         if let Some(effect) = effect_receipt_id {
             opaque_ref(effect, "effect_receipt_id")?;
@@ -182,5 +192,4 @@ impl InboxStore {
             }
         })
     }
-
 }

@@ -267,5 +267,4 @@ impl InboxStore {
         tx.commit()?;
         Ok(out)
     }
-
 }

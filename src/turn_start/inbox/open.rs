@@ -75,7 +75,9 @@ fn inspect(conn: &Connection) -> Result<Found> {
     let app_id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
     let version: i32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     let objects: i64 =
-        conn.query_row("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", [], |r| r.get(0))?;
+        conn.query_row("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", [], |r| {
+            r.get(0)
+        })?;
     if app_id != APPLICATION_ID || version <= 0 {
         let blank = (app_id == 0 || app_id == APPLICATION_ID) && version == 0 && objects == 0;
         return if blank { Ok(Found::Empty) } else { Err(InboxError::NotAnInbox) };

@@ -1,8 +1,8 @@
 //! Acknowledgement reactions: fair candidates across routes and messages,
 //! attempts recorded before any create, uncertain effects resolved by readback.
 
-use super::*;
 use super::cursors::{cursor_value, set_cursor};
+use super::*;
 
 impl InboxStore {
     /// Up to `max` messages whose acknowledgement reaction is due (pending,
@@ -132,9 +132,11 @@ impl InboxStore {
             if state.reaction.as_deref() != Some(from) {
                 return Ok(ReactionFinish::NotAttempting);
             }
-            tx.execute("UPDATE reactions SET state = ?2, updated_at = ?3 WHERE message_seq = ?1", params![state.seq, to, now_ms()])?;
+            tx.execute(
+                "UPDATE reactions SET state = ?2, updated_at = ?3 WHERE message_seq = ?1",
+                params![state.seq, to, now_ms()],
+            )?;
             Ok(ReactionFinish::Recorded)
         })
     }
-
 }

@@ -33,7 +33,11 @@ impl Drop for Dir {
 }
 
 fn store(dir: &Dir) -> InboxStore {
-    InboxStore::open(dir.file("inbox.sqlite"), InboxOptions { self_identity: Some("U_SELF".into()), ..Default::default() }).unwrap()
+    InboxStore::open(
+        dir.file("inbox.sqlite"),
+        InboxOptions { self_identity: Some("U_SELF".into()), ..Default::default() },
+    )
+    .unwrap()
 }
 
 fn msg(route: &str, id: &str) -> MessageRef {
@@ -70,7 +74,11 @@ fn opens_creates_and_recognises_its_own_file_only() {
 
     // Not SQLite: refused, unchanged.
     let text = dir.file("notes.txt");
-    std::fs::write(&text, b"hello, this is not a database at all, but it is more than a hundred bytes long............................").unwrap();
+    std::fs::write(
+        &text,
+        b"hello, this is not a database at all, but it is more than a hundred bytes long............................",
+    )
+    .unwrap();
     let before = std::fs::read(&text).unwrap();
     assert_eq!(InboxStore::open(&text, InboxOptions::default()).unwrap_err(), InboxError::NotAnInbox);
     assert_eq!(std::fs::read(&text).unwrap(), before);
@@ -89,7 +97,10 @@ fn opens_creates_and_recognises_its_own_file_only() {
     let newer = dir.file("newer.sqlite");
     drop(InboxStore::open(&newer, InboxOptions::default()).unwrap());
     rusqlite::Connection::open(&newer).unwrap().pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
-    assert_eq!(InboxStore::open(&newer, InboxOptions::default()).unwrap_err(), InboxError::TooNew { found: 2, supported: 1 });
+    assert_eq!(
+        InboxStore::open(&newer, InboxOptions::default()).unwrap_err(),
+        InboxError::TooNew { found: 2, supported: 1 }
+    );
 }
 
 #[test]
@@ -187,7 +198,10 @@ fn first_agent_read_receipts_are_never_duplicated() {
     assert_eq!(s.record_first_reads("turn_2").unwrap(), FirstReads { pending: 3, ..Default::default() });
     // A new message (an old topic's new reply: a new identity) is read once.
     human(&s, "r1", "m4");
-    assert_eq!(s.record_first_reads("turn_3").unwrap(), FirstReads { observations_new: 1, pending: 4, ..Default::default() });
+    assert_eq!(
+        s.record_first_reads("turn_3").unwrap(),
+        FirstReads { observations_new: 1, pending: 4, ..Default::default() }
+    );
     // A second store on the same file does not read it again either.
     assert_eq!(store(&dir).record_first_reads("turn_4").unwrap().observations_new, 0);
     // The drain: pending messages with their private payloads, paged.
@@ -229,7 +243,10 @@ fn ack_waits_for_read_disposition_and_bound_effect() {
     assert_eq!(s.ack(&m2).unwrap(), AckOutcome::Acked);
     assert_eq!(s.pending_count().unwrap(), 0);
     assert_eq!(s.ack(&msg("r", "nope")).unwrap(), AckOutcome::UnknownMessage);
-    assert_eq!(s.dispose(&m1, Disposition::NoFollowUp, Some("effect/1")).unwrap_err(), InboxError::InvalidArgument { what: "effect_receipt_id" });
+    assert_eq!(
+        s.dispose(&m1, Disposition::NoFollowUp, Some("effect/1")).unwrap_err(),
+        InboxError::InvalidArgument { what: "effect_receipt_id" }
+    );
 }
 
 #[test]
@@ -368,12 +385,16 @@ fn cursors_are_single_flight_and_advance_after_readback() {
     let dir = Dir::new("cursor");
     let s = store(&dir);
     let other = store(&dir);
-    let ClaimOutcome::Claimed(claim) = s.claim_cursor("r1", CursorKind::History, 60_000).unwrap() else { panic!("claim") };
+    let ClaimOutcome::Claimed(claim) = s.claim_cursor("r1", CursorKind::History, 60_000).unwrap() else {
+        panic!("claim")
+    };
     assert_eq!(claim.value, None);
     // Single flight, across stores sharing the file.
     assert_eq!(other.claim_cursor("r1", CursorKind::History, 60_000).unwrap(), ClaimOutcome::Busy);
     // The ack cursor is independent of the history cursor.
-    let ClaimOutcome::Claimed(ack) = other.claim_cursor("r1", CursorKind::Ack, 60_000).unwrap() else { panic!("ack claim") };
+    let ClaimOutcome::Claimed(ack) = other.claim_cursor("r1", CursorKind::Ack, 60_000).unwrap() else {
+        panic!("ack claim")
+    };
     // A message read from the provider but not in the inbox: nothing moves.
     let read = [msg("r1", "m1"), msg("r1", "m2")];
     human(&s, "r1", "m1");
@@ -381,12 +402,23 @@ fn cursors_are_single_flight_and_advance_after_readback() {
     assert_eq!(advance, AdvanceOutcome::MissingMessages);
     assert_eq!(s.cursor("r1", CursorKind::History).unwrap(), None);
     human(&s, "r1", "m2");
-    assert_eq!(other.advance_cursor("r1", CursorKind::History, "forged", "t2", &read).unwrap(), AdvanceOutcome::LeaseLost);
-    assert_eq!(s.advance_cursor("r1", CursorKind::History, &claim.token, "t2", &read).unwrap(), AdvanceOutcome::Advanced);
+    assert_eq!(
+        other.advance_cursor("r1", CursorKind::History, "forged", "t2", &read).unwrap(),
+        AdvanceOutcome::LeaseLost
+    );
+    assert_eq!(
+        s.advance_cursor("r1", CursorKind::History, &claim.token, "t2", &read).unwrap(),
+        AdvanceOutcome::Advanced
+    );
     assert_eq!(other.cursor("r1", CursorKind::History).unwrap().as_deref(), Some("t2"));
     // The claim was released by the advance; a spent token advances nothing.
-    assert_eq!(s.advance_cursor("r1", CursorKind::History, &claim.token, "t3", &[]).unwrap(), AdvanceOutcome::LeaseLost);
-    let ClaimOutcome::Claimed(next) = other.claim_cursor("r1", CursorKind::History, 60_000).unwrap() else { panic!("reclaim") };
+    assert_eq!(
+        s.advance_cursor("r1", CursorKind::History, &claim.token, "t3", &[]).unwrap(),
+        AdvanceOutcome::LeaseLost
+    );
+    let ClaimOutcome::Claimed(next) = other.claim_cursor("r1", CursorKind::History, 60_000).unwrap() else {
+        panic!("reclaim")
+    };
     assert_eq!(next.value.as_deref(), Some("t2"));
     assert!(other.release_cursor("r1", CursorKind::History, &next.token).unwrap());
     assert!(!other.release_cursor("r1", CursorKind::History, &next.token).unwrap());
@@ -403,9 +435,14 @@ fn an_expired_claim_is_lost() {
     let s = store(&dir);
     let ClaimOutcome::Claimed(old) = s.claim_cursor("r", CursorKind::History, 20).unwrap() else { panic!() };
     std::thread::sleep(std::time::Duration::from_millis(40));
-    let ClaimOutcome::Claimed(new) = s.claim_cursor("r", CursorKind::History, 60_000).unwrap() else { panic!("expired claim is free") };
+    let ClaimOutcome::Claimed(new) = s.claim_cursor("r", CursorKind::History, 60_000).unwrap() else {
+        panic!("expired claim is free")
+    };
     assert_eq!(s.advance_cursor("r", CursorKind::History, &old.token, "x", &[]).unwrap(), AdvanceOutcome::LeaseLost);
     assert_eq!(s.advance_cursor("r", CursorKind::History, &new.token, "y", &[]).unwrap(), AdvanceOutcome::Advanced);
     assert_eq!(s.cursor("r", CursorKind::History).unwrap().as_deref(), Some("y"));
-    assert_eq!(s.claim_cursor("r", CursorKind::History, 0).unwrap_err(), InboxError::InvalidArgument { what: "lease_ms" });
+    assert_eq!(
+        s.claim_cursor("r", CursorKind::History, 0).unwrap_err(),
+        InboxError::InvalidArgument { what: "lease_ms" }
+    );
 }

@@ -52,7 +52,11 @@ fn rfc_example_kind_and_payload_are_accepted() {
     assert_eq!(kind.definition.payload_schema, rfc_kind()["payload_schema"]);
     assert_eq!(kind.payload_schema().properties.len(), 2);
     let mut r = Report::new();
-    kind.check_payload(&mut r, &json!({"segment_ref": "segment_opaque", "source_event_refs": ["event_opaque"]}), "/intents/0/payload");
+    kind.check_payload(
+        &mut r,
+        &json!({"segment_ref": "segment_opaque", "source_event_refs": ["event_opaque"]}),
+        "/intents/0/payload",
+    );
     assert!(r.is_clean(), "{:?}", r.violations());
 }
 
@@ -117,7 +121,11 @@ fn tokens_and_capability_ownership() {
     assert_eq!(rejected(&with("capability_id", json!(7))), vec![p("/capability_id", Rule::WrongType)]);
     assert_eq!(rejected(&with("intent_kind", json!("a".repeat(129)))), vec![p("/intent_kind", Rule::TooLong)]);
     for foreign in ["other.trigger_evaluation", "periodic_reportx.trigger", "periodic_report", "periodic"] {
-        assert_eq!(rejected(&with("intent_kind", json!(foreign))), vec![p("/intent_kind", Rule::CapabilityMismatch)], "{foreign}");
+        assert_eq!(
+            rejected(&with("intent_kind", json!(foreign))),
+            vec![p("/intent_kind", Rule::CapabilityMismatch)],
+            "{foreign}"
+        );
     }
     // A nested capability owns its deeper kinds.
     let mut doc = with("capability_id", json!("periodic"));
@@ -137,10 +145,17 @@ fn operations_bounds() {
     assert_eq!(rejected(&with("operations", ops(0))), vec![p("/operations", Rule::TooFewItems)]);
     assert_eq!(
         rejected(&with("operations", json!(["a", "Op", "a", 3]))),
-        vec![p("/operations/2", Rule::DuplicateItem), p("/operations/1", Rule::BadToken), p("/operations/3", Rule::WrongType)]
+        vec![
+            p("/operations/2", Rule::DuplicateItem),
+            p("/operations/1", Rule::BadToken),
+            p("/operations/3", Rule::WrongType)
+        ]
     );
     assert_eq!(rejected(&with("operations", json!("a"))), vec![p("/operations", Rule::WrongType)]);
-    assert_eq!(rejected(&with("operations", json!(["npm_publish"]))), vec![p("/operations/0", Rule::CredentialLikeValue)]);
+    assert_eq!(
+        rejected(&with("operations", json!(["npm_publish"]))),
+        vec![p("/operations/0", Rule::CredentialLikeValue)]
+    );
 }
 
 #[test]
@@ -188,7 +203,10 @@ fn intent_kinds_refuse_a_second_definition() {
     let mut other = rfc_kind();
     other["operations"] = json!(["other_op"]);
     assert!(!kinds.insert(validate_intent_kind_definition(&other).unwrap()));
-    assert_eq!(kinds.get("periodic_report.trigger_evaluation").unwrap().definition.operations, vec!["evaluate_runtime_trigger"]);
+    assert_eq!(
+        kinds.get("periodic_report.trigger_evaluation").unwrap().definition.operations,
+        vec!["evaluate_runtime_trigger"]
+    );
     let mut second = with("intent_kind", json!("periodic_report.another"));
     second["operations"] = json!(["x"]);
     assert!(kinds.insert(validate_intent_kind_definition(&second).unwrap()));

@@ -86,7 +86,10 @@ fn integral_floats_are_integers_in_bounds() {
     let compiled = accepted(&root(json!({"type": "array", "items": int(json!(-1.0), json!(2.0)), "maxItems": 3.0})));
     let PayloadSchema::Array(a) = &compiled.properties["a"] else { panic!() };
     assert_eq!(a.max_items, 3);
-    assert_eq!(*a.items, PayloadSchema::Integer(PayloadIntegerSchema { r#type: Default::default(), minimum: -1, maximum: 2 }));
+    assert_eq!(
+        *a.items,
+        PayloadSchema::Integer(PayloadIntegerSchema { r#type: Default::default(), minimum: -1, maximum: 2 })
+    );
 }
 
 // ---- bounds: just inside and just outside ----
@@ -267,10 +270,7 @@ fn property_names_are_tokens_and_children_are_still_walked() {
         "required": ["a/b", "Ok", "npm_x"],
         "additionalProperties": false
     });
-    assert_eq!(
-        rejected(&schema),
-        vec![p("/payload_schema", U), p("/payload_schema/properties/a~1b", U)]
-    );
+    assert_eq!(rejected(&schema), vec![p("/payload_schema", U), p("/payload_schema/properties/a~1b", U)]);
 }
 
 #[test]
@@ -370,10 +370,7 @@ fn missing_and_unknown_members() {
             at("/nested/outer", Rule::UnknownField),
         ]
     );
-    assert_eq!(
-        check(&edit("nested", json!({}))),
-        vec![at("/nested/inner", Rule::MissingField)]
-    );
+    assert_eq!(check(&edit("nested", json!({}))), vec![at("/nested/inner", Rule::MissingField)]);
 }
 
 #[test]

@@ -15,7 +15,8 @@ fn set(pointer: &str, value: Value) -> Verdict<PostWritebackHookInput> {
     check(with(input(), pointer, value))
 }
 
-const SOURCE_REFS: [&str; 7] = ["receipt_id", "effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id", "state_revision"];
+const SOURCE_REFS: [&str; 7] =
+    ["receipt_id", "effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id", "state_revision"];
 
 #[test]
 fn rfc_example_with_real_dispatch_id_is_accepted() {
@@ -80,8 +81,16 @@ fn wrong_types_stop_at_the_member() {
 
 #[test]
 fn schema_versions() {
-    assert_one(&set("/schema_version", json!("loopx_post_writeback_hook_input_v1")), "/schema_version", BadSchemaVersion);
-    assert_one(&set("/projection/schema_version", json!("loopx_post_writeback_hook_input_v0")), "/projection/schema_version", BadSchemaVersion);
+    assert_one(
+        &set("/schema_version", json!("loopx_post_writeback_hook_input_v1")),
+        "/schema_version",
+        BadSchemaVersion,
+    );
+    assert_one(
+        &set("/projection/schema_version", json!("loopx_post_writeback_hook_input_v0")),
+        "/projection/schema_version",
+        BadSchemaVersion,
+    );
 }
 
 #[test]
@@ -96,7 +105,11 @@ fn dispatch_id_shape_and_identity() {
     let doc = with(input(), "/dispatch_id", json!(dispatch_id_for("receipt_other", "effect_opaque", "todo_completed")));
     assert!(check(with(doc, "/source/receipt_id", json!("receipt_other"))).is_ok());
     let other_digest = identity::registration_digest(&json!({}));
-    assert_one(&validate_hook_input(&input(), &typed(&registration()), &other_digest), "/dispatch_id", DispatchIdMismatch);
+    assert_one(
+        &validate_hook_input(&input(), &typed(&registration()), &other_digest),
+        "/dispatch_id",
+        DispatchIdMismatch,
+    );
     // Not part of the identity: the rest of the source.
     assert!(set("/source/goal_id", json!("goal_other")).is_ok());
     // An invalid part means no recompute, so one fault is one violation.
@@ -149,7 +162,8 @@ fn step_kind_and_timestamp() {
     assert_one(&set("/source/step_kind", json!("prepared_writeback")), "/source/step_kind", NotAllowedValue);
     assert_one(&set("/source/step_kind", json!(0)), "/source/step_kind", WrongType);
     assert!(set("/source/committed_at", json!("2024-02-29T23:59:59.999999999Z")).is_ok());
-    for bad in ["2026-08-26", "2026-08-26T00:00:00+00:00", "2023-02-29T00:00:00Z", "2026-08-26T24:00:00Z", "yesterday"] {
+    for bad in ["2026-08-26", "2026-08-26T00:00:00+00:00", "2023-02-29T00:00:00Z", "2026-08-26T24:00:00Z", "yesterday"]
+    {
         assert_one(&set("/source/committed_at", json!(bad)), "/source/committed_at", BadTimestamp);
     }
     assert_one(&set("/source/committed_at", json!(1_787_000_000)), "/source/committed_at", WrongType);

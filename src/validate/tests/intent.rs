@@ -65,7 +65,11 @@ fn exact_fields_at_every_level() {
 
 #[test]
 fn schema_version() {
-    assert_one(&set("/schema_version", json!("loopx_post_writeback_intent_v1")), "/intents/0/schema_version", BadSchemaVersion);
+    assert_one(
+        &set("/schema_version", json!("loopx_post_writeback_intent_v1")),
+        "/intents/0/schema_version",
+        BadSchemaVersion,
+    );
 }
 
 #[test]
@@ -139,10 +143,22 @@ fn payload_follows_the_kind_schema() {
     // recomputed over an invalid payload.
     let base = "/intents/0/payload";
     assert_one(&set_sealed("/payload/note", json!("free text")), "/intents/0/payload/note", UnknownField);
-    assert_one(&check_intent(sealed(without(intent(), "/payload/segment_ref"))), "/intents/0/payload/segment_ref", MissingField);
+    assert_one(
+        &check_intent(sealed(without(intent(), "/payload/segment_ref"))),
+        "/intents/0/payload/segment_ref",
+        MissingField,
+    );
     assert_one(&set_sealed("/payload/segment_ref", json!("/home/me")), "/intents/0/payload/segment_ref", BadOpaqueRef);
-    assert_one(&set_sealed("/payload/segment_ref", json!("glpat-abc")), "/intents/0/payload/segment_ref", CredentialLikeValue);
-    assert_one(&set_sealed("/payload/source_event_refs", json!(["e", "e"])), "/intents/0/payload/source_event_refs/1", DuplicateItem);
+    assert_one(
+        &set_sealed("/payload/segment_ref", json!("glpat-abc")),
+        "/intents/0/payload/segment_ref",
+        CredentialLikeValue,
+    );
+    assert_one(
+        &set_sealed("/payload/source_event_refs", json!(["e", "e"])),
+        "/intents/0/payload/source_event_refs/1",
+        DuplicateItem,
+    );
     let nine = json!((0..9).map(|i| format!("event_{i}")).collect::<Vec<_>>());
     assert_one(&set_sealed("/payload/source_event_refs", nine), "/intents/0/payload/source_event_refs", TooManyItems);
     assert_one(&set_sealed("/payload", json!("segment_opaque")), base, WrongType);
@@ -171,7 +187,11 @@ fn requested_write_scope() {
     assert_one(&set("/requested_write_scope", json!(["a", "a"])), "/intents/0/requested_write_scope/1", DuplicateItem);
     assert_one(&set("/requested_write_scope", json!(["Repo"])), "/intents/0/requested_write_scope/0", BadToken);
     assert_one(&set("/requested_write_scope", json!(["/repo"])), "/intents/0/requested_write_scope/0", BadToken);
-    assert_one(&set("/requested_write_scope", json!(["ghp_scope"])), "/intents/0/requested_write_scope/0", CredentialLikeValue);
+    assert_one(
+        &set("/requested_write_scope", json!(["ghp_scope"])),
+        "/intents/0/requested_write_scope/0",
+        CredentialLikeValue,
+    );
     assert_one(&set("/requested_write_scope", json!("repo")), path, WrongType);
 }
 

@@ -61,7 +61,8 @@ fn valid_receipts_are_accepted() {
     assert!(check(not_applicable_receipt()).is_ok());
     let failed = check(failed_receipt("failed", "producer_timed_out", json!(null))).expect("failed receipt");
     assert_eq!(failed.failure.map(|f| (f.code, f.rule)), Some((FailureCode::ProducerTimedOut, None)));
-    let rejected = check(failed_receipt("failed", "result_contract_rejected", json!("intent_id_mismatch"))).expect("rule");
+    let rejected =
+        check(failed_receipt("failed", "result_contract_rejected", json!("intent_id_mismatch"))).expect("rule");
     assert_eq!(rejected.failure.and_then(|f| f.rule), Some(Rule::IntentIdMismatch));
     assert!(check(failed_receipt("exhausted", "dispatch_budget_exhausted", json!(null))).is_ok());
     // A profile ceiling can fail one attempt with the budget code.
@@ -89,7 +90,11 @@ fn exact_fields() {
 
 #[test]
 fn grammars() {
-    assert_one(&set("/schema_version", json!("loopx_post_writeback_failure_receipt_v0")), "/schema_version", BadSchemaVersion);
+    assert_one(
+        &set("/schema_version", json!("loopx_post_writeback_failure_receipt_v0")),
+        "/schema_version",
+        BadSchemaVersion,
+    );
     assert_one(&set("/dispatch_id", json!("pwh_sha256_opaque")), "/dispatch_id", BadOpaqueRef);
     assert_one(&set("/hook_id", json!("Hook")), "/hook_id", BadToken);
     assert_one(&set("/hook_id", json!("other_cap.hook")), "/hook_id", CapabilityMismatch);
@@ -134,7 +139,11 @@ fn failure_detail_codes() {
     assert_one(&check(with(failed(), "/failure/code", json!("exception"))), "/failure/code", NotAllowedValue);
     assert_one(&check(with(failed(), "/failure/rule", json!("made_up_rule"))), "/failure/rule", NotAllowedValue);
     assert_one(&check(with(failed(), "/failure/rule", json!(3))), "/failure/rule", WrongType);
-    assert_one(&check(with(failed(), "/failure/rule", json!("TypeError: x is undefined"))), "/failure/rule", NotAllowedValue);
+    assert_one(
+        &check(with(failed(), "/failure/rule", json!("TypeError: x is undefined"))),
+        "/failure/rule",
+        NotAllowedValue,
+    );
 }
 
 #[test]
@@ -145,7 +154,11 @@ fn status_consistency_of_successes() {
     let na = not_applicable_receipt;
     assert_one(&check(with(na(), "/intent_ids", ids(1))), "/intent_ids", TooManyItems);
     assert_one(&check(with(na(), "/result_digest", json!(null))), "/result_digest", NotAllowedValue);
-    assert_one(&check(with(na(), "/failure", json!({"code": "intent_conflict", "rule": null}))), "/failure", NotAllowedValue);
+    assert_one(
+        &check(with(na(), "/failure", json!({"code": "intent_conflict", "rule": null}))),
+        "/failure",
+        NotAllowedValue,
+    );
     // Over 16 is reported once, by the bound.
     assert_one(&check(with(na(), "/intent_ids", ids(17))), "/intent_ids", TooManyItems);
 }
@@ -186,14 +199,21 @@ fn several_faults_are_all_reported() {
 #[test]
 fn failure_receipt_validation() {
     let typed = check_failure(failure_receipt()).expect("failure receipt");
-    assert_eq!((typed.code, typed.rule, typed.attempt), (FailureCode::ResultContractRejected, Some(Rule::IntentIdMismatch), 2));
+    assert_eq!(
+        (typed.code, typed.rule, typed.attempt),
+        (FailureCode::ResultContractRejected, Some(Rule::IntentIdMismatch), 2)
+    );
     assert!(set_failure("/rule", json!(null)).is_ok());
     assert_one(&set_failure("/message", json!("boom")), "/message", UnknownField);
     for field in ["schema_version", "dispatch_id", "hook_id", "code", "rule", "attempt"] {
         let path = format!("/{field}");
         assert_one(&check_failure(without(failure_receipt(), &path)), &path, MissingField);
     }
-    assert_one(&set_failure("/schema_version", json!("loopx_post_writeback_dispatch_receipt_v0")), "/schema_version", BadSchemaVersion);
+    assert_one(
+        &set_failure("/schema_version", json!("loopx_post_writeback_dispatch_receipt_v0")),
+        "/schema_version",
+        BadSchemaVersion,
+    );
     assert_one(&set_failure("/dispatch_id", json!(format!("pwi_{}", "a".repeat(64)))), "/dispatch_id", BadOpaqueRef);
     assert_one(&set_failure("/hook_id", json!("ghp_hook")), "/hook_id", CredentialLikeValue);
     assert_one(&set_failure("/code", json!("exhausted")), "/code", NotAllowedValue);

@@ -67,7 +67,11 @@ fn exact_fields_at_every_level() {
 
 #[test]
 fn schema_version_is_exact() {
-    assert_one(&set("/schema_version", json!("loopx_post_writeback_capability_hook_registration_v1")), "/schema_version", BadSchemaVersion);
+    assert_one(
+        &set("/schema_version", json!("loopx_post_writeback_capability_hook_registration_v1")),
+        "/schema_version",
+        BadSchemaVersion,
+    );
     assert_one(&set("/schema_version", json!(0)), "/schema_version", WrongType);
 }
 
@@ -157,10 +161,17 @@ fn intent_kinds_items() {
 fn requested_read_scope() {
     assert_one(&set("/requested_read_scope", json!([])), "/requested_read_scope", TooFewItems);
     assert_violations(
-        &set("/requested_read_scope", json!(["settlement_identity", "bounded_event_projection", "settlement_identity"])),
+        &set(
+            "/requested_read_scope",
+            json!(["settlement_identity", "bounded_event_projection", "settlement_identity"]),
+        ),
         &[("/requested_read_scope", TooManyItems), ("/requested_read_scope/2", DuplicateItem)],
     );
-    assert_one(&set("/requested_read_scope", json!(["complete_writeback_payload"])), "/requested_read_scope/0", NotAllowedValue);
+    assert_one(
+        &set("/requested_read_scope", json!(["complete_writeback_payload"])),
+        "/requested_read_scope/0",
+        NotAllowedValue,
+    );
     assert_one(&set("/requested_read_scope", json!([true])), "/requested_read_scope/0", WrongType);
 }
 

@@ -64,7 +64,11 @@ fn exact_fields() {
         assert_one(&check(without(result(), &path)), &path, MissingField);
     }
     assert_one(&check(with(result(), "/intents", json!({}))), "/intents", WrongType);
-    assert_one(&check(with(result(), "/schema_version", json!("loopx_post_writeback_intent_v0"))), "/schema_version", BadSchemaVersion);
+    assert_one(
+        &check(with(result(), "/schema_version", json!("loopx_post_writeback_intent_v0"))),
+        "/schema_version",
+        BadSchemaVersion,
+    );
 }
 
 #[test]
@@ -143,7 +147,10 @@ fn result_of_exactly_256_and_257_bytes() {
 fn size_is_reported_alongside_other_faults() {
     let small = budget("max_result_bytes", 256);
     let doc = with(with(result(), "/status", json!("done")), "/extra", json!(1));
-    assert_violations(&check_with(&doc, &small), &[("", ResultTooLarge), ("/extra", UnknownField), ("/status", NotAllowedValue)]);
+    assert_violations(
+        &check_with(&doc, &small),
+        &[("", ResultTooLarge), ("/extra", UnknownField), ("/status", NotAllowedValue)],
+    );
     let padded = with(not_applicable(), "/intents", json!("x".repeat(300)));
     assert_violations(&check_with(&padded, &small), &[("", ResultTooLarge), ("/intents", WrongType)]);
     // A document that is not an object is only that.
