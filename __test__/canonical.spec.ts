@@ -43,8 +43,12 @@ const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : (Date.now()
 
 function assertProperty<T>(arbitrary: fc.Arbitrary<T>, numRuns: number, check: (v: T) => void, offset = 0) {
   const seed = (SEED + offset) >>> 0
-  const details = fc.check(fc.property(arbitrary, (v) => void check(v)), { numRuns, seed })
-  if (details.failed) throw new Error(`FUZZ_SEED=${SEED} (run seed ${seed}) failed:\n${fc.defaultReportMessage(details)}`)
+  const details = fc.check(
+    fc.property(arbitrary, (v) => void check(v)),
+    { numRuns, seed },
+  )
+  if (details.failed)
+    throw new Error(`FUZZ_SEED=${SEED} (run seed ${seed}) failed:\n${fc.defaultReportMessage(details)}`)
   expect(details.numRuns).toBe(numRuns)
 }
 
@@ -54,16 +58,44 @@ function assertProperty<T>(arbitrary: fc.Arbitrary<T>, numRuns: number, check: (
 const edgeDouble = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.constantFrom(
-    0, -0, 5e-324, -5e-324, Number.MIN_VALUE, Number.MAX_VALUE, -Number.MAX_VALUE, Number.EPSILON, 2 ** 53, 2 ** 53 + 2,
-    -(2 ** 53), 1e21, 1e20, 999999999999999900000, 1e-6, 1e-7, 0.000001, 1.5e-7, 123456789012345680000, 0.1, 0.2, 0.30000000000000004,
-    1 / 3, 100, 1e300, 1e-300,
+    0,
+    -0,
+    5e-324,
+    -5e-324,
+    Number.MIN_VALUE,
+    Number.MAX_VALUE,
+    -Number.MAX_VALUE,
+    Number.EPSILON,
+    2 ** 53,
+    2 ** 53 + 2,
+    -(2 ** 53),
+    1e21,
+    1e20,
+    999999999999999900000,
+    1e-6,
+    1e-7,
+    0.000001,
+    1.5e-7,
+    123456789012345680000,
+    0.1,
+    0.2,
+    0.30000000000000004,
+    1 / 3,
+    100,
+    1e300,
+    1e-300,
   ),
   // Every binary exponent, either sign (2 ** 1024 would be Infinity, so the top binade ends at MAX_VALUE).
-  fc
-    .tuple(fc.integer({ min: -1074, max: 1023 }), fc.boolean())
-    .chain(([e, negative]) =>
-      fc.double({ min: 2 ** e, max: e === 1023 ? Number.MAX_VALUE : 2 ** (e + 1), noNaN: true, noDefaultInfinity: true }).map((d) => (negative ? -d : d)),
-    ),
+  fc.tuple(fc.integer({ min: -1074, max: 1023 }), fc.boolean()).chain(([e, negative]) =>
+    fc
+      .double({
+        min: 2 ** e,
+        max: e === 1023 ? Number.MAX_VALUE : 2 ** (e + 1),
+        noNaN: true,
+        noDefaultInfinity: true,
+      })
+      .map((d) => (negative ? -d : d)),
+  ),
 )
 
 /** JSON with full-Unicode keys and strings (well-formed: no lone surrogates) and edge-case floats. */
@@ -77,7 +109,11 @@ const jcsValue = fc.letrec((tie) => ({
     fc.string({ unit: 'grapheme', maxLength: 12 }),
     fc.array(tie('value'), { maxLength: 6 }),
     fc.dictionary(
-      fc.oneof(fc.string({ unit: 'binary', maxLength: 6 }), fc.string({ unit: 'grapheme', maxLength: 4 }), fc.constantFrom('\u20ac', '\r', '\ufb33', '1', '\ud83d\ude00', '\u0080', '\u00f6', '__proto__', '')),
+      fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 6 }),
+        fc.string({ unit: 'grapheme', maxLength: 4 }),
+        fc.constantFrom('\u20ac', '\r', '\ufb33', '1', '\ud83d\ude00', '\u0080', '\u00f6', '__proto__', ''),
+      ),
       tie('value'),
       { maxKeys: 8 },
     ),
@@ -97,10 +133,15 @@ describe('canonicalJson agrees with `canonicalize` (RFC 8785)', () => {
   })
 
   it('on 20,000 doubles, alone and as members', () => {
-    assertProperty(edgeDouble, 20_000, (d) => {
-      expect(canonicalJson(d)).toBe(jcs(d))
-      expect(canonicalJson({ n: [d] })).toBe(jcs({ n: [d] }))
-    }, 4)
+    assertProperty(
+      edgeDouble,
+      20_000,
+      (d) => {
+        expect(canonicalJson(d)).toBe(jcs(d))
+        expect(canonicalJson({ n: [d] })).toBe(jcs({ n: [d] }))
+      },
+      4,
+    )
   })
 
   it('a string argument is a JSON string value, not JSON text', () => {
@@ -110,7 +151,8 @@ describe('canonicalJson agrees with `canonicalize` (RFC 8785)', () => {
 })
 
 describe('RFC 8785 test vectors', () => {
-  const bits = (hex: string) => new DataView(new Uint8Array(hex.match(/../g)!.map((b) => parseInt(b, 16))).buffer).getFloat64(0)
+  const bits = (hex: string) =>
+    new DataView(new Uint8Array(hex.match(/../g)!.map((b) => parseInt(b, 16))).buffer).getFloat64(0)
   // RFC 8785 Appendix B: IEEE 754 bit patterns and their JCS form.
   const vectors: Array<[string, string]> = [
     ['0000000000000000', '0'],
@@ -146,7 +188,9 @@ describe('RFC 8785 test vectors', () => {
   }
 
   it('number formatting: 1e21, 1e-7, 0.000001', () => {
-    expect(canonicalJson([1e21, 1e-7, 0.000001, 1e20, 4.5, 2e-3, 1e30, -0])).toBe('[1e+21,1e-7,0.000001,100000000000000000000,4.5,0.002,1e+30,0]')
+    expect(canonicalJson([1e21, 1e-7, 0.000001, 1e20, 4.5, 2e-3, 1e30, -0])).toBe(
+      '[1e+21,1e-7,0.000001,100000000000000000000,4.5,0.002,1e+30,0]',
+    )
   })
 
   it('the sample of section 3.2.2', () => {
@@ -154,7 +198,8 @@ describe('RFC 8785 test vectors', () => {
       '{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],' +
         ' "string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/", "literals": [null, true, false]}',
     )
-    const expected = '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}'
+    const expected =
+      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}'
     expect(canonicalJson(input)).toBe(expected)
     expect(jcs(input)).toBe(expected)
   })
@@ -176,7 +221,9 @@ describe('RFC 8785 test vectors', () => {
     expect(jcs(input)).toBe(expected)
     // UTF-16 order, not code point order: U+1F600 (D83D DE00) sorts before U+FB33.
     const text = canonicalJson(input)
-    const at = ['"\\r"', '"1"', '"\u0080"', '"\u00f6"', '"\u20ac"', '"\ud83d\ude00"', '"\ufb33"'].map((k) => text.indexOf(`${k}:`))
+    const at = ['"\\r"', '"1"', '"\u0080"', '"\u00f6"', '"\u20ac"', '"\ud83d\ude00"', '"\ufb33"'].map((k) =>
+      text.indexOf(`${k}:`),
+    )
     expect(at.every((p, i) => p >= 0 && (i === 0 || p > at[i - 1]!))).toBe(true)
   })
 })
@@ -241,7 +288,12 @@ describe('identities (contract-v0 section 3), recomputed independently', () => {
     expect(refDispatchId(parts)).toBe(hookInput.dispatch_id)
     expect(dispatchId(parts)).toBe(hookInput.dispatch_id)
     const intent = hookResult.intents[0]
-    const intentParts = { dispatchId: hookInput.dispatch_id, intentKind: intent.intent_kind, policyVersion: intent.policy_version, payload: intent.payload }
+    const intentParts = {
+      dispatchId: hookInput.dispatch_id,
+      intentKind: intent.intent_kind,
+      policyVersion: intent.policy_version,
+      payload: intent.payload,
+    }
     expect(refIntentId(intentParts)).toBe(intent.intent_id)
     expect(intentId(intentParts)).toBe(intent.intent_id)
     expect(dispatchReceipt.intent_ids).toEqual([intent.intent_id])
@@ -268,16 +320,21 @@ describe('identities (contract-v0 section 3), recomputed independently', () => {
       policyVersion: fc.string({ maxLength: 20 }),
       payload: jcsValue,
     })
-    assertProperty(parts, 2_000, (p) => {
-      const id = intentId(p)
-      expect(id).toMatch(/^pwi_[0-9a-f]{64}$/)
-      expect(id).toBe(refIntentId(p))
-      // Member order of the payload does not matter.
-      if (p.payload && typeof p.payload === 'object' && !Array.isArray(p.payload)) {
-        const reversed = Object.fromEntries(Object.entries(p.payload).reverse())
-        expect(intentId({ ...p, payload: reversed })).toBe(id)
-      }
-    }, 6)
+    assertProperty(
+      parts,
+      2_000,
+      (p) => {
+        const id = intentId(p)
+        expect(id).toMatch(/^pwi_[0-9a-f]{64}$/)
+        expect(id).toBe(refIntentId(p))
+        // Member order of the payload does not matter.
+        if (p.payload && typeof p.payload === 'object' && !Array.isArray(p.payload)) {
+          const reversed = Object.fromEntries(Object.entries(p.payload).reverse())
+          expect(intentId({ ...p, payload: reversed })).toBe(id)
+        }
+      },
+      6,
+    )
     // Extra members in the parts (such as an operation) are not part of the id.
     const base = { dispatchId: hookInput.dispatch_id, intentKind: 'k.a', policyVersion: 'v0', payload: { a: 1 } }
     expect(intentId({ ...base, operation: 'x' } as typeof base)).toBe(intentId(base))
@@ -297,10 +354,23 @@ describe('values JSON cannot hold', () => {
   it('canonicalJson throws ERR_LOOPX_NOT_JSON_VALUE', () => {
     const cycle: Record<string, unknown> = {}
     cycle.self = cycle
-    for (const value of [() => 1, { f: () => 1 }, [Symbol('s')], 1n, undefined, NaN, Infinity, cycle, new Date(0), new Uint8Array(1)]) {
+    for (const value of [
+      () => 1,
+      { f: () => 1 },
+      [Symbol('s')],
+      1n,
+      undefined,
+      NaN,
+      Infinity,
+      cycle,
+      new Date(0),
+      new Uint8Array(1),
+    ]) {
       expect(code(() => canonicalJson(value))).toBe('ERR_LOOPX_NOT_JSON_VALUE')
     }
-    expect(code(() => intentId({ dispatchId: 'pwh_x', intentKind: 'k', policyVersion: 'v', payload: { f: () => 1 } }))).toBe('ERR_LOOPX_NOT_JSON_VALUE')
+    expect(
+      code(() => intentId({ dispatchId: 'pwh_x', intentKind: 'k', policyVersion: 'v', payload: { f: () => 1 } })),
+    ).toBe('ERR_LOOPX_NOT_JSON_VALUE')
     expect(code(() => registrationDigest('{not json'))).toBe('ERR_LOOPX_NOT_JSON_VALUE')
   })
 

@@ -132,7 +132,10 @@ describe('validate', () => {
       expect(json.stderr).toBe('')
       expect(JSON.parse(json.stdout)).toEqual({ ok: false, violations: expected })
       // The very verdict of the library, in process.
-      const inProcess = validateRegistration(readFileSync(file, 'utf8'), new IntentKinds([JSON.parse(exampleText('intent_kind'))]))
+      const inProcess = validateRegistration(
+        readFileSync(file, 'utf8'),
+        new IntentKinds([JSON.parse(exampleText('intent_kind'))]),
+      )
       expect(JSON.parse(json.stdout)).toEqual(inProcess)
 
       const human = cli(['validate', 'registration', file, '--kinds', example('intent_kind')])
@@ -155,7 +158,17 @@ describe('validate', () => {
     const doc = JSON.parse(exampleText('hook_result'))
     doc.intents[0].payload.segment_ref = 'x y'
     doc.intents[0].grants_new_action_authority = true
-    const args = ['validate', 'hook-result', '-', '--registration', example('registration'), '--kinds', example('intent_kind'), '--dispatch-id', DISPATCH_ID]
+    const args = [
+      'validate',
+      'hook-result',
+      '-',
+      '--registration',
+      example('registration'),
+      '--kinds',
+      example('intent_kind'),
+      '--dispatch-id',
+      DISPATCH_ID,
+    ]
     const r = cli([...args, '--json'], { input: JSON.stringify(doc) })
     expect(r.status).toBe(1)
     expect(JSON.parse(r.stdout)).toEqual({
@@ -166,9 +179,23 @@ describe('validate', () => {
       ],
     })
     // Another dispatch id: every intent is someone else's.
-    const other = cli(['validate', 'hook-result', example('hook_result'), '--registration', example('registration'), '--kinds', example('intent_kind'), '--dispatch-id', `pwh_${'0'.repeat(64)}`, '--json'])
+    const other = cli([
+      'validate',
+      'hook-result',
+      example('hook_result'),
+      '--registration',
+      example('registration'),
+      '--kinds',
+      example('intent_kind'),
+      '--dispatch-id',
+      `pwh_${'0'.repeat(64)}`,
+      '--json',
+    ])
     expect(other.status).toBe(1)
-    expect(JSON.parse(other.stdout).violations.map((v: { rule: string }) => v.rule)).toEqual(['dispatch_mismatch', 'intent_id_mismatch'])
+    expect(JSON.parse(other.stdout).violations.map((v: { rule: string }) => v.rule)).toEqual([
+      'dispatch_mismatch',
+      'intent_id_mismatch',
+    ])
   })
 
   it('judges standard input the same as a file', () => {
@@ -201,7 +228,9 @@ describe('validate', () => {
       expect(r.status, text).toBe(verdict.ok ? 0 : 1)
       expect(JSON.parse(r.stdout), text).toEqual(expected)
     }
-    const bom = cli(['validate', 'intent-kind', '-', '--json'], { input: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(exampleText('intent_kind'))]) })
+    const bom = cli(['validate', 'intent-kind', '-', '--json'], {
+      input: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(exampleText('intent_kind'))]),
+    })
     expect(JSON.parse(bom.stdout)).toEqual({ ok: false, violations: [{ path: '', rule: 'not_json_value' }] })
   })
 
@@ -213,16 +242,24 @@ describe('validate', () => {
 
   it('reports usage errors as one line with exit 2 and no stack', () => {
     expectOneLineError(cli(['validate', 'nonsense', example('registration')]), /unknown contract 'nonsense'/)
-    expectOneLineError(cli(['validate', 'intent-kind', join(root, 'examples', 'missing.json')]), /cannot read .*missing\.json: no such file/)
+    expectOneLineError(
+      cli(['validate', 'intent-kind', join(root, 'examples', 'missing.json')]),
+      /cannot read .*missing\.json: no such file/,
+    )
     expectOneLineError(cli(['validate', 'intent-kind', join(root, 'examples')]), /is a directory/)
     expectOneLineError(cli(['validate', 'intent-kind']), /needs a FILE/)
     expectOneLineError(cli(['validate']), /needs a contract/)
     expectOneLineError(cli(['validate', 'intent-kind', example('intent_kind'), 'extra']), /unexpected argument 'extra'/)
-    const noDispatchId = EXAMPLE_ARGS.hook_result!.filter((a, i, all) => a !== '--dispatch-id' && all[i - 1] !== '--dispatch-id')
+    const noDispatchId = EXAMPLE_ARGS.hook_result!.filter(
+      (a, i, all) => a !== '--dispatch-id' && all[i - 1] !== '--dispatch-id',
+    )
     expectOneLineError(cli(['validate', ...noDispatchId]), /contract 'hook-result' needs --dispatch-id/)
     expectOneLineError(cli(['validate', 'registration', example('registration')]), /needs --kinds/)
     expectOneLineError(cli(['validate', 'hook-input', example('hook_input')]), /needs --registration/)
-    expectOneLineError(cli(['validate', 'intent-kind', example('intent_kind'), '--kinds', example('intent_kind')]), /--kinds does not apply/)
+    expectOneLineError(
+      cli(['validate', 'intent-kind', example('intent_kind'), '--kinds', example('intent_kind')]),
+      /--kinds does not apply/,
+    )
     expectOneLineError(cli(['validate', 'intent-kind', example('intent_kind'), '--bogus']), /Unknown option '--bogus'/)
     expectOneLineError(cli(['frobnicate']), /unknown command 'frobnicate'/)
   })
@@ -232,10 +269,22 @@ describe('validate', () => {
       cli(['validate', 'registration', example('registration'), '--kinds', example('registration')]),
       /^loopx-hooks: ERR_LOOPX_INVALID_INTENT_KIND: --kinds \S+registration\.json: invalid intent kind definitions: \/0\/budget unknown_field/,
     )
-    expectOneLineError(cli(['validate', 'registration', example('registration'), '--kinds', join(root, 'package.json')]), /ERR_LOOPX_INVALID_INTENT_KIND/)
-    expectOneLineError(cli(['validate', 'registration', example('registration'), '--kinds', join(root, 'tsconfig.base.json.missing')]), /cannot read --kinds/)
-    expectOneLineError(cli(['validate', 'registration', example('registration'), '--kinds', BIN]), /--kinds \S+: not JSON/)
-    expectOneLineError(cli(['validate', 'registration', '-', '--kinds', '-'], { input: '{}' }), /standard input is for the document/)
+    expectOneLineError(
+      cli(['validate', 'registration', example('registration'), '--kinds', join(root, 'package.json')]),
+      /ERR_LOOPX_INVALID_INTENT_KIND/,
+    )
+    expectOneLineError(
+      cli(['validate', 'registration', example('registration'), '--kinds', join(root, 'tsconfig.base.json.missing')]),
+      /cannot read --kinds/,
+    )
+    expectOneLineError(
+      cli(['validate', 'registration', example('registration'), '--kinds', BIN]),
+      /--kinds \S+: not JSON/,
+    )
+    expectOneLineError(
+      cli(['validate', 'registration', '-', '--kinds', '-'], { input: '{}' }),
+      /standard input is for the document/,
+    )
     expectOneLineError(
       cli(['validate', 'hook-input', example('hook_input'), '--registration', example('intent_kind')]),
       /^loopx-hooks: ERR_LOOPX_INVALID_ARGUMENT: --registration \S+intent_kind\.json: /,
@@ -246,7 +295,9 @@ describe('validate', () => {
     const help = cli(['--help'])
     expect(help.status).toBe(0)
     expect(help.stdout).toMatch(/^Usage:/)
-    expect(cli(['validate', '--help']).stdout).toMatch(/hook-result\s+--registration FILE --dispatch-id ID --kinds FILE/)
+    expect(cli(['validate', '--help']).stdout).toMatch(
+      /hook-result\s+--registration FILE --dispatch-id ID --kinds FILE/,
+    )
     expect(cli(['journal', '-h']).stdout).toMatch(/recover/)
     const none = cli([])
     expect(none.status).toBe(2)
@@ -282,7 +333,12 @@ function registration(hookId: string, maxInvocations = 1): PostWritebackHookRegi
     event_kinds: ['todo_completed', 'replan_recorded'],
     intent_kinds: [`${capability}.signal`],
     requested_read_scope: ['settlement_identity', 'bounded_event_projection'],
-    budget: { max_invocations_per_dispatch: maxInvocations, max_intents_per_dispatch: 1, max_result_bytes: 16384, timeout_ms: 1000 },
+    budget: {
+      max_invocations_per_dispatch: maxInvocations,
+      max_intents_per_dispatch: 1,
+      max_result_bytes: 16384,
+      timeout_ms: 1000,
+    },
     failure_policy: 'isolate',
   }
 }
@@ -290,7 +346,13 @@ function registration(hookId: string, maxInvocations = 1): PostWritebackHookRegi
 function request(n: number): DispatchRequest {
   const id = String(n).padStart(4, '0')
   return {
-    settlement: { goal_id: 'goal_0001', agent_id: 'agent_0001', todo_id: `todo_${id}`, turn_instance_id: 'turn_0001', effect_id: `effect_${id}` },
+    settlement: {
+      goal_id: 'goal_0001',
+      agent_id: 'agent_0001',
+      todo_id: `todo_${id}`,
+      turn_instance_id: 'turn_0001',
+      effect_id: `effect_${id}`,
+    },
     receipt: {
       receipt_id: `receipt_${id}`,
       effect_id: `effect_${id}`,
@@ -325,7 +387,14 @@ describe('journal', () => {
     runtime.register({
       registration: registration('alpha.proposer'),
       provider: (input) =>
-        proposed([buildIntent(input, { intentKind: 'alpha.signal', operation: 'evaluate', policyVersion: 'v0', payload: { ref: input.source.receipt_id } })]),
+        proposed([
+          buildIntent(input, {
+            intentKind: 'alpha.signal',
+            operation: 'evaluate',
+            policyVersion: 'v0',
+            payload: { ref: input.source.receipt_id },
+          }),
+        ]),
     })
     runtime.register({
       registration: registration('beta.failing', 2),
@@ -339,9 +408,19 @@ describe('journal', () => {
       expect(outcome.hooks.map((h) => h.outcome)).toEqual(['recorded', 'failed', 'not_applicable'])
     }
     const all = (await runtime.journal.listIntents({ limit: 1000 })).items
-    await runtime.journal.decide({ intentId: all[0]!.intent_id, executorId: 'alpha.executor', decision: 'admit', reasonCode: 'admitted_by_policy' })
+    await runtime.journal.decide({
+      intentId: all[0]!.intent_id,
+      executorId: 'alpha.executor',
+      decision: 'admit',
+      reasonCode: 'admitted_by_policy',
+    })
     await runtime.journal.markDone(all[0]!.intent_id, 'alpha.executor')
-    await runtime.journal.decide({ intentId: all[1]!.intent_id, executorId: 'alpha.executor', decision: 'reject', reasonCode: 'duplicate_window' })
+    await runtime.journal.decide({
+      intentId: all[1]!.intent_id,
+      executorId: 'alpha.executor',
+      decision: 'reject',
+      reasonCode: 'duplicate_window',
+    })
     dispatches = (await runtime.journal.listDispatches({ limit: 1000 })).items
     intents = (await runtime.journal.listIntents({ limit: 1000 })).items
     stats = await runtime.journal.stats()
@@ -370,8 +449,14 @@ describe('journal', () => {
 
   it('dispatches --json: the journal rows, filtered and paged', () => {
     expect(json(['dispatches'])).toEqual({ items: dispatches, next_cursor: null })
-    expect(json(['dispatches', '--state', 'failed'])).toEqual({ items: dispatches.filter((d) => d.state === 'failed'), next_cursor: null })
-    expect(json(['dispatches', '--hook', 'gamma.quiet'])).toEqual({ items: dispatches.filter((d) => d.hook_id === 'gamma.quiet'), next_cursor: null })
+    expect(json(['dispatches', '--state', 'failed'])).toEqual({
+      items: dispatches.filter((d) => d.state === 'failed'),
+      next_cursor: null,
+    })
+    expect(json(['dispatches', '--hook', 'gamma.quiet'])).toEqual({
+      items: dispatches.filter((d) => d.hook_id === 'gamma.quiet'),
+      next_cursor: null,
+    })
     const first = json(['dispatches', '--limit', '5'])
     expect(first).toEqual({ items: dispatches.slice(0, 5), next_cursor: dispatches[4]!.seq })
     const rest = json(['dispatches', '--after', String(first.next_cursor)])
@@ -394,7 +479,12 @@ describe('journal', () => {
     const failures: FailureRow[][] = await Promise.all(failed.map((d) => runtime.journal.listFailures(d.dispatch_id)))
     const out = json(['recover'])
     expect(out).toEqual({ unfinished: failed.map((d, i) => ({ ...d, failures: failures[i] })) })
-    expect(out.unfinished.map((u: DispatchRow) => u.hook_id)).toEqual(['beta.failing', 'beta.failing', 'beta.failing', 'beta.failing'])
+    expect(out.unfinished.map((u: DispatchRow) => u.hook_id)).toEqual([
+      'beta.failing',
+      'beta.failing',
+      'beta.failing',
+      'beta.failing',
+    ])
     expect(out.unfinished[0].failures[0]).toMatchObject({ attempt: 1, code: 'producer_failed' })
     expect(json(['recover', '--hook', 'alpha.proposer'])).toEqual({ unfinished: [] })
   })
@@ -406,7 +496,16 @@ describe('journal', () => {
     const lines = r.stdout.trimEnd().split('\n')
     expect(lines).toHaveLength(13)
     const starts = headerStarts(lines[0]!)
-    expect(starts.map((s) => s.name)).toEqual(['SEQ', 'DISPATCH', 'STATE', 'ATTEMPTS', 'HOOK', 'EVENT', 'DETAIL', 'UPDATED'])
+    expect(starts.map((s) => s.name)).toEqual([
+      'SEQ',
+      'DISPATCH',
+      'STATE',
+      'ATTEMPTS',
+      'HOOK',
+      'EVENT',
+      'DETAIL',
+      'UPDATED',
+    ])
     dispatches.forEach((d, i) => {
       const line = lines[i + 1]!
       const at = (name: string) => line.slice(starts.find((s) => s.name === name)!.start)
@@ -421,9 +520,24 @@ describe('journal', () => {
 
     const intentsOut = cli(['journal', 'intents', '--db', db]).stdout.trimEnd().split('\n')
     const iStarts = headerStarts(intentsOut[0]!)
-    expect(iStarts.map((s) => s.name)).toEqual(['SEQ', 'INTENT', 'DISPATCH', 'HOOK', 'KIND', 'OPERATION', 'STATUS', 'EXECUTOR', 'REASON'])
+    expect(iStarts.map((s) => s.name)).toEqual([
+      'SEQ',
+      'INTENT',
+      'DISPATCH',
+      'HOOK',
+      'KIND',
+      'OPERATION',
+      'STATUS',
+      'EXECUTOR',
+      'REASON',
+    ])
     const status = iStarts.find((s) => s.name === 'STATUS')!.start
-    expect(intentsOut.slice(1).map((l) => l.slice(status).split(' ')[0])).toEqual(['done', 'rejected', 'undecided', 'undecided'])
+    expect(intentsOut.slice(1).map((l) => l.slice(status).split(' ')[0])).toEqual([
+      'done',
+      'rejected',
+      'undecided',
+      'undecided',
+    ])
 
     const more = cli(['journal', 'dispatches', '--db', db, '--limit', '2']).stdout
     expect(more.trimEnd().split('\n').at(-1)).toBe(`more rows follow: continue with --after ${dispatches[1]!.seq}`)
@@ -433,7 +547,9 @@ describe('journal', () => {
     const show = cli(['journal', 'show', '--db', db])
     expect(show.status).toBe(0)
     expect(show.stdout).toMatch(/^integrity\s+ok$/m)
-    expect(show.stdout).toMatch(/^dispatches\s+12\s+\(checkpointed 0, failed 4, proposed 4, not_applicable 4, exhausted 0\)$/m)
+    expect(show.stdout).toMatch(
+      /^dispatches\s+12\s+\(checkpointed 0, failed 4, proposed 4, not_applicable 4, exhausted 0\)$/m,
+    )
     expect(show.stdout).toMatch(/^intents\s+4\s+\(open 2\)$/m)
     expect(show.stdout).toMatch(/^latest 10 dispatches, newest first\n\s*SEQ\s+DISPATCH/m)
 
@@ -488,11 +604,20 @@ describe('journal', () => {
     expectOneLineError(cli(['journal']), /journal needs a command/)
     expectOneLineError(cli(['journal', 'list', '--db', db]), /unknown journal command 'list'/)
     expectOneLineError(cli(['journal', 'dispatches', '--db', db, '--state', 'done']), /unknown --state 'done'/)
-    expectOneLineError(cli(['journal', 'dispatches', '--db', db, '--limit', '0']), /--limit needs an integer of at least 1/)
+    expectOneLineError(
+      cli(['journal', 'dispatches', '--db', db, '--limit', '0']),
+      /--limit needs an integer of at least 1/,
+    )
     expectOneLineError(cli(['journal', 'dispatches', '--db', db, '--limit', 'many']), /--limit needs an integer/)
-    expectOneLineError(cli(['journal', 'intents', '--db', db, '--state', 'failed']), /--state does not apply to 'journal intents'/)
+    expectOneLineError(
+      cli(['journal', 'intents', '--db', db, '--state', 'failed']),
+      /--state does not apply to 'journal intents'/,
+    )
     expectOneLineError(cli(['journal', 'show', '--db', db, '--pending']), /--pending does not apply/)
     expectOneLineError(cli(['journal', 'show', '--db']), /argument missing/)
-    expectOneLineError(cli(['validate', 'intent-kind', example('intent_kind'), '--db', db]), /--db does not apply to 'validate'/)
+    expectOneLineError(
+      cli(['validate', 'intent-kind', example('intent_kind'), '--db', db]),
+      /--db does not apply to 'validate'/,
+    )
   })
 })

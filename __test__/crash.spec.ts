@@ -44,7 +44,15 @@ interface Fixture {
 type Line =
   | { t: 'ready' }
   | { t: 'started'; r: string }
-  | { t: 'resolved'; r: string; admitted: boolean; hooks: number; d: string; o: string; receipt: DispatchReceipt | null }
+  | {
+      t: 'resolved'
+      r: string
+      admitted: boolean
+      hooks: number
+      d: string
+      o: string
+      receipt: DispatchReceipt | null
+    }
   | { t: 'recovered'; report: RecoverReport; integrity: boolean }
   | { t: 'error'; r?: string; code: string | null; message: string }
 
@@ -110,7 +118,11 @@ interface IntentRow {
 function readJournal(path: string) {
   const db = new Database(path, { readonly: true, fileMustExist: true })
   try {
-    const rows = db.prepare(`SELECT seq, dispatch_id, state, attempts, receipt_id, ${RECEIPT_SQL} AS receipt FROM dispatches d ORDER BY seq`).all() as Row[]
+    const rows = db
+      .prepare(
+        `SELECT seq, dispatch_id, state, attempts, receipt_id, ${RECEIPT_SQL} AS receipt FROM dispatches d ORDER BY seq`,
+      )
+      .all() as Row[]
     const intents = db.prepare('SELECT intent_id, dispatch_id FROM intents ORDER BY seq').all() as IntentRow[]
     const failures = (db.prepare('SELECT count(*) AS n FROM failures').get() as { n: number }).n
     const integrity = db.pragma('integrity_check', { simple: true })
@@ -131,120 +143,130 @@ describe('crash safety under SIGKILL', () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true })
   })
 
-  it(
-    `survives ${KILLS} SIGKILLs of a dispatching process, recovering every checkpointed dispatch`,
-    async () => {
-      const journal = join(tmp, 'journal.sqlite')
-      const expectedOf = new Map<string, { dispatchId: string; intentIds: string[] }>()
-      const expected = (rid: string) => {
-        let e = expectedOf.get(rid)
-        if (!e) expectedOf.set(rid, (e = fixture.expected(rid)))
-        return e
-      }
-      /** Every receipt a resolved dispatch promise returned, by dispatch id (all rounds). */
-      const resolvedReceipts = new Map<string, DispatchReceipt>()
-      const stats = { kills: 0, midRunRounds: 0, recovered: 0, resolved: 0, replayed: 0, started: 0, unrecordedAtKill: 0 }
-      let start = 0
+  it(`survives ${KILLS} SIGKILLs of a dispatching process, recovering every checkpointed dispatch`, async () => {
+    const journal = join(tmp, 'journal.sqlite')
+    const expectedOf = new Map<string, { dispatchId: string; intentIds: string[] }>()
+    const expected = (rid: string) => {
+      let e = expectedOf.get(rid)
+      if (!e) expectedOf.set(rid, (e = fixture.expected(rid)))
+      return e
+    }
+    /** Every receipt a resolved dispatch promise returned, by dispatch id (all rounds). */
+    const resolvedReceipts = new Map<string, DispatchReceipt>()
+    const stats = { kills: 0, midRunRounds: 0, recovered: 0, resolved: 0, replayed: 0, started: 0, unrecordedAtKill: 0 }
+    let start = 0
 
-      for (let round = 0; round < KILLS; round++) {
-        const delay = 5 + Math.floor(Math.random() * 146)
-        const where = `round ${round} (kill ${delay} ms after ready, start r${start})`
+    for (let round = 0; round < KILLS; round++) {
+      const delay = 5 + Math.floor(Math.random() * 146)
+      const where = `round ${round} (kill ${delay} ms after ready, start r${start})`
 
-        // 1. dispatch until killed
-        const run = await runChild('crash-dispatcher.mjs', [journal, String(start), String(INFLIGHT)], delay)
-        expect(run.signal, `${where}: dispatcher must die by our SIGKILL; stderr: ${run.stderr}`).toBe('SIGKILL')
-        expect(run.lines[0]?.t, where).toBe('ready')
-        stats.kills++
-        const errors = run.lines.filter((l) => l.t === 'error')
-        expect(errors, `${where}: dispatch errors`).toEqual([])
-        const started = run.lines.flatMap((l) => (l.t === 'started' ? [l.r] : []))
-        const resolved = run.lines.flatMap((l) => (l.t === 'resolved' ? [l] : []))
-        stats.started += started.length
-        stats.resolved += resolved.length
-        for (const l of resolved) {
-          expect(l.admitted && l.hooks === 1, where).toBe(true)
-          expect(['recorded', 'replayed'], `${where}: ${l.r}`).toContain(l.o)
-          if (l.o === 'replayed') stats.replayed++
-          const e = expected(l.r)
-          expect(l.d, `${where}: ${l.r}`).toBe(e.dispatchId)
-          expect(l.receipt?.status, `${where}: ${l.r}`).toBe('proposed')
-          expect(l.receipt?.intent_ids, `${where}: ${l.r}`).toEqual(e.intentIds)
-          const earlier = resolvedReceipts.get(l.d)
-          if (earlier) expect(l.receipt, `${where}: ${l.r} replay differs from its first receipt`).toEqual(earlier)
-          else resolvedReceipts.set(l.d, l.receipt!)
-        }
-
-        // 2. the journal as the crash left it
-        const before = readJournal(journal)
-        expect(before.integrity, `${where}: integrity_check after the kill`).toBe('ok')
-        const beforeById = new Map(before.rows.map((r) => [r.dispatch_id, r]))
-        for (const l of resolved) {
-          const row = beforeById.get(l.d)
-          expect(row?.state, `${where}: ${l.r} resolved but not final in the journal after the kill`).toBe('proposed')
-          expect(JSON.parse(row!.receipt!), `${where}: ${l.r}`).toEqual(l.receipt)
-        }
-        const unfinished = before.rows.filter((r) => r.state === 'checkpointed' || r.state === 'failed')
-        expect(unfinished.every((r) => r.state === 'checkpointed' && r.attempts === 0), `${where}: unfinished rows`).toBe(true)
-        if (unfinished.length > 0) stats.midRunRounds++
-        stats.unrecordedAtKill += started.filter((rid) => !beforeById.has(expected(rid).dispatchId)).length
-
-        // 3. a fresh process recovers
-        const rec = await runChild('crash-recover.mjs', [journal])
-        expect(rec.code, `${where}: recovery child; stderr: ${rec.stderr}`).toBe(0)
-        const report = rec.lines.find((l) => l.t === 'recovered')
-        expect(report, `${where}: recovery output ${JSON.stringify(rec.lines)}`).toBeDefined()
-        if (report?.t !== 'recovered') throw new Error('unreachable')
-        expect(report.integrity, where).toBe(true)
-        expect(report.report.skipped, where).toBe(0)
-        expect(report.report.outcomes.map((o) => o.dispatchId), `${where}: recovered exactly the checkpointed rows, oldest first`).toEqual(
-          unfinished.map((r) => r.dispatch_id),
-        )
-        for (const o of report.report.outcomes) {
-          const row = beforeById.get(o.dispatchId)!
-          const e = expected(row.receipt_id)
-          expect(o.outcome, `${where}: recovery of ${row.receipt_id}`).toBe('recorded')
-          expect(o.receipt?.intent_ids, `${where}: recovery of ${row.receipt_id}`).toEqual(e.intentIds)
-        }
-        stats.recovered += report.report.outcomes.length
-
-        // 4. the whole journal after recovery
-        const after = readJournal(journal)
-        expect(after.integrity, `${where}: integrity_check after recovery`).toBe('ok')
-        expect(after.failures, `${where}: failure rows`).toBe(0)
-        const notFinal = after.rows.filter((r) => r.state !== 'proposed')
-        expect(notFinal, `${where}: rows not final (proposed) after recover()`).toEqual([])
-        const intentOwner = new Map<string, string>()
-        for (const r of after.rows) {
-          const e = expected(r.receipt_id)
-          const receipt = JSON.parse(r.receipt!) as DispatchReceipt
-          expect(r.dispatch_id, `${where}: ${r.receipt_id}`).toBe(e.dispatchId)
-          expect(receipt.dispatch_id, `${where}: ${r.receipt_id}`).toBe(e.dispatchId)
-          expect(receipt.intent_ids, `${where}: ${r.receipt_id}`).toEqual(e.intentIds)
-          const first = resolvedReceipts.get(r.dispatch_id)
-          if (first) expect(receipt, `${where}: ${r.receipt_id} differs from the receipt its dispatch resolved with`).toEqual(first)
-          for (const id of receipt.intent_ids) intentOwner.set(id, r.dispatch_id)
-        }
-        expect(new Set(after.rows.map((r) => r.receipt_id)).size, `${where}: one row per receipt`).toBe(after.rows.length)
-        expect(after.intents.length, `${where}: intent rows`).toBe(intentOwner.size)
-        expect(new Set(after.intents.map((i) => i.intent_id)).size, `${where}: distinct intent ids`).toBe(after.intents.length)
-        for (const i of after.intents) expect(i.dispatch_id, `${where}: owner of ${i.intent_id}`).toBe(intentOwner.get(i.intent_id))
-        for (const d of resolvedReceipts.keys()) expect(after.rows.some((r) => r.dispatch_id === d), `${where}: ${d} lost`).toBe(true)
-
-        const highest = Math.max(start - 1, ...started.map((rid) => Number(rid.slice(1))))
-        start = Math.max(0, highest + 1 - OVERLAP)
+      // 1. dispatch until killed
+      const run = await runChild('crash-dispatcher.mjs', [journal, String(start), String(INFLIGHT)], delay)
+      expect(run.signal, `${where}: dispatcher must die by our SIGKILL; stderr: ${run.stderr}`).toBe('SIGKILL')
+      expect(run.lines[0]?.t, where).toBe('ready')
+      stats.kills++
+      const errors = run.lines.filter((l) => l.t === 'error')
+      expect(errors, `${where}: dispatch errors`).toEqual([])
+      const started = run.lines.flatMap((l) => (l.t === 'started' ? [l.r] : []))
+      const resolved = run.lines.flatMap((l) => (l.t === 'resolved' ? [l] : []))
+      stats.started += started.length
+      stats.resolved += resolved.length
+      for (const l of resolved) {
+        expect(l.admitted && l.hooks === 1, where).toBe(true)
+        expect(['recorded', 'replayed'], `${where}: ${l.r}`).toContain(l.o)
+        if (l.o === 'replayed') stats.replayed++
+        const e = expected(l.r)
+        expect(l.d, `${where}: ${l.r}`).toBe(e.dispatchId)
+        expect(l.receipt?.status, `${where}: ${l.r}`).toBe('proposed')
+        expect(l.receipt?.intent_ids, `${where}: ${l.r}`).toEqual(e.intentIds)
+        const earlier = resolvedReceipts.get(l.d)
+        if (earlier) expect(l.receipt, `${where}: ${l.r} replay differs from its first receipt`).toEqual(earlier)
+        else resolvedReceipts.set(l.d, l.receipt!)
       }
 
-      const final = readJournal(journal)
-      console.log(
-        `crash: ${stats.kills} kills, ${stats.midRunRounds} with checkpointed rows at the kill, ${stats.recovered} recovered, ` +
-          `${stats.started} dispatches started, ${stats.resolved} resolved (${stats.replayed} replays), ` +
-          `${stats.unrecordedAtKill} started without a row at the kill; journal: ${final.rows.length} dispatches, ${final.intents.length} intents`,
+      // 2. the journal as the crash left it
+      const before = readJournal(journal)
+      expect(before.integrity, `${where}: integrity_check after the kill`).toBe('ok')
+      const beforeById = new Map(before.rows.map((r) => [r.dispatch_id, r]))
+      for (const l of resolved) {
+        const row = beforeById.get(l.d)
+        expect(row?.state, `${where}: ${l.r} resolved but not final in the journal after the kill`).toBe('proposed')
+        expect(JSON.parse(row!.receipt!), `${where}: ${l.r}`).toEqual(l.receipt)
+      }
+      const unfinished = before.rows.filter((r) => r.state === 'checkpointed' || r.state === 'failed')
+      expect(
+        unfinished.every((r) => r.state === 'checkpointed' && r.attempts === 0),
+        `${where}: unfinished rows`,
+      ).toBe(true)
+      if (unfinished.length > 0) stats.midRunRounds++
+      stats.unrecordedAtKill += started.filter((rid) => !beforeById.has(expected(rid).dispatchId)).length
+
+      // 3. a fresh process recovers
+      const rec = await runChild('crash-recover.mjs', [journal])
+      expect(rec.code, `${where}: recovery child; stderr: ${rec.stderr}`).toBe(0)
+      const report = rec.lines.find((l) => l.t === 'recovered')
+      expect(report, `${where}: recovery output ${JSON.stringify(rec.lines)}`).toBeDefined()
+      if (report?.t !== 'recovered') throw new Error('unreachable')
+      expect(report.integrity, where).toBe(true)
+      expect(report.report.skipped, where).toBe(0)
+      expect(
+        report.report.outcomes.map((o) => o.dispatchId),
+        `${where}: recovered exactly the checkpointed rows, oldest first`,
+      ).toEqual(unfinished.map((r) => r.dispatch_id))
+      for (const o of report.report.outcomes) {
+        const row = beforeById.get(o.dispatchId)!
+        const e = expected(row.receipt_id)
+        expect(o.outcome, `${where}: recovery of ${row.receipt_id}`).toBe('recorded')
+        expect(o.receipt?.intent_ids, `${where}: recovery of ${row.receipt_id}`).toEqual(e.intentIds)
+      }
+      stats.recovered += report.report.outcomes.length
+
+      // 4. the whole journal after recovery
+      const after = readJournal(journal)
+      expect(after.integrity, `${where}: integrity_check after recovery`).toBe('ok')
+      expect(after.failures, `${where}: failure rows`).toBe(0)
+      const notFinal = after.rows.filter((r) => r.state !== 'proposed')
+      expect(notFinal, `${where}: rows not final (proposed) after recover()`).toEqual([])
+      const intentOwner = new Map<string, string>()
+      for (const r of after.rows) {
+        const e = expected(r.receipt_id)
+        const receipt = JSON.parse(r.receipt!) as DispatchReceipt
+        expect(r.dispatch_id, `${where}: ${r.receipt_id}`).toBe(e.dispatchId)
+        expect(receipt.dispatch_id, `${where}: ${r.receipt_id}`).toBe(e.dispatchId)
+        expect(receipt.intent_ids, `${where}: ${r.receipt_id}`).toEqual(e.intentIds)
+        const first = resolvedReceipts.get(r.dispatch_id)
+        if (first)
+          expect(receipt, `${where}: ${r.receipt_id} differs from the receipt its dispatch resolved with`).toEqual(
+            first,
+          )
+        for (const id of receipt.intent_ids) intentOwner.set(id, r.dispatch_id)
+      }
+      expect(new Set(after.rows.map((r) => r.receipt_id)).size, `${where}: one row per receipt`).toBe(after.rows.length)
+      expect(after.intents.length, `${where}: intent rows`).toBe(intentOwner.size)
+      expect(new Set(after.intents.map((i) => i.intent_id)).size, `${where}: distinct intent ids`).toBe(
+        after.intents.length,
       )
-      expect(stats.kills).toBeGreaterThanOrEqual(50)
-      // Not vacuous: kills land between checkpoint and final record.
-      expect(stats.midRunRounds).toBeGreaterThan(0)
-      expect(stats.recovered).toBeGreaterThan(0)
-    },
-    240_000,
-  )
+      for (const i of after.intents)
+        expect(i.dispatch_id, `${where}: owner of ${i.intent_id}`).toBe(intentOwner.get(i.intent_id))
+      for (const d of resolvedReceipts.keys())
+        expect(
+          after.rows.some((r) => r.dispatch_id === d),
+          `${where}: ${d} lost`,
+        ).toBe(true)
+
+      const highest = Math.max(start - 1, ...started.map((rid) => Number(rid.slice(1))))
+      start = Math.max(0, highest + 1 - OVERLAP)
+    }
+
+    const final = readJournal(journal)
+    console.log(
+      `crash: ${stats.kills} kills, ${stats.midRunRounds} with checkpointed rows at the kill, ${stats.recovered} recovered, ` +
+        `${stats.started} dispatches started, ${stats.resolved} resolved (${stats.replayed} replays), ` +
+        `${stats.unrecordedAtKill} started without a row at the kill; journal: ${final.rows.length} dispatches, ${final.intents.length} intents`,
+    )
+    expect(stats.kills).toBeGreaterThanOrEqual(50)
+    // Not vacuous: kills land between checkpoint and final record.
+    expect(stats.midRunRounds).toBeGreaterThan(0)
+    expect(stats.recovered).toBeGreaterThan(0)
+  }, 240_000)
 })

@@ -35,7 +35,11 @@ import {
   type Profile,
 } from '../lib/index.js'
 import { TurnSettlement, type SettleResult, type WritebackRequest } from '../lib/orchestrator/index.js'
-import { PeriodicReportScheduler, TRIGGER_EVALUATION, installPeriodicReport } from '../lib/capabilities/periodic_report/index.js'
+import {
+  PeriodicReportScheduler,
+  TRIGGER_EVALUATION,
+  installPeriodicReport,
+} from '../lib/capabilities/periodic_report/index.js'
 
 // ---------------------------------------------------------------- no network
 
@@ -128,11 +132,19 @@ interface RootOptions {
 async function compositionRoot(options: RootOptions = {}) {
   const dir = options.dir ?? tempDir()
   const clock = { now: WEEK_35 }
-  const hooks = await HookRuntime.open({ journalPath: join(dir, 'hooks.journal'), profile: options.profile ?? { enabled: true } })
+  const hooks = await HookRuntime.open({
+    journalPath: join(dir, 'hooks.journal'),
+    profile: options.profile ?? { enabled: true },
+  })
   closers.push(() => hooks.close())
   const installed = options.install === false ? null : installPeriodicReport(hooks)
   options.extra?.(hooks)
-  const seam = await TurnSettlement.open({ turnJournalPath: join(dir, 'turn.journal'), hooks, now: () => clock.now, crash: options.crash })
+  const seam = await TurnSettlement.open({
+    turnJournalPath: join(dir, 'turn.journal'),
+    hooks,
+    now: () => clock.now,
+    crash: options.crash,
+  })
   closers.push(() => seam.close())
   const scheduler = PeriodicReportScheduler.open({
     journal: hooks.journal,
@@ -151,7 +163,11 @@ const KINDS = () => new IntentKinds([TRIGGER_EVALUATION as unknown as IntentKind
  * valid sidecar receipt with exactly one typed trigger-evaluation intent.
  * Returns that intent's id.
  */
-async function expectValidatedIntentReceipt(root: Awaited<ReturnType<typeof compositionRoot>>, settled: SettleResult, n: number | string) {
+async function expectValidatedIntentReceipt(
+  root: Awaited<ReturnType<typeof compositionRoot>>,
+  settled: SettleResult,
+  n: number | string,
+) {
   expect(settled.primary.steps.map((s) => s.status)).toEqual(['passed', 'committed', 'spent'])
   const hooks = settled.dispatch!.hooks.filter((h) => h.hookId === 'periodic_report.runtime_trigger')
   expect(hooks).toHaveLength(1)
@@ -172,7 +188,9 @@ async function expectValidatedIntentReceipt(root: Awaited<ReturnType<typeof comp
   const stored = (await root.hooks.journal.listIntents({ dispatchId: hook.dispatchId })).items
   expect(stored).toHaveLength(1)
   const doc = stored[0]!.intent
-  expect(validateHookResult(proposed([doc]), root.installed!.registration, hook.dispatchId, KINDS())).toMatchObject({ ok: true })
+  expect(validateHookResult(proposed([doc]), root.installed!.registration, hook.dispatchId, KINDS())).toMatchObject({
+    ok: true,
+  })
   expect(doc).toMatchObject({
     intent_id: receipt.intent_ids[0],
     intent_kind: 'periodic_report.trigger_evaluation',
@@ -190,7 +208,9 @@ async function expectValidatedIntentReceipt(root: Awaited<ReturnType<typeof comp
 
 describe('RFC validation matrix, periodic-report rows', () => {
   it('the network guard is live (self-test)', async () => {
-    expect(() => (globalThis.fetch as unknown as (u: string) => void)('https://example.invalid/')).toThrow('network disabled')
+    expect(() => (globalThis.fetch as unknown as (u: string) => void)('https://example.invalid/')).toThrow(
+      'network disabled',
+    )
     expect(() => net.connect({ port: 9, host: '127.0.0.1' })).toThrow('network disabled')
     expect(network!.calls).toEqual(['fetch', 'net.connect'])
     network!.calls.length = 0
@@ -223,7 +243,9 @@ describe('RFC validation matrix, periodic-report rows', () => {
       const intentId = await expectValidatedIntentReceipt(root, settled, n)
       const pass = await root.scheduler.runOnce()
       expect(pass.evaluated.map((d) => d.intentId)).toEqual([intentId])
-      outcomes.push(`${pass.evaluated[0]!.window} ${pass.evaluated[0]!.transition} ${pass.evaluated[0]!.decision}:${pass.evaluated[0]!.reason}`)
+      outcomes.push(
+        `${pass.evaluated[0]!.window} ${pass.evaluated[0]!.transition} ${pass.evaluated[0]!.decision}:${pass.evaluated[0]!.reason}`,
+      )
     }
     await step(completion('a'), 'a')
     await step(replan('b'), 'b')
@@ -252,7 +274,10 @@ describe('RFC validation matrix, periodic-report rows', () => {
   it('a failed primary validation or writeback gives no intent and no decision', async () => {
     const root = await compositionRoot({ threshold: 1 })
     await root.seam.settle(completion(1))
-    const rejected = [await root.seam.settle(completion(2, { todoId: '' })), await root.seam.settle(completion(1, { stateRevision: 'rev_other' }))]
+    const rejected = [
+      await root.seam.settle(completion(2, { todoId: '' })),
+      await root.seam.settle(completion(1, { stateRevision: 'rev_other' })),
+    ]
     expect(rejected.map((r) => [r.primary.ok, r.dispatch])).toEqual([
       [false, null],
       [false, null],
@@ -275,7 +300,9 @@ describe('RFC validation matrix, periodic-report rows', () => {
     expect(hook).toMatchObject({ hookId: 'periodic_report.runtime_trigger', outcome: 'recorded' })
     expect(validateDispatchReceipt(hook.receipt).ok).toBe(true)
     const pass = await root.scheduler.runOnce()
-    expect(pass.evaluated.map((d) => `${d.intentId} ${d.decision}:${d.reason}`)).toEqual([`${hook.receipt!.intent_ids[0]} promote:replan_recorded`])
+    expect(pass.evaluated.map((d) => `${d.intentId} ${d.decision}:${d.reason}`)).toEqual([
+      `${hook.receipt!.intent_ids[0]} promote:replan_recorded`,
+    ])
 
     // The orchestrator replays the same writeback: same receipt, replayed dispatch, nothing new for the scheduler.
     const replay = await root.seam.settle(replan(1))
@@ -372,7 +399,12 @@ const LEAKY = defineIntentKind({
   intent_kind: 'leaky.signal',
   capability_id: 'leaky',
   operations: ['evaluate'],
-  payload_schema: { type: 'object', properties: { ref: { type: 'string', format: 'opaque_ref' } }, required: ['ref'], additionalProperties: false },
+  payload_schema: {
+    type: 'object',
+    properties: { ref: { type: 'string', format: 'opaque_ref' } },
+    required: ['ref'],
+    additionalProperties: false,
+  },
 } as const)
 
 function leakyRegistration(hookId: string): PostWritebackHookRegistration {
@@ -392,11 +424,14 @@ function leakyRegistration(hookId: string): PostWritebackHookRegistration {
 describe('public-boundary scan', () => {
   it('no planted private name, path, URL, credential or exception text reaches any persisted byte or outcome', async () => {
     const { secrets, needles, all } = plant()
-    const leakyIntent = (input: PostWritebackHookInput, ref: string) => intent(input, LEAKY, { operation: 'evaluate', policyVersion: 'v0', payload: { ref } })
+    const leakyIntent = (input: PostWritebackHookInput, ref: string) =>
+      intent(input, LEAKY, { operation: 'evaluate', policyVersion: 'v0', payload: { ref } })
     const providers: Record<string, (input: PostWritebackHookInput) => unknown> = {
       // throws an Error whose message and stack carry everything
       'leaky.throws': () => {
-        const error = new Error(`${secrets.exception} for ${secrets.person} reading ${secrets.path} via ${secrets.url} with ${secrets.github}`)
+        const error = new Error(
+          `${secrets.exception} for ${secrets.person} reading ${secrets.path} via ${secrets.url} with ${secrets.github}`,
+        )
         ;(error as { code?: string }).code = secrets.slack
         throw error
       },
@@ -407,17 +442,23 @@ describe('public-boundary scan', () => {
       // a credential that fits the opaque-ref grammar
       'leaky.credential_payload': (input) => proposed([leakyIntent(input, secrets.github)]),
       // a member that is not in the contract, carrying prose
-      'leaky.extra_member': (input) => ({ ...proposed([leakyIntent(input, 'ok_ref')]), note: secrets.transcript, author: secrets.person }),
+      'leaky.extra_member': (input) => ({
+        ...proposed([leakyIntent(input, 'ok_ref')]),
+        note: secrets.transcript,
+        author: secrets.person,
+      }),
       // something JSON cannot hold
       'leaky.not_json': () => ({ status: 'proposed', secret: secrets.mail, run: () => secrets.exception }),
       // answers after its timeout with secrets
-      'leaky.late': (input) => new Promise((resolve) => setTimeout(() => resolve(proposed([leakyIntent(input, secrets.personId)])), 300)),
+      'leaky.late': (input) =>
+        new Promise((resolve) => setTimeout(() => resolve(proposed([leakyIntent(input, secrets.personId)])), 300)),
     }
     const root = await compositionRoot({
       threshold: 1,
       extra: (hooks) => {
         hooks.defineIntentKind(LEAKY)
-        for (const [hookId, provider] of Object.entries(providers)) hooks.register({ registration: leakyRegistration(hookId), provider })
+        for (const [hookId, provider] of Object.entries(providers))
+          hooks.register({ registration: leakyRegistration(hookId), provider })
       },
     })
 
@@ -458,14 +499,25 @@ describe('public-boundary scan', () => {
     outcomes.push(await root.seam.recover())
     outcomes.push(await root.scheduler.runOnce())
     outcomes.push(root.scheduler.decisions(), root.seam.contents())
-    outcomes.push(await root.hooks.journal.listDispatches({ limit: 1000 }), await root.hooks.journal.listIntents({ limit: 1000 }), await root.hooks.journal.stats())
-    for (const d of (await root.hooks.journal.listDispatches({ limit: 1000 })).items) outcomes.push(await root.hooks.journal.listFailures(d.dispatch_id))
+    outcomes.push(
+      await root.hooks.journal.listDispatches({ limit: 1000 }),
+      await root.hooks.journal.listIntents({ limit: 1000 }),
+      await root.hooks.journal.stats(),
+    )
+    for (const d of (await root.hooks.journal.listDispatches({ limit: 1000 })).items)
+      outcomes.push(await root.hooks.journal.listFailures(d.dispatch_id))
     expect((await root.hooks.journal.stats()).intents).toBe(2) // the two trigger-evaluation intents, nothing else
 
     const outcomeBytes = { name: 'outcomes.json', bytes: Buffer.from(JSON.stringify(outcomes), 'utf8') }
     const whileOpen = filesIn(root.dir)
     expect(whileOpen.map((f) => f.name).sort()).toEqual(
-      expect.arrayContaining(['hooks.journal', 'turn.journal', 'turn.journal-wal', 'periodic_report.store', 'periodic_report.store-wal']),
+      expect.arrayContaining([
+        'hooks.journal',
+        'turn.journal',
+        'turn.journal-wal',
+        'periodic_report.store',
+        'periodic_report.store-wal',
+      ]),
     )
     // Positive control: the scan reads real content (stored ids are found).
     const receiptId = (outcomes[8] as SettleResult).primary.receipt!.receipt_id

@@ -36,13 +36,36 @@ import {
 
 /** contract-v0 section 2, copied from the contract (not from the bindings). */
 const CONTRACT_RULES = [
-  'unknown_field', 'missing_field', 'wrong_type', 'not_json_value', 'bad_schema_version',
-  'bad_token', 'bad_opaque_ref', 'bad_policy_version', 'bad_timestamp', 'not_allowed_value',
-  'out_of_range', 'too_few_items', 'too_many_items', 'too_long', 'duplicate_item',
-  'unknown_event_kind', 'unknown_intent_kind', 'unknown_operation', 'transition_mismatch',
-  'capability_mismatch', 'hook_mismatch', 'dispatch_mismatch', 'dispatch_id_mismatch',
-  'intent_id_mismatch', 'policy_not_isolate', 'authority_claimed', 'result_too_large',
-  'intent_budget_exceeded', 'unsupported_schema', 'credential_like_value',
+  'unknown_field',
+  'missing_field',
+  'wrong_type',
+  'not_json_value',
+  'bad_schema_version',
+  'bad_token',
+  'bad_opaque_ref',
+  'bad_policy_version',
+  'bad_timestamp',
+  'not_allowed_value',
+  'out_of_range',
+  'too_few_items',
+  'too_many_items',
+  'too_long',
+  'duplicate_item',
+  'unknown_event_kind',
+  'unknown_intent_kind',
+  'unknown_operation',
+  'transition_mismatch',
+  'capability_mismatch',
+  'hook_mismatch',
+  'dispatch_mismatch',
+  'dispatch_id_mismatch',
+  'intent_id_mismatch',
+  'policy_not_isolate',
+  'authority_claimed',
+  'result_too_large',
+  'intent_budget_exceeded',
+  'unsupported_schema',
+  'credential_like_value',
 ] as const satisfies readonly Rule[]
 // Both ways: every generated Rule is in the contract's list.
 type Missing = Exclude<Rule, (typeof CONTRACT_RULES)[number]>
@@ -91,18 +114,26 @@ function checkShape(name: string, verdict: unknown): Verdict {
   if (verdict === null || typeof verdict !== 'object') throw new Error(`${name}: verdict is not an object`)
   const v = verdict as Record<string, unknown>
   if (v.ok === true) {
-    if (Object.keys(v).sort().join() !== 'ok,value') throw new Error(`${name}: accepted verdict has members ${Object.keys(v)}`)
+    if (Object.keys(v).sort().join() !== 'ok,value')
+      throw new Error(`${name}: accepted verdict has members ${Object.keys(v)}`)
     counts.accepted++
     return v as Verdict
   }
   if (v.ok !== false || !Array.isArray(v.violations)) throw new Error(`${name}: bad verdict ${JSON.stringify(v)}`)
-  if (Object.keys(v).sort().join() !== 'ok,violations') throw new Error(`${name}: rejected verdict has members ${Object.keys(v)}`)
+  if (Object.keys(v).sort().join() !== 'ok,violations')
+    throw new Error(`${name}: rejected verdict has members ${Object.keys(v)}`)
   if (v.violations.length < 1) throw new Error(`${name}: rejected with no violation`)
   for (const violation of v.violations as unknown[]) {
     const { path, rule } = violation as Violation
-    if (Object.keys(violation as object).sort().join() !== 'path,rule') throw new Error(`${name}: violation ${JSON.stringify(violation)}`)
+    if (
+      Object.keys(violation as object)
+        .sort()
+        .join() !== 'path,rule'
+    )
+      throw new Error(`${name}: violation ${JSON.stringify(violation)}`)
     if (!RULES.has(rule)) throw new Error(`${name}: rule ${JSON.stringify(rule)} is not a contract-v0 rule`)
-    if (typeof path !== 'string' || !POINTER.test(path)) throw new Error(`${name}: path ${JSON.stringify(path)} is not an RFC 6901 pointer`)
+    if (typeof path !== 'string' || !POINTER.test(path))
+      throw new Error(`${name}: path ${JSON.stringify(path)} is not an RFC 6901 pointer`)
   }
   return v as Verdict
 }
@@ -195,27 +226,116 @@ const nastyString: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.string({ unit: 'binary-ascii', maxLength: 40 }),
   fc.constantFrom(
-    '', ' ', 'a', 'A', 'periodic_report', 'periodic_report.runtime_trigger', 'periodic_report.trigger_evaluation',
-    'other.hook', 'a..b', 'a.', '.a', 'a-b', 'é', 'receipt/1', 'user@host', 'a b', '100%', 'https://x.y/z',
-    'ghp_0123456789abcdef', 'github_pat_x', 'sk-live', 'xoxb-1', 'npm_token', 'AIzaSy', 'AKIAABCDEFGHIJKLMNOP',
-    'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln', 'todo_completed', 'replan_recorded', 'segment_completed',
-    'durable_writeback', 'committed', 'proposed', 'not_applicable', 'failed', 'exhausted', 'isolate',
-    'settlement_identity', 'bounded_event_projection', '2026-08-26T00:00:00Z', '2026-02-30T00:00:00Z',
-    '2026-08-26T00:00:00.123456789Z', '2026-08-26T24:00:00Z', 'weekly_v0', `pwh_${'0'.repeat(64)}`,
-    `pwi_${'f'.repeat(64)}`, 'a'.repeat(128), 'a'.repeat(129), '\u0000', '\u2028', '\ufeff',
-    '\ud800', 'a\udc00b', '\udbff\udfff', '\ud83d\ude00', '\ud83d', 'x\ude00',
+    '',
+    ' ',
+    'a',
+    'A',
+    'periodic_report',
+    'periodic_report.runtime_trigger',
+    'periodic_report.trigger_evaluation',
+    'other.hook',
+    'a..b',
+    'a.',
+    '.a',
+    'a-b',
+    'é',
+    'receipt/1',
+    'user@host',
+    'a b',
+    '100%',
+    'https://x.y/z',
+    'ghp_0123456789abcdef',
+    'github_pat_x',
+    'sk-live',
+    'xoxb-1',
+    'npm_token',
+    'AIzaSy',
+    'AKIAABCDEFGHIJKLMNOP',
+    'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln',
+    'todo_completed',
+    'replan_recorded',
+    'segment_completed',
+    'durable_writeback',
+    'committed',
+    'proposed',
+    'not_applicable',
+    'failed',
+    'exhausted',
+    'isolate',
+    'settlement_identity',
+    'bounded_event_projection',
+    '2026-08-26T00:00:00Z',
+    '2026-02-30T00:00:00Z',
+    '2026-08-26T00:00:00.123456789Z',
+    '2026-08-26T24:00:00Z',
+    'weekly_v0',
+    `pwh_${'0'.repeat(64)}`,
+    `pwi_${'f'.repeat(64)}`,
+    'a'.repeat(128),
+    'a'.repeat(129),
+    '\u0000',
+    '\u2028',
+    '\ufeff',
+    '\ud800',
+    'a\udc00b',
+    '\udbff\udfff',
+    '\ud83d\ude00',
+    '\ud83d',
+    'x\ude00',
   ),
   // Long strings: mostly around the 128-byte bounds, now and then tens of kilobytes.
   fc
-    .oneof({ weight: 10, arbitrary: fc.integer({ min: 100, max: 300 }) }, { weight: 1, arbitrary: fc.integer({ min: 300, max: 70_000 }) })
+    .oneof(
+      { weight: 10, arbitrary: fc.integer({ min: 100, max: 300 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 300, max: 70_000 }) },
+    )
     .map((n) => 'a'.repeat(n)),
 )
 
 const nastyNumber: fc.Arbitrary<number> = fc.oneof(
   fc.constantFrom(
-    0, -0, 1, -1, 0.5, 1.5, 2, 4, 5, 8, 9, 16, 17, 32, 33, 128, 255, 256, 1000, 16384, 30000, 30001, 65536, 65537,
-    2 ** 31, 2 ** 32, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 1, -(2 ** 53), 2 ** 63, 2 ** 64, 9.2e18, 1e19, 1e21, 1e-7,
-    1e-6, 5e-324, 1e308, -1e308, Number.MAX_VALUE, Number.EPSILON,
+    0,
+    -0,
+    1,
+    -1,
+    0.5,
+    1.5,
+    2,
+    4,
+    5,
+    8,
+    9,
+    16,
+    17,
+    32,
+    33,
+    128,
+    255,
+    256,
+    1000,
+    16384,
+    30000,
+    30001,
+    65536,
+    65537,
+    2 ** 31,
+    2 ** 32,
+    2 ** 53 - 1,
+    2 ** 53,
+    2 ** 53 + 1,
+    -(2 ** 53),
+    2 ** 63,
+    2 ** 64,
+    9.2e18,
+    1e19,
+    1e21,
+    1e-7,
+    1e-6,
+    5e-324,
+    1e308,
+    -1e308,
+    Number.MAX_VALUE,
+    Number.EPSILON,
   ),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
@@ -233,9 +353,16 @@ const deepValue: fc.Arbitrary<unknown> = fc
 /** Mostly short arrays; now and then one of thousands of items (each may be its own violation). */
 const hugeArray: fc.Arbitrary<unknown[]> = fc
   .tuple(
-    fc.oneof({ weight: 20, arbitrary: fc.integer({ min: 0, max: 100 }) }, { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 10_000 }) }),
-    fc.oneof(fc.constant(0), fc.constant('x'), fc.constant('fact_ref')), fc.boolean())
-  .map(([n, item, distinct]) => Array.from({ length: n }, (_, i) => (distinct && typeof item === 'string' ? `${item}_${i}` : item)))
+    fc.oneof(
+      { weight: 20, arbitrary: fc.integer({ min: 0, max: 100 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 10_000 }) },
+    ),
+    fc.oneof(fc.constant(0), fc.constant('x'), fc.constant('fact_ref')),
+    fc.boolean(),
+  )
+  .map(([n, item, distinct]) =>
+    Array.from({ length: n }, (_, i) => (distinct && typeof item === 'string' ? `${item}_${i}` : item)),
+  )
 
 /** Replacement values that JSON can hold. */
 const jsonReplacement: fc.Arbitrary<unknown> = fc.oneof(
@@ -250,40 +377,67 @@ const jsonReplacement: fc.Arbitrary<unknown> = fc.oneof(
 )
 
 /** Values JSON cannot hold, each a fresh object per draw. */
-const nonJsonReplacement: fc.Arbitrary<unknown> = fc.constantFrom(
-  () => undefined,
-  () => () => 1,
-  () => Symbol('s'),
-  () => 12n,
-  () => NaN,
-  () => -Infinity,
-  () => new Date(0),
-  () => new Uint8Array(3),
-  () => new ArrayBuffer(2),
-  () => new DataView(new ArrayBuffer(2)),
-  () => Buffer.from('x'),
-  () => Promise.resolve(1),
-  () => new Map([['a', 1]]),
-  () => new Set([1]),
-  () => /re/,
-  () => new String('boxed'),
-  () => Object.create(null),
-  () => [1, , 3], // eslint-disable-line no-sparse-arrays
-  () => {
-    const o: Record<string, unknown> = { a: 1 }
-    o.self = o
-    return o
-  },
-  () => {
-    const o = {}
-    Object.defineProperty(o, 'boom', { enumerable: true, get: () => { throw new Error('getter') } })
-    return o
-  },
-  () => new Proxy({}, { ownKeys: () => { throw new Error('ownKeys') } }),
-  () => new Proxy({ a: 1 }, { get: () => { throw new Error('get') } }),
-  () => new Proxy([1, 2], { get: (t, p) => (p === 'length' ? 1_000 : Reflect.get(t, p)) }),
-  () => ({ toJSON: () => { throw new Error('toJSON') } }),
-).map((make) => make())
+const nonJsonReplacement: fc.Arbitrary<unknown> = fc
+  .constantFrom(
+    () => undefined,
+    () => () => 1,
+    () => Symbol('s'),
+    () => 12n,
+    () => NaN,
+    () => -Infinity,
+    () => new Date(0),
+    () => new Uint8Array(3),
+    () => new ArrayBuffer(2),
+    () => new DataView(new ArrayBuffer(2)),
+    () => Buffer.from('x'),
+    () => Promise.resolve(1),
+    () => new Map([['a', 1]]),
+    () => new Set([1]),
+    () => /re/,
+    () => new String('boxed'),
+    () => Object.create(null),
+    () => [1, , 3], // eslint-disable-line no-sparse-arrays
+    () => {
+      const o: Record<string, unknown> = { a: 1 }
+      o.self = o
+      return o
+    },
+    () => {
+      const o = {}
+      Object.defineProperty(o, 'boom', {
+        enumerable: true,
+        get: () => {
+          throw new Error('getter')
+        },
+      })
+      return o
+    },
+    () =>
+      new Proxy(
+        {},
+        {
+          ownKeys: () => {
+            throw new Error('ownKeys')
+          },
+        },
+      ),
+    () =>
+      new Proxy(
+        { a: 1 },
+        {
+          get: () => {
+            throw new Error('get')
+          },
+        },
+      ),
+    () => new Proxy([1, 2], { get: (t, p) => (p === 'length' ? 1_000 : Reflect.get(t, p)) }),
+    () => ({
+      toJSON: () => {
+        throw new Error('toJSON')
+      },
+    }),
+  )
+  .map((make) => make())
 
 type Op = 'drop' | 'add' | 'rename' | 'replace'
 interface Mutation {
@@ -299,7 +453,19 @@ const mutation = (replacement: fc.Arbitrary<unknown>): fc.Arbitrary<Mutation> =>
     route: fc.array(fc.nat(), { maxLength: 6 }),
     key: fc.oneof(
       nastyString,
-      fc.constantFrom('schema_version', 'hook_id', 'budget', 'intents', 'payload', 'a/b', 'a~b', '~1', '__proto__', 'constructor', '0'),
+      fc.constantFrom(
+        'schema_version',
+        'hook_id',
+        'budget',
+        'intents',
+        'payload',
+        'a/b',
+        'a~b',
+        '~1',
+        '__proto__',
+        'constructor',
+        '0',
+      ),
     ),
     value: replacement,
   })
@@ -350,7 +516,10 @@ const mutatedExample = (replacement: fc.Arbitrary<unknown>): fc.Arbitrary<unknow
     // Replacement values are cloned: fast-check may hand out one instance twice
     // (constants such as `{}`), and a later mutation may plant something in it.
     .map(([which, mutations]) =>
-      mutations.reduce((doc, m) => apply(doc, { ...m, value: structuredClone(m.value) }), structuredClone(EXAMPLES[which])),
+      mutations.reduce(
+        (doc, m) => apply(doc, { ...m, value: structuredClone(m.value) }),
+        structuredClone(EXAMPLES[which]),
+      ),
     )
 
 /** A mutation that keeps the document pure JSON, or one that plants a non-JSON value. */

@@ -43,7 +43,10 @@ function drift(label: string, committed: string, fresh: string, only?: string[])
   const problems: string[] = []
   for (const f of names) {
     const [c, g] = [join(committed, f), join(fresh, f)]
-    if (!existsSync(g)) problems.push(`${label}/${f}: ${existsSync(c) ? 'committed but not generated' : 'neither committed nor generated'}`)
+    if (!existsSync(g))
+      problems.push(
+        `${label}/${f}: ${existsSync(c) ? 'committed but not generated' : 'neither committed nor generated'}`,
+      )
     else if (!existsSync(c)) problems.push(`${label}/${f}: generated but not committed`)
     else if (!readFileSync(c).equals(readFileSync(g))) problems.push(`${label}/${f}: differs from the generated file`)
   }
@@ -59,25 +62,17 @@ function run(cmd: string, args: string[]) {
 }
 
 describe('generated files are up to date', () => {
-  it(
-    'bindings/, schemas/ and examples/ match `cargo run --bin codegen`',
-    () => {
-      const out = join(tmp, 'codegen')
-      run('cargo', ['run', '--quiet', '--bin', 'codegen', '--', out])
-      for (const dir of GENERATED_DIRS) expect(files(join(out, dir)).length, `${dir}/ generated`).toBeGreaterThan(0)
-      const problems = GENERATED_DIRS.flatMap((dir) => drift(dir, join(root, dir), join(out, dir)))
-      expect(problems).toEqual([])
-    },
-    120_000,
-  )
+  it('bindings/, schemas/ and examples/ match `cargo run --bin codegen`', () => {
+    const out = join(tmp, 'codegen')
+    run('cargo', ['run', '--quiet', '--bin', 'codegen', '--', out])
+    for (const dir of GENERATED_DIRS) expect(files(join(out, dir)).length, `${dir}/ generated`).toBeGreaterThan(0)
+    const problems = GENERATED_DIRS.flatMap((dir) => drift(dir, join(root, dir), join(out, dir)))
+    expect(problems).toEqual([])
+  }, 120_000)
 
-  it(
-    'index.js and index.d.ts match `napi build`',
-    () => {
-      const out = join(tmp, 'napi')
-      run('npx', ['napi', 'build', '--platform', '--output-dir', out])
-      expect(drift('.', root, out, ['index.js', 'index.d.ts'])).toEqual([])
-    },
-    120_000,
-  )
+  it('index.js and index.d.ts match `napi build`', () => {
+    const out = join(tmp, 'napi')
+    run('npx', ['napi', 'build', '--platform', '--output-dir', out])
+    expect(drift('.', root, out, ['index.js', 'index.d.ts'])).toEqual([])
+  }, 120_000)
 })

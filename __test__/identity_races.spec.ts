@@ -11,7 +11,10 @@ it('concurrent dispatches of one identity stay within max_invocations_per_dispat
     await sleep(30)
     throw new Error('down')
   })
-  runtime.register({ registration: registration('alpha.one', { budget: { max_invocations_per_dispatch: 1 } }), provider })
+  runtime.register({
+    registration: registration('alpha.one', { budget: { max_invocations_per_dispatch: 1 } }),
+    provider,
+  })
   await Promise.all([runtime.dispatch(request()), runtime.dispatch(request()), runtime.dispatch(request())])
   // contract-v0 s.1: max_invocations_per_dispatch is "first try plus bounded retries of one dispatch identity, over its whole life"
   expect(provider.calls).toBeLessThanOrEqual(1)
@@ -25,7 +28,10 @@ it('recover() racing a dispatch of the same failed identity stays within the bud
     if (!up) throw new Error('down')
     return signalResult(input)
   })
-  runtime.register({ registration: registration('alpha.one', { budget: { max_invocations_per_dispatch: 2 } }), provider })
+  runtime.register({
+    registration: registration('alpha.one', { budget: { max_invocations_per_dispatch: 2 } }),
+    provider,
+  })
   await runtime.dispatch(request())
   up = true
   await Promise.all([runtime.dispatch(request()), runtime.recover()])
@@ -53,7 +59,10 @@ it("replay 'verify' of an exhausted identity replays without invoking", async ()
     if (!up) throw new Error('down')
     return signalResult(input)
   })
-  runtime.register({ registration: registration('alpha.one', { budget: { max_invocations_per_dispatch: 1 } }), provider })
+  runtime.register({
+    registration: registration('alpha.one', { budget: { max_invocations_per_dispatch: 1 } }),
+    provider,
+  })
   await runtime.dispatch(request()) // failed, attempt 1
   const exhausted = (await runtime.dispatch(request())).hooks[0]! // exhausted, final
   expect(exhausted.outcome).toBe('exhausted')
@@ -62,7 +71,12 @@ it("replay 'verify' of an exhausted identity replays without invoking", async ()
   const nowUp = (await runtime.dispatch(request())).hooks[0]!
   // Expected (contract-v0 s.5): a final identity replays its receipt; an exhausted one has no result to verify
   // and its budget is spent, so the provider is not invoked again.
-  expect({ calls: provider.calls, stillDown: stillDown.outcome, nowUp: nowUp.outcome, nowUpCode: nowUp.failureCode }).toStrictEqual({
+  expect({
+    calls: provider.calls,
+    stillDown: stillDown.outcome,
+    nowUp: nowUp.outcome,
+    nowUpCode: nowUp.failureCode,
+  }).toStrictEqual({
     calls: 1,
     stillDown: 'replayed',
     nowUp: 'replayed',

@@ -12,7 +12,14 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 
-import { HookJournal, HookRuntime, LoopxHooksError, type DispatchOutcome, type HookOutcome, type PostWritebackHookInput } from '../lib/index.js'
+import {
+  HookJournal,
+  HookRuntime,
+  LoopxHooksError,
+  type DispatchOutcome,
+  type HookOutcome,
+  type PostWritebackHookInput,
+} from '../lib/index.js'
 import {
   EMPTY_STATS,
   Fixtures,
@@ -58,7 +65,11 @@ const TYPE_ERRORS: unknown[] = []
 const REENTRANT_ERRORS: unknown[] = []
 
 function cycle() {
-  const r: Record<string, unknown> = { schema_version: 'loopx_post_writeback_hook_result_v0', status: 'not_applicable', intents: [] }
+  const r: Record<string, unknown> = {
+    schema_version: 'loopx_post_writeback_hook_result_v0',
+    status: 'not_applicable',
+    intents: [],
+  }
   r.self = r
   return r
 }
@@ -67,7 +78,13 @@ function cycle() {
 function oversize(input: PostWritebackHookInput) {
   // ~1.7 KiB canonical: over the budget of 1024, under the pre-parse cut-off (2 * 1024 + 1024).
   const refs = Array.from({ length: 10 }, (_, i) => `r${i}`.padEnd(100, 'x'))
-  return proposed([intent(input, signalKind(input.capability_id), { operation: 'evaluate', policyVersion: 'v0', payload: { ref: 'ref', refs, level: 1 } })])
+  return proposed([
+    intent(input, signalKind(input.capability_id), {
+      operation: 'evaluate',
+      policyVersion: 'v0',
+      payload: { ref: 'ref', refs, level: 1 },
+    }),
+  ])
 }
 
 const BAD: BadCase[] = [
@@ -363,7 +380,11 @@ const BAD: BadCase[] = [
 ]
 
 /** The good hook's outcome and journal record with no bad hook installed. */
-let baseline: { outcome: HookOutcome; record: Awaited<ReturnType<typeof identityRecord>>; input: PostWritebackHookInput }
+let baseline: {
+  outcome: HookOutcome
+  record: Awaited<ReturnType<typeof identityRecord>>
+  input: PostWritebackHookInput
+}
 const baselineFx = new Fixtures()
 beforeAll(async () => {
   const { runtime } = await baselineFx.runtime({ capabilities: CAPABILITIES })
@@ -401,12 +422,27 @@ describe('a bad provider fails alone with its code', () => {
     expect(good.calls).toBe(1)
     expect(good.inputs[0]).toStrictEqual(baseline.input)
     // Each bad one: failed alone, with its code and rule, invoked once, recorded compactly.
-    for (const [id, p] of [[BAD_FIRST, first], [BAD_LAST, last]] as const) {
+    for (const [id, p] of [
+      [BAD_FIRST, first],
+      [BAD_LAST, last],
+    ] as const) {
       const o = hookOutcome(outcome, id)
-      expect(o).toMatchObject({ outcome: 'failed', attempt: 1, receipt: null, failureCode: bad.code, failureRule: bad.rule })
+      expect(o).toMatchObject({
+        outcome: 'failed',
+        attempt: 1,
+        receipt: null,
+        failureCode: bad.code,
+        failureRule: bad.rule,
+      })
       expect(p.calls).toBe(1)
-      expect(await runtime.journal.listFailures(o.dispatchId)).toMatchObject([{ attempt: 1, code: bad.code, rule: bad.rule }])
-      expect(await runtime.journal.getDispatch(o.dispatchId)).toMatchObject({ state: 'failed', attempts: 1, receipt: null })
+      expect(await runtime.journal.listFailures(o.dispatchId)).toMatchObject([
+        { attempt: 1, code: bad.code, rule: bad.rule },
+      ])
+      expect(await runtime.journal.getDispatch(o.dispatchId)).toMatchObject({
+        state: 'failed',
+        attempts: 1,
+        receipt: null,
+      })
     }
     bad.check?.()
     // Late settlements (if any) change nothing.
@@ -417,7 +453,10 @@ describe('a bad provider fails alone with its code', () => {
     // The process and the runtime survive: the next dispatch runs normally.
     const next = await runtime.dispatch(req)
     expect(hookOutcome(next, GOOD)).toMatchObject({ outcome: 'replayed', receipt: baseline.outcome.receipt })
-    expect(hookOutcome(next, BAD_FIRST)).toMatchObject({ outcome: 'exhausted', failureCode: 'dispatch_budget_exhausted' })
+    expect(hookOutcome(next, BAD_FIRST)).toMatchObject({
+      outcome: 'exhausted',
+      failureCode: 'dispatch_budget_exhausted',
+    })
     expect(await runtime.journal.integrityCheck()).toBe(true)
   })
 
@@ -441,7 +480,10 @@ describe('a bad provider fails alone with its code', () => {
     expect(errors[0]).toBeInstanceOf(LoopxHooksError)
     expect(errors[0]).toMatchObject({ code: 'ERR_LOOPX_REENTRANT_DISPATCH' })
     // The refused inner dispatch recorded nothing.
-    expect((await runtime.journal.listDispatches()).items.map((d) => d.receipt_id)).toStrictEqual(['receipt_0001', 'receipt_0001'])
+    expect((await runtime.journal.listDispatches()).items.map((d) => d.receipt_id)).toStrictEqual([
+      'receipt_0001',
+      'receipt_0001',
+    ])
   })
 })
 
@@ -455,9 +497,18 @@ describe('budgets, retries and recovery', () => {
       throw new Error('y')
     })
     const good = goodProvider()
-    runtime.register({ registration: registration('alpha.once', { budget: { max_invocations_per_dispatch: 1 } }), provider: once })
-    runtime.register({ registration: registration('beta.thrice', { budget: { max_invocations_per_dispatch: 3 } }), provider: thrice })
-    runtime.register({ registration: registration('gamma.good', { budget: { max_invocations_per_dispatch: 1 } }), provider: good })
+    runtime.register({
+      registration: registration('alpha.once', { budget: { max_invocations_per_dispatch: 1 } }),
+      provider: once,
+    })
+    runtime.register({
+      registration: registration('beta.thrice', { budget: { max_invocations_per_dispatch: 3 } }),
+      provider: thrice,
+    })
+    runtime.register({
+      registration: registration('gamma.good', { budget: { max_invocations_per_dispatch: 1 } }),
+      provider: good,
+    })
     const rows: string[][] = []
     for (let i = 0; i < 5; i++) {
       const o = await runtime.dispatch(request())
@@ -480,13 +531,19 @@ describe('budgets, retries and recovery', () => {
     const failing = counted((): never => {
       throw new Error('always')
     })
-    runtime.register({ registration: registration('alpha.retry', { budget: { max_invocations_per_dispatch: 4 } }), provider: failing })
+    runtime.register({
+      registration: registration('alpha.retry', { budget: { max_invocations_per_dispatch: 4 } }),
+      provider: failing,
+    })
     // A flaky provider succeeds on its second try with the same identity.
     const flaky = counted((input, call) => {
       if (call === 1) throw new Error('first time')
       return signalResult(input)
     })
-    runtime.register({ registration: registration('beta.flaky', { budget: { max_invocations_per_dispatch: 2 } }), provider: flaky })
+    runtime.register({
+      registration: registration('beta.flaky', { budget: { max_invocations_per_dispatch: 2 } }),
+      provider: flaky,
+    })
 
     const outcomes: DispatchOutcome[] = []
     for (let i = 0; i < 6; i++) outcomes.push(await runtime.dispatch(request()))
@@ -501,7 +558,13 @@ describe('budgets, retries and recovery', () => {
     ])
     expect(failing.calls).toBe(4)
     expect(new Set(retry.map((o) => o.dispatchId)).size).toBe(1)
-    expect(retry[4]!.receipt).toMatchObject({ status: 'exhausted', attempt: 4, intent_ids: [], result_digest: null, failure: { code: 'dispatch_budget_exhausted', rule: null } })
+    expect(retry[4]!.receipt).toMatchObject({
+      status: 'exhausted',
+      attempt: 4,
+      intent_ids: [],
+      result_digest: null,
+      failure: { code: 'dispatch_budget_exhausted', rule: null },
+    })
     expect(retry[5]!.receipt).toStrictEqual(retry[4]!.receipt)
     const id = retry[0]!.dispatchId
     expect((await runtime.journal.listFailures(id)).map((f) => [f.attempt, f.code])).toStrictEqual([
@@ -535,11 +598,19 @@ describe('budgets, retries and recovery', () => {
       return signalResult(input)
     })
     const good = goodProvider()
-    runtime.register({ registration: registration('alpha.flaky', { budget: { max_invocations_per_dispatch: 3 } }), provider: flaky })
+    runtime.register({
+      registration: registration('alpha.flaky', { budget: { max_invocations_per_dispatch: 3 } }),
+      provider: flaky,
+    })
     runtime.register({ registration: registration('beta.good'), provider: good })
     const first = await runtime.dispatch(request())
     const second = await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_0002' } }))
-    expect([...first.hooks, ...second.hooks].map((h) => h.outcome)).toStrictEqual(['failed', 'recorded', 'failed', 'recorded'])
+    expect([...first.hooks, ...second.hooks].map((h) => h.outcome)).toStrictEqual([
+      'failed',
+      'recorded',
+      'failed',
+      'recorded',
+    ])
     expect((await runtime.journal.stats()).failed).toBe(2)
 
     healthy = true
@@ -549,7 +620,10 @@ describe('budgets, retries and recovery', () => {
       ['alpha.flaky', 'recorded', 2],
       ['alpha.flaky', 'recorded', 2],
     ])
-    expect(report.outcomes.map((o) => o.dispatchId)).toStrictEqual([first.hooks[0]!.dispatchId, second.hooks[0]!.dispatchId])
+    expect(report.outcomes.map((o) => o.dispatchId)).toStrictEqual([
+      first.hooks[0]!.dispatchId,
+      second.hooks[0]!.dispatchId,
+    ])
     expect(flaky.calls).toBe(4)
     expect(good.calls).toBe(2)
     expect(await runtime.journal.stats()).toStrictEqual({ ...EMPTY_STATS, proposed: 4, intents: 4, intents_open: 4 })
@@ -560,11 +634,17 @@ describe('budgets, retries and recovery', () => {
     const gamma = counted((): never => {
       throw new Error('down')
     })
-    runtime.register({ registration: registration('gamma.gone', { budget: { max_invocations_per_dispatch: 2 } }), provider: gamma })
+    runtime.register({
+      registration: registration('gamma.gone', { budget: { max_invocations_per_dispatch: 2 } }),
+      provider: gamma,
+    })
     await runtime.dispatch(request())
     await runtime.close()
     const other = await fx.runtime({ journalPath, capabilities: ['alpha', 'beta', 'gamma'] })
-    other.runtime.register({ registration: registration('gamma.gone', { budget: { max_invocations_per_dispatch: 3 } }), provider: goodProvider() })
+    other.runtime.register({
+      registration: registration('gamma.gone', { budget: { max_invocations_per_dispatch: 3 } }),
+      provider: goodProvider(),
+    })
     expect(await other.runtime.recover()).toStrictEqual({ outcomes: [], skipped: 1 })
     expect((await other.runtime.journal.stats()).failed).toBe(1)
   })
@@ -604,7 +684,12 @@ describe('budgets, retries and recovery', () => {
     const report = await runtime.recover()
     expect(report.skipped).toBe(0)
     expect(report.outcomes).toHaveLength(1)
-    expect(report.outcomes[0]).toMatchObject({ hookId: 'alpha.crash', dispatchId: rows.items[0]!.dispatch_id, outcome: 'recorded', attempt: 1 })
+    expect(report.outcomes[0]).toMatchObject({
+      hookId: 'alpha.crash',
+      dispatchId: rows.items[0]!.dispatch_id,
+      outcome: 'recorded',
+      attempt: 1,
+    })
     expect(provider.calls).toBe(1)
     expect(provider.inputs[0]!.dispatch_id).toBe(rows.items[0]!.dispatch_id)
     // And the primary replay afterwards returns that same receipt.
@@ -648,7 +733,9 @@ describe('runtime and journal misuse', () => {
     new Database(empty).close()
     const foreign = dir.path('app.sqlite')
     const db = new Database(foreign)
-    db.exec("CREATE TABLE dispatches (id INTEGER PRIMARY KEY, note TEXT); INSERT INTO dispatches (note) VALUES ('mine');")
+    db.exec(
+      "CREATE TABLE dispatches (id INTEGER PRIMARY KEY, note TEXT); INSERT INTO dispatches (note) VALUES ('mine');",
+    )
     db.close()
     const foreignWal = dir.path('wal.sqlite')
     const dbw = new Database(foreignWal)
@@ -686,7 +773,10 @@ describe('runtime and journal misuse', () => {
   })
 
   it('the profile allowlist admits only listed hooks', async () => {
-    const { runtime } = await fx.runtime({ profile: { allowlist: ['beta.listed', 'gamma.not_installed'] }, capabilities: ['alpha', 'beta'] })
+    const { runtime } = await fx.runtime({
+      profile: { allowlist: ['beta.listed', 'gamma.not_installed'] },
+      capabilities: ['alpha', 'beta'],
+    })
     const unlisted = goodProvider()
     const listed = goodProvider()
     runtime.register({ registration: registration('alpha.unlisted'), provider: unlisted })
@@ -703,7 +793,11 @@ describe('runtime and journal misuse', () => {
   it('maxHooksPerDispatch: hooks past the ceiling fail with dispatch_budget_exhausted, attempt 0, not invoked', async () => {
     const dir = fx.tempDir()
     const journalPath = dir.path('ceiling.journal')
-    const { runtime } = await fx.runtime({ journalPath, profile: { maxHooksPerDispatch: 2 }, capabilities: ['alpha', 'beta', 'gamma', 'delta'] })
+    const { runtime } = await fx.runtime({
+      journalPath,
+      profile: { maxHooksPerDispatch: 2 },
+      capabilities: ['alpha', 'beta', 'gamma', 'delta'],
+    })
     const ids = ['delta.d', 'gamma.c', 'beta.b', 'alpha.a']
     const providers: Record<string, Counted<unknown>> = {}
     for (const id of ids) {
@@ -723,7 +817,11 @@ describe('runtime and journal misuse', () => {
     expect(j.failures).toStrictEqual([])
     // Nothing was spent: a dispatch with room runs them normally, on their first attempt.
     await runtime.close()
-    const roomy = await fx.runtime({ journalPath, profile: { maxHooksPerDispatch: 16 }, capabilities: ['alpha', 'beta', 'gamma', 'delta'] })
+    const roomy = await fx.runtime({
+      journalPath,
+      profile: { maxHooksPerDispatch: 16 },
+      capabilities: ['alpha', 'beta', 'gamma', 'delta'],
+    })
     for (const id of ids) roomy.runtime.register({ registration: registration(id), provider: providers[id]! })
     const again = await roomy.runtime.dispatch(request())
     expect(again.hooks.map((h) => [h.hookId, h.outcome, h.attempt])).toStrictEqual([
@@ -739,7 +837,10 @@ describe('runtime and journal misuse', () => {
     const { runtime } = await fx.runtime({ profile: { maxDispatchWallMs: 60 }, capabilities: ['alpha', 'beta'] })
     const slow = counted(() => new Promise(() => {}))
     const after = goodProvider()
-    runtime.register({ registration: registration('alpha.slow', { budget: { timeout_ms: 5000, max_invocations_per_dispatch: 2 } }), provider: slow })
+    runtime.register({
+      registration: registration('alpha.slow', { budget: { timeout_ms: 5000, max_invocations_per_dispatch: 2 } }),
+      provider: slow,
+    })
     runtime.register({ registration: registration('beta.after'), provider: after })
     const started = Date.now()
     const outcome = await runtime.dispatch(request())

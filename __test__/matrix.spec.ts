@@ -98,14 +98,21 @@ describe('RFC section 12 validation matrix', () => {
 
     // Phase enabled, but no capability installed: admitted, nothing to run.
     const empty = await fx.runtime({ capabilities: ['alpha'] })
-    expect(await dispatchKeepingPrimary(empty.runtime, request())).toStrictEqual({ admitted: true, refusal: null, hooks: [] })
+    expect(await dispatchKeepingPrimary(empty.runtime, request())).toStrictEqual({
+      admitted: true,
+      refusal: null,
+      hooks: [],
+    })
     expect((await journalContents(empty.runtime)).stats).toStrictEqual(EMPTY_STATS)
 
     // Installed for another event kind only, or left out of the profile's allowlist: not installed for this dispatch.
     const partial = await fx.runtime({ profile: { allowlist: ['beta.listed'] }, capabilities: ['alpha', 'beta'] })
     const otherEvent = goodProvider()
     const notListed = goodProvider()
-    partial.runtime.register({ registration: registration('alpha.replan_only', { eventKinds: ['replan_recorded'] }), provider: otherEvent })
+    partial.runtime.register({
+      registration: registration('alpha.replan_only', { eventKinds: ['replan_recorded'] }),
+      provider: otherEvent,
+    })
     partial.runtime.register({ registration: registration('beta.unlisted'), provider: notListed })
     expect(await dispatchKeepingPrimary(partial.runtime, request({ eventKind: 'todo_completed' }))).toStrictEqual({
       admitted: true,
@@ -123,31 +130,108 @@ describe('RFC section 12 validation matrix', () => {
     const { runtime } = await fx.runtime({ capabilities: ['alpha'] })
     const good = registration('alpha.one')
     const providers = [
-      await expectRegistrationRejected(runtime, { ...good, schema_version: 'v1' }, 'bad_schema_version', '/schema_version'),
+      await expectRegistrationRejected(
+        runtime,
+        { ...good, schema_version: 'v1' },
+        'bad_schema_version',
+        '/schema_version',
+      ),
       await expectRegistrationRejected(runtime, { ...good, command: 'rm -rf' }, 'unknown_field', '/command'),
-      await expectRegistrationRejected(runtime, { ...good, write_scope: ['alpha.write'] }, 'unknown_field', '/write_scope'),
+      await expectRegistrationRejected(
+        runtime,
+        { ...good, write_scope: ['alpha.write'] },
+        'unknown_field',
+        '/write_scope',
+      ),
       await expectRegistrationRejected(runtime, (({ budget: _b, ...rest }) => rest)(good), 'missing_field', '/budget'),
       await expectRegistrationRejected(runtime, { ...good, phase: 'pre_writeback' }, 'not_allowed_value', '/phase'),
-      await expectRegistrationRejected(runtime, { ...good, failure_policy: 'propagate' }, 'policy_not_isolate', '/failure_policy'),
+      await expectRegistrationRejected(
+        runtime,
+        { ...good, failure_policy: 'propagate' },
+        'policy_not_isolate',
+        '/failure_policy',
+      ),
       await expectRegistrationRejected(runtime, { ...good, hook_id: 'beta.one' }, 'capability_mismatch', '/hook_id'),
       await expectRegistrationRejected(runtime, { ...good, hook_id: 'Alpha.One' }, 'bad_token', '/hook_id'),
-      await expectRegistrationRejected(runtime, { ...good, event_kinds: ['todo_started'] }, 'unknown_event_kind', '/event_kinds/0'),
-      await expectRegistrationRejected(runtime, { ...good, intent_kinds: ['alpha.undefined_kind'] }, 'unknown_intent_kind', '/intent_kinds/0'),
-      await expectRegistrationRejected(runtime, { ...good, requested_read_scope: ['raw_logs'] }, 'not_allowed_value', '/requested_read_scope/0'),
+      await expectRegistrationRejected(
+        runtime,
+        { ...good, event_kinds: ['todo_started'] },
+        'unknown_event_kind',
+        '/event_kinds/0',
+      ),
+      await expectRegistrationRejected(
+        runtime,
+        { ...good, intent_kinds: ['alpha.undefined_kind'] },
+        'unknown_intent_kind',
+        '/intent_kinds/0',
+      ),
+      await expectRegistrationRejected(
+        runtime,
+        { ...good, requested_read_scope: ['raw_logs'] },
+        'not_allowed_value',
+        '/requested_read_scope/0',
+      ),
       // Over budget: every bound of contract-v0 section 1, one past it.
-      await expectRegistrationRejected(runtime, registration('alpha.one', { budget: { timeout_ms: 30_001 } }), 'out_of_range', '/budget/timeout_ms'),
-      await expectRegistrationRejected(runtime, registration('alpha.one', { budget: { timeout_ms: 0 } }), 'out_of_range', '/budget/timeout_ms'),
-      await expectRegistrationRejected(runtime, registration('alpha.one', { budget: { max_invocations_per_dispatch: 5 } }), 'out_of_range', '/budget/max_invocations_per_dispatch'),
-      await expectRegistrationRejected(runtime, registration('alpha.one', { budget: { max_intents_per_dispatch: 17 } }), 'out_of_range', '/budget/max_intents_per_dispatch'),
-      await expectRegistrationRejected(runtime, registration('alpha.one', { budget: { max_result_bytes: 65_537 } }), 'out_of_range', '/budget/max_result_bytes'),
-      await expectRegistrationRejected(runtime, registration('alpha.one', { budget: { max_result_bytes: 255 } }), 'out_of_range', '/budget/max_result_bytes'),
-      await expectRegistrationRejected(runtime, registration('alpha.one', { budget: { timeout_ms: 1.5 } }), 'wrong_type', '/budget/timeout_ms'),
-      await expectRegistrationRejected(runtime, registration('alpha.one', { budget: { timeout_ms: '1000' as unknown as number } }), 'wrong_type', '/budget/timeout_ms'),
+      await expectRegistrationRejected(
+        runtime,
+        registration('alpha.one', { budget: { timeout_ms: 30_001 } }),
+        'out_of_range',
+        '/budget/timeout_ms',
+      ),
+      await expectRegistrationRejected(
+        runtime,
+        registration('alpha.one', { budget: { timeout_ms: 0 } }),
+        'out_of_range',
+        '/budget/timeout_ms',
+      ),
+      await expectRegistrationRejected(
+        runtime,
+        registration('alpha.one', { budget: { max_invocations_per_dispatch: 5 } }),
+        'out_of_range',
+        '/budget/max_invocations_per_dispatch',
+      ),
+      await expectRegistrationRejected(
+        runtime,
+        registration('alpha.one', { budget: { max_intents_per_dispatch: 17 } }),
+        'out_of_range',
+        '/budget/max_intents_per_dispatch',
+      ),
+      await expectRegistrationRejected(
+        runtime,
+        registration('alpha.one', { budget: { max_result_bytes: 65_537 } }),
+        'out_of_range',
+        '/budget/max_result_bytes',
+      ),
+      await expectRegistrationRejected(
+        runtime,
+        registration('alpha.one', { budget: { max_result_bytes: 255 } }),
+        'out_of_range',
+        '/budget/max_result_bytes',
+      ),
+      await expectRegistrationRejected(
+        runtime,
+        registration('alpha.one', { budget: { timeout_ms: 1.5 } }),
+        'wrong_type',
+        '/budget/timeout_ms',
+      ),
+      await expectRegistrationRejected(
+        runtime,
+        registration('alpha.one', { budget: { timeout_ms: '1000' as unknown as number } }),
+        'wrong_type',
+        '/budget/timeout_ms',
+      ),
     ]
     // A duplicate hook_id is rejected too, and the first registration stays.
     const first = counted(() => notApplicable())
     runtime.register({ registration: good, provider: first })
-    providers.push(await expectRegistrationRejected(runtime, { ...good, budget: { ...good.budget, timeout_ms: 999 } }, 'duplicate_item', '/hook_id'))
+    providers.push(
+      await expectRegistrationRejected(
+        runtime,
+        { ...good, budget: { ...good.budget, timeout_ms: 999 } },
+        'duplicate_item',
+        '/hook_id',
+      ),
+    )
 
     const outcome = await dispatchKeepingPrimary(runtime, request())
     expect(outcome.hooks.map((h) => [h.hookId, h.outcome])).toStrictEqual([['alpha.one', 'not_applicable']])
@@ -254,7 +338,9 @@ describe('RFC section 12 validation matrix', () => {
       expect(row.attempts).toBe(1)
       expect(row.state).toBe(h.receipt!.status)
       expect(row.receipt).toStrictEqual(h.receipt)
-      expect(j.intents.filter((i) => i.dispatch_id === h.dispatchId).map((i) => i.intent_id)).toStrictEqual(h.receipt!.intent_ids)
+      expect(j.intents.filter((i) => i.dispatch_id === h.dispatchId).map((i) => i.intent_id)).toStrictEqual(
+        h.receipt!.intent_ids,
+      )
     }
     expect(j.failures).toStrictEqual([])
   })
@@ -344,7 +430,12 @@ describe('RFC section 12 validation matrix', () => {
     const all = await verify.runtime.journal.listIntents()
     expect(all.items).toHaveLength(1)
     expect(all.items[0]!.intent.payload).toMatchObject({ level: 1 })
-    expect(await verify.runtime.journal.stats()).toStrictEqual({ ...EMPTY_STATS, proposed: 1, intents: 1, intents_open: 1 })
+    expect(await verify.runtime.journal.stats()).toStrictEqual({
+      ...EMPTY_STATS,
+      proposed: 1,
+      intents: 1,
+      intents_open: 1,
+    })
 
     // The same payload again verifies as a replay.
     level = 1
@@ -373,7 +464,11 @@ describe('RFC section 12 validation matrix', () => {
       throw new TypeError('async failure')
     })
     const hangs = counted(() => new Promise<never>(() => {}))
-    const malformed = counted(() => ({ schema_version: 'loopx_post_writeback_hook_result_v0', status: 'maybe', intents: [] }))
+    const malformed = counted(() => ({
+      schema_version: 'loopx_post_writeback_hook_result_v0',
+      status: 'maybe',
+      intents: [],
+    }))
     runtime.register({ registration: registration('alpha.raises'), provider: raises })
     runtime.register({ registration: registration('beta.rejects'), provider: rejects })
     runtime.register({ registration: registration('gamma.hangs', { budget: { timeout_ms: 40 } }), provider: hangs })
@@ -381,7 +476,9 @@ describe('RFC section 12 validation matrix', () => {
 
     const req = request()
     const outcome = await dispatchKeepingPrimary(runtime, req)
-    expect(outcome.hooks.map((h) => [h.hookId, h.outcome, h.attempt, h.receipt, h.failureCode, h.failureRule])).toStrictEqual([
+    expect(
+      outcome.hooks.map((h) => [h.hookId, h.outcome, h.attempt, h.receipt, h.failureCode, h.failureRule]),
+    ).toStrictEqual([
       ['alpha.raises', 'failed', 1, null, 'producer_failed', null],
       ['beta.rejects', 'failed', 1, null, 'producer_failed', null],
       ['delta.malformed', 'failed', 1, null, 'result_contract_rejected', 'not_allowed_value'],
@@ -396,7 +493,9 @@ describe('RFC section 12 validation matrix', () => {
     for (const d of j.dispatches) {
       expect(d).toMatchObject({ state: 'failed', attempts: 1, receipt: null, result_digest: null })
     }
-    expect(j.failures.map((f) => Object.keys(f).sort())).toStrictEqual(Array(4).fill(['at', 'attempt', 'code', 'dispatch_id', 'rule']))
+    expect(j.failures.map((f) => Object.keys(f).sort())).toStrictEqual(
+      Array(4).fill(['at', 'attempt', 'code', 'dispatch_id', 'rule']),
+    )
     expect(j.failures.map((f) => [f.code, f.rule, f.attempt]).sort()).toStrictEqual(
       [
         ['producer_failed', null, 1],
@@ -406,7 +505,8 @@ describe('RFC section 12 validation matrix', () => {
       ].sort(),
     )
     const text = JSON.stringify([outcome, j])
-    for (const leaked of ['exploded', 'async failure', 'maybe', 'TypeError', 'Error']) expect(text).not.toContain(leaked)
+    for (const leaked of ['exploded', 'async failure', 'maybe', 'TypeError', 'Error'])
+      expect(text).not.toContain(leaked)
     expect(eligible(req.receipt, req.settlement)).toBe(true)
   })
 
@@ -438,8 +538,11 @@ describe('RFC section 12 validation matrix', () => {
         return { schema_version: 'loopx_post_writeback_hook_result_v0', status: 'proposed', intents: [one, two] }
       }),
     }
-    const budgets: Record<string, Parameters<typeof registration>[1]> = { 'alpha.b0': { budget: { max_intents_per_dispatch: 2 } } }
-    for (const [id, provider] of Object.entries(hooks)) runtime.register({ registration: registration(id, budgets[id]), provider })
+    const budgets: Record<string, Parameters<typeof registration>[1]> = {
+      'alpha.b0': { budget: { max_intents_per_dispatch: 2 } },
+    }
+    for (const [id, provider] of Object.entries(hooks))
+      runtime.register({ registration: registration(id, budgets[id]), provider })
 
     const outcome = await dispatchKeepingPrimary(runtime, request())
     const expected = ['alpha.a', 'alpha.b.c', 'alpha.b0', 'alpha.b_c', 'beta.z']
@@ -495,18 +598,39 @@ describe('RFC section 12 validation matrix', () => {
     const outcome = await dispatchKeepingPrimary(runtime, request())
     const o = hookOutcome(outcome, 'alpha.one')
     expect(o.outcome).toBe('recorded')
-    expect(hookOutcome(outcome, 'beta.claims')).toMatchObject({ outcome: 'failed', failureCode: 'result_contract_rejected', failureRule: 'authority_claimed' })
-    expect(hookOutcome(outcome, 'beta.wrote')).toMatchObject({ outcome: 'failed', failureCode: 'result_contract_rejected', failureRule: 'authority_claimed' })
+    expect(hookOutcome(outcome, 'beta.claims')).toMatchObject({
+      outcome: 'failed',
+      failureCode: 'result_contract_rejected',
+      failureRule: 'authority_claimed',
+    })
+    expect(hookOutcome(outcome, 'beta.wrote')).toMatchObject({
+      outcome: 'failed',
+      failureCode: 'result_contract_rejected',
+      failureRule: 'authority_claimed',
+    })
 
     // Recorded as a proposal only: pending, undecided, not done, granting nothing.
     const pending = await runtime.journal.pending()
     expect(pending.items).toHaveLength(1)
     const stored = pending.items[0]!
-    expect(stored).toMatchObject({ intent_id: o.receipt!.intent_ids[0], decision: null, executor_id: null, reason_code: null, decided_at: null, done_at: null })
+    expect(stored).toMatchObject({
+      intent_id: o.receipt!.intent_ids[0],
+      decision: null,
+      executor_id: null,
+      reason_code: null,
+      decided_at: null,
+      done_at: null,
+    })
     expect(stored.intent.requested_write_scope).toStrictEqual(['some_scope.write'])
     expect(stored.intent.grants_new_action_authority).toBe(false)
     expect(stored.intent.external_write_performed).toBe(false)
-    expect(await runtime.journal.stats()).toStrictEqual({ ...EMPTY_STATS, proposed: 1, failed: 2, intents: 1, intents_open: 1 })
+    expect(await runtime.journal.stats()).toStrictEqual({
+      ...EMPTY_STATS,
+      proposed: 1,
+      failed: 2,
+      intents: 1,
+      intents_open: 1,
+    })
     // The registration still holds no write scope, and the receipt is a proposal, nothing else.
     expect(reg).not.toHaveProperty('requested_write_scope')
     expect(o.receipt).toMatchObject({ status: 'proposed', failure: null })
@@ -514,7 +638,9 @@ describe('RFC section 12 validation matrix', () => {
 
     // Replay does not decide it either.
     await dispatchKeepingPrimary(runtime, request())
-    expect((await runtime.journal.pending()).items.map((i) => [i.intent_id, i.decision])).toStrictEqual([[stored.intent_id, null]])
+    expect((await runtime.journal.pending()).items.map((i) => [i.intent_id, i.decision])).toStrictEqual([
+      [stored.intent_id, null],
+    ])
   })
 
   it('External-write assertion', async () => {
@@ -579,7 +705,10 @@ describe('RFC section 12 validation matrix', () => {
       ]
       runtime.register({ registration: registration('alpha.one'), provider: providers[0]! })
       runtime.register({ registration: registration('beta.one'), provider: providers[1]! })
-      runtime.register({ registration: registration('periodic_report.runtime_trigger', { intentKinds: ['periodic_report.signal'] }), provider: providers[2]! })
+      runtime.register({
+        registration: registration('periodic_report.runtime_trigger', { intentKinds: ['periodic_report.signal'] }),
+        provider: providers[2]!,
+      })
 
       const req = request()
       const first = await dispatchKeepingPrimary(runtime, req)
@@ -593,7 +722,14 @@ describe('RFC section 12 validation matrix', () => {
       const pending = await runtime.journal.pending()
       expect(pending.items).toHaveLength(1)
       const id = pending.items[0]!.intent_id
-      expect(await runtime.journal.decide({ intentId: id, executorId: 'alpha.executor', decision: 'admit', reasonCode: 'admitted_by_policy' })).toStrictEqual({ kind: 'decided' })
+      expect(
+        await runtime.journal.decide({
+          intentId: id,
+          executorId: 'alpha.executor',
+          decision: 'admit',
+          reasonCode: 'admitted_by_policy',
+        }),
+      ).toStrictEqual({ kind: 'decided' })
       expect(await runtime.journal.markDone(id, 'alpha.executor')).toBe('done')
 
       expect(calls).toStrictEqual([])
@@ -630,7 +766,17 @@ describe('RFC section 12 validation matrix', () => {
       provider: (input: Parameters<typeof signalResult>[0]) => {
         const r = signalResult(input)
         const i = r.intents[0]!
-        return { ...r, intents: [{ ...i, operation: planted[0], payload: { ref: planted[1], refs: [planted[2], planted[3]], level: 1 }, log: planted[4] }] }
+        return {
+          ...r,
+          intents: [
+            {
+              ...i,
+              operation: planted[0],
+              payload: { ref: planted[1], refs: [planted[2], planted[3]], level: 1 },
+              log: planted[4],
+            },
+          ],
+        }
       },
     })
     const outcome = await dispatchKeepingPrimary(runtime, request())
@@ -640,7 +786,10 @@ describe('RFC section 12 validation matrix', () => {
     ])
     await runtime.close()
     const needles = [...planted, tag, 'alice', 'internal.example', 'transcript']
-    const hits = findPlanted([...filesIn(dir), { name: 'outcome', bytes: Buffer.from(JSON.stringify(outcome)) }], needles)
+    const hits = findPlanted(
+      [...filesIn(dir), { name: 'outcome', bytes: Buffer.from(JSON.stringify(outcome)) }],
+      needles,
+    )
     expect(hits).toStrictEqual([])
   })
 })

@@ -57,7 +57,10 @@ const SIGNAL = defineIntentKind({
   },
 } as const)
 
-function registration(hookId: string, budget: Partial<PostWritebackHookRegistration['budget']> = {}): PostWritebackHookRegistration {
+function registration(
+  hookId: string,
+  budget: Partial<PostWritebackHookRegistration['budget']> = {},
+): PostWritebackHookRegistration {
   return {
     schema_version: 'loopx_post_writeback_capability_hook_registration_v0',
     hook_id: hookId,
@@ -66,7 +69,13 @@ function registration(hookId: string, budget: Partial<PostWritebackHookRegistrat
     event_kinds: ['todo_completed', 'replan_recorded'],
     intent_kinds: ['synth.signal'],
     requested_read_scope: ['settlement_identity', 'bounded_event_projection'],
-    budget: { max_invocations_per_dispatch: 2, max_intents_per_dispatch: 1, max_result_bytes: 4096, timeout_ms: 1000, ...budget },
+    budget: {
+      max_invocations_per_dispatch: 2,
+      max_intents_per_dispatch: 1,
+      max_result_bytes: 4096,
+      timeout_ms: 1000,
+      ...budget,
+    },
     failure_policy: 'isolate',
   }
 }
@@ -86,7 +95,15 @@ function counted(body: (input: PostWritebackHookInput, call: number) => unknown)
 
 /** Proposes one signal intent whose payload is derived from the receipt (level 1 unless told). */
 const proposer = (level: (call: number) => number = () => 1) =>
-  counted((input, call) => proposed([intent(input, SIGNAL, { operation: 'evaluate', policyVersion: 'v0', payload: { ref: input.source.receipt_id, level: level(call) } })]))
+  counted((input, call) =>
+    proposed([
+      intent(input, SIGNAL, {
+        operation: 'evaluate',
+        policyVersion: 'v0',
+        payload: { ref: input.source.receipt_id, level: level(call) },
+      }),
+    ]),
+  )
 
 const inert = () => counted(() => notApplicable())
 
@@ -135,22 +152,38 @@ interface World {
 /** A hook runtime (profile as given, default enabled) with `providers` installed, and a seam over both journals. */
 async function world(
   providers: Record<string, Provider>,
-  options: { profile?: Partial<Profile>; dir?: string; seam?: Partial<TurnSettlementOptions>; budget?: Partial<PostWritebackHookRegistration['budget']> } = {},
+  options: {
+    profile?: Partial<Profile>
+    dir?: string
+    seam?: Partial<TurnSettlementOptions>
+    budget?: Partial<PostWritebackHookRegistration['budget']>
+  } = {},
 ): Promise<World> {
   const dir = options.dir ?? tempDir()
   const hookPath = join(dir, 'hooks.journal')
   const turnPath = join(dir, 'turn.journal')
-  const hooks = await HookRuntime.open({ journalPath: hookPath, profile: options.profile ?? { enabled: true }, synchronous: 'normal' })
+  const hooks = await HookRuntime.open({
+    journalPath: hookPath,
+    profile: options.profile ?? { enabled: true },
+    synchronous: 'normal',
+  })
   closers.push(() => hooks.close())
   hooks.defineIntentKind(SIGNAL)
-  for (const [hookId, provider] of Object.entries(providers)) hooks.register({ registration: registration(hookId, options.budget), provider })
+  for (const [hookId, provider] of Object.entries(providers))
+    hooks.register({ registration: registration(hookId, options.budget), provider })
   const seam = await TurnSettlement.open({ turnJournalPath: turnPath, hooks, ...options.seam })
   closers.push(() => seam.close())
   return { dir, hookPath, turnPath, hooks, seam }
 }
 
 /** The dispatch id core must use for `hookId` and a committed receipt. */
-function expectedDispatchId(hookId: string, receiptId: string, effectId: string, eventKind: string, budget: Partial<PostWritebackHookRegistration['budget']> = {}) {
+function expectedDispatchId(
+  hookId: string,
+  receiptId: string,
+  effectId: string,
+  eventKind: string,
+  budget: Partial<PostWritebackHookRegistration['budget']> = {},
+) {
   const reg = registration(hookId, budget)
   return dispatchId({
     receiptId,
@@ -172,7 +205,15 @@ async function hookJournal(hooks: HookRuntime) {
   return { stats, dispatches: dispatches.items, intents: intents.items }
 }
 
-const NOTHING = { checkpointed: 0, failed: 0, proposed: 0, not_applicable: 0, exhausted: 0, intents: 0, intents_open: 0 }
+const NOTHING = {
+  checkpointed: 0,
+  failed: 0,
+  proposed: 0,
+  not_applicable: 0,
+  exhausted: 0,
+  intents: 0,
+  intents_open: 0,
+}
 
 /** The primary part of the Turn journal (what no hook may change): everything but the dispatch markers. */
 function primaryRows(seam: TurnSettlement) {
@@ -198,10 +239,22 @@ describe('primary steps and the committed-receipt boundary', () => {
     expect(stepsOf(result)).toEqual(COMMITTED_STEPS)
     expect(result.primary.ok).toBe(true)
     const receipt = result.primary.receipt!
-    expect(receipt).toMatchObject({ effect_id: 'effect_1', step_kind: 'durable_writeback', status: 'committed', checkpointed: true, state_revision: 'rev_1' })
+    expect(receipt).toMatchObject({
+      effect_id: 'effect_1',
+      step_kind: 'durable_writeback',
+      status: 'committed',
+      checkpointed: true,
+      state_revision: 'rev_1',
+    })
     expect(receipt.receipt_id).toMatch(/^rcpt_[0-9a-f]{64}$/)
     expect(receipt.committed_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
-    expect(result.primary.settlement).toEqual({ goal_id: 'goal_0001', agent_id: 'agent_0001', todo_id: 'todo_1', turn_instance_id: 'turn_1', effect_id: 'effect_1' })
+    expect(result.primary.settlement).toEqual({
+      goal_id: 'goal_0001',
+      agent_id: 'agent_0001',
+      todo_id: 'todo_1',
+      turn_instance_id: 'turn_1',
+      effect_id: 'effect_1',
+    })
     expect(result.primary.quotaSpend).toMatchObject({ receipt_id: receipt.receipt_id, effect_id: 'effect_1', units: 1 })
     expect(result.primary.eligible).toBe(true)
 
@@ -215,14 +268,21 @@ describe('primary steps and the committed-receipt boundary', () => {
     ])
     expect(rows.quotaSpends).toHaveLength(1)
     expect(rows.dispatchMarkers).toEqual([
-      expect.objectContaining({ receipt_id: receipt.receipt_id, admitted: true, refusal: null, outcomes: [expect.objectContaining({ hook_id: 'synth.one', outcome: 'recorded' })] }),
+      expect.objectContaining({
+        receipt_id: receipt.receipt_id,
+        admitted: true,
+        refusal: null,
+        outcomes: [expect.objectContaining({ hook_id: 'synth.one', outcome: 'recorded' })],
+      }),
     ])
     expect(w.seam.integrityCheck()).toBe(true)
 
     // It is durable: a new connection (another process would do the same) reads the same receipt.
     const db = new Database(w.turnPath, { readonly: true })
     try {
-      expect(db.prepare('SELECT receipt_id, status, checkpointed FROM receipts').all()).toEqual([{ receipt_id: receipt.receipt_id, status: 'committed', checkpointed: 1 }])
+      expect(db.prepare('SELECT receipt_id, status, checkpointed FROM receipts').all()).toEqual([
+        { receipt_id: receipt.receipt_id, status: 'committed', checkpointed: 1 },
+      ])
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
     } finally {
       db.close()
@@ -261,7 +321,11 @@ describe('primary steps and the committed-receipt boundary', () => {
       state_revision: 'rev_2',
       committed_at: receipt.committed_at,
     })
-    expect(input.projection).toEqual({ schema_version: 'loopx_post_writeback_event_projection_v0', transition: 'segment_completed', fact_refs: ['fact_2'] })
+    expect(input.projection).toEqual({
+      schema_version: 'loopx_post_writeback_event_projection_v0',
+      transition: 'segment_completed',
+      fact_refs: ['fact_2'],
+    })
 
     const j = await hookJournal(w.hooks)
     expect(j.stats).toMatchObject({ proposed: 1, not_applicable: 1, intents: 1 })
@@ -274,7 +338,9 @@ describe('primary steps and the committed-receipt boundary', () => {
     const result = await w.seam.settle(request(3, { kind: 'replan_recorded', factRefs: [] }))
     expect(stepsOf(result)).toEqual(COMMITTED_STEPS)
     expect(result.dispatch!.hooks[0]).toMatchObject({ outcome: 'recorded' })
-    expect(result.dispatch!.hooks[0]!.dispatchId).toBe(expectedDispatchId('synth.one', result.primary.receipt!.receipt_id, 'effect_3', 'replan_recorded'))
+    expect(result.dispatch!.hooks[0]!.dispatchId).toBe(
+      expectedDispatchId('synth.one', result.primary.receipt!.receipt_id, 'effect_3', 'replan_recorded'),
+    )
     expect(p.inputs[0]!.projection).toMatchObject({ transition: 'replan_recorded', fact_refs: [] })
   })
 
@@ -286,7 +352,11 @@ describe('primary steps and the committed-receipt boundary', () => {
     const r1 = await bare.settle(request(1))
     expect(stepsOf(r1)).toEqual(COMMITTED_STEPS)
     expect(r1.dispatch).toBeNull()
-    expect(bare.dispatchMarker(r1.primary.receipt!.receipt_id)).toMatchObject({ admitted: false, refusal: 'hooks_not_configured', outcomes: [] })
+    expect(bare.dispatchMarker(r1.primary.receipt!.receipt_id)).toMatchObject({
+      admitted: false,
+      refusal: 'hooks_not_configured',
+      outcomes: [],
+    })
 
     // A runtime opened without a profile: the phase is disabled.
     const p = proposer()
@@ -312,25 +382,46 @@ describe('primary steps and the committed-receipt boundary', () => {
       ['empty goal', request(1, { goalId: '' }), ['/goalId bad_opaque_ref']],
       ['path as todo', request(1, { todoId: '/home/alice/todo' }), ['/todoId bad_opaque_ref']],
       ['URL as fact', request(1, { factRefs: ['https://internal.example/x'] }), ['/factRefs/0 bad_opaque_ref']],
-      ['credential as revision', request(1, { stateRevision: 'ghp_0123456789abcdefABCDEF0123456789abcd' }), ['/stateRevision credential_like_value']],
+      [
+        'credential as revision',
+        request(1, { stateRevision: 'ghp_0123456789abcdefABCDEF0123456789abcd' }),
+        ['/stateRevision credential_like_value'],
+      ],
       ['unknown kind', request(1, { kind: 'todo_deleted' as never }), ['/kind unknown_event_kind']],
       ['missing agent', { ...request(1), agentId: undefined }, ['/agentId missing_field']],
       ['non-string effect', request(1, { effectId: 7 as never }), ['/effectId wrong_type']],
       ['unknown member', { ...request(1), prompt: 'do the thing' }, ['/prompt unknown_field']],
-      ['too many facts', request(1, { factRefs: Array.from({ length: 33 }, (_, i) => `f${i}`) }), ['/factRefs too_many_items']],
+      [
+        'too many facts',
+        request(1, { factRefs: Array.from({ length: 33 }, (_, i) => `f${i}`) }),
+        ['/factRefs too_many_items'],
+      ],
       ['not an object', 'todo_completed', [' wrong_type']],
     ]
     for (const [label, req, violations] of bad) {
       const result = await w.seam.settle(req as WritebackRequest)
       expect(result.primary.ok, label).toBe(false)
       expect(stepsOf(result), label).toEqual(['validate:rejected', 'durable_writeback:not_run', 'quota_spend:not_run'])
-      expect(result.primary.violations.map((v) => `${v.path} ${v.rule}`), label).toEqual(violations)
+      expect(
+        result.primary.violations.map((v) => `${v.path} ${v.rule}`),
+        label,
+      ).toEqual(violations)
       expect(result.dispatch, label).toBeNull()
-      expect([result.primary.receipt, result.primary.quotaSpend, result.primary.eligible], label).toEqual([null, null, false])
+      expect([result.primary.receipt, result.primary.quotaSpend, result.primary.eligible], label).toEqual([
+        null,
+        null,
+        false,
+      ])
     }
     expect(p.calls).toBe(0)
     expect((await hookJournal(w.hooks)).stats).toEqual(NOTHING)
-    expect(w.seam.contents()).toEqual({ settlements: [], steps: [], receipts: [], quotaSpends: [], dispatchMarkers: [] })
+    expect(w.seam.contents()).toEqual({
+      settlements: [],
+      steps: [],
+      receipts: [],
+      quotaSpends: [],
+      dispatchMarkers: [],
+    })
   })
 
   it('a failed durable writeback (another writeback for a committed effect) dispatches nothing and leaves the committed receipt as it was', async () => {
@@ -347,7 +438,11 @@ describe('primary steps and the committed-receipt boundary', () => {
       request(1, { todoId: 'todo_other' }),
     ]) {
       const result = await w.seam.settle(conflicting)
-      expect(stepsOf(result)).toEqual(['validate:passed', 'durable_writeback:rejected:effect_conflict', 'quota_spend:not_run'])
+      expect(stepsOf(result)).toEqual([
+        'validate:passed',
+        'durable_writeback:rejected:effect_conflict',
+        'quota_spend:not_run',
+      ])
       expect(result.primary.ok).toBe(false)
       expect(result.dispatch).toBeNull()
     }
@@ -365,7 +460,10 @@ describe('primary steps and the committed-receipt boundary', () => {
     expect(stepsOf(again)).toEqual(['validate:passed', 'durable_writeback:replayed', 'quota_spend:already_spent'])
     expect(again.primary.receipt).toEqual(first.primary.receipt)
     expect(again.primary.quotaSpend).toEqual(first.primary.quotaSpend)
-    expect(again.dispatch!.hooks[0]).toMatchObject({ outcome: 'replayed', dispatchId: first.dispatch!.hooks[0]!.dispatchId })
+    expect(again.dispatch!.hooks[0]).toMatchObject({
+      outcome: 'replayed',
+      dispatchId: first.dispatch!.hooks[0]!.dispatchId,
+    })
     expect(again.dispatch!.hooks[0]!.receipt).toEqual(first.dispatch!.hooks[0]!.receipt)
     expect(p.calls).toBe(1)
     const j = await hookJournal(w.hooks)
@@ -378,7 +476,11 @@ describe('primary steps and the committed-receipt boundary', () => {
       throw new Error('provider exploded')
     })
     const slow = counted(() => new Promise((resolve) => setTimeout(() => resolve(notApplicable()), 400)))
-    const malformed = counted(() => ({ schema_version: 'loopx_post_writeback_hook_result_v0', status: 'proposed', intents: [{ nope: true }] }))
+    const malformed = counted(() => ({
+      schema_version: 'loopx_post_writeback_hook_result_v0',
+      status: 'proposed',
+      intents: [{ nope: true }],
+    }))
     const flips = proposer((call) => call) // a different payload on every call: a conflict under replay 'verify'
     const w = await world(
       { 'synth.throws': throws, 'synth.slow': slow, 'synth.malformed': malformed, 'synth.flips': flips },
@@ -445,8 +547,12 @@ describe('primary steps and the committed-receipt boundary', () => {
     const w = await world({ 'synth.one': proposer() })
     await w.seam.settle(request(1))
     const hookStats = await w.hooks.journal.stats()
-    await expect(TurnSettlement.open({ turnJournalPath: w.hookPath })).rejects.toMatchObject({ code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL' })
-    await expect(HookRuntime.open({ journalPath: w.turnPath })).rejects.toMatchObject({ code: expect.stringMatching(/^ERR_LOOPX_/) })
+    await expect(TurnSettlement.open({ turnJournalPath: w.hookPath })).rejects.toMatchObject({
+      code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL',
+    })
+    await expect(HookRuntime.open({ journalPath: w.turnPath })).rejects.toMatchObject({
+      code: expect.stringMatching(/^ERR_LOOPX_/),
+    })
     expect(await w.hooks.journal.stats()).toEqual(hookStats)
     expect(w.seam.contents().receipts).toHaveLength(1)
   })
@@ -510,7 +616,11 @@ async function expectSettled(w: World, effectId: string, eventKind: string) {
   const record = w.seam.committed(effectId)!
   expect(record.receipt).toMatchObject({ status: 'committed', checkpointed: true })
   const rows = w.seam.contents()
-  expect(rows.steps.filter((s) => s.effect_id === effectId).map((s) => s.status)).toEqual(['passed', 'committed', 'spent'])
+  expect(rows.steps.filter((s) => s.effect_id === effectId).map((s) => s.status)).toEqual([
+    'passed',
+    'committed',
+    'spent',
+  ])
   expect(rows.quotaSpends.filter((s) => s.effect_id === effectId)).toHaveLength(1)
   const marker = w.seam.dispatchMarker(record.receipt.receipt_id)!
   expect(marker.admitted).toBe(true)
@@ -569,7 +679,9 @@ describe('crash after the primary writeback, and recover()', () => {
         expect(stepsOf(await w.seam.settle(request(1)))).toEqual(COMMITTED_STEPS)
       } else {
         expect(report.quotaSpends).toHaveLength(expected.spentBefore ? 0 : 1)
-        expect(report.redispatched.map((r) => r.dispatch!.hooks.map((h) => h.outcome))).toEqual([[expected.dispatchedBefore ? 'replayed' : 'recorded']])
+        expect(report.redispatched.map((r) => r.dispatch!.hooks.map((h) => h.outcome))).toEqual([
+          [expected.dispatchedBefore ? 'replayed' : 'recorded'],
+        ])
         expect(report.hooks).toEqual({ outcomes: [], skipped: 0 })
       }
       expect(p.calls + p2.calls).toBe(1)
@@ -614,7 +726,17 @@ describe('crash after the primary writeback, and recover()', () => {
     `
     return spawnSync(
       process.execPath,
-      ['-e', code, ROOT, join(dir, 'hooks.journal'), join(dir, 'turn.journal'), mode, JSON.stringify(SIGNAL), JSON.stringify(registration('synth.one')), JSON.stringify(req)],
+      [
+        '-e',
+        code,
+        ROOT,
+        join(dir, 'hooks.journal'),
+        join(dir, 'turn.journal'),
+        mode,
+        JSON.stringify(SIGNAL),
+        JSON.stringify(registration('synth.one')),
+        JSON.stringify(req),
+      ],
       { encoding: 'utf8', timeout: 20_000 },
     )
   }
@@ -656,7 +778,11 @@ describe('crash after the primary writeback, and recover()', () => {
 
     const report = await w.seam.recover()
     expect(report.redispatched).toHaveLength(1)
-    expect(report.redispatched[0]!.dispatch!.hooks[0]).toMatchObject({ dispatchId: id, outcome: 'recorded', attempt: 1 })
+    expect(report.redispatched[0]!.dispatch!.hooks[0]).toMatchObject({
+      dispatchId: id,
+      outcome: 'recorded',
+      attempt: 1,
+    })
     expect(p.calls).toBe(1)
     await expectSettled(w, 'effect_8', 'replan_recorded')
     expect(await w.seam.recover()).toEqual({ quotaSpends: [], redispatched: [], hooks: { outcomes: [], skipped: 0 } })

@@ -27,7 +27,9 @@ function run(command: string, args: string[], cwd: string): SpawnSyncReturns<str
     env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' },
   })
   if (result.status !== 0) {
-    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${result.status}\n${result.stdout}\n${result.stderr}`)
+    throw new Error(
+      `${command} ${args.join(' ')} (in ${cwd}) exited ${result.status}\n${result.stdout}\n${result.stderr}`,
+    )
   }
   return result
 }
@@ -128,8 +130,17 @@ console.log(JSON.stringify({ canonical: canonicalJson({ b: 1, a: [2] }), rules: 
 
 describe('npm pack, install and use', () => {
   it('the tarball installs offline into a fresh project, type-checks strictly and runs', { timeout: 120_000 }, () => {
-    for (const built of ['index.js', 'index.d.ts', 'loopx-hooks.linux-x64-gnu.node', 'lib/index.js', 'lib/index.d.ts', 'bindings/index.d.ts']) {
-      expect(existsSync(join(root, built)), `${built} is missing: build the package first (npm run build:debug)`).toBe(true)
+    for (const built of [
+      'index.js',
+      'index.d.ts',
+      'loopx-hooks.linux-x64-gnu.node',
+      'lib/index.js',
+      'lib/index.d.ts',
+      'bindings/index.d.ts',
+    ]) {
+      expect(existsSync(join(root, built)), `${built} is missing: build the package first (npm run build:debug)`).toBe(
+        true,
+      )
     }
 
     // 1. Pack (no lifecycle scripts: prepack would start a build).
@@ -139,18 +150,25 @@ describe('npm pack, install and use', () => {
     const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
     const files = info!.files.map((f) => f.path)
     for (const needed of NEEDED) expect(files, `the tarball lacks ${needed}`).toContain(needed)
-    for (const path of files) expect(path, 'sources, tests and build dirs stay out').not.toMatch(/^(src|target|__test__|node_modules|\.cargo)\//)
+    for (const path of files)
+      expect(path, 'sources, tests and build dirs stay out').not.toMatch(
+        /^(src|target|__test__|node_modules|\.cargo)\//,
+      )
     // No TypeScript sources beside the declarations: tsc prefers a .ts over its
     // .d.ts, so shipped sources would be type-checked under the consumer's
     // options (see the exactOptionalPropertyTypes check below).
-    for (const path of files) expect(path, 'only declarations of the TS layer ship').not.toMatch(/^(lib|bindings)\/.*(?<!\.d)\.ts$/)
+    for (const path of files)
+      expect(path, 'only declarations of the TS layer ship').not.toMatch(/^(lib|bindings)\/.*(?<!\.d)\.ts$/)
     const tarball = join(packDir, info!.filename)
     expect(existsSync(tarball)).toBe(true)
 
     // 2. A fresh ES-module project installs it, without the registry.
     const app = join(tmp, 'app')
     mkdirSync(join(app, 'src'), { recursive: true })
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'loopx-consumer', version: '1.0.0', private: true, type: 'module' }))
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'loopx-consumer', version: '1.0.0', private: true, type: 'module' }),
+    )
     run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], app)
     expect(existsSync(join(app, 'node_modules', 'loopx-hooks', 'loopx-hooks.linux-x64-gnu.node'))).toBe(true)
 
@@ -180,12 +198,23 @@ describe('npm pack, install and use', () => {
     expect(existsSync(join(app, 'dist', 'check.cjs'))).toBe(true)
     // A stricter consumer compiles too: the package's declarations hold under
     // options this repo does not use itself.
-    const stricter = ['--noEmit', '--exactOptionalPropertyTypes', '--noPropertyAccessFromIndexSignature', '--noImplicitOverride', '--noUncheckedIndexedAccess']
+    const stricter = [
+      '--noEmit',
+      '--exactOptionalPropertyTypes',
+      '--noPropertyAccessFromIndexSignature',
+      '--noImplicitOverride',
+      '--noUncheckedIndexedAccess',
+    ]
     run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false', ...stricter], app)
 
     // 4. Run both.
     const esm = JSON.parse(run(process.execPath, ['dist/main.js'], app).stdout.trim())
-    expect(esm).toEqual({ hookId: 'periodic_report.runtime_trigger', admitted: true, outcome: 'recorded', status: 'proposed' })
+    expect(esm).toEqual({
+      hookId: 'periodic_report.runtime_trigger',
+      admitted: true,
+      outcome: 'recorded',
+      status: 'proposed',
+    })
     const cjs = JSON.parse(run(process.execPath, ['dist/check.cjs'], app).stdout.trim())
     expect(cjs).toEqual({ canonical: '{"a":[2],"b":1}', rules: 9, cjs: true })
   })

@@ -89,9 +89,15 @@ function completion(n: number | string, over: Partial<WritebackRequest> = {}): W
 const replan = (n: number | string) => completion(n, { kind: 'replan_recorded' })
 
 /** A composition root with periodic_report installed (phase enabled), the seam, and a scheduler. */
-async function world(options: { dir?: string; capabilityId?: string; threshold?: number; clock?: { now: Date }; store?: string } = {}) {
+async function world(
+  options: { dir?: string; capabilityId?: string; threshold?: number; clock?: { now: Date }; store?: string } = {},
+) {
   const dir = options.dir ?? tempDir()
-  const hooks = await HookRuntime.open({ journalPath: join(dir, 'hooks.journal'), profile: { enabled: true }, synchronous: 'normal' })
+  const hooks = await HookRuntime.open({
+    journalPath: join(dir, 'hooks.journal'),
+    profile: { enabled: true },
+    synchronous: 'normal',
+  })
   closers.push(() => hooks.close())
   const installed = installPeriodicReport(hooks, options.capabilityId ? { capabilityId: options.capabilityId } : {})
   const clock = options.clock ?? { now: WEEK_35 }
@@ -129,10 +135,16 @@ describe('intent kind and hook', () => {
       registration: example('registration'),
     })
     // Twice is a duplicate kind, refused by core.
-    expect(() => installPeriodicReport(hooks)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_INTENT_KIND_REJECTED' }))
+    expect(() => installPeriodicReport(hooks)).toThrow(
+      expect.objectContaining({ code: 'ERR_LOOPX_INTENT_KIND_REJECTED' }),
+    )
   })
 
-  function inputFor(eventKind: 'todo_completed' | 'replan_recorded', transition: string, factRefs: string[]): PostWritebackHookInput {
+  function inputFor(
+    eventKind: 'todo_completed' | 'replan_recorded',
+    transition: string,
+    factRefs: string[],
+  ): PostWritebackHookInput {
     const base = example('hook_input') as PostWritebackHookInput
     const reg = runtimeTriggerRegistration()
     return {
@@ -188,7 +200,8 @@ describe('intent kind and hook', () => {
     const input = inputFor('todo_completed', 'segment_completed', ['receipt_opaque', ...many.slice(0, 31)])
     const refs = runtimeTriggerProvider()(input).intents[0]!.payload.source_event_refs
     expect(refs).toEqual(['receipt_opaque', ...many.slice(0, 31)])
-    const full = runtimeTriggerProvider()(inputFor('todo_completed', 'segment_completed', many)).intents[0]!.payload.source_event_refs
+    const full = runtimeTriggerProvider()(inputFor('todo_completed', 'segment_completed', many)).intents[0]!.payload
+      .source_event_refs
     expect(full).toHaveLength(32)
     expect(new Set(full).size).toBe(32)
   })
@@ -198,7 +211,12 @@ describe('intent kind and hook', () => {
 
 describe('trigger reducer (weekly_v0)', () => {
   const policy = (completionThreshold: number): TriggerPolicy => ({ policyVersion: 'weekly_v0', completionThreshold })
-  const ev = (n: number, transition: TriggerEvent['transition'] = 'segment_completed', window = '2026-W35', segment = `seg_${n}`): TriggerEvent => ({
+  const ev = (
+    n: number,
+    transition: TriggerEvent['transition'] = 'segment_completed',
+    window = '2026-W35',
+    segment = `seg_${n}`,
+  ): TriggerEvent => ({
     intentId: `pwi_${n}`,
     transition,
     segmentRef: segment,
@@ -220,7 +238,10 @@ describe('trigger reducer (weekly_v0)', () => {
       'promote:completion_threshold_reached:3',
       'hold:already_promoted_in_window:4',
     ])
-    expect(run([ev(1), ev(2)], policy(1))).toEqual(['promote:completion_threshold_reached:1', 'hold:already_promoted_in_window:2'])
+    expect(run([ev(1), ev(2)], policy(1))).toEqual([
+      'promote:completion_threshold_reached:1',
+      'hold:already_promoted_in_window:2',
+    ])
     // The same segment twice counts once.
     expect(run([ev(1), ev(2, 'segment_completed', '2026-W35', 'seg_1'), ev(3)], policy(2))).toEqual([
       'hold:below_threshold:1',
@@ -238,11 +259,12 @@ describe('trigger reducer (weekly_v0)', () => {
       'hold:already_promoted_in_window:3',
       'hold:already_promoted_in_window:4',
     ])
-    expect(run([ev(1, 'replan_recorded'), ev(2, 'replan_recorded', '2026-W36'), ev(3, 'segment_completed', '2026-W36')], policy(1))).toEqual([
-      'promote:replan_recorded:0',
-      'promote:replan_recorded:0',
-      'hold:already_promoted_in_window:1',
-    ])
+    expect(
+      run(
+        [ev(1, 'replan_recorded'), ev(2, 'replan_recorded', '2026-W36'), ev(3, 'segment_completed', '2026-W36')],
+        policy(1),
+      ),
+    ).toEqual(['promote:replan_recorded:0', 'promote:replan_recorded:0', 'hold:already_promoted_in_window:1'])
   })
 
   it('is pure and checks its policy', () => {
@@ -251,7 +273,9 @@ describe('trigger reducer (weekly_v0)', () => {
     reduceTrigger(state, ev(2), policy(2))
     expect(state).toEqual(frozen)
     expect(() => reduceTrigger(null, ev(1), policy(0))).toThrow(RangeError)
-    expect(() => reduceTrigger(null, ev(1), { policyVersion: 'monthly_v1' as never, completionThreshold: 1 })).toThrow(RangeError)
+    expect(() => reduceTrigger(null, ev(1), { policyVersion: 'monthly_v1' as never, completionThreshold: 1 })).toThrow(
+      RangeError,
+    )
   })
 
   it('windows are ISO weeks in UTC', () => {
@@ -265,7 +289,6 @@ describe('trigger reducer (weekly_v0)', () => {
 })
 
 // ---------------------------------------------------------------- scheduler
-
 
 /** Patches the JS file-writing entry points to count (and still work); `restore()` puts them back. */
 function countFsWrites() {
@@ -283,12 +306,39 @@ function countFsWrites() {
       t[key] = original
     })
   }
-  for (const key of ['writeFile', 'writeFileSync', 'appendFile', 'appendFileSync', 'createWriteStream', 'mkdir', 'mkdirSync', 'rename', 'renameSync', 'unlink', 'unlinkSync', 'rm', 'rmSync', 'copyFile', 'copyFileSync', 'truncate', 'truncateSync']) patch(fs, key)
+  for (const key of [
+    'writeFile',
+    'writeFileSync',
+    'appendFile',
+    'appendFileSync',
+    'createWriteStream',
+    'mkdir',
+    'mkdirSync',
+    'rename',
+    'renameSync',
+    'unlink',
+    'unlinkSync',
+    'rm',
+    'rmSync',
+    'copyFile',
+    'copyFileSync',
+    'truncate',
+    'truncateSync',
+  ])
+    patch(fs, key)
   patch(fs, 'open', (args) => writeFlags(args[1]))
   patch(fs, 'openSync', (args) => writeFlags(args[1]))
-  for (const key of ['writeFile', 'appendFile', 'mkdir', 'rename', 'unlink', 'rm', 'copyFile', 'truncate']) patch(fs.promises, key)
+  for (const key of ['writeFile', 'appendFile', 'mkdir', 'rename', 'unlink', 'rm', 'copyFile', 'truncate'])
+    patch(fs.promises, key)
   patch(fs.promises, 'open', (args) => writeFlags(args[1]))
-  return { calls, restore: () => undo.splice(0).reverse().forEach((f) => f()) }
+  return {
+    calls,
+    restore: () =>
+      undo
+        .splice(0)
+        .reverse()
+        .forEach((f) => f()),
+  }
 }
 
 /** name -> [size, mtimeMs] of every file under `dir`. */
@@ -327,7 +377,14 @@ describe('fake scheduler (governed executor)', () => {
       Array(3).fill(['admit', 'periodic_report.scheduler', 'admitted', true]),
     )
     expect(w.scheduler.decisions()).toEqual(first.evaluated)
-    expect(w.scheduler.store.windows()).toEqual([{ window: '2026-W35', completedSegments: ['todo_1', 'todo_2', 'todo_3'], promoted: true, promotedBy: intentIds[1] }])
+    expect(w.scheduler.store.windows()).toEqual([
+      {
+        window: '2026-W35',
+        completedSegments: ['todo_1', 'todo_2', 'todo_3'],
+        promoted: true,
+        promotedBy: intentIds[1],
+      },
+    ])
 
     const second = await w.scheduler.runOnce()
     expect(second).toEqual({ listed: 0, admitted: [], rejected: [], evaluated: [], duplicates: [], skipped: [] })
@@ -339,14 +396,26 @@ describe('fake scheduler (governed executor)', () => {
     const s = await w.seam.settle(replan(1))
     const intentId = s.dispatch!.hooks[0]!.receipt!.intent_ids[0]!
     // The interrupted pass: admitted and evaluated, never marked done.
-    await w.hooks.journal.decide({ intentId, executorId: 'periodic_report.scheduler', decision: 'admit', reasonCode: 'admitted' })
-    w.scheduler.store.evaluate({ intentId, transition: 'replan_recorded', segmentRef: 'todo_1', window: '2026-W35' }, w.scheduler.policy, WEEK_35.toISOString())
+    await w.hooks.journal.decide({
+      intentId,
+      executorId: 'periodic_report.scheduler',
+      decision: 'admit',
+      reasonCode: 'admitted',
+    })
+    w.scheduler.store.evaluate(
+      { intentId, transition: 'replan_recorded', segmentRef: 'todo_1', window: '2026-W35' },
+      w.scheduler.policy,
+      WEEK_35.toISOString(),
+    )
     const before = w.scheduler.decisions()
 
     const pass = await w.scheduler.runOnce()
     expect(pass).toMatchObject({ listed: 1, admitted: [], evaluated: [], duplicates: [intentId] })
     expect(w.scheduler.decisions()).toEqual(before)
-    expect((await w.hooks.journal.listIntents()).items[0]).toMatchObject({ decision: 'admit', done_at: expect.any(Number) })
+    expect((await w.hooks.journal.listIntents()).items[0]).toMatchObject({
+      decision: 'admit',
+      done_at: expect.any(Number),
+    })
   })
 
   it('rejects an intent its store already evaluated (fed again through another journal) as duplicate_intent', async () => {
@@ -360,9 +429,16 @@ describe('fake scheduler (governed executor)', () => {
 
     expect((await a.scheduler.runOnce()).evaluated).toHaveLength(1)
     const pass = await b.scheduler.runOnce()
-    expect(pass).toMatchObject({ admitted: [], evaluated: [], rejected: [{ intentId, reasonCode: 'duplicate_intent' }] })
+    expect(pass).toMatchObject({
+      admitted: [],
+      evaluated: [],
+      rejected: [{ intentId, reasonCode: 'duplicate_intent' }],
+    })
     expect(b.scheduler.decisions()).toHaveLength(1)
-    expect((await b.hooks.journal.listIntents()).items[0]).toMatchObject({ decision: 'reject', reason_code: 'duplicate_intent' })
+    expect((await b.hooks.journal.listIntents()).items[0]).toMatchObject({
+      decision: 'reject',
+      reason_code: 'duplicate_intent',
+    })
   })
 
   it('an intent that requests write scope, or another policy, is recorded only: the scheduler rejects it and evaluates nothing', async () => {
@@ -372,7 +448,12 @@ describe('fake scheduler (governed executor)', () => {
     w.hooks.register(
       defineHook({
         kinds: [kind],
-        registration: { ...runtimeTriggerRegistration(), hook_id: 'periodic_report.overreaching', intent_kinds: [kind.intent_kind], budget: { ...runtimeTriggerRegistration().budget, max_intents_per_dispatch: 2 } },
+        registration: {
+          ...runtimeTriggerRegistration(),
+          hook_id: 'periodic_report.overreaching',
+          intent_kinds: [kind.intent_kind],
+          budget: { ...runtimeTriggerRegistration().budget, max_intents_per_dispatch: 2 },
+        },
         provider: (input) =>
           proposed([
             intent(input, kind, {
@@ -381,7 +462,11 @@ describe('fake scheduler (governed executor)', () => {
               payload: { segment_ref: 'scoped', source_event_refs: [] },
               requestedWriteScope: ['periodic_report.outbox'],
             }),
-            intent(input, kind, { operation: 'evaluate_runtime_trigger', policyVersion: 'monthly_v1', payload: { segment_ref: 'monthly', source_event_refs: [] } }),
+            intent(input, kind, {
+              operation: 'evaluate_runtime_trigger',
+              policyVersion: 'monthly_v1',
+              payload: { segment_ref: 'monthly', source_event_refs: [] },
+            }),
           ]),
       }),
     )
@@ -391,17 +476,28 @@ describe('fake scheduler (governed executor)', () => {
       ['periodic_report.runtime_trigger', 'recorded'],
     ])
     const pass = await w.scheduler.runOnce()
-    expect(pass.rejected.map((r) => r.reasonCode).sort()).toEqual(['unsupported_policy_version', 'write_scope_not_granted'])
+    expect(pass.rejected.map((r) => r.reasonCode).sort()).toEqual([
+      'unsupported_policy_version',
+      'write_scope_not_granted',
+    ])
     expect(pass.evaluated.map((d) => d.segmentRef)).toEqual(['todo_1'])
     const rejected = (await w.hooks.journal.listIntents()).items.filter((i) => i.decision === 'reject')
-    expect(rejected.map((i) => i.intent.requested_write_scope.length + ':' + i.intent.policy_version).sort()).toEqual(['0:monthly_v1', '1:weekly_v0'])
+    expect(rejected.map((i) => i.intent.requested_write_scope.length + ':' + i.intent.policy_version).sort()).toEqual([
+      '0:monthly_v1',
+      '1:weekly_v0',
+    ])
   })
 
   it('leaves intents another executor decided alone', async () => {
     const w = await world()
     const s = await w.seam.settle(completion(1))
     const intentId = s.dispatch!.hooks[0]!.receipt!.intent_ids[0]!
-    await w.hooks.journal.decide({ intentId, executorId: 'someone.else', decision: 'admit', reasonCode: 'admitted_elsewhere' })
+    await w.hooks.journal.decide({
+      intentId,
+      executorId: 'someone.else',
+      decision: 'admit',
+      reasonCode: 'admitted_elsewhere',
+    })
     expect(await w.scheduler.runOnce()).toMatchObject({ listed: 1, skipped: [intentId], evaluated: [] })
     expect(w.scheduler.decisions()).toEqual([])
   })
@@ -473,24 +569,35 @@ function filesUnder(dir: string, keep: (path: string) => boolean): string[] {
 
 describe('the core never imports the capability', () => {
   it('no core TypeScript (lib/, the orchestrator seam included) imports it or names it in code', () => {
-    const core = filesUnder(join(ROOT, 'lib'), (p) => p.endsWith('.ts') && !p.endsWith('.d.ts') && !relative(join(ROOT, 'lib'), p).startsWith('capabilities'))
+    const core = filesUnder(
+      join(ROOT, 'lib'),
+      (p) => p.endsWith('.ts') && !p.endsWith('.d.ts') && !relative(join(ROOT, 'lib'), p).startsWith('capabilities'),
+    )
     expect(core.length).toBeGreaterThan(5)
     expect(core.some((p) => p.includes('orchestrator'))).toBe(true)
     const offenders: string[] = []
     for (const file of core) {
       const code = stripComments(readFileSync(file, 'utf8'))
-      const imports = [...code.matchAll(/(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2] ?? m[3]!)
-      for (const spec of imports) if (/capabilities|periodic_report/.test(spec)) offenders.push(`${relative(ROOT, file)} imports ${spec}`)
+      const imports = [
+        ...code.matchAll(
+          /(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g,
+        ),
+      ].map((m) => m[1] ?? m[2] ?? m[3]!)
+      for (const spec of imports)
+        if (/capabilities|periodic_report/.test(spec)) offenders.push(`${relative(ROOT, file)} imports ${spec}`)
       if (/periodic_report/.test(code)) offenders.push(`${relative(ROOT, file)} names periodic_report in code`)
     }
     expect(offenders).toEqual([])
   })
 
   it('no core Rust (src/, tests and the example generator aside) names it or a capabilities module', () => {
-    const sources = filesUnder(join(ROOT, 'src'), (p) => p.endsWith('.rs'))
-      .filter((p) => !/[/\\](tests|bin)[/\\]/.test(relative(ROOT, p)) && !/(^|[/\\])(tests|fixtures)\.rs$/.test(p))
+    const sources = filesUnder(join(ROOT, 'src'), (p) => p.endsWith('.rs')).filter(
+      (p) => !/[/\\](tests|bin)[/\\]/.test(relative(ROOT, p)) && !/(^|[/\\])(tests|fixtures)\.rs$/.test(p),
+    )
     expect(sources.length).toBeGreaterThan(10)
-    const offenders = sources.filter((file) => /periodic_report|capabilities/.test(withoutTestItems(stripComments(readFileSync(file, 'utf8')))))
+    const offenders = sources.filter((file) =>
+      /periodic_report|capabilities/.test(withoutTestItems(stripComments(readFileSync(file, 'utf8')))),
+    )
     expect(offenders.map((f) => relative(ROOT, f))).toEqual([])
   })
 
@@ -505,7 +612,14 @@ describe('the core never imports the capability', () => {
     async function scenario(capabilityId: string) {
       const w = await world({ capabilityId, threshold: 2 })
       const settles = []
-      for (const req of [completion(1), completion(2), replan(3), completion(1), completion(2, { stateRevision: 'rev_x' }), completion(4, { goalId: '' })]) {
+      for (const req of [
+        completion(1),
+        completion(2),
+        replan(3),
+        completion(1),
+        completion(2, { stateRevision: 'rev_x' }),
+        completion(4, { goalId: '' }),
+      ]) {
         settles.push(await w.seam.settle(req))
       }
       const pass1 = await w.scheduler.runOnce()
@@ -518,7 +632,10 @@ describe('the core never imports the capability', () => {
       const { dispatchMarkers, ...primaryRows } = w.seam.contents()
       return {
         primary: { results: settles.map((s) => s.primary), rows: primaryRows },
-        shaped: shape({ settles, pass1, pass2, dispatchMarkers, journal, decisions: w.scheduler.decisions() }, capabilityId),
+        shaped: shape(
+          { settles, pass1, pass2, dispatchMarkers, journal, decisions: w.scheduler.decisions() },
+          capabilityId,
+        ),
       }
     }
     const periodic = await scenario('periodic_report')
@@ -526,19 +643,26 @@ describe('the core never imports the capability', () => {
     expect(acme.shaped).toEqual(periodic.shaped)
     // The primary part is identical, ids included: the seam never sees the capability.
     expect(acme.primary).toEqual(periodic.primary)
-    expect(periodic.shaped.pass1.evaluated.map((d: { decision: string }) => d.decision)).toEqual(['hold', 'promote', 'hold'])
-    expect(periodic.shaped.settles.map((s: { dispatch: { hooks: { outcome: string }[] } | null }) => s.dispatch?.hooks.map((h) => h.outcome) ?? null)).toEqual([
-      ['recorded'],
-      ['recorded'],
-      ['recorded'],
-      ['replayed'],
-      null,
-      null,
+    expect(periodic.shaped.pass1.evaluated.map((d: { decision: string }) => d.decision)).toEqual([
+      'hold',
+      'promote',
+      'hold',
     ])
+    expect(
+      periodic.shaped.settles.map(
+        (s: { dispatch: { hooks: { outcome: string }[] } | null }) => s.dispatch?.hooks.map((h) => h.outcome) ?? null,
+      ),
+    ).toEqual([['recorded'], ['recorded'], ['recorded'], ['replayed'], null, null])
   })
 
   it('the acme_report kind and registration are the same documents under the other name', () => {
-    expect(JSON.parse(JSON.stringify(triggerEvaluationKind('acme_report')).replaceAll('acme_report', 'periodic_report'))).toEqual(example('intent_kind'))
-    expect(JSON.parse(JSON.stringify(runtimeTriggerRegistration('acme_report')).replaceAll('acme_report', 'periodic_report'))).toEqual(example('registration'))
+    expect(
+      JSON.parse(JSON.stringify(triggerEvaluationKind('acme_report')).replaceAll('acme_report', 'periodic_report')),
+    ).toEqual(example('intent_kind'))
+    expect(
+      JSON.parse(
+        JSON.stringify(runtimeTriggerRegistration('acme_report')).replaceAll('acme_report', 'periodic_report'),
+      ),
+    ).toEqual(example('registration'))
   })
 })

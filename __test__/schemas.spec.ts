@@ -25,8 +25,16 @@ const VIOLATION = 'loopx_hooks_violation_v0'
 const TURN_START_REGISTRATION = 'loopx_turn_start_capability_hook_registration_v0'
 const TURN_START_RECEIPT = 'loopx_turn_start_hook_receipt_v0'
 const ALL = [
-  REGISTRATION, HOOK_INPUT, HOOK_RESULT, INTENT, INTENT_KIND, DISPATCH_RECEIPT, FAILURE_RECEIPT, VIOLATION,
-  TURN_START_REGISTRATION, TURN_START_RECEIPT,
+  REGISTRATION,
+  HOOK_INPUT,
+  HOOK_RESULT,
+  INTENT,
+  INTENT_KIND,
+  DISPATCH_RECEIPT,
+  FAILURE_RECEIPT,
+  VIOLATION,
+  TURN_START_REGISTRATION,
+  TURN_START_RECEIPT,
 ]
 
 /** Which schema each example file is an instance of. */
@@ -40,11 +48,15 @@ const EXAMPLE_SCHEMA: Record<string, string> = {
   'turn_start_receipt.json': TURN_START_RECEIPT,
 }
 
-const schemaFiles = readdirSync(schemaDir).filter((f) => f.endsWith('.schema.json')).sort()
+const schemaFiles = readdirSync(schemaDir)
+  .filter((f) => f.endsWith('.schema.json'))
+  .sort()
 const schemas: Record<string, Doc> = Object.fromEntries(
   schemaFiles.map((f) => [f.slice(0, -'.schema.json'.length), JSON.parse(readFileSync(join(schemaDir, f), 'utf8'))]),
 )
-const exampleFiles = readdirSync(exampleDir).filter((f) => f.endsWith('.json')).sort()
+const exampleFiles = readdirSync(exampleDir)
+  .filter((f) => f.endsWith('.json'))
+  .sort()
 const examples: Record<string, Doc> = Object.fromEntries(
   exampleFiles.map((f) => [f, JSON.parse(readFileSync(join(exampleDir, f), 'utf8'))]),
 )
@@ -75,7 +87,18 @@ const clone = <T>(v: T): T => structuredClone(v)
 
 const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'dependentSchemas']
 const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems']
-const SUBSCHEMAS = ['items', 'additionalProperties', 'propertyNames', 'contains', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties']
+const SUBSCHEMAS = [
+  'items',
+  'additionalProperties',
+  'propertyNames',
+  'contains',
+  'not',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+]
 
 /** Every schema node (object) in `node`, with its JSON Pointer; keywords holding data are not entered. */
 function* nodes(node: Json, path = ''): Generator<[string, Doc]> {
@@ -107,7 +130,8 @@ function resolve(schema: string, node: Doc): Doc {
   if (typeof node.$ref === 'string') {
     const ptr = node.$ref.replace(/^#/, '')
     let cur: Json = schemaOf(schema)
-    for (const tok of ptr.split('/').slice(1)) cur = need((cur as Doc)[tok.replace(/~1/g, '/').replace(/~0/g, '~')], node.$ref)
+    for (const tok of ptr.split('/').slice(1))
+      cur = need((cur as Doc)[tok.replace(/~1/g, '/').replace(/~0/g, '~')], node.$ref)
     return resolve(schema, cur as Doc)
   }
   if (Array.isArray(node.anyOf)) {
@@ -203,8 +227,14 @@ describe('schemas', () => {
   it('carry the grammar patterns and bounds', () => {
     const TOKEN = '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$'
     const OPAQUE = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'
-    const prop = (schema: string, name: string) => resolve(schema, need(propertySchemas(schema, name)[0], `${schema} ${name}`))
-    expect(prop(REGISTRATION, 'hook_id')).toMatchObject({ type: 'string', pattern: TOKEN, minLength: 1, maxLength: 128 })
+    const prop = (schema: string, name: string) =>
+      resolve(schema, need(propertySchemas(schema, name)[0], `${schema} ${name}`))
+    expect(prop(REGISTRATION, 'hook_id')).toMatchObject({
+      type: 'string',
+      pattern: TOKEN,
+      minLength: 1,
+      maxLength: 128,
+    })
     expect(prop(REGISTRATION, 'intent_kinds')).toMatchObject({
       minItems: 1,
       maxItems: 16,
@@ -213,7 +243,11 @@ describe('schemas', () => {
     })
     expect(prop(REGISTRATION, 'event_kinds')).toMatchObject({ minItems: 1, maxItems: 2, uniqueItems: true })
     expect(prop(REGISTRATION, 'requested_read_scope')).toMatchObject({ minItems: 1, maxItems: 2, uniqueItems: true })
-    expect(prop(REGISTRATION, 'max_invocations_per_dispatch')).toMatchObject({ type: 'integer', minimum: 1, maximum: 4 })
+    expect(prop(REGISTRATION, 'max_invocations_per_dispatch')).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: 4,
+    })
     expect(prop(REGISTRATION, 'max_intents_per_dispatch')).toMatchObject({ minimum: 1, maximum: 16 })
     expect(prop(REGISTRATION, 'max_result_bytes')).toMatchObject({ minimum: 256, maximum: 65536 })
     expect(prop(REGISTRATION, 'timeout_ms')).toMatchObject({ minimum: 1, maximum: 30000 })
@@ -308,70 +342,362 @@ describe('mutated examples are rejected', () => {
   const cases: [string, string, () => unknown][] = [
     // unknown fields
     ['registration: unknown top-level field', REGISTRATION, () => ({ ...reg(), extra: 1 })],
-    ['registration: unknown budget field', REGISTRATION, () => { const d = reg(); d.budget.extra = 1; return d }],
-    ['input: unknown source field', HOOK_INPUT, () => { const d = input(); d.source.display_name = 'x'; return d }],
-    ['input: unknown boundary field', HOOK_INPUT, () => { const d = input(); d.boundary.other = false; return d }],
-    ['intent: unknown field', HOOK_RESULT, () => { const d = result(); d.intents[0].command = 'x'; return d }],
+    [
+      'registration: unknown budget field',
+      REGISTRATION,
+      () => {
+        const d = reg()
+        d.budget.extra = 1
+        return d
+      },
+    ],
+    [
+      'input: unknown source field',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        d.source.display_name = 'x'
+        return d
+      },
+    ],
+    [
+      'input: unknown boundary field',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        d.boundary.other = false
+        return d
+      },
+    ],
+    [
+      'intent: unknown field',
+      HOOK_RESULT,
+      () => {
+        const d = result()
+        d.intents[0].command = 'x'
+        return d
+      },
+    ],
     ['receipt: unknown field', DISPATCH_RECEIPT, () => ({ ...receipt(), message: 'x' })],
     ['violation: unknown field', VIOLATION, () => ({ path: '', rule: 'wrong_type', detail: 'x' })],
     // missing fields
-    ['registration: missing timeout_ms', REGISTRATION, () => { const d = reg(); delete d.budget.timeout_ms; return d }],
-    ['registration: missing failure_policy', REGISTRATION, () => { const d = reg(); delete d.failure_policy; return d }],
-    ['input: missing committed_at', HOOK_INPUT, () => { const d = input(); delete d.source.committed_at; return d }],
-    ['receipt: missing result_digest (nullable, still required)', DISPATCH_RECEIPT, () => { const d = receipt(); delete d.result_digest; return d }],
-    ['receipt: missing failure (nullable, still required)', DISPATCH_RECEIPT, () => { const d = receipt(); delete d.failure; return d }],
-    ['failure receipt: missing rule (nullable, still required)', FAILURE_RECEIPT, () => { const d = failure(); delete d.rule; return d }],
-    ['kind: missing payload_schema', INTENT_KIND, () => { const d = kind(); delete d.payload_schema; return d }],
+    [
+      'registration: missing timeout_ms',
+      REGISTRATION,
+      () => {
+        const d = reg()
+        delete d.budget.timeout_ms
+        return d
+      },
+    ],
+    [
+      'registration: missing failure_policy',
+      REGISTRATION,
+      () => {
+        const d = reg()
+        delete d.failure_policy
+        return d
+      },
+    ],
+    [
+      'input: missing committed_at',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        delete d.source.committed_at
+        return d
+      },
+    ],
+    [
+      'receipt: missing result_digest (nullable, still required)',
+      DISPATCH_RECEIPT,
+      () => {
+        const d = receipt()
+        delete d.result_digest
+        return d
+      },
+    ],
+    [
+      'receipt: missing failure (nullable, still required)',
+      DISPATCH_RECEIPT,
+      () => {
+        const d = receipt()
+        delete d.failure
+        return d
+      },
+    ],
+    [
+      'failure receipt: missing rule (nullable, still required)',
+      FAILURE_RECEIPT,
+      () => {
+        const d = failure()
+        delete d.rule
+        return d
+      },
+    ],
+    [
+      'kind: missing payload_schema',
+      INTENT_KIND,
+      () => {
+        const d = kind()
+        delete d.payload_schema
+        return d
+      },
+    ],
     // grammar and length
     ['registration: 129-char hook_id', REGISTRATION, () => ({ ...reg(), hook_id: long })],
     ['registration: 129-char intent kind', REGISTRATION, () => ({ ...reg(), intent_kinds: [long] })],
     ['registration: uppercase token', REGISTRATION, () => ({ ...reg(), capability_id: 'Periodic' })],
-    ['intent: 129-char operation', HOOK_RESULT, () => { const d = result(); d.intents[0].operation = long; return d }],
-    ['input: 129-char opaque ref', HOOK_INPUT, () => { const d = input(); d.source.receipt_id = 'r'.repeat(129); return d }],
-    ['input: path as opaque ref', HOOK_INPUT, () => { const d = input(); d.source.goal_id = 'home/user/goal'; return d }],
-    ['input: URL as opaque ref', HOOK_INPUT, () => { const d = input(); d.projection.fact_refs = ['https://x.example'] ; return d }],
-    ['input: local-time committed_at', HOOK_INPUT, () => { const d = input(); d.source.committed_at = '2026-08-26T00:00:00+02:00'; return d }],
-    ['intent: bad policy_version', HOOK_RESULT, () => { const d = result(); d.intents[0].policy_version = 'Weekly v0'; return d }],
+    [
+      'intent: 129-char operation',
+      HOOK_RESULT,
+      () => {
+        const d = result()
+        d.intents[0].operation = long
+        return d
+      },
+    ],
+    [
+      'input: 129-char opaque ref',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        d.source.receipt_id = 'r'.repeat(129)
+        return d
+      },
+    ],
+    [
+      'input: path as opaque ref',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        d.source.goal_id = 'home/user/goal'
+        return d
+      },
+    ],
+    [
+      'input: URL as opaque ref',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        d.projection.fact_refs = ['https://x.example']
+        return d
+      },
+    ],
+    [
+      'input: local-time committed_at',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        d.source.committed_at = '2026-08-26T00:00:00+02:00'
+        return d
+      },
+    ],
+    [
+      'intent: bad policy_version',
+      HOOK_RESULT,
+      () => {
+        const d = result()
+        d.intents[0].policy_version = 'Weekly v0'
+        return d
+      },
+    ],
     // boundary and authority flags
-    ['input: boundary flag true', HOOK_INPUT, () => { const d = input(); d.boundary.raw_logs_recorded = true; return d }],
-    ['input: credential flag true', HOOK_INPUT, () => { const d = input(); d.boundary.credential_values_recorded = true; return d }],
-    ['intent: grants authority', HOOK_RESULT, () => { const d = result(); d.intents[0].grants_new_action_authority = true; return d }],
+    [
+      'input: boundary flag true',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        d.boundary.raw_logs_recorded = true
+        return d
+      },
+    ],
+    [
+      'input: credential flag true',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        d.boundary.credential_values_recorded = true
+        return d
+      },
+    ],
+    [
+      'intent: grants authority',
+      HOOK_RESULT,
+      () => {
+        const d = result()
+        d.intents[0].grants_new_action_authority = true
+        return d
+      },
+    ],
     ['intent: external write performed', INTENT, () => ({ ...result().intents[0], external_write_performed: true })],
     // ids
     ['input: RFC placeholder dispatch_id', HOOK_INPUT, () => ({ ...input(), dispatch_id: 'pwh_sha256_opaque' })],
     ['input: uppercase dispatch_id', HOOK_INPUT, () => ({ ...input(), dispatch_id: `pwh_${'A'.repeat(64)}` })],
     ['input: dispatch_id without prefix', HOOK_INPUT, () => ({ ...input(), dispatch_id: 'f'.repeat(64) })],
-    ['intent: intent_id with dispatch prefix', INTENT, () => ({ ...result().intents[0], intent_id: `pwh_${'0'.repeat(64)}` })],
+    [
+      'intent: intent_id with dispatch prefix',
+      INTENT,
+      () => ({ ...result().intents[0], intent_id: `pwh_${'0'.repeat(64)}` }),
+    ],
     ['receipt: short result_digest', DISPATCH_RECEIPT, () => ({ ...receipt(), result_digest: 'abc' })],
     ['receipt: bad dispatch_id', DISPATCH_RECEIPT, () => ({ ...receipt(), dispatch_id: 'pwh_' })],
     // closed sets and schema versions
-    ['registration: wrong schema_version', REGISTRATION, () => ({ ...reg(), schema_version: 'loopx_capability_hook_registration_v0' })],
+    [
+      'registration: wrong schema_version',
+      REGISTRATION,
+      () => ({ ...reg(), schema_version: 'loopx_capability_hook_registration_v0' }),
+    ],
     ['registration: unknown phase', REGISTRATION, () => ({ ...reg(), phase: 'interaction_projection' })],
     ['registration: policy other than isolate', REGISTRATION, () => ({ ...reg(), failure_policy: 'retry' })],
     ['registration: unknown event kind', REGISTRATION, () => ({ ...reg(), event_kinds: ['todo_started'] })],
-    ['input: wrong transition', HOOK_INPUT, () => { const d = input(); d.projection.transition = 'goal_completed'; return d }],
+    [
+      'input: wrong transition',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        d.projection.transition = 'goal_completed'
+        return d
+      },
+    ],
     ['result: unknown status', HOOK_RESULT, () => ({ ...result(), status: 'accepted' })],
     ['violation: unknown rule', VIOLATION, () => ({ path: '', rule: 'bad_thing' })],
     // bounds, arrays, types
-    ['registration: timeout_ms over 30000', REGISTRATION, () => { const d = reg(); d.budget.timeout_ms = 30001; return d }],
-    ['registration: max_result_bytes under 256', REGISTRATION, () => { const d = reg(); d.budget.max_result_bytes = 255; return d }],
-    ['registration: non-integral invocations', REGISTRATION, () => { const d = reg(); d.budget.max_invocations_per_dispatch = 1.5; return d }],
-    ['registration: timeout as string', REGISTRATION, () => { const d = reg(); d.budget.timeout_ms = '1000'; return d }],
-    ['registration: duplicate event kinds', REGISTRATION, () => ({ ...reg(), event_kinds: ['todo_completed', 'todo_completed'] })],
+    [
+      'registration: timeout_ms over 30000',
+      REGISTRATION,
+      () => {
+        const d = reg()
+        d.budget.timeout_ms = 30001
+        return d
+      },
+    ],
+    [
+      'registration: max_result_bytes under 256',
+      REGISTRATION,
+      () => {
+        const d = reg()
+        d.budget.max_result_bytes = 255
+        return d
+      },
+    ],
+    [
+      'registration: non-integral invocations',
+      REGISTRATION,
+      () => {
+        const d = reg()
+        d.budget.max_invocations_per_dispatch = 1.5
+        return d
+      },
+    ],
+    [
+      'registration: timeout as string',
+      REGISTRATION,
+      () => {
+        const d = reg()
+        d.budget.timeout_ms = '1000'
+        return d
+      },
+    ],
+    [
+      'registration: duplicate event kinds',
+      REGISTRATION,
+      () => ({ ...reg(), event_kinds: ['todo_completed', 'todo_completed'] }),
+    ],
     ['registration: no intent kinds', REGISTRATION, () => ({ ...reg(), intent_kinds: [] })],
-    ['input: 33 fact refs', HOOK_INPUT, () => { const d = input(); d.projection.fact_refs = Array.from({ length: 33 }, (_, i) => `f${i}`); return d }],
-    ['result: 17 intents', HOOK_RESULT, () => { const d = result(); d.intents = Array(17).fill(d.intents[0]); return d }],
-    ['intent: max_attempts 9', INTENT, () => { const d = result().intents[0]; d.budget.max_attempts = 9; return d }],
+    [
+      'input: 33 fact refs',
+      HOOK_INPUT,
+      () => {
+        const d = input()
+        d.projection.fact_refs = Array.from({ length: 33 }, (_, i) => `f${i}`)
+        return d
+      },
+    ],
+    [
+      'result: 17 intents',
+      HOOK_RESULT,
+      () => {
+        const d = result()
+        d.intents = Array(17).fill(d.intents[0])
+        return d
+      },
+    ],
+    [
+      'intent: max_attempts 9',
+      INTENT,
+      () => {
+        const d = result().intents[0]
+        d.budget.max_attempts = 9
+        return d
+      },
+    ],
     ['intent: payload not an object', INTENT, () => ({ ...result().intents[0], payload: ['x'] })],
     ['receipt: attempt 0', DISPATCH_RECEIPT, () => ({ ...receipt(), attempt: 0 })],
-    ['receipt: duplicate intent ids', DISPATCH_RECEIPT, () => { const d = receipt(); d.intent_ids = [d.intent_ids[0], d.intent_ids[0]]; return d }],
+    [
+      'receipt: duplicate intent ids',
+      DISPATCH_RECEIPT,
+      () => {
+        const d = receipt()
+        d.intent_ids = [d.intent_ids[0], d.intent_ids[0]]
+        return d
+      },
+    ],
     ['kind: no operations', INTENT_KIND, () => ({ ...kind(), operations: [] })],
-    ['kind: free-text string in payload schema', INTENT_KIND, () => { const d = kind(); d.payload_schema.properties.segment_ref = { type: 'string' }; return d }],
-    ['kind: payload schema not closed', INTENT_KIND, () => { const d = kind(); delete d.payload_schema.additionalProperties; return d }],
-    ['kind: payload array without maxItems', INTENT_KIND, () => { const d = kind(); delete d.payload_schema.properties.source_event_refs.maxItems; return d }],
-    ['kind: payload array maxItems 33', INTENT_KIND, () => { const d = kind(); d.payload_schema.properties.source_event_refs.maxItems = 33; return d }],
-    ['kind: payload integer without maximum', INTENT_KIND, () => { const d = kind(); d.payload_schema.properties.n = { type: 'integer', minimum: 0 }; return d }],
-    ['kind: payload schema keyword outside the subset', INTENT_KIND, () => { const d = kind(); d.payload_schema.properties.segment_ref.pattern = '.*'; return d }],
+    [
+      'kind: free-text string in payload schema',
+      INTENT_KIND,
+      () => {
+        const d = kind()
+        d.payload_schema.properties.segment_ref = { type: 'string' }
+        return d
+      },
+    ],
+    [
+      'kind: payload schema not closed',
+      INTENT_KIND,
+      () => {
+        const d = kind()
+        delete d.payload_schema.additionalProperties
+        return d
+      },
+    ],
+    [
+      'kind: payload array without maxItems',
+      INTENT_KIND,
+      () => {
+        const d = kind()
+        delete d.payload_schema.properties.source_event_refs.maxItems
+        return d
+      },
+    ],
+    [
+      'kind: payload array maxItems 33',
+      INTENT_KIND,
+      () => {
+        const d = kind()
+        d.payload_schema.properties.source_event_refs.maxItems = 33
+        return d
+      },
+    ],
+    [
+      'kind: payload integer without maximum',
+      INTENT_KIND,
+      () => {
+        const d = kind()
+        d.payload_schema.properties.n = { type: 'integer', minimum: 0 }
+        return d
+      },
+    ],
+    [
+      'kind: payload schema keyword outside the subset',
+      INTENT_KIND,
+      () => {
+        const d = kind()
+        d.payload_schema.properties.segment_ref.pattern = '.*'
+        return d
+      },
+    ],
     ['failure receipt: unknown code', FAILURE_RECEIPT, () => ({ ...failure(), code: 'crashed' })],
   ]
 

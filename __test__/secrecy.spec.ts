@@ -8,7 +8,12 @@
 // distinctive substring of it, in UTF-8, UTF-16 (LE/BE), hex and base64.
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { LoopxHooksError, type DispatchOutcome, type DispatchRequest, type PostWritebackHookInput } from '../lib/index.js'
+import {
+  LoopxHooksError,
+  type DispatchOutcome,
+  type DispatchRequest,
+  type PostWritebackHookInput,
+} from '../lib/index.js'
 import {
   EMPTY_STATS,
   Fixtures,
@@ -85,7 +90,10 @@ type Planted = ReturnType<typeof plant>
 
 /** Searches every file in `dir` and every given object's JSON for the needles. */
 function scan(dir: string, objects: unknown[], planted: Planted): string[] {
-  const haystacks = [...filesIn(dir), ...objects.map((o, i) => ({ name: `object #${i}`, bytes: Buffer.from(JSON.stringify(o) ?? '', 'utf8') }))]
+  const haystacks = [
+    ...filesIn(dir),
+    ...objects.map((o, i) => ({ name: `object #${i}`, bytes: Buffer.from(JSON.stringify(o) ?? '', 'utf8') })),
+  ]
   expect(haystacks.length).toBeGreaterThan(0)
   return findPlanted(haystacks, planted.needles)
 }
@@ -108,57 +116,235 @@ function withIntent(input: PostWritebackHookInput, patch: Record<string, unknown
 
 /** A valid intent whose payload is replaced (intent_id recomputed, so only the payload is wrong). */
 function withPayload(input: PostWritebackHookInput, payload: Record<string, unknown>) {
-  return proposed([intent(input, signalKind(input.capability_id), { operation: 'evaluate', policyVersion: 'v0', payload: payload as never })])
+  return proposed([
+    intent(input, signalKind(input.capability_id), {
+      operation: 'evaluate',
+      policyVersion: 'v0',
+      payload: payload as never,
+    }),
+  ])
 }
 
 const LEAKY: [string, Body, string, string | null][] = [
-  ['throws an Error carrying secrets in message, stack, cause and extra fields', (_i, p) => { throw secretError(p) }, 'producer_failed', null],
-  ['throws a TypeError carrying secrets', (_i, p) => { throw secretError(p, TypeError) }, 'producer_failed', null],
-  ['throws a plain object carrying secrets', (_i, p) => { throw { message: p.all, toString: () => p.all, toJSON: () => p.all } }, 'producer_failed', null],
-  ['throws a string of secrets', (_i, p) => { throw p.all }, 'producer_failed', null],
-  ['rejects with an Error carrying secrets', async (_i, p) => { await sleep(1); throw secretError(p) }, 'producer_failed', null],
+  [
+    'throws an Error carrying secrets in message, stack, cause and extra fields',
+    (_i, p) => {
+      throw secretError(p)
+    },
+    'producer_failed',
+    null,
+  ],
+  [
+    'throws a TypeError carrying secrets',
+    (_i, p) => {
+      throw secretError(p, TypeError)
+    },
+    'producer_failed',
+    null,
+  ],
+  [
+    'throws a plain object carrying secrets',
+    (_i, p) => {
+      throw { message: p.all, toString: () => p.all, toJSON: () => p.all }
+    },
+    'producer_failed',
+    null,
+  ],
+  [
+    'throws a string of secrets',
+    (_i, p) => {
+      throw p.all
+    },
+    'producer_failed',
+    null,
+  ],
+  [
+    'rejects with an Error carrying secrets',
+    async (_i, p) => {
+      await sleep(1)
+      throw secretError(p)
+    },
+    'producer_failed',
+    null,
+  ],
   ['rejects with a string of secrets', (_i, p) => Promise.reject(p.all), 'producer_failed', null],
-  ['payload ref is a path', (i, p) => withPayload(i, { ref: p.secrets.path, refs: [], level: 1 }), 'result_contract_rejected', 'bad_opaque_ref'],
-  ['payload ref is a URL', (i, p) => withPayload(i, { ref: p.secrets.url, refs: [], level: 1 }), 'result_contract_rejected', 'bad_opaque_ref'],
-  ['payload ref is a GitHub token', (i, p) => withPayload(i, { ref: p.secrets.github, refs: [], level: 1 }), 'result_contract_rejected', 'credential_like_value'],
-  ['payload refs hold an AWS key and a JWT', (i, p) => withPayload(i, { ref: 'ref_ok', refs: [p.secrets.aws, p.secrets.jwt], level: 1 }), 'result_contract_rejected', 'credential_like_value'],
-  ['payload refs hold a Slack token', (i, p) => withPayload(i, { ref: 'ref_ok', refs: [p.secrets.slack], level: 1 }), 'result_contract_rejected', 'credential_like_value'],
-  ['payload ref is transcript text', (i, p) => withPayload(i, { ref: p.secrets.transcript, refs: [], level: 1 }), 'result_contract_rejected', 'bad_opaque_ref'],
-  ['payload carries an extra field of secrets', (i, p) => withPayload(i, { ref: 'ref_ok', refs: [], level: 1, note: p.all }), 'result_contract_rejected', 'unknown_field'],
-  ['payload carries a secret as a member name', (i, p) => withPayload(i, { ref: 'ref_ok', refs: [], level: 1, [p.secrets.marker]: 1 }), 'result_contract_rejected', 'unknown_field'],
-  ['operation is a secret', (i, p) => withIntent(i, { operation: p.secrets.marker }), 'result_contract_rejected', 'bad_token'],
-  ['operation is a token made of the secret', (i, p) => withIntent(i, { operation: `secret_${p.tag}` }), 'result_contract_rejected', 'unknown_operation'],
+  [
+    'payload ref is a path',
+    (i, p) => withPayload(i, { ref: p.secrets.path, refs: [], level: 1 }),
+    'result_contract_rejected',
+    'bad_opaque_ref',
+  ],
+  [
+    'payload ref is a URL',
+    (i, p) => withPayload(i, { ref: p.secrets.url, refs: [], level: 1 }),
+    'result_contract_rejected',
+    'bad_opaque_ref',
+  ],
+  [
+    'payload ref is a GitHub token',
+    (i, p) => withPayload(i, { ref: p.secrets.github, refs: [], level: 1 }),
+    'result_contract_rejected',
+    'credential_like_value',
+  ],
+  [
+    'payload refs hold an AWS key and a JWT',
+    (i, p) => withPayload(i, { ref: 'ref_ok', refs: [p.secrets.aws, p.secrets.jwt], level: 1 }),
+    'result_contract_rejected',
+    'credential_like_value',
+  ],
+  [
+    'payload refs hold a Slack token',
+    (i, p) => withPayload(i, { ref: 'ref_ok', refs: [p.secrets.slack], level: 1 }),
+    'result_contract_rejected',
+    'credential_like_value',
+  ],
+  [
+    'payload ref is transcript text',
+    (i, p) => withPayload(i, { ref: p.secrets.transcript, refs: [], level: 1 }),
+    'result_contract_rejected',
+    'bad_opaque_ref',
+  ],
+  [
+    'payload carries an extra field of secrets',
+    (i, p) => withPayload(i, { ref: 'ref_ok', refs: [], level: 1, note: p.all }),
+    'result_contract_rejected',
+    'unknown_field',
+  ],
+  [
+    'payload carries a secret as a member name',
+    (i, p) => withPayload(i, { ref: 'ref_ok', refs: [], level: 1, [p.secrets.marker]: 1 }),
+    'result_contract_rejected',
+    'unknown_field',
+  ],
+  [
+    'operation is a secret',
+    (i, p) => withIntent(i, { operation: p.secrets.marker }),
+    'result_contract_rejected',
+    'bad_token',
+  ],
+  [
+    'operation is a token made of the secret',
+    (i, p) => withIntent(i, { operation: `secret_${p.tag}` }),
+    'result_contract_rejected',
+    'unknown_operation',
+  ],
   ['intent_kind is a URL', (i, p) => withIntent(i, { intent_kind: p.secrets.url }), 'result_contract_rejected', null],
-  ['policy_version is a path', (i, p) => withIntent(i, { policy_version: p.secrets.path }), 'result_contract_rejected', null],
-  ['requested_write_scope holds a mail address', (i, p) => withIntent(i, { requested_write_scope: [p.secrets.mail] }), 'result_contract_rejected', 'bad_token'],
-  ['intent hook_id is a secret', (i, p) => withIntent(i, { hook_id: p.secrets.unicode }), 'result_contract_rejected', null],
-  ['intent carries an extra field of secrets', (i, p) => withIntent(i, { debug: p.all, stderr: p.secrets.transcript }), 'result_contract_rejected', 'unknown_field'],
-  ['result carries an extra field of secrets', (i, p) => ({ ...signalResult(i), log: p.all }), 'result_contract_rejected', 'unknown_field'],
-  ['result carries a secret as a member name', (_i, p) => ({ ...notApplicable(), [p.secrets.github]: true }), 'result_contract_rejected', 'unknown_field'],
-  ['schema_version is transcript text', (i, p) => ({ ...signalResult(i), schema_version: p.secrets.transcript }), 'result_contract_rejected', 'bad_schema_version'],
-  ['status is a secret', (_i, p) => ({ ...notApplicable(), status: p.secrets.marker }), 'result_contract_rejected', 'not_allowed_value'],
-  ['a valid intent beside one carrying a secret', (i, p) => {
-    const ok = signalResult(i).intents[0]!
-    const bad = withPayload(i, { ref: p.secrets.marker, refs: [p.secrets.github], level: 2 }).intents[0]!
-    return proposed([ok, bad])
-  }, 'result_contract_rejected', 'credential_like_value'],
-  ['an oversize result of secrets', (i, p) => ({ ...signalResult(i), log: p.all.repeat(600) }), 'result_contract_rejected', 'result_too_large'],
-  ['a non-JSON result carrying secrets', (_i, p) => ({ ...notApplicable(), secret: p.all, f: () => p.all }), 'result_contract_rejected', 'not_json_value'],
-  ['a BigInt result carrying secrets', (_i, p) => ({ ...notApplicable(), secret: p.all, n: 10n }), 'result_contract_rejected', 'not_json_value'],
-  ['a result whose toJSON yields secrets', (_i, p) => ({ toJSON: () => ({ ...notApplicable(), secret: p.all }) }), 'result_contract_rejected', 'unknown_field'],
-  ['a result whose getter throws secrets', (_i, p) => Object.defineProperty(notApplicable(), 'status', { enumerable: true, get: () => { throw secretError(p) } }), 'result_contract_rejected', 'not_json_value'],
+  [
+    'policy_version is a path',
+    (i, p) => withIntent(i, { policy_version: p.secrets.path }),
+    'result_contract_rejected',
+    null,
+  ],
+  [
+    'requested_write_scope holds a mail address',
+    (i, p) => withIntent(i, { requested_write_scope: [p.secrets.mail] }),
+    'result_contract_rejected',
+    'bad_token',
+  ],
+  [
+    'intent hook_id is a secret',
+    (i, p) => withIntent(i, { hook_id: p.secrets.unicode }),
+    'result_contract_rejected',
+    null,
+  ],
+  [
+    'intent carries an extra field of secrets',
+    (i, p) => withIntent(i, { debug: p.all, stderr: p.secrets.transcript }),
+    'result_contract_rejected',
+    'unknown_field',
+  ],
+  [
+    'result carries an extra field of secrets',
+    (i, p) => ({ ...signalResult(i), log: p.all }),
+    'result_contract_rejected',
+    'unknown_field',
+  ],
+  [
+    'result carries a secret as a member name',
+    (_i, p) => ({ ...notApplicable(), [p.secrets.github]: true }),
+    'result_contract_rejected',
+    'unknown_field',
+  ],
+  [
+    'schema_version is transcript text',
+    (i, p) => ({ ...signalResult(i), schema_version: p.secrets.transcript }),
+    'result_contract_rejected',
+    'bad_schema_version',
+  ],
+  [
+    'status is a secret',
+    (_i, p) => ({ ...notApplicable(), status: p.secrets.marker }),
+    'result_contract_rejected',
+    'not_allowed_value',
+  ],
+  [
+    'a valid intent beside one carrying a secret',
+    (i, p) => {
+      const ok = signalResult(i).intents[0]!
+      const bad = withPayload(i, { ref: p.secrets.marker, refs: [p.secrets.github], level: 2 }).intents[0]!
+      return proposed([ok, bad])
+    },
+    'result_contract_rejected',
+    'credential_like_value',
+  ],
+  [
+    'an oversize result of secrets',
+    (i, p) => ({ ...signalResult(i), log: p.all.repeat(600) }),
+    'result_contract_rejected',
+    'result_too_large',
+  ],
+  [
+    'a non-JSON result carrying secrets',
+    (_i, p) => ({ ...notApplicable(), secret: p.all, f: () => p.all }),
+    'result_contract_rejected',
+    'not_json_value',
+  ],
+  [
+    'a BigInt result carrying secrets',
+    (_i, p) => ({ ...notApplicable(), secret: p.all, n: 10n }),
+    'result_contract_rejected',
+    'not_json_value',
+  ],
+  [
+    'a result whose toJSON yields secrets',
+    (_i, p) => ({ toJSON: () => ({ ...notApplicable(), secret: p.all }) }),
+    'result_contract_rejected',
+    'unknown_field',
+  ],
+  [
+    'a result whose getter throws secrets',
+    (_i, p) =>
+      Object.defineProperty(notApplicable(), 'status', {
+        enumerable: true,
+        get: () => {
+          throw secretError(p)
+        },
+      }),
+    'result_contract_rejected',
+    'not_json_value',
+  ],
 ]
 
 describe('planted secrets never reach the journal or an outcome', () => {
   it('provider errors, rejections and results that cannot pass validation', async () => {
     const p = plant()
-    const caps = LEAKY.map((_, k) => `leak_${String.fromCharCode(97 + Math.floor(k / 26))}${String.fromCharCode(97 + (k % 26))}`)
-    const { runtime, dir } = await fx.runtime({ profile: { maxHooksPerDispatch: 64 }, capabilities: [...caps, 'clean'] })
+    const caps = LEAKY.map(
+      (_, k) => `leak_${String.fromCharCode(97 + Math.floor(k / 26))}${String.fromCharCode(97 + (k % 26))}`,
+    )
+    const { runtime, dir } = await fx.runtime({
+      profile: { maxHooksPerDispatch: 64 },
+      capabilities: [...caps, 'clean'],
+    })
     const providers: Counted<unknown>[] = []
     LEAKY.forEach(([, body], k) => {
       const provider = counted((input) => body(input, p))
       providers.push(provider)
-      runtime.register({ registration: registration(`${caps[k]}.hook`, { budget: { max_invocations_per_dispatch: 2, max_intents_per_dispatch: 2 } }), provider })
+      runtime.register({
+        registration: registration(`${caps[k]}.hook`, {
+          budget: { max_invocations_per_dispatch: 2, max_intents_per_dispatch: 2 },
+        }),
+        provider,
+      })
     })
     const clean = goodProvider()
     runtime.register({ registration: registration('clean.hook'), provider: clean })
@@ -177,7 +363,13 @@ describe('planted secrets never reach the journal or an outcome', () => {
     })
     expect(clean.calls).toBe(2)
     const j = await journalContents(runtime)
-    expect(j.stats).toStrictEqual({ ...EMPTY_STATS, proposed: 2, exhausted: LEAKY.length * 2, intents: 2, intents_open: 2 })
+    expect(j.stats).toStrictEqual({
+      ...EMPTY_STATS,
+      proposed: 2,
+      exhausted: LEAKY.length * 2,
+      intents: 2,
+      intents_open: 2,
+    })
     expect(j.intents.every((i) => i.capability_id === 'clean')).toBe(true)
 
     // While open (db, -wal, -shm present), and after close.
@@ -218,7 +410,11 @@ describe('planted secrets never reach the journal or an outcome', () => {
     expect(first.hooks[0]!.outcome).toBe('recorded')
     leak = true
     const second = await runtime.dispatch(request())
-    expect(second.hooks[0]).toMatchObject({ outcome: 'conflict', failureCode: 'intent_conflict', receipt: first.hooks[0]!.receipt })
+    expect(second.hooks[0]).toMatchObject({
+      outcome: 'conflict',
+      failureCode: 'intent_conflict',
+      receipt: first.hooks[0]!.receipt,
+    })
     const j = await journalContents(runtime)
     await runtime.close()
     expect(scan(dir, [first, second, j], p)).toStrictEqual([])
@@ -254,7 +450,10 @@ describe('planted secrets never reach the journal or an outcome', () => {
       const outcome = await runtime.dispatch(req)
       outcomes.push(outcome)
       expect(outcome.admitted, name).toBe(true)
-      expect(outcome.hooks.map((h) => [h.hookId, h.outcome, h.attempt, h.receipt, h.failureCode]), name).toStrictEqual([
+      expect(
+        outcome.hooks.map((h) => [h.hookId, h.outcome, h.attempt, h.receipt, h.failureCode]),
+        name,
+      ).toStrictEqual([
         ['alpha.one', 'failed', 0, null, 'input_boundary_rejected'],
         ['beta.one', 'failed', 0, null, 'input_boundary_rejected'],
       ])
@@ -271,12 +470,17 @@ describe('planted secrets never reach the journal or an outcome', () => {
       expect(outcome.hooks).toStrictEqual([])
     }
     // A request outside the DispatchRequest shape is misuse; its error names no value.
-    const misuse = await runtime
-      .dispatch({ ...request(), debug: p.all } as unknown as DispatchRequest)
-      .then(() => undefined, (e: unknown) => e)
+    const misuse = await runtime.dispatch({ ...request(), debug: p.all } as unknown as DispatchRequest).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(misuse).toBeInstanceOf(LoopxHooksError)
     expect((misuse as LoopxHooksError).code).toBe('ERR_LOOPX_INVALID_ARGUMENT')
-    outcomes.push({ message: (misuse as Error).message, stack: (misuse as Error).stack, code: (misuse as LoopxHooksError).code })
+    outcomes.push({
+      message: (misuse as Error).message,
+      stack: (misuse as Error).stack,
+      code: (misuse as LoopxHooksError).code,
+    })
 
     expect(a.calls).toBe(0)
     expect(b.calls).toBe(0)
@@ -292,14 +496,23 @@ describe('planted secrets never reach the journal or an outcome', () => {
     const p = plant()
     const { runtime, dir } = await fx.runtime({ capabilities: ['alpha'] })
     // A valid opaque ref is public-safe by contract and is journaled: the scan must see it.
-    runtime.register({ registration: registration('alpha.one'), provider: (input: PostWritebackHookInput) => withPayload(input, { ref: p.secrets.marker, refs: [], level: 1 }) })
+    runtime.register({
+      registration: registration('alpha.one'),
+      provider: (input: PostWritebackHookInput) => withPayload(input, { ref: p.secrets.marker, refs: [], level: 1 }),
+    })
     const outcome = await runtime.dispatch(request())
     expect(outcome.hooks[0]!.outcome).toBe('recorded')
     await runtime.close()
     const hits = scan(dir, [], p)
     expect(hits.some((h) => h.includes(p.secrets.marker))).toBe(true)
     // And each encoding is searched.
-    const probe = { name: 'probe', bytes: Buffer.concat([Buffer.from(p.secrets.unicode, 'utf16le'), Buffer.from(Buffer.from(p.secrets.path).toString('hex'))]) }
+    const probe = {
+      name: 'probe',
+      bytes: Buffer.concat([
+        Buffer.from(p.secrets.unicode, 'utf16le'),
+        Buffer.from(Buffer.from(p.secrets.path).toString('hex')),
+      ]),
+    }
     const found = findPlanted([probe], [p.secrets.unicode, p.secrets.path])
     expect(found.some((h) => h.includes('utf16le'))).toBe(true)
     expect(found.some((h) => h.includes('(hex)'))).toBe(true)

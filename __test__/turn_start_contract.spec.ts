@@ -56,8 +56,14 @@ const reg = (edit: (d: Doc) => void): Doc => {
 const rec = (fields: Doc): Doc => ({ ...clone(receipt), ...fields })
 
 const EMPTY = {
-  status: 'empty', agent_read_required: false, observations_new: 0, pending: 0, direct_questions: 0,
-  verified_replies: 0, reactions_added: 0, external_writes_performed: 0,
+  status: 'empty',
+  agent_read_required: false,
+  observations_new: 0,
+  pending: 0,
+  direct_questions: 0,
+  verified_replies: 0,
+  reactions_added: 0,
+  external_writes_performed: 0,
 }
 
 describe('examples', () => {
@@ -76,12 +82,25 @@ describe('examples', () => {
   })
 
   it('the receipt holds no string but its schema_version, hook_id and codes', () => {
-    const strings = Object.entries(receipt).filter(([, v]) => typeof v === 'string').map(([k]) => k).sort()
+    const strings = Object.entries(receipt)
+      .filter(([, v]) => typeof v === 'string')
+      .map(([k]) => k)
+      .sort()
     expect(strings).toEqual(['hook_id', 'schema_version', 'status'])
     const schema = load('schemas', `${RECEIPT_SCHEMA}.schema.json`)
     expect(Object.keys(schema.properties).sort()).toEqual([
-      'agent_read_required', 'direct_questions', 'error_code', 'external_writes_performed', 'hook_id',
-      'observations_new', 'pending', 'reactions_added', 'routes_failed', 'routes_ok', 'schema_version', 'status',
+      'agent_read_required',
+      'direct_questions',
+      'error_code',
+      'external_writes_performed',
+      'hook_id',
+      'observations_new',
+      'pending',
+      'reactions_added',
+      'routes_failed',
+      'routes_ok',
+      'schema_version',
+      'status',
       'verified_replies',
     ])
     expect(schema.additionalProperties).toBe(false)
@@ -107,21 +126,61 @@ describe('examples', () => {
 describe('bad registrations are rejected with exact rules', () => {
   const cases: [string, Doc, string[]][] = [
     ['post-writeback phase', reg((d) => (d.phase = 'post_writeback')), ['/phase not_allowed_value']],
-    ['wrong schema_version', reg((d) => (d.schema_version = 'loopx_post_writeback_capability_hook_registration_v0')), ['/schema_version bad_schema_version']],
+    [
+      'wrong schema_version',
+      reg((d) => (d.schema_version = 'loopx_post_writeback_capability_hook_registration_v0')),
+      ['/schema_version bad_schema_version'],
+    ],
     ['hook of another capability', reg((d) => (d.hook_id = 'other.read')), ['/hook_id capability_mismatch']],
-    ['command with a path', reg((d) => (d.required_read.command = 'cat /home/user/inbox')), ['/required_read/command bad_token']],
-    ['command with a double space', reg((d) => (d.required_read.command = 'loopx  inbox')), ['/required_read/command bad_token']],
-    ['command of 17 words', reg((d) => (d.required_read.command = Array(17).fill('w').join(' '))), ['/required_read/command too_long']],
-    ['command of 257 bytes', reg((d) => (d.required_read.command = 'a'.repeat(257))), ['/required_read/command too_long']],
-    ['command holding a token', reg((d) => (d.required_read.command = 'loopx inbox --token=ghp_x')), ['/required_read/command credential_like_value']],
-    ['extra descriptor field', reg((d) => (d.required_read.channel = 'agent')), ['/required_read/channel unknown_field']],
-    ['unknown write scope', reg((d) => (d.write_scopes = ['owner_private_inbox', 'repository'])), ['/write_scopes/1 not_allowed_value']],
-    ['duplicate write scope', reg((d) => (d.write_scopes = ['owner_private_inbox', 'owner_private_inbox'])), ['/write_scopes/1 duplicate_item']],
+    [
+      'command with a path',
+      reg((d) => (d.required_read.command = 'cat /home/user/inbox')),
+      ['/required_read/command bad_token'],
+    ],
+    [
+      'command with a double space',
+      reg((d) => (d.required_read.command = 'loopx  inbox')),
+      ['/required_read/command bad_token'],
+    ],
+    [
+      'command of 17 words',
+      reg((d) => (d.required_read.command = Array(17).fill('w').join(' '))),
+      ['/required_read/command too_long'],
+    ],
+    [
+      'command of 257 bytes',
+      reg((d) => (d.required_read.command = 'a'.repeat(257))),
+      ['/required_read/command too_long'],
+    ],
+    [
+      'command holding a token',
+      reg((d) => (d.required_read.command = 'loopx inbox --token=ghp_x')),
+      ['/required_read/command credential_like_value'],
+    ],
+    [
+      'extra descriptor field',
+      reg((d) => (d.required_read.channel = 'agent')),
+      ['/required_read/channel unknown_field'],
+    ],
+    [
+      'unknown write scope',
+      reg((d) => (d.write_scopes = ['owner_private_inbox', 'repository'])),
+      ['/write_scopes/1 not_allowed_value'],
+    ],
+    [
+      'duplicate write scope',
+      reg((d) => (d.write_scopes = ['owner_private_inbox', 'owner_private_inbox'])),
+      ['/write_scopes/1 duplicate_item'],
+    ],
     ['no inbox scope', reg((d) => (d.write_scopes = ['owner_private_cursor'])), ['/write_scopes not_allowed_value']],
     ['no write scope', reg((d) => (d.write_scopes = [])), ['/write_scopes too_few_items']],
     ['timeout 30001', reg((d) => (d.budget.timeout_ms = 30001)), ['/budget/timeout_ms out_of_range']],
     ['timeout 0', reg((d) => (d.budget.timeout_ms = 0)), ['/budget/timeout_ms out_of_range']],
-    ['17 attempts', reg((d) => (d.budget.max_attempts_per_dispatch = 17)), ['/budget/max_attempts_per_dispatch out_of_range']],
+    [
+      '17 attempts',
+      reg((d) => (d.budget.max_attempts_per_dispatch = 17)),
+      ['/budget/max_attempts_per_dispatch out_of_range'],
+    ],
     ['17 routes', reg((d) => (d.budget.max_routes = 17)), ['/budget/max_routes out_of_range']],
     ['fractional routes', reg((d) => (d.budget.max_routes = 1.5)), ['/budget/max_routes wrong_type']],
     ['missing budget member', reg((d) => delete d.budget.max_routes), ['/budget/max_routes missing_field']],
@@ -155,16 +214,44 @@ describe('bad registrations are rejected with exact rules', () => {
 
 describe('bad receipts are rejected with exact rules', () => {
   const cases: [string, Doc, string[]][] = [
-    ['new observations without the read obligation', rec({ agent_read_required: false }), ['/agent_read_required not_allowed_value']],
-    ['a read obligation with nothing pending', rec({ ...EMPTY, agent_read_required: true }), ['/agent_read_required not_allowed_value']],
+    [
+      'new observations without the read obligation',
+      rec({ agent_read_required: false }),
+      ['/agent_read_required not_allowed_value'],
+    ],
+    [
+      'a read obligation with nothing pending',
+      rec({ ...EMPTY, agent_read_required: true }),
+      ['/agent_read_required not_allowed_value'],
+    ],
     ['empty hiding new observations', rec({ status: 'empty' }), ['/observations_new out_of_range']],
-    ['empty with an error code', rec({ ...EMPTY, error_code: 'provider_contract_error' }), ['/error_code not_allowed_value']],
+    [
+      'empty with an error code',
+      rec({ ...EMPTY, error_code: 'provider_contract_error' }),
+      ['/error_code not_allowed_value'],
+    ],
     ['ok with a failed route', rec({ routes_failed: 1 }), ['/routes_failed out_of_range']],
     ['partial without an error code', rec({ status: 'partial', routes_failed: 1 }), ['/error_code not_allowed_value']],
-    ['partial route code without a failed route', rec({ status: 'partial', error_code: 'timed_out' }), ['/routes_failed out_of_range']],
-    ['partial with failed routes and a step code', rec({ status: 'partial', error_code: 'reaction_failed', routes_failed: 1 }), ['/error_code not_allowed_value']],
-    ['a contract error delivering observations', rec({ status: 'provider_contract_error', error_code: 'provider_contract_error', routes_ok: 0 }), ['/observations_new out_of_range']],
-    ['a failure status with another code', rec({ ...EMPTY, status: 'provider_unavailable', error_code: 'timed_out', routes_ok: 0 }), ['/error_code not_allowed_value']],
+    [
+      'partial route code without a failed route',
+      rec({ status: 'partial', error_code: 'timed_out' }),
+      ['/routes_failed out_of_range'],
+    ],
+    [
+      'partial with failed routes and a step code',
+      rec({ status: 'partial', error_code: 'reaction_failed', routes_failed: 1 }),
+      ['/error_code not_allowed_value'],
+    ],
+    [
+      'a contract error delivering observations',
+      rec({ status: 'provider_contract_error', error_code: 'provider_contract_error', routes_ok: 0 }),
+      ['/observations_new out_of_range'],
+    ],
+    [
+      'a failure status with another code',
+      rec({ ...EMPTY, status: 'provider_unavailable', error_code: 'timed_out', routes_ok: 0 }),
+      ['/error_code not_allowed_value'],
+    ],
     ['more reactions than external writes', rec({ reactions_added: 3 }), ['/reactions_added out_of_range']],
     ['more new observations than pending', rec({ pending: 1 }), ['/observations_new out_of_range']],
     ['more direct questions than new observations', rec({ direct_questions: 3 }), ['/direct_questions out_of_range']],
@@ -175,8 +262,24 @@ describe('bad receipts are rejected with exact rules', () => {
     ['unknown error code', rec({ error_code: 'boom' }), ['/error_code not_allowed_value']],
     ['message content', rec({ message: 'please review the deploy' }), ['/message unknown_field']],
     ['a private cursor', rec({ cursor: 'c_123' }), ['/cursor unknown_field']],
-    ['missing external_writes_performed', (() => { const d = rec({}); delete d.external_writes_performed; return d })(), ['/external_writes_performed missing_field']],
-    ['missing error_code (nullable, still required)', (() => { const d = rec({}); delete d.error_code; return d })(), ['/error_code missing_field']],
+    [
+      'missing external_writes_performed',
+      (() => {
+        const d = rec({})
+        delete d.external_writes_performed
+        return d
+      })(),
+      ['/external_writes_performed missing_field'],
+    ],
+    [
+      'missing error_code (nullable, still required)',
+      (() => {
+        const d = rec({})
+        delete d.error_code
+        return d
+      })(),
+      ['/error_code missing_field'],
+    ],
     ['credential as hook_id', rec({ hook_id: 'xoxb-123' }), ['/hook_id credential_like_value']],
   ]
 
@@ -185,7 +288,14 @@ describe('bad receipts are rejected with exact rules', () => {
   })
 
   it('the schema rejects what it can express', () => {
-    for (const fields of [{ message: 'x' }, { status: 'success' }, { pending: -1 }, { routes_ok: 17 }, { error_code: 'boom' }, { reactions_added: 17 }]) {
+    for (const fields of [
+      { message: 'x' },
+      { status: 'success' },
+      { pending: -1 },
+      { routes_ok: 17 },
+      { error_code: 'boom' },
+      { reactions_added: 17 },
+    ]) {
       expect(schemaValid.receipt(rec(fields)), JSON.stringify(fields)).toBe(false)
     }
   })

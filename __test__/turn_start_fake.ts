@@ -83,12 +83,18 @@ export interface FakeProviderOptions {
   leaseMs?: number
 }
 
-const ROUTE_CODE_ORDER: TurnStartErrorCode[] = ['provider_contract_error', 'provider_permission_denied', 'provider_unavailable', 'timed_out']
+const ROUTE_CODE_ORDER: TurnStartErrorCode[] = [
+  'provider_contract_error',
+  'provider_permission_denied',
+  'provider_unavailable',
+  'timed_out',
+]
 
 /** The provider's own schema check of a success envelope. */
 function envelopeMessages(envelope: any): FakeMessage[] | undefined {
   if (!envelope || envelope.ok !== true || !Array.isArray(envelope.messages)) return undefined
-  if (!envelope.messages.every((m: any) => typeof m?.id === 'string' && typeof m?.text === 'string' && m?.sender)) return undefined
+  if (!envelope.messages.every((m: any) => typeof m?.id === 'string' && typeof m?.text === 'string' && m?.sender))
+    return undefined
   return envelope.messages
 }
 
@@ -98,7 +104,10 @@ export interface FakeProviderLog {
   cursorBusy: number
 }
 
-export function fakeProvider(options: FakeProviderOptions): { provider: (input: TurnStartHookInput) => Promise<TurnStartReceipt>; log: FakeProviderLog } {
+export function fakeProvider(options: FakeProviderOptions): {
+  provider: (input: TurnStartHookInput) => Promise<TurnStartReceipt>
+  log: FakeProviderLog
+} {
   const { inbox, routes } = options
   const log: FakeProviderLog = { dispatches: 0, cursorBusy: 0 }
   const provider = async (input: TurnStartHookInput): Promise<TurnStartReceipt> => {
@@ -119,11 +128,19 @@ export function fakeProvider(options: FakeProviderOptions): { provider: (input: 
       }
       let envelope: unknown
       try {
-        const timeout = new Promise((_, reject) => setTimeout(() => reject(Object.assign(new Error('t'), { status: 'timeout' })), options.routeTimeoutMs ?? 200))
+        const timeout = new Promise((_, reject) =>
+          setTimeout(() => reject(Object.assign(new Error('t'), { status: 'timeout' })), options.routeTimeoutMs ?? 200),
+        )
         envelope = await Promise.race([route.history(claim.value), timeout])
       } catch (e: any) {
         await inbox.releaseCursor(routeId, 'history', claim.token)
-        failed.push(e.status === 403 ? 'provider_permission_denied' : e.status === 'timeout' ? 'timed_out' : 'provider_unavailable')
+        failed.push(
+          e.status === 403
+            ? 'provider_permission_denied'
+            : e.status === 'timeout'
+              ? 'timed_out'
+              : 'provider_unavailable',
+        )
         continue
       }
       const messages = envelopeMessages(envelope)
@@ -149,7 +166,9 @@ export function fakeProvider(options: FakeProviderOptions): { provider: (input: 
         options.afterCapture?.(ref)
       }
       const next = (envelope as any).next_cursor
-      const advanced = next ? await inbox.advanceCursor(routeId, 'history', claim.token, next, read) : (await inbox.releaseCursor(routeId, 'history', claim.token), 'advanced')
+      const advanced = next
+        ? await inbox.advanceCursor(routeId, 'history', claim.token, next, read)
+        : (await inbox.releaseCursor(routeId, 'history', claim.token), 'advanced')
       if (advanced !== 'advanced') failed.push('provider_unavailable')
       else routesOk++
     }

@@ -55,9 +55,15 @@ describe('inbox store', () => {
     await using inbox = await InboxStore.open(path(), { selfIdentity: 'U_SELF' })
     expect(await inbox.capture(message('r1', 'm1'))).toBe('captured')
     expect(await inbox.capture(message('r1', 'm1', { source: 'collector' }))).toBe('duplicate')
-    expect(await inbox.capture(message('r1', 'me', { sender: { kind: 'human', verifiedIdentity: 'U_SELF' } }))).toBe('self_filtered')
-    expect(await inbox.capture(message('r1', 'm2', { sender: { kind: 'unknown', verifiedIdentity: 'U_SELF' } }))).toBe('captured')
-    expect(await inbox.capture(message('r1', 'm3', { sender: { kind: 'human', verifiedIdentity: null } }))).toBe('captured')
+    expect(await inbox.capture(message('r1', 'me', { sender: { kind: 'human', verifiedIdentity: 'U_SELF' } }))).toBe(
+      'self_filtered',
+    )
+    expect(await inbox.capture(message('r1', 'm2', { sender: { kind: 'unknown', verifiedIdentity: 'U_SELF' } }))).toBe(
+      'captured',
+    )
+    expect(await inbox.capture(message('r1', 'm3', { sender: { kind: 'human', verifiedIdentity: null } }))).toBe(
+      'captured',
+    )
     expect(await inbox.pendingCount()).toBe(3)
   })
 
@@ -66,8 +72,18 @@ describe('inbox store', () => {
     await inbox.capture(message('r', 'q', { attention: 'direct_question' }))
     await inbox.capture(message('r', 'o'))
     expect(await inbox.ack(ref('r', 'q'))).toBe('not_read')
-    expect(await inbox.recordFirstReads('turn_1')).toEqual({ observationsNew: 2, directQuestions: 1, verifiedReplies: 0, pending: 2 })
-    expect(await inbox.recordFirstReads('turn_2')).toEqual({ observationsNew: 0, directQuestions: 0, verifiedReplies: 0, pending: 2 })
+    expect(await inbox.recordFirstReads('turn_1')).toEqual({
+      observationsNew: 2,
+      directQuestions: 1,
+      verifiedReplies: 0,
+      pending: 2,
+    })
+    expect(await inbox.recordFirstReads('turn_2')).toEqual({
+      observationsNew: 0,
+      directQuestions: 0,
+      verifiedReplies: 0,
+      pending: 2,
+    })
     const drained = await inbox.pending()
     expect(drained.map((m) => [m.providerMessageId, m.read, (m.payload as any).text])).toEqual([
       ['q', true, `${SECRET} (q)`],
@@ -189,12 +205,23 @@ describe('a turn-start provider over the inbox', () => {
       quota: { max_units: 1 },
     }
     const first = await kernel.dispatchTurnStart(request)
-    expect(first.hooks[0]!.receipt).toMatchObject({ status: 'ok', observations_new: 3, pending: 3, direct_questions: 1, reactions_added: 3 })
+    expect(first.hooks[0]!.receipt).toMatchObject({
+      status: 'ok',
+      observations_new: 3,
+      pending: 3,
+      direct_questions: 1,
+      reactions_added: 3,
+    })
     expect(first.lane).toEqual({ decision: 'preempt_material_review', reason: 'direct_question' })
     expect(reacted.sort()).toEqual(['c1', 'c2', 'e1'])
     // The next turn: nothing new, no second reaction, the material still pending.
     const second = await kernel.dispatchTurnStart({ ...request, turn: { ...request.turn, turn_instance_id: 'turn_2' } })
-    expect(second.hooks[0]!.receipt).toMatchObject({ status: 'empty', observations_new: 0, pending: 3, reactions_added: 0 })
+    expect(second.hooks[0]!.receipt).toMatchObject({
+      status: 'empty',
+      observations_new: 0,
+      pending: 3,
+      reactions_added: 0,
+    })
     expect(second.lane.reason).toBe('material_still_pending')
     expect(reacted).toHaveLength(3)
     // Nothing private reached the public outcome.

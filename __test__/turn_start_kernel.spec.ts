@@ -24,7 +24,11 @@ const example = JSON.parse(
 
 const clone = <T>(v: T): T => structuredClone(v)
 
-function registration(capability: string, command = 'loopx inbox read --pending', timeoutMs = 200): TurnStartHookRegistration {
+function registration(
+  capability: string,
+  command = 'loopx inbox read --pending',
+  timeoutMs = 200,
+): TurnStartHookRegistration {
   const r = clone(example)
   r.capability_id = capability
   r.hook_id = `${capability}.turn_start_read`
@@ -55,7 +59,11 @@ function receipt(input: TurnStartHookInput, fields: Counts = {}): TurnStartRecei
 }
 
 const fresh = (n: number, more: Counts = {}): Counts => ({
-  status: 'ok', agent_read_required: true, observations_new: n, pending: n, ...more,
+  status: 'ok',
+  agent_read_required: true,
+  observations_new: n,
+  pending: n,
+  ...more,
 })
 
 const request: TurnStartRequest = {
@@ -67,7 +75,8 @@ function kernel(): TurnStartKernel {
   return new TurnStartKernel({ profile: { enabled: true } })
 }
 
-const statuses = (o: TurnStartOutcome) => o.hooks.map((h) => [h.hookId, h.receipt.status, h.kernelFailure?.code ?? null, h.kernelFailure?.rule ?? null])
+const statuses = (o: TurnStartOutcome) =>
+  o.hooks.map((h) => [h.hookId, h.receipt.status, h.kernelFailure?.code ?? null, h.kernelFailure?.rule ?? null])
 
 describe('request validation runs before any hook', () => {
   it('an invalid quota request performs no provider read', async () => {
@@ -88,7 +97,9 @@ describe('request validation runs before any hook', () => {
     cyclic.self = cyclic
     expect((await k.dispatchTurnStart(cyclic)).violations).toEqual([{ path: '', rule: 'not_json_value' }])
     const withPath = { ...request, turn: { ...request.turn, goal_id: '/home/me/goal' } }
-    expect((await k.dispatchTurnStart(withPath)).violations).toEqual([{ path: '/turn/goal_id', rule: 'bad_opaque_ref' }])
+    expect((await k.dispatchTurnStart(withPath)).violations).toEqual([
+      { path: '/turn/goal_id', rule: 'bad_opaque_ref' },
+    ])
     expect(calls).toBe(0)
     // A valid request still dispatches the hook.
     expect((await k.dispatchTurnStart(request)).admitted).toBe(true)
@@ -109,7 +120,8 @@ describe('hooks', () => {
     const k = kernel()
     const order: string[] = []
     const provider = (i: TurnStartHookInput) => (order.push(i.hook_id), receipt(i))
-    for (const cap of ['gamma', 'alpha', 'beta']) expect(k.register({ registration: registration(cap), provider })).toEqual({ alreadyInstalled: false })
+    for (const cap of ['gamma', 'alpha', 'beta'])
+      expect(k.register({ registration: registration(cap), provider })).toEqual({ alreadyInstalled: false })
     expect(k.register({ registration: registration('alpha'), provider })).toEqual({ alreadyInstalled: true })
     expect(k.hookIds).toEqual(['alpha.turn_start_read', 'beta.turn_start_read', 'gamma.turn_start_read'])
     await k.dispatchTurnStart(request)
@@ -129,7 +141,10 @@ describe('hooks', () => {
       }
     })() as LoopxHooksError
     expect(thrown).toBeInstanceOf(LoopxHooksError)
-    expect([thrown.code, thrown.violations]).toEqual(['ERR_LOOPX_REGISTRATION_REJECTED', [{ path: '/phase', rule: 'not_allowed_value' }]])
+    expect([thrown.code, thrown.violations]).toEqual([
+      'ERR_LOOPX_REGISTRATION_REJECTED',
+      [{ path: '/phase', rule: 'not_allowed_value' }],
+    ])
     k.register({ registration: registration('alpha'), provider })
     expect(() => k.register({ registration: registration('alpha', 'loopx other'), provider })).toThrow(LoopxHooksError)
   })
@@ -152,12 +167,29 @@ describe('hooks', () => {
   it('failures are typed public receipts, isolated from the other hooks, with nothing the provider said', async () => {
     const k = kernel()
     const secret = 'message body: deploy key is hunter2'
-    k.register({ registration: registration('a1'), provider: () => { throw new Error(secret) } })
+    k.register({
+      registration: registration('a1'),
+      provider: () => {
+        throw new Error(secret)
+      },
+    })
     k.register({ registration: registration('a2'), provider: () => new Promise<TurnStartReceipt>(() => {}) })
     k.register({ registration: registration('a3'), provider: (i) => ({ ...receipt(i), message: secret }) as any })
     k.register({ registration: registration('a4'), provider: () => (() => secret) as any })
-    k.register({ registration: registration('a5'), provider: (i) => receipt(i, fresh(1, { agent_read_required: false })) })
-    k.register({ registration: registration('a6'), provider: (i) => receipt(i, { status: 'provider_permission_denied', error_code: 'provider_permission_denied', routes_ok: 0, routes_failed: 1 }) })
+    k.register({
+      registration: registration('a5'),
+      provider: (i) => receipt(i, fresh(1, { agent_read_required: false })),
+    })
+    k.register({
+      registration: registration('a6'),
+      provider: (i) =>
+        receipt(i, {
+          status: 'provider_permission_denied',
+          error_code: 'provider_permission_denied',
+          routes_ok: 0,
+          routes_failed: 1,
+        }),
+    })
     k.register({ registration: registration('z9'), provider: (i) => receipt(i, fresh(1)) })
     const outcome = await k.dispatchTurnStart(request)
     expect(statuses(outcome)).toEqual([
@@ -181,7 +213,9 @@ describe('hooks', () => {
     k.register({ registration: r, provider: (i) => receipt(i, { reactions_added: 1, external_writes_performed: 1 }) })
     const [hook] = (await k.dispatchTurnStart(request)).hooks
     expect([hook!.receipt.status, hook!.kernelFailure?.rule, hook!.receipt.external_writes_performed]).toEqual([
-      'provider_contract_error', 'authority_claimed', 1,
+      'provider_contract_error',
+      'authority_claimed',
+      1,
     ])
   })
 })
@@ -189,9 +223,15 @@ describe('hooks', () => {
 describe('required reads and the lane', () => {
   it('required reads are deduplicated by command and projected into agent and cli before work', async () => {
     const k = kernel()
-    k.register({ registration: registration('alpha', 'loopx inbox read --pending'), provider: (i) => receipt(i, fresh(1)) })
+    k.register({
+      registration: registration('alpha', 'loopx inbox read --pending'),
+      provider: (i) => receipt(i, fresh(1)),
+    })
     k.register({ registration: registration('beta', 'loopx mail read'), provider: (i) => receipt(i) })
-    k.register({ registration: registration('gamma', 'loopx inbox read --pending'), provider: (i) => receipt(i, fresh(2)) })
+    k.register({
+      registration: registration('gamma', 'loopx inbox read --pending'),
+      provider: (i) => receipt(i, fresh(2)),
+    })
     const outcome = await k.dispatchTurnStart(request)
     expect(outcome.requiredReads).toEqual([
       { channel: 'agent', command: 'loopx inbox read --pending', ordering: 'before_work' },
@@ -206,7 +246,10 @@ describe('required reads and the lane', () => {
       registration: registration('alpha'),
       provider: (i) => (++turn === 1 ? receipt(i, fresh(2)) : receipt(i, { agent_read_required: true, pending: 2 })),
     })
-    expect((await k.dispatchTurnStart(request)).lane).toEqual({ decision: 'notify_keep_selected', reason: 'fresh_ordinary_read' })
+    expect((await k.dispatchTurnStart(request)).lane).toEqual({
+      decision: 'notify_keep_selected',
+      reason: 'fresh_ordinary_read',
+    })
     const second = await k.dispatchTurnStart(request)
     expect(second.lane).toEqual({ decision: 'preempt_material_review', reason: 'material_still_pending' })
     expect(second.requiredReads).toHaveLength(2)
@@ -227,10 +270,15 @@ describe('required reads and the lane', () => {
     const k = kernel()
     k.register({
       registration: registration('alpha'),
-      provider: (i) => receipt(i, fresh(1, { status: 'partial', error_code: 'provider_unavailable', routes_failed: 1 })),
+      provider: (i) =>
+        receipt(i, fresh(1, { status: 'partial', error_code: 'provider_unavailable', routes_failed: 1 })),
     })
     const outcome = await k.dispatchTurnStart(request)
-    expect(outcome.hooks[0]!.receipt).toMatchObject({ status: 'partial', error_code: 'provider_unavailable', agent_read_required: true })
+    expect(outcome.hooks[0]!.receipt).toMatchObject({
+      status: 'partial',
+      error_code: 'provider_unavailable',
+      agent_read_required: true,
+    })
     expect(outcome.requiredReads).toHaveLength(2)
     expect(outcome.lane.decision).toBe('notify_keep_selected')
   })

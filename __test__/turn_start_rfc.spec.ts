@@ -34,14 +34,20 @@ const example = (name: string) => JSON.parse(readFileSync(join(__dirname, '..', 
 
 const SELF = 'U_AGENT'
 
-function registration(capability = 'team_inbox', options: { reactions?: boolean; attempts?: number; routes?: number; command?: string } = {}): TurnStartHookRegistration {
+function registration(
+  capability = 'team_inbox',
+  options: { reactions?: boolean; attempts?: number; routes?: number; command?: string } = {},
+): TurnStartHookRegistration {
   return {
     schema_version: 'loopx_turn_start_capability_hook_registration_v0',
     hook_id: `${capability}.turn_start_read`,
     capability_id: capability,
     phase: 'turn_start',
     required_read: { command: options.command ?? `loopx inbox read --hook=${capability}` },
-    write_scopes: options.reactions === false ? ['owner_private_inbox', 'owner_private_cursor'] : ['owner_private_inbox', 'owner_private_cursor', 'provider_message_reaction'],
+    write_scopes:
+      options.reactions === false
+        ? ['owner_private_inbox', 'owner_private_cursor']
+        : ['owner_private_inbox', 'owner_private_cursor', 'provider_message_reaction'],
     budget: { timeout_ms: 3000, max_attempts_per_dispatch: options.attempts ?? 8, max_routes: options.routes ?? 4 },
     failure_policy: 'isolate',
   }
@@ -64,13 +70,23 @@ const request = (maxUnits = 2): TurnStartRequest => ({
 
 async function scene(
   routeNames: string[] = ['alpha', 'beta'],
-  options: { reactions?: boolean; attempts?: number; provider?: Partial<FakeProviderOptions>; wrap?: (p: (i: TurnStartHookInput) => Promise<TurnStartReceipt>) => (i: TurnStartHookInput) => Promise<TurnStartReceipt> } = {},
+  options: {
+    reactions?: boolean
+    attempts?: number
+    provider?: Partial<FakeProviderOptions>
+    wrap?: (
+      p: (i: TurnStartHookInput) => Promise<TurnStartReceipt>,
+    ) => (i: TurnStartHookInput) => Promise<TurnStartReceipt>
+  } = {},
 ): Promise<Scene> {
   const inbox = await InboxStore.open(file('inbox'), { selfIdentity: SELF })
   const routes = Object.fromEntries(routeNames.map((r) => [r, new FakeRoute()]))
   const { provider, log } = fakeProvider({ inbox, routes, reactions: options.reactions ?? true, ...options.provider })
   const kernel = new TurnStartKernel({ profile: { enabled: true } })
-  kernel.register({ registration: registration('team_inbox', options), provider: options.wrap ? options.wrap(provider) : provider })
+  kernel.register({
+    registration: registration('team_inbox', options),
+    provider: options.wrap ? options.wrap(provider) : provider,
+  })
   return {
     inbox,
     routes,
@@ -89,8 +105,15 @@ describe('RFC: CLI request validation runs before hook dispatch', () => {
     const s = await scene()
     s.routes.alpha!.post(human('a1'))
     const refused = await s.dispatch(0)
-    expect([refused.admitted, refused.violations]).toEqual([false, [{ path: '/quota/max_units', rule: 'out_of_range' }]])
-    expect([s.routes.alpha!.historyCalls, await s.inbox.pendingCount(), await s.inbox.cursor('alpha', 'history')]).toEqual([0, 0, null])
+    expect([refused.admitted, refused.violations]).toEqual([
+      false,
+      [{ path: '/quota/max_units', rule: 'out_of_range' }],
+    ])
+    expect([
+      s.routes.alpha!.historyCalls,
+      await s.inbox.pendingCount(),
+      await s.inbox.cursor('alpha', 'history'),
+    ]).toEqual([0, 0, null])
     // A valid request still dispatches the hook.
     expect(s.receipt(await s.dispatch()).observations_new).toBe(1)
   })
@@ -99,11 +122,22 @@ describe('RFC: CLI request validation runs before hook dispatch', () => {
 describe('RFC: Failure and replay', () => {
   it('empty means a valid provider success envelope was read and no pending message received its first Agent-owned turn-start read in this dispatch', async () => {
     const s = await scene()
-    expect(s.receipt(await s.dispatch())).toMatchObject({ status: 'empty', observations_new: 0, pending: 0, routes_ok: 2, agent_read_required: false })
+    expect(s.receipt(await s.dispatch())).toMatchObject({
+      status: 'empty',
+      observations_new: 0,
+      pending: 0,
+      routes_ok: 2,
+      agent_read_required: false,
+    })
     s.routes.beta!.post(human('b1'))
     expect(s.receipt(await s.dispatch())).toMatchObject({ status: 'ok', observations_new: 1, pending: 1 })
     // Still pending, already read: empty, with the pending material counted.
-    expect(s.receipt(await s.dispatch())).toMatchObject({ status: 'empty', observations_new: 0, pending: 1, agent_read_required: true })
+    expect(s.receipt(await s.dispatch())).toMatchObject({
+      status: 'empty',
+      observations_new: 0,
+      pending: 1,
+      agent_read_required: true,
+    })
   })
 
   it('provider_contract_error means the success envelope did not match its declared schema; it must never degrade to empty', async () => {
@@ -114,26 +148,51 @@ describe('RFC: Failure and replay', () => {
     // One bad route of two: partial, never empty or ok.
     const two = await scene()
     two.routes.alpha!.failure = 'bad_envelope'
-    expect(two.receipt(await two.dispatch())).toMatchObject({ status: 'partial', error_code: 'provider_contract_error', routes_ok: 1, routes_failed: 1 })
+    expect(two.receipt(await two.dispatch())).toMatchObject({
+      status: 'partial',
+      error_code: 'provider_contract_error',
+      routes_ok: 1,
+      routes_failed: 1,
+    })
     // A provider that reports new observations without the read obligation
     // is turned into provider_contract_error by core, not into empty.
     const k = new TurnStartKernel({ profile: { enabled: true } })
     k.register({
       registration: registration('liar'),
-      provider: (i) => ({ ...r, hook_id: i.hook_id, status: 'ok', error_code: null, routes_ok: 1, routes_failed: 0, observations_new: 1, pending: 1, agent_read_required: false }),
+      provider: (i) => ({
+        ...r,
+        hook_id: i.hook_id,
+        status: 'ok',
+        error_code: null,
+        routes_ok: 1,
+        routes_failed: 0,
+        observations_new: 1,
+        pending: 1,
+        agent_read_required: false,
+      }),
     })
     const lie = (await k.dispatchTurnStart(request())).hooks[0]!
-    expect([lie.receipt.status, lie.kernelFailure]).toEqual(['provider_contract_error', { code: 'result_contract_rejected', rule: 'not_allowed_value' }])
+    expect([lie.receipt.status, lie.kernelFailure]).toEqual([
+      'provider_contract_error',
+      { code: 'result_contract_rejected', rule: 'not_allowed_value' },
+    ])
   })
 
   it('provider permission and availability failures remain typed and isolated', async () => {
     const kernel = new TurnStartKernel({ profile: { enabled: true } })
     const routesOf: Record<string, FakeRoute> = {}
-    for (const [capability, failure] of [['chat', 'permission'], ['mail', 'unavailable'], ['tickets', null]] as const) {
+    for (const [capability, failure] of [
+      ['chat', 'permission'],
+      ['mail', 'unavailable'],
+      ['tickets', null],
+    ] as const) {
       const inbox = await InboxStore.open(file(capability))
       const route = (routesOf[capability] = new FakeRoute().post(human(`${capability}1`)))
       route.failure = failure
-      kernel.register({ registration: registration(capability), provider: fakeProvider({ inbox, routes: { main: route }, reactions: true }).provider })
+      kernel.register({
+        registration: registration(capability),
+        provider: fakeProvider({ inbox, routes: { main: route }, reactions: true }).provider,
+      })
     }
     const outcome = await kernel.dispatchTurnStart(request())
     expect(outcome.hooks.map((h) => [h.hookId, h.receipt.status, h.receipt.error_code, h.kernelFailure])).toEqual([
@@ -141,15 +200,32 @@ describe('RFC: Failure and replay', () => {
       ['mail.turn_start_read', 'provider_unavailable', 'provider_unavailable', null],
       ['tickets.turn_start_read', 'ok', null, null],
     ])
-    expect(outcome.requiredReads.map((r) => r.command)).toEqual(['loopx inbox read --hook=tickets', 'loopx inbox read --hook=tickets'])
+    expect(outcome.requiredReads.map((r) => r.command)).toEqual([
+      'loopx inbox read --hook=tickets',
+      'loopx inbox read --hook=tickets',
+    ])
   })
 
   it('duplicate hook identities run once; duplicate messages collapse by provider message identity, and separate private read/effect receipts prevent duplicate Agent-read observations and duplicate provider reactions', async () => {
     const s = await scene(['alpha'])
-    expect(s.kernel.register({ registration: registration(), provider: () => { throw new Error('second provider never runs') } })).toEqual({ alreadyInstalled: true })
+    expect(
+      s.kernel.register({
+        registration: registration(),
+        provider: () => {
+          throw new Error('second provider never runs')
+        },
+      }),
+    ).toEqual({ alreadyInstalled: true })
     const m = human('a1')
     // The collector captured it already, and the service repeats it in a later page.
-    await s.inbox.capture({ routeId: 'alpha', providerMessageId: 'a1', source: 'collector', sender: { kind: 'human', verifiedIdentity: 'U_a1' }, attention: 'ordinary', payload: {} })
+    await s.inbox.capture({
+      routeId: 'alpha',
+      providerMessageId: 'a1',
+      source: 'collector',
+      sender: { kind: 'human', verifiedIdentity: 'U_a1' },
+      attention: 'ordinary',
+      payload: {},
+    })
     s.routes.alpha!.post(m)
     const first = await s.dispatch()
     expect([s.log.dispatches, s.receipt(first).observations_new, s.receipt(first).reactions_added]).toEqual([1, 1, 1])
@@ -162,7 +238,14 @@ describe('RFC: Failure and replay', () => {
 
   it('collector-only capture performs no provider write; the acknowledgement is admitted only after the turn-start hook reads and confirms a pending message', async () => {
     const s = await scene(['alpha'])
-    await s.inbox.capture({ routeId: 'alpha', providerMessageId: 'c1', source: 'collector', sender: { kind: 'human', verifiedIdentity: 'U_c1' }, attention: 'ordinary', payload: {} })
+    await s.inbox.capture({
+      routeId: 'alpha',
+      providerMessageId: 'c1',
+      source: 'collector',
+      sender: { kind: 'human', verifiedIdentity: 'U_c1' },
+      attention: 'ordinary',
+      payload: {},
+    })
     expect(await s.inbox.reactionCandidates('collector_realtime', 8)).toEqual([])
     expect(await s.inbox.beginReaction(ref('alpha', 'c1'))).toBe('not_read')
     expect(s.routes.alpha!.reactCalls).toBe(0)
@@ -175,18 +258,33 @@ describe('RFC: Failure and replay', () => {
       const s = await scene(['alpha'], { reactions: false })
       s.routes.alpha!.post(human('a1'), human('a2'))
       const r = s.receipt(await s.dispatch())
-      expect([r.observations_new, r.agent_read_required, r.reactions_added, r.external_writes_performed, s.routes.alpha!.reactCalls]).toEqual([2, true, 0, 0, 0])
+      expect([
+        r.observations_new,
+        r.agent_read_required,
+        r.reactions_added,
+        r.external_writes_performed,
+        s.routes.alpha!.reactCalls,
+      ]).toEqual([2, true, 0, 0, 0])
     })
 
     it('failed effects retry from the owner-private pending-read set rather than relying on the bounded provider overlap window', async () => {
       const s = await scene(['alpha'])
       s.routes.alpha!.post(human('a1'))
       s.routes.alpha!.reactFailure = 'fail'
-      expect(s.receipt(await s.dispatch())).toMatchObject({ status: 'partial', error_code: 'reaction_failed', reactions_added: 0 })
+      expect(s.receipt(await s.dispatch())).toMatchObject({
+        status: 'partial',
+        error_code: 'reaction_failed',
+        reactions_added: 0,
+      })
       s.routes.alpha!.reactFailure = null
       const retry = s.receipt(await s.dispatch())
       // The service's next page is empty (the window has passed); the retry comes from the inbox.
-      expect([retry.status, retry.observations_new, retry.reactions_added, s.routes.alpha!.reactions.get('a1')]).toEqual(['empty', 0, 1, 1])
+      expect([
+        retry.status,
+        retry.observations_new,
+        retry.reactions_added,
+        s.routes.alpha!.reactions.get('a1'),
+      ]).toEqual(['empty', 0, 1, 1])
     })
 
     it('uncertain effects fail closed before create', async () => {
@@ -251,14 +349,22 @@ describe('RFC: Failure and replay', () => {
     expect((await s.inbox.pending()).map((m) => m.providerMessageId)).toEqual(['untyped', 'named', 'claims', 'case'])
   })
 
-  it('provider-local cursors are single-flight and advance only after inbox and cursor readback; history and acknowledgement replay use independent positions, so an old topic\'s new reply is admitted while older acknowledgement debt remains', async () => {
+  it("provider-local cursors are single-flight and advance only after inbox and cursor readback; history and acknowledgement replay use independent positions, so an old topic's new reply is admitted while older acknowledgement debt remains", async () => {
     let crash = true
     const s = await scene(['alpha'], {
-      provider: { leaseMs: 50, afterCapture: (m) => { if (crash && m.providerMessageId === 'a2') throw new Error('crash mid-read') } },
+      provider: {
+        leaseMs: 50,
+        afterCapture: (m) => {
+          if (crash && m.providerMessageId === 'a2') throw new Error('crash mid-read')
+        },
+      },
     })
     s.routes.alpha!.post(human('a1'), human('a2'))
     const crashed = (await s.dispatch()).hooks[0]!
-    expect([crashed.receipt.status, crashed.kernelFailure?.code]).toEqual(['provider_contract_error', 'producer_failed'])
+    expect([crashed.receipt.status, crashed.kernelFailure?.code]).toEqual([
+      'provider_contract_error',
+      'producer_failed',
+    ])
     expect(await s.inbox.cursor('alpha', 'history')).toBe(null) // not advanced: no readback happened
     // Single flight: while the crashed claim's lease holds, the route is not read again.
     const busy = s.receipt(await s.dispatch())
@@ -266,7 +372,11 @@ describe('RFC: Failure and replay', () => {
     await sleep(60)
     crash = false
     const resumed = s.receipt(await s.dispatch())
-    expect([resumed.status, resumed.observations_new, await s.inbox.cursor('alpha', 'history')]).toEqual(['ok', 2, 'a2'])
+    expect([resumed.status, resumed.observations_new, await s.inbox.cursor('alpha', 'history')]).toEqual([
+      'ok',
+      2,
+      'a2',
+    ])
     // Acknowledgement debt on the old topic; its new reply comes in by its new identity.
     s.routes.alpha!.reactFailure = 'fail'
     s.routes.alpha!.post(human('t1', 'old topic', { thread: 't1' }))
@@ -282,13 +392,24 @@ describe('RFC: Failure and replay', () => {
     s.routes.alpha!.post(human('a1'))
     s.routes.beta!.failure = 'unavailable'
     const outcome = await s.dispatch()
-    expect(s.receipt(outcome)).toMatchObject({ status: 'partial', error_code: 'provider_unavailable', observations_new: 1, agent_read_required: true, routes_ok: 1, routes_failed: 1 })
+    expect(s.receipt(outcome)).toMatchObject({
+      status: 'partial',
+      error_code: 'provider_unavailable',
+      observations_new: 1,
+      agent_read_required: true,
+      routes_ok: 1,
+      routes_failed: 1,
+    })
     expect(outcome.requiredReads.map((r) => r.channel)).toEqual(['agent', 'cli'])
   })
 })
 
 /** A minimal CLI turn around the kernel, recording the order of its steps. */
-async function turn(s: Scene, events: string[], agent?: (drained: Awaited<ReturnType<InboxStore['pending']>>) => Promise<void>) {
+async function turn(
+  s: Scene,
+  events: string[],
+  agent?: (drained: Awaited<ReturnType<InboxStore['pending']>>) => Promise<void>,
+) {
   const outcome = await s.kernel.dispatchTurnStart(request())
   events.push(`dispatched:${outcome.admitted}`)
   const status = await s.inbox.pendingCount()
@@ -304,18 +425,28 @@ async function turn(s: Scene, events: string[], agent?: (drained: Awaited<Return
 }
 
 describe('RFC: Ordering', () => {
-  const wrapWith = (events: string[]) => (p: (i: TurnStartHookInput) => Promise<TurnStartReceipt>) => async (i: TurnStartHookInput) => {
-    events.push('hook')
-    return p(i)
-  }
+  const wrapWith =
+    (events: string[]) =>
+    (p: (i: TurnStartHookInput) => Promise<TurnStartReceipt>) =>
+    async (i: TurnStartHookInput) => {
+      events.push('hook')
+      return p(i)
+    }
 
   it('provider-neutral turn_start dispatch', async () => {
     const events: string[] = []
     const kernel = new TurnStartKernel({ profile: { enabled: true } })
     for (const capability of ['mail', 'chat']) {
       const inbox = await InboxStore.open(file(capability))
-      const { provider } = fakeProvider({ inbox, routes: { main: new FakeRoute().post(human(`${capability}1`)) }, reactions: false })
-      kernel.register({ registration: registration(capability, { reactions: false }), provider: async (i) => (events.push(i.hook_id), provider(i)) })
+      const { provider } = fakeProvider({
+        inbox,
+        routes: { main: new FakeRoute().post(human(`${capability}1`)) },
+        reactions: false,
+      })
+      kernel.register({
+        registration: registration(capability, { reactions: false }),
+        provider: async (i) => (events.push(i.hook_id), provider(i)),
+      })
     }
     await kernel.dispatchTurnStart(request())
     events.push('status', 'quota')
@@ -326,7 +457,11 @@ describe('RFC: Ordering', () => {
     const s = await scene(['alpha'])
     s.routes.alpha!.post(human('a1'), human('a2'))
     await s.dispatch()
-    expect([await s.inbox.contains(ref('alpha', 'a1')), await s.inbox.contains(ref('alpha', 'a2')), await s.inbox.cursor('alpha', 'history')]).toEqual([true, true, 'a2'])
+    expect([
+      await s.inbox.contains(ref('alpha', 'a1')),
+      await s.inbox.contains(ref('alpha', 'a2')),
+      await s.inbox.cursor('alpha', 'history'),
+    ]).toEqual([true, true, 'a2'])
   })
 
   it('first Agent-read receipt independent of optional provider reaction', async () => {
@@ -390,7 +525,10 @@ describe('RFC: Ordering', () => {
       expect(await s.inbox.ack(message)).toBe('effect_not_bound') // no ACK before the durable effect
       expect(await s.inbox.dispose(message, 'replan_goal', 'effect_replan_1')).toBe('recorded')
     })
-    expect((await s.inbox.pending())[0]).toMatchObject({ disposition: 'replan_goal', effectReceiptId: 'effect_replan_1' })
+    expect((await s.inbox.pending())[0]).toMatchObject({
+      disposition: 'replan_goal',
+      effectReceiptId: 'effect_replan_1',
+    })
   })
 
   it('ACK and resume the prior lane when appropriate', async () => {
@@ -404,7 +542,10 @@ describe('RFC: Ordering', () => {
     await s.inbox.dispose(message, 'record_context', 'effect_answer_1')
     expect(await s.inbox.ack(message)).toBe('acked')
     const resumed = await turn(s, [])
-    expect([resumed.outcome.lane, resumed.lane]).toEqual([{ decision: 'keep_selected', reason: 'nothing_to_read' }, 'ordinary_work'])
+    expect([resumed.outcome.lane, resumed.lane]).toEqual([
+      { decision: 'keep_selected', reason: 'nothing_to_read' },
+      'ordinary_work',
+    ])
   })
 })
 
@@ -420,7 +561,12 @@ describe('secrecy', () => {
     }
     const inboxFile = file('inbox-secret')
     const inbox = await InboxStore.open(inboxFile, { selfIdentity: secrets.profile })
-    const route = new FakeRoute().post({ id: secrets.messageId, sender: { kind: 'human', id: secrets.sender, displayName: secrets.displayName }, attention: 'direct_question', text: secrets.text })
+    const route = new FakeRoute().post({
+      id: secrets.messageId,
+      sender: { kind: 'human', id: secrets.sender, displayName: secrets.displayName },
+      attention: 'direct_question',
+      text: secrets.text,
+    })
     const { provider } = fakeProvider({ inbox, routes: { [secrets.route]: route }, reactions: true })
     const kernel = new TurnStartKernel({ profile: { enabled: true } })
     kernel.register({ registration: registration(), provider })
@@ -431,10 +577,30 @@ describe('secrecy', () => {
     const runtime = await HookRuntime.open({ journalPath: journalFile, profile: { enabled: true } })
     const kind = example('intent_kind') as IntentKindDefinition
     runtime.defineIntentKind(kind)
-    runtime.register(defineHook({ kinds: [kind] as any, registration: example('registration') as PostWritebackHookRegistration, provider: () => notApplicable() }) as any)
+    runtime.register(
+      defineHook({
+        kinds: [kind] as any,
+        registration: example('registration') as PostWritebackHookRegistration,
+        provider: () => notApplicable(),
+      }) as any,
+    )
     await runtime.dispatch({
-      settlement: { goal_id: 'goal_1', agent_id: 'agent_1', todo_id: 'todo_1', turn_instance_id: 'turn_1', effect_id: 'effect_1' },
-      receipt: { receipt_id: 'receipt_1', effect_id: 'effect_1', step_kind: 'durable_writeback', status: 'committed', checkpointed: true, state_revision: 'rev_1', committed_at: '2026-08-26T00:00:00Z' },
+      settlement: {
+        goal_id: 'goal_1',
+        agent_id: 'agent_1',
+        todo_id: 'todo_1',
+        turn_instance_id: 'turn_1',
+        effect_id: 'effect_1',
+      },
+      receipt: {
+        receipt_id: 'receipt_1',
+        effect_id: 'effect_1',
+        step_kind: 'durable_writeback',
+        status: 'committed',
+        checkpointed: true,
+        state_revision: 'rev_1',
+        committed_at: '2026-08-26T00:00:00Z',
+      },
       event: { event_kind: 'todo_completed', fact_refs: [] },
     })
     await runtime.close()
@@ -442,9 +608,23 @@ describe('secrecy', () => {
 
     const cursorValue = secrets.messageId // the history cursor's value is a message id
     const publicText = JSON.stringify(outcomes) + journalBytes(journalFile)
-    for (const [name, value] of Object.entries({ ...secrets, cursorValue })) expect(publicText.includes(value), name).toBe(false)
+    for (const [name, value] of Object.entries({ ...secrets, cursorValue }))
+      expect(publicText.includes(value), name).toBe(false)
     // Every receipt is a counts-only document.
-    for (const o of outcomes) for (const h of o.hooks) expect(Object.values(h.receipt).filter((v) => typeof v === 'string').sort()).toEqual([h.hookId, h.receipt.status, 'loopx_turn_start_hook_receipt_v0', ...(h.receipt.error_code ? [h.receipt.error_code] : [])].sort())
+    for (const o of outcomes)
+      for (const h of o.hooks)
+        expect(
+          Object.values(h.receipt)
+            .filter((v) => typeof v === 'string')
+            .sort(),
+        ).toEqual(
+          [
+            h.hookId,
+            h.receipt.status,
+            'loopx_turn_start_hook_receipt_v0',
+            ...(h.receipt.error_code ? [h.receipt.error_code] : []),
+          ].sort(),
+        )
     // The scan would have found them: they are in the owner-private inbox file.
     const privateText = journalBytes(inboxFile)
     for (const value of [secrets.text, secrets.route, secrets.messageId]) expect(privateText.includes(value)).toBe(true)
@@ -453,5 +633,8 @@ describe('secrecy', () => {
 
 /** The bytes of an SQLite file and its WAL, as latin1 text for substring search. */
 function journalBytes(path: string): string {
-  return [path, `${path}-wal`].filter(existsSync).map((p) => readFileSync(p).toString('latin1')).join('')
+  return [path, `${path}-wal`]
+    .filter(existsSync)
+    .map((p) => readFileSync(p).toString('latin1'))
+    .join('')
 }

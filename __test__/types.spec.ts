@@ -22,7 +22,11 @@ const tmp = mkdtempSync(join(tmpdir(), 'loopx-hooks-types-'))
 afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
 function tsc(project: string): { status: number | null; output: string } {
-  const run = spawnSync(process.execPath, [tscBin, '--noEmit', '--pretty', 'false', '-p', project], { cwd: root, encoding: 'utf8', timeout: 110_000 })
+  const run = spawnSync(process.execPath, [tscBin, '--noEmit', '--pretty', 'false', '-p', project], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 110_000,
+  })
   return { status: run.status, output: `${run.stdout}${run.stderr}` }
 }
 
@@ -75,7 +79,10 @@ describe('type-level contract', () => {
     }
     // Every guarded line is an error, and nothing else is.
     for (const [file, lines] of expected) {
-      expect([...(found.get(file) ?? [])].sort((a, b) => a - b), `${file}\n${output}`).toEqual(lines)
+      expect(
+        [...(found.get(file) ?? [])].sort((a, b) => a - b),
+        `${file}\n${output}`,
+      ).toEqual(lines)
     }
     for (const file of found.keys()) expect(expected.has(file), `unexpected errors in ${file}:\n${output}`).toBe(true)
   })
@@ -87,8 +94,12 @@ describe('type-level contract', () => {
     expect(at).toBeGreaterThan(0)
     const dir = mkdtempSync(join(tmp, 'single-'))
     for (const f of readdirSync(fixtureDir).filter((f) => f.endsWith('.ts'))) {
-      const source = f === file ? lines.filter((_, i) => i !== at).join('\n') : readFileSync(join(fixtureDir, f), 'utf8')
-      writeFileSync(join(dir, f), source.replaceAll("'../../lib/index.js'", JSON.stringify(join(root, 'lib', 'index.js'))))
+      const source =
+        f === file ? lines.filter((_, i) => i !== at).join('\n') : readFileSync(join(fixtureDir, f), 'utf8')
+      writeFileSync(
+        join(dir, f),
+        source.replaceAll("'../../lib/index.js'", JSON.stringify(join(root, 'lib', 'index.js'))),
+      )
     }
     writeFileSync(
       join(dir, 'tsconfig.json'),
@@ -100,7 +111,9 @@ describe('type-level contract', () => {
     )
     const { status, output } = tsc(join(dir, 'tsconfig.json'))
     expect(status).not.toBe(0)
-    expect(output).toMatch(new RegExp(`payloads\\.ts\\(${at + 1},\\d+\\): error TS2322: Type '"hourly"' is not assignable`))
+    expect(output).toMatch(
+      new RegExp(`payloads\\.ts\\(${at + 1},\\d+\\): error TS2322: Type '"hourly"' is not assignable`),
+    )
   })
 })
 
@@ -109,11 +122,19 @@ describe('examples/typed/provider.ts at run time', () => {
     // `new IntentKinds([triggerEvaluation])` does not compile today (a typed
     // kind has readonly arrays; the constructor wants IntentKindDefinition, see
     // the report), so the kind goes in as JSON text, which it also accepts.
-    expect(validateRegistration(runtimeTrigger.registration, new IntentKinds([JSON.stringify(triggerEvaluation)]))).toMatchObject({ ok: true })
+    expect(
+      validateRegistration(runtimeTrigger.registration, new IntentKinds([JSON.stringify(triggerEvaluation)])),
+    ).toMatchObject({ ok: true })
     const runtime = await HookRuntime.open({ journalPath: join(tmp, 'example.sqlite'), profile: { enabled: true } })
     try {
       installPeriodicReport(runtime)
-      const settlement = { goal_id: 'goal_1', agent_id: 'agent_1', todo_id: 'todo_1', turn_instance_id: 'turn_1', effect_id: 'effect_1' }
+      const settlement = {
+        goal_id: 'goal_1',
+        agent_id: 'agent_1',
+        todo_id: 'todo_1',
+        turn_instance_id: 'turn_1',
+        effect_id: 'effect_1',
+      }
       const receipt = {
         receipt_id: 'receipt_1',
         effect_id: 'effect_1',
@@ -123,7 +144,11 @@ describe('examples/typed/provider.ts at run time', () => {
         state_revision: 'rev_1',
         committed_at: '2026-08-26T00:00:00Z',
       }
-      const done = await runtime.dispatch({ settlement, receipt, event: { event_kind: 'todo_completed', fact_refs: ['fact_1'] } })
+      const done = await runtime.dispatch({
+        settlement,
+        receipt,
+        event: { event_kind: 'todo_completed', fact_refs: ['fact_1'] },
+      })
       expect(done.admitted).toBe(true)
       expect(done.hooks.map((h) => [h.hookId, h.outcome])).toEqual([['periodic_report.runtime_trigger', 'recorded']])
       expect(done.hooks[0]?.receipt?.status).toBe('proposed')

@@ -96,37 +96,208 @@ describe('RFC examples', () => {
 describe('bad documents: the same violations as object and as JSON text', () => {
   type Case = [string, string, (d: Doc) => void, Violation[]]
   const cases: Case[] = [
-    ['validateRegistration', 'missing budget member', (d) => delete d.budget.timeout_ms, [{ path: '/budget/timeout_ms', rule: 'missing_field' }]],
+    [
+      'validateRegistration',
+      'missing budget member',
+      (d) => delete d.budget.timeout_ms,
+      [{ path: '/budget/timeout_ms', rule: 'missing_field' }],
+    ],
     ['validateRegistration', 'unknown member', (d) => (d.extra = 1), [{ path: '/extra', rule: 'unknown_field' }]],
-    ['validateRegistration', 'escaped member name', (d) => (d['a/b~c'] = 1), [{ path: '/a~1b~0c', rule: 'unknown_field' }]],
-    ['validateRegistration', 'schema version', (d) => (d.schema_version = 'v1'), [{ path: '/schema_version', rule: 'bad_schema_version' }]],
-    ['validateRegistration', 'string for an integer', (d) => (d.budget.timeout_ms = '1000'), [{ path: '/budget/timeout_ms', rule: 'wrong_type' }]],
-    ['validateRegistration', 'non-integral number', (d) => (d.budget.timeout_ms = 1.5), [{ path: '/budget/timeout_ms', rule: 'wrong_type' }]],
-    ['validateRegistration', 'hook of another capability', (d) => (d.hook_id = 'other.hook'), [{ path: '/hook_id', rule: 'capability_mismatch' }]],
-    ['validateRegistration', 'bad token', (d) => (d.capability_id = 'Periodic'), [{ path: '/capability_id', rule: 'bad_token' }]],
-    ['validateRegistration', 'phase', (d) => (d.phase = 'pre_writeback'), [{ path: '/phase', rule: 'not_allowed_value' }]],
-    ['validateRegistration', 'duplicate event kind', (d) => (d.event_kinds = ['todo_completed', 'todo_completed']), [{ path: '/event_kinds/1', rule: 'duplicate_item' }]],
-    ['validateRegistration', 'unknown event kind', (d) => (d.event_kinds = ['goal_started']), [{ path: '/event_kinds/0', rule: 'unknown_event_kind' }]],
-    ['validateRegistration', 'unknown intent kind', (d) => (d.intent_kinds = ['periodic_report.nope']), [{ path: '/intent_kinds/0', rule: 'unknown_intent_kind' }]],
-    ['validateRegistration', 'failure policy', (d) => (d.failure_policy = 'retry'), [{ path: '/failure_policy', rule: 'policy_not_isolate' }]],
-    ['validateRegistration', 'not an object', (d) => Object.keys(d).forEach((k) => delete d[k]), ['schema_version', 'hook_id', 'capability_id', 'phase', 'event_kinds', 'intent_kinds', 'requested_read_scope', 'budget', 'failure_policy'].map((k) => ({ path: `/${k}`, rule: 'missing_field' as const }))],
-    ['validateHookInput', 'dispatch id not recomputed', (d) => (d.dispatch_id = `pwh_${'0'.repeat(64)}`), [{ path: '/dispatch_id', rule: 'dispatch_id_mismatch' }]],
-    ['validateHookInput', 'impossible date', (d) => (d.source.committed_at = '2026-02-30T00:00:00Z'), [{ path: '/source/committed_at', rule: 'bad_timestamp' }]],
-    ['validateHookInput', 'path as opaque ref', (d) => (d.source.goal_id = 'goals/1'), [{ path: '/source/goal_id', rule: 'bad_opaque_ref' }]],
-    ['validateHookInput', 'credential-like ref', (d) => (d.source.goal_id = 'ghp_abcdef0123'), [{ path: '/source/goal_id', rule: 'credential_like_value' }]],
-    ['validateHookInput', 'boundary flag set', (d) => (d.boundary.raw_logs_recorded = true), [{ path: '/boundary/raw_logs_recorded', rule: 'not_allowed_value' }]],
-    ['validateHookInput', 'transition of another kind', (d) => (d.projection.transition = 'replan_recorded'), [{ path: '/projection/transition', rule: 'transition_mismatch' }]],
-    ['validateHookResult', 'intent id not recomputed', (d) => (d.intents[0].intent_id = `pwi_${'0'.repeat(64)}`), [{ path: '/intents/0/intent_id', rule: 'intent_id_mismatch' }]],
-    ['validateHookResult', 'extra payload member', (d) => (d.intents[0].payload.extra = 1), [{ path: '/intents/0/payload/extra', rule: 'unknown_field' }]],
-    ['validateHookResult', 'authority claimed', (d) => (d.intents[0].grants_new_action_authority = true), [{ path: '/intents/0/grants_new_action_authority', rule: 'authority_claimed' }]],
-    ['validateHookResult', 'unknown operation', (d) => (d.intents[0].operation = 'delete_everything'), [{ path: '/intents/0/operation', rule: 'unknown_operation' }]],
-    ['validateHookResult', 'two identical intents', (d) => d.intents.push(clone(d.intents[0])), [{ path: '/intents', rule: 'intent_budget_exceeded' }, { path: '/intents/1/intent_id', rule: 'duplicate_item' }]],
-    ['validateIntentKindDefinition', 'free text in payload', (d) => (d.payload_schema.properties.segment_ref = { type: 'string' }), [{ path: '/payload_schema/properties/segment_ref', rule: 'unsupported_schema' }]],
-    ['validateIntentKindDefinition', 'maxItems over 32', (d) => (d.payload_schema.properties.source_event_refs.maxItems = 33), [{ path: '/payload_schema/properties/source_event_refs', rule: 'unsupported_schema' }]],
-    ['validateIntentKindDefinition', 'kind of another capability', (d) => (d.capability_id = 'other'), [{ path: '/intent_kind', rule: 'capability_mismatch' }]],
-    ['validateDispatchReceipt', 'attempt past the ceiling', (d) => (d.attempt = 5), [{ path: '/attempt', rule: 'out_of_range' }]],
-    ['validateDispatchReceipt', 'failed without failure', (d) => (d.status = 'failed'), [{ path: '/intent_ids', rule: 'too_many_items' }, { path: '/result_digest', rule: 'not_allowed_value' }, { path: '/failure', rule: 'not_allowed_value' }]],
-    ['validateFailureReceipt', 'code, rule and attempt', (d) => Object.assign(d, { code: 'oops', rule: 'nope', attempt: 0 }), [{ path: '/code', rule: 'not_allowed_value' }, { path: '/rule', rule: 'not_allowed_value' }, { path: '/attempt', rule: 'out_of_range' }]],
+    [
+      'validateRegistration',
+      'escaped member name',
+      (d) => (d['a/b~c'] = 1),
+      [{ path: '/a~1b~0c', rule: 'unknown_field' }],
+    ],
+    [
+      'validateRegistration',
+      'schema version',
+      (d) => (d.schema_version = 'v1'),
+      [{ path: '/schema_version', rule: 'bad_schema_version' }],
+    ],
+    [
+      'validateRegistration',
+      'string for an integer',
+      (d) => (d.budget.timeout_ms = '1000'),
+      [{ path: '/budget/timeout_ms', rule: 'wrong_type' }],
+    ],
+    [
+      'validateRegistration',
+      'non-integral number',
+      (d) => (d.budget.timeout_ms = 1.5),
+      [{ path: '/budget/timeout_ms', rule: 'wrong_type' }],
+    ],
+    [
+      'validateRegistration',
+      'hook of another capability',
+      (d) => (d.hook_id = 'other.hook'),
+      [{ path: '/hook_id', rule: 'capability_mismatch' }],
+    ],
+    [
+      'validateRegistration',
+      'bad token',
+      (d) => (d.capability_id = 'Periodic'),
+      [{ path: '/capability_id', rule: 'bad_token' }],
+    ],
+    [
+      'validateRegistration',
+      'phase',
+      (d) => (d.phase = 'pre_writeback'),
+      [{ path: '/phase', rule: 'not_allowed_value' }],
+    ],
+    [
+      'validateRegistration',
+      'duplicate event kind',
+      (d) => (d.event_kinds = ['todo_completed', 'todo_completed']),
+      [{ path: '/event_kinds/1', rule: 'duplicate_item' }],
+    ],
+    [
+      'validateRegistration',
+      'unknown event kind',
+      (d) => (d.event_kinds = ['goal_started']),
+      [{ path: '/event_kinds/0', rule: 'unknown_event_kind' }],
+    ],
+    [
+      'validateRegistration',
+      'unknown intent kind',
+      (d) => (d.intent_kinds = ['periodic_report.nope']),
+      [{ path: '/intent_kinds/0', rule: 'unknown_intent_kind' }],
+    ],
+    [
+      'validateRegistration',
+      'failure policy',
+      (d) => (d.failure_policy = 'retry'),
+      [{ path: '/failure_policy', rule: 'policy_not_isolate' }],
+    ],
+    [
+      'validateRegistration',
+      'not an object',
+      (d) => Object.keys(d).forEach((k) => delete d[k]),
+      [
+        'schema_version',
+        'hook_id',
+        'capability_id',
+        'phase',
+        'event_kinds',
+        'intent_kinds',
+        'requested_read_scope',
+        'budget',
+        'failure_policy',
+      ].map((k) => ({ path: `/${k}`, rule: 'missing_field' as const })),
+    ],
+    [
+      'validateHookInput',
+      'dispatch id not recomputed',
+      (d) => (d.dispatch_id = `pwh_${'0'.repeat(64)}`),
+      [{ path: '/dispatch_id', rule: 'dispatch_id_mismatch' }],
+    ],
+    [
+      'validateHookInput',
+      'impossible date',
+      (d) => (d.source.committed_at = '2026-02-30T00:00:00Z'),
+      [{ path: '/source/committed_at', rule: 'bad_timestamp' }],
+    ],
+    [
+      'validateHookInput',
+      'path as opaque ref',
+      (d) => (d.source.goal_id = 'goals/1'),
+      [{ path: '/source/goal_id', rule: 'bad_opaque_ref' }],
+    ],
+    [
+      'validateHookInput',
+      'credential-like ref',
+      (d) => (d.source.goal_id = 'ghp_abcdef0123'),
+      [{ path: '/source/goal_id', rule: 'credential_like_value' }],
+    ],
+    [
+      'validateHookInput',
+      'boundary flag set',
+      (d) => (d.boundary.raw_logs_recorded = true),
+      [{ path: '/boundary/raw_logs_recorded', rule: 'not_allowed_value' }],
+    ],
+    [
+      'validateHookInput',
+      'transition of another kind',
+      (d) => (d.projection.transition = 'replan_recorded'),
+      [{ path: '/projection/transition', rule: 'transition_mismatch' }],
+    ],
+    [
+      'validateHookResult',
+      'intent id not recomputed',
+      (d) => (d.intents[0].intent_id = `pwi_${'0'.repeat(64)}`),
+      [{ path: '/intents/0/intent_id', rule: 'intent_id_mismatch' }],
+    ],
+    [
+      'validateHookResult',
+      'extra payload member',
+      (d) => (d.intents[0].payload.extra = 1),
+      [{ path: '/intents/0/payload/extra', rule: 'unknown_field' }],
+    ],
+    [
+      'validateHookResult',
+      'authority claimed',
+      (d) => (d.intents[0].grants_new_action_authority = true),
+      [{ path: '/intents/0/grants_new_action_authority', rule: 'authority_claimed' }],
+    ],
+    [
+      'validateHookResult',
+      'unknown operation',
+      (d) => (d.intents[0].operation = 'delete_everything'),
+      [{ path: '/intents/0/operation', rule: 'unknown_operation' }],
+    ],
+    [
+      'validateHookResult',
+      'two identical intents',
+      (d) => d.intents.push(clone(d.intents[0])),
+      [
+        { path: '/intents', rule: 'intent_budget_exceeded' },
+        { path: '/intents/1/intent_id', rule: 'duplicate_item' },
+      ],
+    ],
+    [
+      'validateIntentKindDefinition',
+      'free text in payload',
+      (d) => (d.payload_schema.properties.segment_ref = { type: 'string' }),
+      [{ path: '/payload_schema/properties/segment_ref', rule: 'unsupported_schema' }],
+    ],
+    [
+      'validateIntentKindDefinition',
+      'maxItems over 32',
+      (d) => (d.payload_schema.properties.source_event_refs.maxItems = 33),
+      [{ path: '/payload_schema/properties/source_event_refs', rule: 'unsupported_schema' }],
+    ],
+    [
+      'validateIntentKindDefinition',
+      'kind of another capability',
+      (d) => (d.capability_id = 'other'),
+      [{ path: '/intent_kind', rule: 'capability_mismatch' }],
+    ],
+    [
+      'validateDispatchReceipt',
+      'attempt past the ceiling',
+      (d) => (d.attempt = 5),
+      [{ path: '/attempt', rule: 'out_of_range' }],
+    ],
+    [
+      'validateDispatchReceipt',
+      'failed without failure',
+      (d) => (d.status = 'failed'),
+      [
+        { path: '/intent_ids', rule: 'too_many_items' },
+        { path: '/result_digest', rule: 'not_allowed_value' },
+        { path: '/failure', rule: 'not_allowed_value' },
+      ],
+    ],
+    [
+      'validateFailureReceipt',
+      'code, rule and attempt',
+      (d) => Object.assign(d, { code: 'oops', rule: 'nope', attempt: 0 }),
+      [
+        { path: '/code', rule: 'not_allowed_value' },
+        { path: '/rule', rule: 'not_allowed_value' },
+        { path: '/attempt', rule: 'out_of_range' },
+      ],
+    ],
   ]
   for (const [name, what, mutate, expected] of cases) {
     it(`${name}: ${what}`, () => {
@@ -142,7 +313,10 @@ describe('bad documents: the same violations as object and as JSON text', () => 
         expect(both(name, doc), `${name} ${JSON.stringify(doc)}`).toEqual([{ path: '', rule: 'wrong_type' }])
       }
       // A JS string is always JSON text; the text of a JSON string is a string document.
-      expect(validator(name).validate('"a string"')).toEqual({ ok: false, violations: [{ path: '', rule: 'wrong_type' }] })
+      expect(validator(name).validate('"a string"')).toEqual({
+        ok: false,
+        violations: [{ path: '', rule: 'wrong_type' }],
+      })
     }
   })
 })
@@ -195,21 +369,33 @@ describe('values JSON cannot hold: not_json_value at their pointer, never a thro
 
   it('a cycle is not_json_value where it closes', () => {
     const doc = { ...clone(registration), budget: cycle() }
-    expect(validateRegistration(doc, kinds)).toEqual({ ok: false, violations: [{ path: '/budget/timeout_ms', rule: 'not_json_value' }] })
+    expect(validateRegistration(doc, kinds)).toEqual({
+      ok: false,
+      violations: [{ path: '/budget/timeout_ms', rule: 'not_json_value' }],
+    })
     const self: Doc = clone(registration)
     self.self = self
-    expect(validateRegistration(self, kinds)).toEqual({ ok: false, violations: [{ path: '/self', rule: 'not_json_value' }] })
+    expect(validateRegistration(self, kinds)).toEqual({
+      ok: false,
+      violations: [{ path: '/self', rule: 'not_json_value' }],
+    })
   })
 
   it('a shared (acyclic) object is read twice, not mistaken for a cycle', () => {
     const shared = ['todo_completed']
     const doc = { ...clone(registration), event_kinds: shared, extra: shared }
-    expect(validateRegistration(doc, kinds)).toEqual({ ok: false, violations: [{ path: '/extra', rule: 'unknown_field' }] })
+    expect(validateRegistration(doc, kinds)).toEqual({
+      ok: false,
+      violations: [{ path: '/extra', rule: 'unknown_field' }],
+    })
   })
 
   it('a getter that throws is not_json_value at its member, the error swallowed', () => {
     const doc = { ...clone(registration), budget: throwingGetter() }
-    expect(validateRegistration(doc, kinds)).toEqual({ ok: false, violations: [{ path: '/budget/timeout_ms', rule: 'not_json_value' }] })
+    expect(validateRegistration(doc, kinds)).toEqual({
+      ok: false,
+      violations: [{ path: '/budget/timeout_ms', rule: 'not_json_value' }],
+    })
   })
 
   it('a Proxy whose ownKeys trap throws is not_json_value at the proxy', () => {
@@ -222,8 +408,14 @@ describe('values JSON cannot hold: not_json_value at their pointer, never a thro
       },
     )
     const doc = { ...clone(registration), budget: trap }
-    expect(validateRegistration(doc, kinds)).toEqual({ ok: false, violations: [{ path: '/budget', rule: 'not_json_value' }] })
-    expect(validateIntentKindDefinition(trap)).toEqual({ ok: false, violations: [{ path: '', rule: 'not_json_value' }] })
+    expect(validateRegistration(doc, kinds)).toEqual({
+      ok: false,
+      violations: [{ path: '/budget', rule: 'not_json_value' }],
+    })
+    expect(validateIntentKindDefinition(trap)).toEqual({
+      ok: false,
+      violations: [{ path: '', rule: 'not_json_value' }],
+    })
   })
 
   it('several bad values are all reported, in every validator, at nested paths', () => {
@@ -248,13 +440,29 @@ describe('values JSON cannot hold: not_json_value at their pointer, never a thro
       for (const [, make] of bad) {
         const value = make()
         // A string would be JSON text; every other root is walked.
-        expect(validator(name).validate(value), name).toEqual({ ok: false, violations: [{ path: '', rule: 'not_json_value' }] })
+        expect(validator(name).validate(value), name).toEqual({
+          ok: false,
+          violations: [{ path: '', rule: 'not_json_value' }],
+        })
       }
     }
   })
 
   it('JSON text that is not JSON is not_json_value at ""', () => {
-    const texts = ['', ' ', '{', '{"a":}', "{'a':1}", '[1,]', '{"a":1}x', 'undefined', 'NaN', '01', '"\\x"', JSON.stringify(registration).slice(0, -1)]
+    const texts = [
+      '',
+      ' ',
+      '{',
+      '{"a":}',
+      "{'a':1}",
+      '[1,]',
+      '{"a":1}x',
+      'undefined',
+      'NaN',
+      '01',
+      '"\\x"',
+      JSON.stringify(registration).slice(0, -1),
+    ]
     for (const name of Object.keys(VALIDATORS)) {
       for (const text of texts) {
         expect(validator(name).validate(text), `${name} ${JSON.stringify(text)}`).toEqual({
@@ -267,7 +475,10 @@ describe('values JSON cannot hold: not_json_value at their pointer, never a thro
 })
 
 describe('registration bounds cross the JS boundary with the exact rule and path', () => {
-  const withBudget = (field: string, value: number) => ({ ...clone(registration), budget: { ...registration.budget, [field]: value } })
+  const withBudget = (field: string, value: number) => ({
+    ...clone(registration),
+    budget: { ...registration.budget, [field]: value },
+  })
   const budgets: Array<[string, number, number]> = [
     ['max_invocations_per_dispatch', 1, 4],
     ['max_intents_per_dispatch', 1, 16],
@@ -276,7 +487,8 @@ describe('registration bounds cross the JS boundary with the exact rule and path
   ]
   for (const [field, min, max] of budgets) {
     it(`budget.${field} in ${min}..=${max}`, () => {
-      for (const inside of [min, max]) expect(both('validateRegistration', withBudget(field, inside)), `${field}=${inside}`).toEqual([])
+      for (const inside of [min, max])
+        expect(both('validateRegistration', withBudget(field, inside)), `${field}=${inside}`).toEqual([])
       for (const outside of [min - 1, max + 1]) {
         expect(both('validateRegistration', withBudget(field, outside)), `${field}=${outside}`).toEqual([
           { path: `/budget/${field}`, rule: 'out_of_range' },
@@ -300,7 +512,9 @@ describe('registration bounds cross the JS boundary with the exact rule and path
     const doc = (requested_read_scope: string[]) => ({ ...clone(registration), requested_read_scope })
     expect(both('validateRegistration', doc(['settlement_identity']))).toEqual([])
     expect(both('validateRegistration', doc([]))).toEqual([{ path: '/requested_read_scope', rule: 'too_few_items' }])
-    expect(both('validateRegistration', doc(['settlement_identity', 'bounded_event_projection', 'settlement_identity']))).toEqual([
+    expect(
+      both('validateRegistration', doc(['settlement_identity', 'bounded_event_projection', 'settlement_identity'])),
+    ).toEqual([
       { path: '/requested_read_scope', rule: 'too_many_items' },
       { path: '/requested_read_scope/2', rule: 'duplicate_item' },
     ])
@@ -323,7 +537,12 @@ describe('registration bounds cross the JS boundary with the exact rule and path
 
   it('token length 1..=128 bytes', () => {
     const capability = 'c'.repeat(64)
-    const at = (hook: string) => ({ ...clone(registration), capability_id: capability, hook_id: `${capability}.${hook}`, intent_kinds: [] })
+    const at = (hook: string) => ({
+      ...clone(registration),
+      capability_id: capability,
+      hook_id: `${capability}.${hook}`,
+      intent_kinds: [],
+    })
     // 64 + 1 + 63 = 128 bytes; one more is too long. intent_kinds [] adds too_few_items either way.
     expect(both('validateRegistration', at('h'.repeat(63)))).toEqual([{ path: '/intent_kinds', rule: 'too_few_items' }])
     expect(both('validateRegistration', at('h'.repeat(64)))).toEqual([
@@ -349,14 +568,37 @@ describe('registration bounds cross the JS boundary with the exact rule and path
       change(d.intents[0])
       return d
     }
-    expect(both('validateHookResult', result((i) => (i.budget.max_attempts = 8)))).toEqual([])
-    expect(both('validateHookResult', result((i) => (i.budget.max_attempts = 9)))).toEqual([{ path: '/intents/0/budget/max_attempts', rule: 'out_of_range' }])
-    expect(both('validateHookResult', result((i) => (i.budget.max_attempts = 0)))).toEqual([{ path: '/intents/0/budget/max_attempts', rule: 'out_of_range' }])
+    expect(
+      both(
+        'validateHookResult',
+        result((i) => (i.budget.max_attempts = 8)),
+      ),
+    ).toEqual([])
+    expect(
+      both(
+        'validateHookResult',
+        result((i) => (i.budget.max_attempts = 9)),
+      ),
+    ).toEqual([{ path: '/intents/0/budget/max_attempts', rule: 'out_of_range' }])
+    expect(
+      both(
+        'validateHookResult',
+        result((i) => (i.budget.max_attempts = 0)),
+      ),
+    ).toEqual([{ path: '/intents/0/budget/max_attempts', rule: 'out_of_range' }])
     const scopes = (n: number) => Array.from({ length: n }, (_, k) => `periodic_report.scope_${k}`)
-    expect(both('validateHookResult', result((i) => (i.requested_write_scope = scopes(8))))).toEqual([])
-    expect(both('validateHookResult', result((i) => (i.requested_write_scope = scopes(9))))).toEqual([
-      { path: '/intents/0/requested_write_scope', rule: 'too_many_items' },
-    ])
+    expect(
+      both(
+        'validateHookResult',
+        result((i) => (i.requested_write_scope = scopes(8))),
+      ),
+    ).toEqual([])
+    expect(
+      both(
+        'validateHookResult',
+        result((i) => (i.requested_write_scope = scopes(9))),
+      ),
+    ).toEqual([{ path: '/intents/0/requested_write_scope', rule: 'too_many_items' }])
   })
 })
 
@@ -410,10 +652,9 @@ describe('buildIntent and IntentKinds', () => {
     expect(twice.code).toBe('ERR_LOOPX_INVALID_INTENT_KIND')
     expect(twice.message).toContain('/1/intent_kind duplicate_item')
     expect(attempt([() => 1]).code).toBe('ERR_LOOPX_INVALID_INTENT_KIND')
-    expect(new IntentKinds([kindDefinition, JSON.stringify({ ...kindDefinition, intent_kind: 'periodic_report.b' })]).names).toEqual([
-      'periodic_report.b',
-      kindDefinition.intent_kind,
-    ])
+    expect(
+      new IntentKinds([kindDefinition, JSON.stringify({ ...kindDefinition, intent_kind: 'periodic_report.b' })]).names,
+    ).toEqual(['periodic_report.b', kindDefinition.intent_kind])
   })
 
   // The error carries the violations, not only a message.
@@ -421,7 +662,9 @@ describe('buildIntent and IntentKinds', () => {
     try {
       new IntentKinds([{ ...clone(kindDefinition), capability_id: 'other' }])
     } catch (error) {
-      expect((error as { violations?: unknown }).violations).toEqual([{ path: '/0/intent_kind', rule: 'capability_mismatch' }])
+      expect((error as { violations?: unknown }).violations).toEqual([
+        { path: '/0/intent_kind', rule: 'capability_mismatch' },
+      ])
       return
     }
     throw new Error('no throw')
@@ -433,8 +676,14 @@ describe('edges where a value and its JSON text meet', () => {
   // path; text that holds one does not parse, so it is reported at "".
   it('a lone surrogate is not_json_value as a value, as it is as text', () => {
     const doc = { ...clone(registration), hook_id: 'periodic_report.\ud800' }
-    expect(validateRegistration(JSON.stringify(doc), kinds)).toEqual({ ok: false, violations: [{ path: '', rule: 'not_json_value' }] })
-    expect(validateRegistration(doc, kinds)).toEqual({ ok: false, violations: [{ path: '/hook_id', rule: 'not_json_value' }] })
+    expect(validateRegistration(JSON.stringify(doc), kinds)).toEqual({
+      ok: false,
+      violations: [{ path: '', rule: 'not_json_value' }],
+    })
+    expect(validateRegistration(doc, kinds)).toEqual({
+      ok: false,
+      violations: [{ path: '/hook_id', rule: 'not_json_value' }],
+    })
   })
 
   it('objects that are not plain JSON objects are not_json_value at their path', () => {
@@ -443,7 +692,10 @@ describe('edges where a value and its JSON text meet', () => {
     }
     for (const odd of [new Map([['a', 1]]), new Set([1]), /re/, new Number(3), new String('ab'), new Budget()]) {
       const doc = { ...clone(registration), budget: odd }
-      expect(validateRegistration(doc, kinds)).toEqual({ ok: false, violations: [{ path: '/budget', rule: 'not_json_value' }] })
+      expect(validateRegistration(doc, kinds)).toEqual({
+        ok: false,
+        violations: [{ path: '/budget', rule: 'not_json_value' }],
+      })
     }
     // An object without a prototype is a plain JSON object.
     const bare = Object.assign(Object.create(null), clone(registration))

@@ -77,7 +77,10 @@ const RULE: Record<string, string> = {
 }
 
 function fromAjv(validate: ValidateFn, prefix = ''): Violation[] {
-  return (validate.errors ?? []).map((e: ErrorObject) => ({ path: prefix + e.instancePath, rule: RULE[e.keyword] ?? 'wrong_type' }))
+  return (validate.errors ?? []).map((e: ErrorObject) => ({
+    path: prefix + e.instancePath,
+    rule: RULE[e.keyword] ?? 'wrong_type',
+  }))
 }
 
 /** Every string value of a document, checked for credential-like text (our `grammar::string`). */
@@ -91,7 +94,8 @@ function credentials(v: unknown, path: string, out: Violation[]): void {
   }
 }
 
-const owned = (name: string, capability: string) => name.length > capability.length + 1 && name.startsWith(capability) && name[capability.length] === '.'
+const owned = (name: string, capability: string) =>
+  name.length > capability.length + 1 && name.startsWith(capability) && name[capability.length] === '.'
 
 interface CompiledKind {
   definition: IntentKindDefinition
@@ -146,7 +150,12 @@ export class PlainValidators {
           state_revision: str,
           committed_at: str,
         }),
-        event: { type: 'object', properties: { event_kind: str, fact_refs: { type: 'array', items: str } }, required: ['event_kind'], additionalProperties: false },
+        event: {
+          type: 'object',
+          properties: { event_kind: str, fact_refs: { type: 'array', items: str } },
+          required: ['event_kind'],
+          additionalProperties: false,
+        },
       }),
     })
   }
@@ -159,7 +168,8 @@ export class PlainValidators {
     if (!this.#kindDefinition(doc)) return { ok: false, violations: fromAjv(this.#kindDefinition) }
     const violations: Violation[] = []
     credentials(doc, '', violations)
-    if (!owned(doc.intent_kind, doc.capability_id)) violations.push({ path: '/intent_kind', rule: 'capability_mismatch' })
+    if (!owned(doc.intent_kind, doc.capability_id))
+      violations.push({ path: '/intent_kind', rule: 'capability_mismatch' })
     if (this.kinds.has(doc.intent_kind)) violations.push({ path: '/intent_kind', rule: 'duplicate_item' })
     let payload: ValidateFn
     try {
@@ -182,7 +192,8 @@ export class PlainValidators {
     credentials(doc, '', violations)
     const capability: unknown = doc.capability_id
     if (typeof capability === 'string') {
-      if (typeof doc.hook_id === 'string' && !owned(doc.hook_id, capability)) violations.push({ path: '/hook_id', rule: 'capability_mismatch' })
+      if (typeof doc.hook_id === 'string' && !owned(doc.hook_id, capability))
+        violations.push({ path: '/hook_id', rule: 'capability_mismatch' })
       if (Array.isArray(doc.intent_kinds)) {
         doc.intent_kinds.forEach((kind: unknown, i: number) => {
           if (typeof kind !== 'string') return
@@ -202,7 +213,12 @@ export class PlainValidators {
    * dispatch id. `canonical` receives the result's RFC 8785 text when the
    * caller wants it (size check and digest share one canonicalisation).
    */
-  validateHookResult(doc: any, registration: PostWritebackHookRegistration, dispatchId: string, out?: { canonical?: string }): Verdict<any> {
+  validateHookResult(
+    doc: any,
+    registration: PostWritebackHookRegistration,
+    dispatchId: string,
+    out?: { canonical?: string },
+  ): Verdict<any> {
     const violations: Violation[] = []
     if (!this.#result(doc)) {
       violations.push(...fromAjv(this.#result))
@@ -211,23 +227,30 @@ export class PlainValidators {
     credentials(doc, '', violations)
     const items: unknown[] = Array.isArray(doc.intents) ? doc.intents : []
     const budget = Math.min(registration.budget.max_intents_per_dispatch, 16)
-    if (doc.status === 'not_applicable' && items.length > 0) violations.push({ path: '/intents', rule: 'too_many_items' })
-    else if (doc.status === 'proposed' && items.length === 0) violations.push({ path: '/intents', rule: 'too_few_items' })
+    if (doc.status === 'not_applicable' && items.length > 0)
+      violations.push({ path: '/intents', rule: 'too_many_items' })
+    else if (doc.status === 'proposed' && items.length === 0)
+      violations.push({ path: '/intents', rule: 'too_few_items' })
     else if (items.length > budget) violations.push({ path: '/intents', rule: 'intent_budget_exceeded' })
     const seen = new Set<string>()
     for (let i = 0; i < items.length; i++) {
       const it: any = items[i]
       if (it === null || typeof it !== 'object') continue
       const at = `/intents/${i}`
-      if (typeof it.hook_id === 'string' && it.hook_id !== registration.hook_id) violations.push({ path: `${at}/hook_id`, rule: 'hook_mismatch' })
+      if (typeof it.hook_id === 'string' && it.hook_id !== registration.hook_id)
+        violations.push({ path: `${at}/hook_id`, rule: 'hook_mismatch' })
       if (typeof it.capability_id === 'string' && it.capability_id !== registration.capability_id) {
         violations.push({ path: `${at}/capability_id`, rule: 'capability_mismatch' })
       }
       if (typeof it.source_dispatch_id === 'string' && it.source_dispatch_id !== dispatchId) {
         violations.push({ path: `${at}/source_dispatch_id`, rule: 'dispatch_mismatch' })
       }
-      const kind = typeof it.intent_kind === 'string' && registration.intent_kinds.includes(it.intent_kind) ? this.kinds.get(it.intent_kind) : undefined
-      if (typeof it.intent_kind === 'string' && !kind) violations.push({ path: `${at}/intent_kind`, rule: 'unknown_intent_kind' })
+      const kind =
+        typeof it.intent_kind === 'string' && registration.intent_kinds.includes(it.intent_kind)
+          ? this.kinds.get(it.intent_kind)
+          : undefined
+      if (typeof it.intent_kind === 'string' && !kind)
+        violations.push({ path: `${at}/intent_kind`, rule: 'unknown_intent_kind' })
       if (kind && typeof it.operation === 'string' && !kind.definition.operations.includes(it.operation)) {
         violations.push({ path: `${at}/operation`, rule: 'unknown_operation' })
       }
@@ -240,7 +263,13 @@ export class PlainValidators {
         const expected =
           'pwi_' +
           sha256Hex(
-            jcs({ domain: 'loopx_post_writeback_intent_v0', dispatch_id: dispatchId, intent_kind: it.intent_kind, policy_version: it.policy_version, payload: it.payload }),
+            jcs({
+              domain: 'loopx_post_writeback_intent_v0',
+              dispatch_id: dispatchId,
+              intent_kind: it.intent_kind,
+              policy_version: it.policy_version,
+              payload: it.payload,
+            }),
           )
         if (it.intent_id !== expected) violations.push({ path: `${at}/intent_id`, rule: 'intent_id_mismatch' })
       }
@@ -270,7 +299,8 @@ export class PlainValidators {
       if (doc === null || typeof doc !== 'object') return { ok: false, violations }
     }
     credentials(doc, '', violations)
-    if (typeof doc.hook_id === 'string' && doc.hook_id !== registration.hook_id) violations.push({ path: '/hook_id', rule: 'hook_mismatch' })
+    if (typeof doc.hook_id === 'string' && doc.hook_id !== registration.hook_id)
+      violations.push({ path: '/hook_id', rule: 'hook_mismatch' })
     if (typeof doc.capability_id === 'string' && doc.capability_id !== registration.capability_id) {
       violations.push({ path: '/capability_id', rule: 'capability_mismatch' })
     }
@@ -282,7 +312,12 @@ export class PlainValidators {
     if (typeof kind === 'string' && doc.projection && TRANSITION[kind] !== doc.projection.transition) {
       violations.push({ path: '/projection/transition', rule: 'transition_mismatch' })
     }
-    if (typeof doc.dispatch_id === 'string' && typeof source.receipt_id === 'string' && typeof source.effect_id === 'string' && typeof kind === 'string') {
+    if (
+      typeof doc.dispatch_id === 'string' &&
+      typeof source.receipt_id === 'string' &&
+      typeof source.effect_id === 'string' &&
+      typeof kind === 'string'
+    ) {
       const expected = dispatchIdOf(source.receipt_id, source.effect_id, registration, registrationDigest, kind)
       if (doc.dispatch_id !== expected) violations.push({ path: '/dispatch_id', rule: 'dispatch_id_mismatch' })
     }
@@ -415,14 +450,19 @@ export class PlainRuntime {
         'UPDATE dispatches SET state = ?, attempts = max(attempts, ?), receipt = ?, result_digest = ?, updated_at = ?, request = NULL WHERE dispatch_id = ?',
       ),
       intent: p('INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc) VALUES (?, ?, ?, ?, ?)'),
-      failure: p('INSERT INTO failures (dispatch_id, attempt, code, rule, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
-      failed: p("UPDATE dispatches SET state = 'failed', attempts = max(attempts, ?), updated_at = ? WHERE dispatch_id = ?"),
+      failure: p(
+        'INSERT INTO failures (dispatch_id, attempt, code, rule, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      ),
+      failed: p(
+        "UPDATE dispatches SET state = 'failed', attempts = max(attempts, ?), updated_at = ? WHERE dispatch_id = ?",
+      ),
     }
     const s = this.#s
     this.#final = this.db.transaction((r: any) => {
       s.final!.run(r.state, r.attempt, r.receiptJson, r.resultDigest, r.now, r.dispatchId)
       if (r.failure) s.failure!.run(r.dispatchId, r.attempt, r.failure, null, r.now)
-      for (const i of r.intents) s.intent!.run(i.intent_id, r.dispatchId, i.capability_id, i.intent_kind, JSON.stringify(i))
+      for (const i of r.intents)
+        s.intent!.run(i.intent_id, r.dispatchId, i.capability_id, i.intent_kind, JSON.stringify(i))
     }).immediate
   }
 
@@ -450,24 +490,28 @@ export class PlainRuntime {
     if (!v.ok) throw Object.assign(new Error('registration_rejected'), { violations: v.violations })
     const copy = JSON.parse(JSON.stringify(registration))
     this.#hooks.push({ registration: copy, digest: sha256Hex(jcs(copy)), provider })
-    this.#hooks.sort((a, b) => (a.registration.hook_id < b.registration.hook_id ? -1 : a.registration.hook_id > b.registration.hook_id ? 1 : 0))
+    this.#hooks.sort((a, b) =>
+      a.registration.hook_id < b.registration.hook_id ? -1 : a.registration.hook_id > b.registration.hook_id ? 1 : 0,
+    )
   }
 
   async dispatch(request: DispatchRequest): Promise<DispatchOutcome> {
-    if (!this.validators.validateRequest(request)) throw Object.assign(new Error('invalid request'), { code: 'ERR_LOOPX_INVALID_ARGUMENT' })
+    if (!this.validators.validateRequest(request))
+      throw Object.assign(new Error('invalid request'), { code: 'ERR_LOOPX_INVALID_ARGUMENT' })
     const s = request.settlement
     const r = request.receipt
-    const refusal = !s.goal_id || !s.agent_id || !s.todo_id || !s.turn_instance_id || !s.effect_id
-      ? 'identity_incomplete'
-      : r.effect_id !== s.effect_id
-        ? 'effect_mismatch'
-        : r.status !== 'committed'
-          ? 'receipt_not_committed'
-          : !r.checkpointed
-            ? 'receipt_not_checkpointed'
-            : !this.#enabled
-              ? 'phase_disabled'
-              : null
+    const refusal =
+      !s.goal_id || !s.agent_id || !s.todo_id || !s.turn_instance_id || !s.effect_id
+        ? 'identity_incomplete'
+        : r.effect_id !== s.effect_id
+          ? 'effect_mismatch'
+          : r.status !== 'committed'
+            ? 'receipt_not_committed'
+            : !r.checkpointed
+              ? 'receipt_not_checkpointed'
+              : !this.#enabled
+                ? 'phase_disabled'
+                : null
     if (refusal) return { admitted: false, refusal, hooks: [] } as DispatchOutcome
     const hooks: HookOutcome[] = []
     const deadline = Date.now() + 60_000
@@ -478,7 +522,12 @@ export class PlainRuntime {
     return { admitted: true, refusal: null, hooks }
   }
 
-  async #invoke(hook: Hook, input: any, dispatchId: string, deadline: number): Promise<{ result: any; digest: string } | { code: string; rule: string | null }> {
+  async #invoke(
+    hook: Hook,
+    input: any,
+    dispatchId: string,
+    deadline: number,
+  ): Promise<{ result: any; digest: string } | { code: string; rule: string | null }> {
     let result: any
     try {
       result = hook.provider(input)
@@ -501,7 +550,13 @@ export class PlainRuntime {
     return { result, digest: sha256Hex(out.canonical!) }
   }
 
-  #fromFinal(hook: Hook, dispatchId: string, receiptJson: string, recorded: string | null, fresh: string | null): HookOutcome {
+  #fromFinal(
+    hook: Hook,
+    dispatchId: string,
+    receiptJson: string,
+    recorded: string | null,
+    fresh: string | null,
+  ): HookOutcome {
     const receipt: DispatchReceipt = JSON.parse(receiptJson)
     const conflict = fresh !== null && recorded !== fresh
     return {
@@ -539,7 +594,11 @@ export class PlainRuntime {
         state_revision: r.state_revision,
         committed_at: r.committed_at,
       },
-      projection: { schema_version: 'loopx_post_writeback_event_projection_v0', transition: TRANSITION[ev.event_kind] ?? '', fact_refs: ev.fact_refs },
+      projection: {
+        schema_version: 'loopx_post_writeback_event_projection_v0',
+        transition: TRANSITION[ev.event_kind] ?? '',
+        fact_refs: ev.fact_refs,
+      },
       boundary: {
         raw_task_text_recorded: false,
         raw_logs_recorded: false,
@@ -551,7 +610,13 @@ export class PlainRuntime {
     }
     const checked = this.validators.validateHookInput(input, reg, hook.digest)
     if (!checked.ok) {
-      return { ...base, outcome: 'failed', attempt: 0, failureCode: 'input_boundary_rejected', failureRule: (checked.violations[0]?.rule ?? null) as any }
+      return {
+        ...base,
+        outcome: 'failed',
+        attempt: 0,
+        failureCode: 'input_boundary_rejected',
+        failureRule: (checked.violations[0]?.rule ?? null) as any,
+      }
     }
     // Checkpoint: look the identity up first, insert it when new.
     const st = this.#s
@@ -560,16 +625,40 @@ export class PlainRuntime {
     if (standing && FINAL.has(standing.state)) {
       if (this.#replay === 'return') return this.#fromFinal(hook, dispatchId, standing.receipt!, null, null)
       const again = await this.#invoke(hook, input, dispatchId, deadline)
-      if ('code' in again) return { ...base, outcome: 'failed', attempt: 0, failureCode: again.code as any, failureRule: again.rule as any }
+      if ('code' in again)
+        return {
+          ...base,
+          outcome: 'failed',
+          attempt: 0,
+          failureCode: again.code as any,
+          failureRule: again.rule as any,
+        }
       return this.#fromFinal(hook, dispatchId, standing.receipt!, standing.result_digest, again.digest)
     } else if (standing) {
       used = standing.attempts
     } else {
       this.#sync('NORMAL')
       const now = Date.now()
-      st.checkpoint!.run(dispatchId, reg.hook_id, reg.capability_id, r.receipt_id, r.effect_id, ev.event_kind, hook.digest, now, now, JSON.stringify(request))
+      st.checkpoint!.run(
+        dispatchId,
+        reg.hook_id,
+        reg.capability_id,
+        r.receipt_id,
+        r.effect_id,
+        ev.event_kind,
+        hook.digest,
+        now,
+        now,
+        JSON.stringify(request),
+      )
     }
-    const receipt = (status: string, attempt: number, intentIds: string[], resultDigest: string | null, failure: any): DispatchReceipt =>
+    const receipt = (
+      status: string,
+      attempt: number,
+      intentIds: string[],
+      resultDigest: string | null,
+      failure: any,
+    ): DispatchReceipt =>
       ({
         schema_version: 'loopx_post_writeback_dispatch_receipt_v0',
         dispatch_id: dispatchId,
@@ -588,7 +677,16 @@ export class PlainRuntime {
     if (used >= reg.budget.max_invocations_per_dispatch) {
       const rec = receipt('exhausted', used, [], null, { code: 'dispatch_budget_exhausted', rule: null })
       this.#sync('FULL')
-      this.#final({ state: 'exhausted', attempt: used, receiptJson: JSON.stringify(rec), resultDigest: null, now: Date.now(), dispatchId, intents: [], failure: 'dispatch_budget_exhausted' })
+      this.#final({
+        state: 'exhausted',
+        attempt: used,
+        receiptJson: JSON.stringify(rec),
+        resultDigest: null,
+        now: Date.now(),
+        dispatchId,
+        intents: [],
+        failure: 'dispatch_budget_exhausted',
+      })
       return { ...base, outcome: 'exhausted', attempt: used, receipt: rec, failureCode: 'dispatch_budget_exhausted' }
     }
     const attempt = used + 1
@@ -596,15 +694,23 @@ export class PlainRuntime {
     if ('code' in got) {
       this.#sync('FULL')
       const now = Date.now()
-      this.db.transaction(() => {
-        st.failure!.run(dispatchId, attempt, got.code, got.rule, now)
-        st.failed!.run(attempt, now, dispatchId)
-      }).immediate()
+      this.db
+        .transaction(() => {
+          st.failure!.run(dispatchId, attempt, got.code, got.rule, now)
+          st.failed!.run(attempt, now, dispatchId)
+        })
+        .immediate()
       return { ...base, outcome: 'failed', attempt, failureCode: got.code as any, failureRule: got.rule as any }
     }
     const proposed = got.result.status === 'proposed'
     const intents: any[] = got.result.intents
-    const rec = receipt(proposed ? 'proposed' : 'not_applicable', attempt, intents.map((i) => i.intent_id), got.digest, null)
+    const rec = receipt(
+      proposed ? 'proposed' : 'not_applicable',
+      attempt,
+      intents.map((i) => i.intent_id),
+      got.digest,
+      null,
+    )
     this.#sync('FULL')
     this.#final({
       state: rec.status,

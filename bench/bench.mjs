@@ -48,7 +48,12 @@ function isRelease(path) {
 }
 
 // 1. the addon
-const rustSources = Math.max(newest(join(root, 'src')), mtime(join(root, 'Cargo.toml')), mtime(join(root, 'Cargo.lock')), mtime(join(root, 'build.rs')))
+const rustSources = Math.max(
+  newest(join(root, 'src')),
+  mtime(join(root, 'Cargo.toml')),
+  mtime(join(root, 'Cargo.lock')),
+  mtime(join(root, 'build.rs')),
+)
 const nodeFile = 'loopx-hooks.linux-x64-gnu.node'
 const own = join(root, nodeFile)
 let addon
@@ -59,7 +64,16 @@ if (existsSync(own) && mtime(own) >= rustSources && isRelease(own)) {
   if (mtime(addon) < rustSources) {
     mkdirSync(dirname(addon), { recursive: true })
     say('building the addon in release mode (a few minutes)...')
-    run(bin('napi'), ['build', '--platform', '--release', '--output-dir', join(work, 'addon'), '--no-js', '--dts', 'index.d.ts'])
+    run(bin('napi'), [
+      'build',
+      '--platform',
+      '--release',
+      '--output-dir',
+      join(work, 'addon'),
+      '--no-js',
+      '--dts',
+      'index.d.ts',
+    ])
   }
 }
 
@@ -69,7 +83,10 @@ const libJs = newest(join(root, 'lib'), (n) => n.endsWith('.js'))
 if (libJs < libTs || !existsSync(join(root, 'lib', 'index.js'))) {
   // tsc emits even when work in progress elsewhere in lib/ does not type-check.
   say('tsc -p tsconfig.build.json')
-  const built = spawnSync(bin('tsc'), ['-p', 'tsconfig.build.json'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] })
+  const built = spawnSync(bin('tsc'), ['-p', 'tsconfig.build.json'], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
   if (built.status !== 0) say('tsc reported errors in lib/ (above); benchmarking the emitted JavaScript anyway')
 }
 
@@ -78,9 +95,13 @@ const probeDir = join(root, 'bench', 'probe')
 const probe = join(work, 'probe.node')
 if (mtime(probe) < newest(probeDir, (n) => n !== 'Cargo.lock')) {
   const target = join(work, 'probe-target')
-  const built = spawnSync('cargo', ['build', '--release', '--manifest-path', join(probeDir, 'Cargo.toml'), '--target-dir', target], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  })
+  const built = spawnSync(
+    'cargo',
+    ['build', '--release', '--manifest-path', join(probeDir, 'Cargo.toml'), '--target-dir', target],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  )
   if (built.status === 0) {
     const found = ['x86_64-unknown-linux-gnu/release', 'release']
       .map((d) => join(target, d, 'libloopx_bench_probe.so'))

@@ -30,7 +30,10 @@ async function lookup(oursPath: string, plainPath: string, n: number, samples: n
     ours: await open('ours', oursPath, { synchronous: 'normal', replay: 'return' }),
     plain: await open('plain', plainPath, { synchronous: 'normal', replay: 'return' }),
   }
-  const out: Record<SideName, { p50: number[]; p99: number[] }> = { ours: { p50: [], p99: [] }, plain: { p50: [], p99: [] } }
+  const out: Record<SideName, { p50: number[]; p99: number[] }> = {
+    ours: { p50: [], p99: [] },
+    plain: { p50: [], p99: [] },
+  }
   // Warm both a little (page cache, JIT) before the first timed round.
   for (const side of ['ours', 'plain'] as const) await lookups(runners[side], BIG_TAG, n, Math.min(500, samples), 7)
   for (let r = 0; r < rounds; r++) {

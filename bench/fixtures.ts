@@ -36,7 +36,15 @@ export function jcs(value: unknown): string {
 export function intentIdOf(dispatchId: string, intentKind: string, policyVersion: string, payload: unknown): string {
   return (
     'pwi_' +
-    sha256Hex(jcs({ domain: INTENT_DOMAIN, dispatch_id: dispatchId, intent_kind: intentKind, policy_version: policyVersion, payload }))
+    sha256Hex(
+      jcs({
+        domain: INTENT_DOMAIN,
+        dispatch_id: dispatchId,
+        intent_kind: intentKind,
+        policy_version: policyVersion,
+        payload,
+      }),
+    )
   )
 }
 

@@ -25,7 +25,16 @@ import { drive, journalBytes, median, open, percentile, type SideName } from './
 const QUICK = process.env.BENCH_QUICK === '1'
 const C = QUICK
   ? { rounds: 2, durable: 600, floor: 200, replayN: 2000, validatorMs: 200, small: 5_000, large: 20_000, lookups: 500 }
-  : { rounds: 3, durable: 20_000, floor: 1_500, replayN: 10_000, validatorMs: 1_000, small: 100_000, large: 1_000_000, lookups: 5_000 }
+  : {
+      rounds: 3,
+      durable: 20_000,
+      floor: 1_500,
+      replayN: 10_000,
+      validatorMs: 1_000,
+      small: 100_000,
+      large: 1_000_000,
+      lookups: 5_000,
+    }
 const INFLIGHT = 64
 const perRound = (total: number) => Math.ceil(total / C.rounds)
 
@@ -34,7 +43,8 @@ const tmp = mkdtempSync(join(os.tmpdir(), 'loopx-bench-'))
 const started = new Date()
 const t0 = performance.now()
 const loadStart = os.loadavg()
-const log = (msg: string) => process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`)
+const log = (msg: string) =>
+  process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`)
 const round2 = (x: number, d = 2) => Number(x.toFixed(d))
 const orderOf = <T>(r: number, items: T[]): T[] => (r % 2 === 0 ? items : [...items].reverse())
 let seq = 0
@@ -63,8 +73,14 @@ async function sanity(): Promise<void> {
       stored[side] = jcs([dispatches, intents])
     } else {
       const db = new Database(path, { readonly: true })
-      const dispatches = db.prepare('SELECT receipt FROM dispatches ORDER BY rowid').all().map((r: any) => JSON.parse(r.receipt))
-      const intents = db.prepare('SELECT doc FROM intents ORDER BY rowid').all().map((r: any) => JSON.parse(r.doc))
+      const dispatches = db
+        .prepare('SELECT receipt FROM dispatches ORDER BY rowid')
+        .all()
+        .map((r: any) => JSON.parse(r.receipt))
+      const intents = db
+        .prepare('SELECT doc FROM intents ORDER BY rowid')
+        .all()
+        .map((r: any) => JSON.parse(r.doc))
       db.close()
       stored[side] = jcs([dispatches, intents])
     }
@@ -176,7 +192,9 @@ async function replays(): Promise<ReplayRound[]> {
   const rounds: ReplayRound[] = []
   for (let r = 0; r < C.rounds; r++) {
     const out: any = { return: {}, verify: {} }
-    const steps = (['return', 'verify'] as const).flatMap((mode) => (['ours', 'plain'] as const).map((side) => [mode, side] as const))
+    const steps = (['return', 'verify'] as const).flatMap((mode) =>
+      (['ours', 'plain'] as const).map((side) => [mode, side] as const),
+    )
     for (const [mode, side] of orderOf(r, steps)) {
       const runner = await open(side, paths[side], { synchronous: 'full', replay: mode })
       await drive(runner, 'replay', 200, INFLIGHT, 'replayed') // warm-up
@@ -242,7 +260,10 @@ function validators(): { rounds: ValidatorRound[]; probe: boolean } {
   ]
   if (crossing) {
     const cross = crossing
-    cases.push(['registration.crossing', () => cross(JSON.stringify(reg))], ['result.crossing', () => cross(JSON.stringify(result))])
+    cases.push(
+      ['registration.crossing', () => cross(JSON.stringify(reg))],
+      ['result.crossing', () => cross(JSON.stringify(result))],
+    )
   }
   const rounds: ValidatorRound[] = []
   for (let r = 0; r < C.rounds; r++) {
@@ -299,9 +320,14 @@ async function napiFloor(): Promise<Floor | undefined> {
 // ---------------------------------------------------------------- big journals (child processes)
 function child(args: string[]): any {
   const script = join(here, 'child.js')
-  const res = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 })
+  const res = spawnSync(process.execPath, [script, ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 1 << 24,
+  })
   const line = (res.stdout ?? '').trim().split('\n').pop() ?? ''
-  if (res.status !== 0 || !line.startsWith('{')) throw new Error(`bench: child ${args.join(' ')} failed (status ${res.status})`)
+  if (res.status !== 0 || !line.startsWith('{'))
+    throw new Error(`bench: child ${args.join(' ')} failed (status ${res.status})`)
   return JSON.parse(line).result
 }
 
@@ -309,7 +335,9 @@ function child(args: string[]): any {
 function breakdown(path: string, n: number): Record<string, number> | undefined {
   try {
     const db = new Database(path, { readonly: true })
-    const rows = db.prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC').all() as Array<{ name: string; bytes: number }>
+    const rows = db
+      .prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC')
+      .all() as Array<{ name: string; bytes: number }>
     db.close()
     return Object.fromEntries(rows.map((r) => [r.name, round2(r.bytes / n, 1)]))
   } catch {
@@ -415,59 +443,134 @@ const fmt = (x: number, unit = '') => {
   return unit ? `${s} ${unit}` : s
 }
 
-function report(d: DurableRound[], rp: ReplayRound[], v: { rounds: ValidatorRound[]; probe: boolean }, b: Big, floor: Floor | undefined) {
+function report(
+  d: DurableRound[],
+  rp: ReplayRound[],
+  v: { rounds: ValidatorRound[]; probe: boolean },
+  b: Big,
+  floor: Floor | undefined,
+) {
   const rows: Row[] = []
   const ratioMed = <T>(rounds: T[], f: (r: T) => number) => median(rounds.map(f))
-  const add = (key: string, metric: string, ours: string, plain: string, ratio: number, target: string, met: boolean | null, figures: Record<string, unknown>) =>
-    rows.push({ key, metric, ours, plain, ratio: round2(ratio, 3), target, met, figures })
+  const add = (
+    key: string,
+    metric: string,
+    ours: string,
+    plain: string,
+    ratio: number,
+    target: string,
+    met: boolean | null,
+    figures: Record<string, unknown>,
+  ) => rows.push({ key, metric, ours, plain, ratio: round2(ratio, 3), target, met, figures })
 
   const o64 = median(d.map((r) => r.ours64))
   const p64 = median(d.map((r) => r.plain64))
   const r64 = ratioMed(d, (r) => r.ours64 / r.plain64)
-  add('durable64', `durable dispatches/s, ${INFLIGHT} in flight`, fmt(o64), fmt(p64), r64, '>= 5x', r64 >= 5, { rounds: d.map((r) => [r.ours64, r.plain64]) })
+  add('durable64', `durable dispatches/s, ${INFLIGHT} in flight`, fmt(o64), fmt(p64), r64, '>= 5x', r64 >= 5, {
+    rounds: d.map((r) => [r.ours64, r.plain64]),
+  })
   const o1 = median(d.map((r) => r.ours1))
   const p1 = median(d.map((r) => r.plain1))
   const r1 = ratioMed(d, (r) => r.ours1 / r.plain1)
-  add('durable1', 'durable dispatches/s, 1 in flight', fmt(o1), fmt(p1), r1, '(info)', null, { rounds: d.map((r) => [r.ours1, r.plain1]) })
+  add('durable1', 'durable dispatches/s, 1 in flight', fmt(o1), fmt(p1), r1, '(info)', null, {
+    rounds: d.map((r) => [r.ours1, r.plain1]),
+  })
   const fl = median(d.map((r) => r.floor))
   const rf = ratioMed(d, (r) => r.ours1 / r.floor)
   const beyond = (rate: number, floorRate: number) => (1 / rate - 1 / floorRate) * 1e6
-  add('durable1VsFloor', '1 in flight vs the disk floor (plain column: one-row FULL commits/s)', fmt(o1), fmt(fl), rf, '>= 0.8x floor', rf >= 0.8, {
-    rounds: d.map((r) => [r.ours1, r.floor]),
-    plainVsFloor: round2(ratioMed(d, (r) => r.plain1 / r.floor), 3),
-  })
+  add(
+    'durable1VsFloor',
+    '1 in flight vs the disk floor (plain column: one-row FULL commits/s)',
+    fmt(o1),
+    fmt(fl),
+    rf,
+    '>= 0.8x floor',
+    rf >= 0.8,
+    {
+      rounds: d.map((r) => [r.ours1, r.floor]),
+      plainVsFloor: round2(
+        ratioMed(d, (r) => r.plain1 / r.floor),
+        3,
+      ),
+    },
+  )
   {
     const ours = median(d.map((r) => beyond(r.ours1, r.floor)))
     const plain = median(d.map((r) => beyond(r.plain1, r.floor)))
-    add('beyondFsync1', 'time per dispatch beyond one one-row commit, 1 in flight (1/rate - 1/floor)', fmt(ours, 'µs'), fmt(plain, 'µs'), ratioMed(d, (r) => beyond(r.ours1, r.floor) / beyond(r.plain1, r.floor)), '(info)', null, {
-      floorCommitUs: median(d.map((r) => 1e6 / r.floor)),
-    })
+    add(
+      'beyondFsync1',
+      'time per dispatch beyond one one-row commit, 1 in flight (1/rate - 1/floor)',
+      fmt(ours, 'µs'),
+      fmt(plain, 'µs'),
+      ratioMed(d, (r) => beyond(r.ours1, r.floor) / beyond(r.plain1, r.floor)),
+      '(info)',
+      null,
+      {
+        floorCommitUs: median(d.map((r) => 1e6 / r.floor)),
+      },
+    )
   }
   for (const q of ['P50', 'P99'] as const) {
     const key = `busy${q}` as 'busyP50' | 'busyP99'
     const ours = median(d.map((r) => r[key].ours)) * 1000
     const plain = median(d.map((r) => r[key].plain)) * 1000
     const ratio = ratioMed(d, (r) => r[key].ours / r[key].plain)
-    add(key, `main-thread blocked per dispatch, ${q.toLowerCase()} (1 in flight)`, fmt(ours, 'µs'), fmt(plain, 'µs'), ratio, '<= 0.05x', ratio <= 0.05, {
-      roundsUs: d.map((r) => [r[key].ours * 1000, r[key].plain * 1000]),
-    })
+    add(
+      key,
+      `main-thread blocked per dispatch, ${q.toLowerCase()} (1 in flight)`,
+      fmt(ours, 'µs'),
+      fmt(plain, 'µs'),
+      ratio,
+      '<= 0.05x',
+      ratio <= 0.05,
+      {
+        roundsUs: d.map((r) => [r[key].ours * 1000, r[key].plain * 1000]),
+      },
+    )
   }
   {
     const ours = median(d.map((r) => r.busyMean64.ours)) * 1000
     const plain = median(d.map((r) => r.busyMean64.plain)) * 1000
-    add('busyMean64', `main-thread busy per dispatch, mean (${INFLIGHT} in flight)`, fmt(ours, 'µs'), fmt(plain, 'µs'), ratioMed(d, (r) => r.busyMean64.ours / r.busyMean64.plain), '(info)', null, {})
+    add(
+      'busyMean64',
+      `main-thread busy per dispatch, mean (${INFLIGHT} in flight)`,
+      fmt(ours, 'µs'),
+      fmt(plain, 'µs'),
+      ratioMed(d, (r) => r.busyMean64.ours / r.busyMean64.plain),
+      '(info)',
+      null,
+      {},
+    )
   }
   if (floor) {
     const ours = median(d.map((r) => r.busyP50.ours)) * 1000
     const f = median(floor.busyP50) * 1000
-    add('busyVsFloor', 'main-thread blocked per dispatch p50 vs the napi-rs floor (plain column: async napi call + one JS callback, no work)', fmt(ours, 'µs'), fmt(f, 'µs'), ours / f, '(info)', null, {
-      floorLatencyP50Us: median(floor.latencyP50) * 1000,
-    })
+    add(
+      'busyVsFloor',
+      'main-thread blocked per dispatch p50 vs the napi-rs floor (plain column: async napi call + one JS callback, no work)',
+      fmt(ours, 'µs'),
+      fmt(f, 'µs'),
+      ours / f,
+      '(info)',
+      null,
+      {
+        floorLatencyP50Us: median(floor.latencyP50) * 1000,
+      },
+    )
   }
   {
     const ours = median(d.map((r) => r.cpuMean1.ours)) * 1000
     const plain = median(d.map((r) => r.cpuMean1.plain)) * 1000
-    add('cpuMean1', 'main-thread CPU per dispatch, mean (1 in flight, /proc)', fmt(ours, 'µs'), fmt(plain, 'µs'), ratioMed(d, (r) => r.cpuMean1.ours / r.cpuMean1.plain), '(info)', null, {})
+    add(
+      'cpuMean1',
+      'main-thread CPU per dispatch, mean (1 in flight, /proc)',
+      fmt(ours, 'µs'),
+      fmt(plain, 'µs'),
+      ratioMed(d, (r) => r.cpuMean1.ours / r.cpuMean1.plain),
+      '(info)',
+      null,
+      {},
+    )
   }
   for (const [mode, target] of [
     ['return', 5],
@@ -476,18 +579,45 @@ function report(d: DurableRound[], rp: ReplayRound[], v: { rounds: ValidatorRoun
     const ours = median(rp.map((r) => r[mode].ours))
     const plain = median(rp.map((r) => r[mode].plain))
     const ratio = ratioMed(rp, (r) => r[mode].ours / r[mode].plain)
-    add(`replay_${mode}`, `replays/s, '${mode}' mode (${INFLIGHT} in flight)`, fmt(ours), fmt(plain), ratio, `>= ${target}x`, ratio >= target, {
-      rounds: rp.map((r) => [r[mode].ours, r[mode].plain]),
-    })
+    add(
+      `replay_${mode}`,
+      `replays/s, '${mode}' mode (${INFLIGHT} in flight)`,
+      fmt(ours),
+      fmt(plain),
+      ratio,
+      `>= ${target}x`,
+      ratio >= target,
+      {
+        rounds: rp.map((r) => [r[mode].ours, r[mode].plain]),
+      },
+    )
   }
   for (const doc of ['registration', 'result'] as const) {
     const label = doc === 'registration' ? 'registration' : 'one-intent result'
     const ns = (k: string) => median(v.rounds.map((r) => r[`${doc}.${k}`]!))
     const perS = (k: string) => 1e9 / ns(k)
-    add(`validate_${doc}`, `validator calls/s, ${label} (JS object)`, fmt(perS('ours')), fmt(perS('plain')), ratioMed(v.rounds, (r) => r[`${doc}.plain`]! / r[`${doc}.ours`]!), '(info)', null, {
-      nsPerCall: { ours: ns('ours'), oursText: ns('oursText'), plain: ns('plain'), stringify: ns('stringify') },
-    })
-    add(`validate_${doc}_text`, `validator calls/s, ${label} (JSON.stringify + text)`, fmt(perS('oursText')), fmt(perS('plain')), ratioMed(v.rounds, (r) => r[`${doc}.plain`]! / r[`${doc}.oursText`]!), '(info)', null, {})
+    add(
+      `validate_${doc}`,
+      `validator calls/s, ${label} (JS object)`,
+      fmt(perS('ours')),
+      fmt(perS('plain')),
+      ratioMed(v.rounds, (r) => r[`${doc}.plain`]! / r[`${doc}.ours`]!),
+      '(info)',
+      null,
+      {
+        nsPerCall: { ours: ns('ours'), oursText: ns('oursText'), plain: ns('plain'), stringify: ns('stringify') },
+      },
+    )
+    add(
+      `validate_${doc}_text`,
+      `validator calls/s, ${label} (JSON.stringify + text)`,
+      fmt(perS('oursText')),
+      fmt(perS('plain')),
+      ratioMed(v.rounds, (r) => r[`${doc}.plain`]! / r[`${doc}.oursText`]!),
+      '(info)',
+      null,
+      {},
+    )
     if (v.probe) {
       const best = (r: ValidatorRound) => Math.min(r[`${doc}.ours`]!, r[`${doc}.oursText`]!)
       const ratio = ratioMed(v.rounds, (r) => r[`${doc}.ours`]! / r[`${doc}.crossing`]!)
@@ -499,7 +629,13 @@ function report(d: DurableRound[], rp: ReplayRound[], v: { rounds: ValidatorRoun
         ratio,
         '<= 2x',
         ratio <= 2,
-        { bestFormRatio: round2(ratioMed(v.rounds, (r) => best(r) / r[`${doc}.crossing`]!), 3), crossingNs: ns('crossing') },
+        {
+          bestFormRatio: round2(
+            ratioMed(v.rounds, (r) => best(r) / r[`${doc}.crossing`]!),
+            3,
+          ),
+          crossingNs: ns('crossing'),
+        },
       )
     }
   }
@@ -509,35 +645,80 @@ function report(d: DurableRound[], rp: ReplayRound[], v: { rounds: ValidatorRoun
   const bp = b.build[`plain${S}`]!
   const bytesO = bo.bytes / S
   const bytesP = bp.bytes / S
-  add('journalBytes', `journal bytes per dispatch (${S.toLocaleString('en-US')} dispatches)`, fmt(bytesO, 'B'), fmt(bytesP, 'B'), bytesO / bytesP, '<= 0.7x', bytesO / bytesP <= 0.7, {
-    oursLarge: b.build[`ours${L}`]!.bytes / L,
-    breakdownPerDispatch: b.breakdown,
-  })
+  add(
+    'journalBytes',
+    `journal bytes per dispatch (${S.toLocaleString('en-US')} dispatches)`,
+    fmt(bytesO, 'B'),
+    fmt(bytesP, 'B'),
+    bytesO / bytesP,
+    '<= 0.7x',
+    bytesO / bytesP <= 0.7,
+    {
+      oursLarge: b.build[`ours${L}`]!.bytes / L,
+      breakdownPerDispatch: b.breakdown,
+    },
+  )
   for (const q of ['p50', 'p99'] as const) {
     const ours = median(b.lookup.ours[q]) * 1000
     const plain = median(b.lookup.plain[q]) * 1000
     const ratio = median(b.lookup.ours[q].map((x, i) => x / b.lookup.plain[q][i]!))
-    add(`lookup_${q}`, `replay lookup ${q} at ${L.toLocaleString('en-US')} dispatches`, fmt(ours, 'µs'), fmt(plain, 'µs'), ratio, q === 'p99' ? '<= 1x' : '(info)', q === 'p99' ? ratio <= 1 : null, {
-      roundsUs: b.lookup.ours[q].map((x, i) => [x * 1000, b.lookup.plain[q][i]! * 1000]),
-    })
+    add(
+      `lookup_${q}`,
+      `replay lookup ${q} at ${L.toLocaleString('en-US')} dispatches`,
+      fmt(ours, 'µs'),
+      fmt(plain, 'µs'),
+      ratio,
+      q === 'p99' ? '<= 1x' : '(info)',
+      q === 'p99' ? ratio <= 1 : null,
+      {
+        roundsUs: b.lookup.ours[q].map((x, i) => [x * 1000, b.lookup.plain[q][i]! * 1000]),
+      },
+    )
   }
   const mib = (kib: number) => kib / 1024
   {
     const o = b.build[`ours${S}`]!.maxRssKiB
     const p = b.build[`plain${S}`]!.maxRssKiB
-    add('rssSmall', `peak RSS after ${S.toLocaleString('en-US')} dispatches`, fmt(mib(o), 'MiB'), fmt(mib(p), 'MiB'), o / p, '(info)', null, {})
+    add(
+      'rssSmall',
+      `peak RSS after ${S.toLocaleString('en-US')} dispatches`,
+      fmt(mib(o), 'MiB'),
+      fmt(mib(p), 'MiB'),
+      o / p,
+      '(info)',
+      null,
+      {},
+    )
   }
   {
     const small = b.build[`ours${S}`]!.maxRssKiB
     const large = b.build[`ours${L}`]!.maxRssKiB
-    add('rssGrowth', `peak RSS after ${L.toLocaleString('en-US')} dispatches (plain column: after ${S.toLocaleString('en-US')}; ratio: ours at ${L.toLocaleString('en-US')} / at ${S.toLocaleString('en-US')})`, fmt(mib(large), 'MiB'), fmt(mib(small), 'MiB'), large / small, '<= 1.2x', large / small <= 1.2, {})
+    add(
+      'rssGrowth',
+      `peak RSS after ${L.toLocaleString('en-US')} dispatches (plain column: after ${S.toLocaleString('en-US')}; ratio: ours at ${L.toLocaleString('en-US')} / at ${S.toLocaleString('en-US')})`,
+      fmt(mib(large), 'MiB'),
+      fmt(mib(small), 'MiB'),
+      large / small,
+      '<= 1.2x',
+      large / small <= 1.2,
+      {},
+    )
   }
   {
     const o = (S / bo.ms) * 1000
     const p = (S / bp.ms) * 1000
-    add('build', `dispatches/s building the ${S.toLocaleString('en-US')} journals (synchronous=NORMAL, ${INFLIGHT} in flight)`, fmt(o), fmt(p), o / p, '(info)', null, {
-      oursLarge: (L / b.build[`ours${L}`]!.ms) * 1000,
-    })
+    add(
+      'build',
+      `dispatches/s building the ${S.toLocaleString('en-US')} journals (synchronous=NORMAL, ${INFLIGHT} in flight)`,
+      fmt(o),
+      fmt(p),
+      o / p,
+      '(info)',
+      null,
+      {
+        oursLarge: (L / b.build[`ours${L}`]!.ms) * 1000,
+      },
+    )
   }
   return rows
 }
@@ -546,7 +727,10 @@ function table(rows: Row[]): string {
   const lines = [
     '| metric | loopx-hooks | plain TS | ratio | target | met? |',
     '| --- | ---: | ---: | ---: | --- | --- |',
-    ...rows.map((r) => `| ${r.metric} | ${r.ours} | ${r.plain} | ${r.ratio.toFixed(r.ratio < 0.1 ? 3 : 2)}x | ${r.target} | ${r.met === null ? '' : r.met ? 'yes' : '**no**'} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.metric} | ${r.ours} | ${r.plain} | ${r.ratio.toFixed(r.ratio < 0.1 ? 3 : 2)}x | ${r.target} | ${r.met === null ? '' : r.met ? 'yes' : '**no**'} |`,
+    ),
   ]
   return lines.join('\n')
 }

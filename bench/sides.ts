@@ -32,7 +32,11 @@ export async function open(side: SideName, journalPath: string, options: OpenOpt
     runtime.register({ registration, provider })
     return { dispatch: (r) => runtime.dispatch(r), close: () => runtime.close() }
   }
-  const runtime = PlainRuntime.open({ journalPath, synchronous: options.synchronous, replay: options.replay ?? 'return' })
+  const runtime = PlainRuntime.open({
+    journalPath,
+    synchronous: options.synchronous,
+    replay: options.replay ?? 'return',
+  })
   runtime.defineIntentKind(intentKind)
   runtime.register(registration, provider)
   return { dispatch: (r) => runtime.dispatch(r), close: async () => runtime.close() }
@@ -125,7 +129,13 @@ export async function drive(
 }
 
 /** Latency in ms of each replay of `samples` random identities among `tag`/0..`n`, one in flight. */
-export async function lookups(runner: Runner, tag: string, n: number, samples: number, seed: number): Promise<number[]> {
+export async function lookups(
+  runner: Runner,
+  tag: string,
+  n: number,
+  samples: number,
+  seed: number,
+): Promise<number[]> {
   let x = seed >>> 0 || 1
   const rand = () => {
     // xorshift32: reproducible, no allocation

@@ -23,7 +23,8 @@ function event(actor, what, detail = '') {
   console.log(`${dim(String(stepNo).padStart(3))} ${dim(at)}  ${cyan(actor.padEnd(13))}${what.padEnd(46)} ${detail}`)
 }
 const tint = (outcome) =>
-  ({ recorded: green, not_applicable: dim, replayed: cyan, failed: red, conflict: red, exhausted: yellow })[outcome] ?? String
+  ({ recorded: green, not_applicable: dim, replayed: cyan, failed: red, conflict: red, exhausted: yellow })[outcome] ??
+  String
 
 const dir = mkdtempSync(join(tmpdir(), 'loopx-hooks-goal-'))
 const paths = {
@@ -39,7 +40,12 @@ const noteKind = defineIntentKind({
   intent_kind: 'flaky_audit.note',
   capability_id: 'flaky_audit',
   operations: ['note'],
-  payload_schema: { type: 'object', properties: { ref: { type: 'string', format: 'opaque_ref' } }, required: ['ref'], additionalProperties: false },
+  payload_schema: {
+    type: 'object',
+    properties: { ref: { type: 'string', format: 'opaque_ref' } },
+    required: ['ref'],
+    additionalProperties: false,
+  },
 })
 hooks.defineIntentKind(noteKind)
 const flakyRegistration = (hookId, timeoutMs) => ({
@@ -52,7 +58,9 @@ const flakyRegistration = (hookId, timeoutMs) => ({
 hooks.register({
   registration: flakyRegistration('flaky_audit.thrower', 200),
   provider: () => {
-    throw new Error('connection to https://audit.internal/alice failed with token ghp_notarealtokennotarealtokennotareal00')
+    throw new Error(
+      'connection to https://audit.internal/alice failed with token ghp_notarealtokennotarealtokennotareal00',
+    )
   },
 })
 hooks.register({ registration: flakyRegistration('flaky_audit.sleeper', 50), provider: () => new Promise(() => {}) })
@@ -63,7 +71,11 @@ event('setup', 'hook journal, Turn journal, capability store', dim(dir))
 event('setup', `installed ${periodic.hookId}`, dim('and 3 flaky_audit hooks'))
 
 let seam = await TurnSettlement.open({ turnJournalPath: paths.turns, hooks })
-const scheduler = PeriodicReportScheduler.open({ journal: hooks.journal, storePath: paths.scheduler, completionThreshold: 3 })
+const scheduler = PeriodicReportScheduler.open({
+  journal: hooks.journal,
+  storePath: paths.scheduler,
+  completionThreshold: 3,
+})
 
 const goal = { goalId: 'goal_weekly_ops', agentId: 'agent_7' }
 const writeback = (n, kind = 'todo_completed') => ({
@@ -78,7 +90,11 @@ const writeback = (n, kind = 'todo_completed') => ({
 
 function report(label, result) {
   const receipt = result.primary.receipt
-  event('orchestrator', `${label}: primary ${result.primary.ok ? green('committed') : red('rejected')}`, dim(`${short(receipt?.receipt_id)} quota eligible: ${result.primary.eligible}`))
+  event(
+    'orchestrator',
+    `${label}: primary ${result.primary.ok ? green('committed') : red('rejected')}`,
+    dim(`${short(receipt?.receipt_id)} quota eligible: ${result.primary.eligible}`),
+  )
   for (const hook of result.dispatch?.hooks ?? []) {
     const code = hook.failureCode ? ` ${hook.failureCode}` : ''
     event('dispatcher', `  ${hook.hookId}`, `${tint(hook.outcome)(hook.outcome + code)} ${dim(short(hook.dispatchId))}`)
@@ -89,7 +105,11 @@ async function schedule() {
   const pass = await scheduler.runOnce()
   if (pass.listed === 0) return event('scheduler', 'no pending intents')
   for (const d of pass.evaluated) {
-    event('scheduler', `  admitted ${short(d.intentId)} (${d.transition})`, `${d.decision === 'promote' ? green('PROMOTE') : yellow('hold')} ${dim(`${d.reason}, ${d.completions} completions in ${d.window}`)}`)
+    event(
+      'scheduler',
+      `  admitted ${short(d.intentId)} (${d.transition})`,
+      `${d.decision === 'promote' ? green('PROMOTE') : yellow('hold')} ${dim(`${d.reason}, ${d.completions} completions in ${d.window}`)}`,
+    )
   }
   for (const r of pass.rejected) event('scheduler', `  rejected ${short(r.intentId)}`, red(r.reasonCode))
 }
@@ -101,24 +121,46 @@ await schedule()
 
 // A crash right after the primary writeback committed, before the sidecar checkpoint.
 await seam.close()
-seam = await TurnSettlement.open({ turnJournalPath: paths.turns, hooks, crash: { at: 'after_writeback', mode: 'throw' } })
+seam = await TurnSettlement.open({
+  turnJournalPath: paths.turns,
+  hooks,
+  crash: { at: 'after_writeback', mode: 'throw' },
+})
 try {
   await seam.settle(writeback(3))
 } catch {
-  event('orchestrator', `todo_3 completed: ${red('process crashed')}`, dim('after writeback, before the sidecar checkpoint'))
+  event(
+    'orchestrator',
+    `todo_3 completed: ${red('process crashed')}`,
+    dim('after writeback, before the sidecar checkpoint'),
+  )
 }
-const unfinished = (await hooks.journal.listDispatches({ limit: 1000 })).items.filter((d) => d.state === 'checkpointed' || d.state === 'failed')
+const unfinished = (await hooks.journal.listDispatches({ limit: 1000 })).items.filter(
+  (d) => d.state === 'checkpointed' || d.state === 'failed',
+)
 await seam.close()
 seam = await TurnSettlement.open({ turnJournalPath: paths.turns, hooks })
-event('orchestrator', 'restart: recover()', dim(`todo_3's receipt is committed with no sidecar row; ${unfinished.length} earlier identities failed`))
+event(
+  'orchestrator',
+  'restart: recover()',
+  dim(`todo_3's receipt is committed with no sidecar row; ${unfinished.length} earlier identities failed`),
+)
 const recovered = await seam.recover()
 for (const r of recovered.redispatched) {
   for (const hook of r.dispatch?.hooks ?? []) {
-    event('recovery', `  ${hook.hookId}`, `${tint(hook.outcome)(hook.outcome + (hook.failureCode ? ` ${hook.failureCode}` : ''))} ${dim(short(hook.dispatchId))}`)
+    event(
+      'recovery',
+      `  ${hook.hookId}`,
+      `${tint(hook.outcome)(hook.outcome + (hook.failureCode ? ` ${hook.failureCode}` : ''))} ${dim(short(hook.dispatchId))}`,
+    )
   }
 }
 const retried = recovered.hooks?.outcomes ?? []
-event('recovery', `  retried ${retried.length} failed sidecar identities`, retried.map((h) => tint(h.outcome)(h.outcome)).join(' '))
+event(
+  'recovery',
+  `  retried ${retried.length} failed sidecar identities`,
+  retried.map((h) => tint(h.outcome)(h.outcome)).join(' '),
+)
 await schedule()
 
 report('todo_4 completed', await seam.settle(writeback(4)))
@@ -146,7 +188,8 @@ table(dispatches, [
 ])
 console.log(bold('\nHook journal: failed attempts'))
 const failures = []
-for (const d of dispatches) for (const f of await hooks.journal.listFailures(d.dispatch_id)) failures.push({ ...f, hook: d.hook_id })
+for (const d of dispatches)
+  for (const f of await hooks.journal.listFailures(d.dispatch_id)) failures.push({ ...f, hook: d.hook_id })
 table(failures, [
   ['dispatch', (f) => short(f.dispatch_id)],
   ['hook', (f) => f.hook],
@@ -154,7 +197,7 @@ table(failures, [
   ['code', (f) => f.code],
   ['rule', (f) => f.rule ?? ''],
 ])
-console.log(bold('\nOutbox: intents and the scheduler\'s decisions'))
+console.log(bold("\nOutbox: intents and the scheduler's decisions"))
 table((await hooks.journal.listIntents({ limit: 1000 })).items, [
   ['seq', (i) => i.seq],
   ['intent', (i) => short(i.intent_id)],
@@ -169,4 +212,6 @@ console.log(bold('\nJournal stats'), JSON.stringify(await hooks.journal.stats())
 
 await seam.close()
 await hooks.close()
-console.log(`\nJournals are in ${dir}:\n  hook journal  ${paths.hooks}\n  Turn journal  ${paths.turns}\n  capability    ${paths.scheduler}\n`)
+console.log(
+  `\nJournals are in ${dir}:\n  hook journal  ${paths.hooks}\n  Turn journal  ${paths.turns}\n  capability    ${paths.scheduler}\n`,
+)

@@ -28,7 +28,8 @@ const tty = process.stdout.isTTY && !process.env.NO_COLOR
 const paint = (code) => (text) => (tty ? `\x1b[${code}m${text}\x1b[0m` : text)
 const [green, red, dim, bold] = [paint(32), paint(31), paint(2), paint(1)]
 const line = (label, text) => console.log(`  ${label.padEnd(34)} ${text}`)
-const verdict = (v) => (v.ok ? green('ok') : red(`rejected: ${v.violations.map((x) => `${x.path || '""'} ${x.rule}`).join(', ')}`))
+const verdict = (v) =>
+  v.ok ? green('ok') : red(`rejected: ${v.violations.map((x) => `${x.path || '""'} ${x.rule}`).join(', ')}`)
 
 console.log(bold('\n1. The RFC example documents'))
 const kindDoc = example('intent_kind')
@@ -45,22 +46,61 @@ line('dispatch receipt', verdict(validateDispatchReceipt(example('dispatch_recei
 console.log(bold('\n2. Computed identities (contract-v0 section 3)'))
 const digest = registrationDigest(registration)
 line('registration_digest', dim(digest))
-line('dispatch_id', dim(dispatchId({
-  receiptId: input.source.receipt_id,
-  effectId: input.source.effect_id,
-  hookId: registration.hook_id,
-  capabilityId: registration.capability_id,
-  registrationDigest: digest,
-  registrationSchemaVersion: registration.schema_version,
-  eventKind: input.source.event_kind,
-})))
+line(
+  'dispatch_id',
+  dim(
+    dispatchId({
+      receiptId: input.source.receipt_id,
+      effectId: input.source.effect_id,
+      hookId: registration.hook_id,
+      capabilityId: registration.capability_id,
+      registrationDigest: digest,
+      registrationSchemaVersion: registration.schema_version,
+      eventKind: input.source.event_kind,
+    }),
+  ),
+)
 line('intent_id', dim(result.intents[0].intent_id))
 
 console.log(bold('\n3. Rejections, every violation with its JSON Pointer'))
-line('timeout 0, unknown field, Upper hook', verdict(validateRegistration({ ...registration, hook_id: 'Periodic', extra: 1, budget: { ...registration.budget, timeout_ms: 0 } }, kinds)))
-line('a URL where an opaque ref belongs', verdict(validateHookInput({ ...input, source: { ...input.source, goal_id: 'https://example.com/goal' } }, registration)))
-line('a credential in a payload', verdict(validateHookResult({ ...result, intents: [{ ...result.intents[0], payload: { ...result.intents[0].payload, segment_ref: 'ghp_0123456789abcdef0123456789abcdef0123' } }] }, registration, input.dispatch_id, kinds)))
-line('a function inside the document', verdict(validateRegistration({ ...registration, budget: { ...registration.budget, timeout_ms: () => 1 } }, kinds)))
+line(
+  'timeout 0, unknown field, Upper hook',
+  verdict(
+    validateRegistration(
+      { ...registration, hook_id: 'Periodic', extra: 1, budget: { ...registration.budget, timeout_ms: 0 } },
+      kinds,
+    ),
+  ),
+)
+line(
+  'a URL where an opaque ref belongs',
+  verdict(
+    validateHookInput({ ...input, source: { ...input.source, goal_id: 'https://example.com/goal' } }, registration),
+  ),
+)
+line(
+  'a credential in a payload',
+  verdict(
+    validateHookResult(
+      {
+        ...result,
+        intents: [
+          {
+            ...result.intents[0],
+            payload: { ...result.intents[0].payload, segment_ref: 'ghp_0123456789abcdef0123456789abcdef0123' },
+          },
+        ],
+      },
+      registration,
+      input.dispatch_id,
+      kinds,
+    ),
+  ),
+)
+line(
+  'a function inside the document',
+  verdict(validateRegistration({ ...registration, budget: { ...registration.budget, timeout_ms: () => 1 } }, kinds)),
+)
 
 console.log(bold('\n4. One dispatch through a real journal'))
 const dir = mkdtempSync(join(tmpdir(), 'loopx-hooks-demo-'))
@@ -68,22 +108,45 @@ const journalPath = join(dir, 'hooks.sqlite')
 const kind = defineIntentKind({ ...kindDoc, operations: ['evaluate_runtime_trigger'] })
 const runtime = await HookRuntime.open({ journalPath, profile: { enabled: true } })
 runtime.defineIntentKind(kind)
-runtime.register(defineHook({
-  kinds: [kind],
-  registration,
-  provider: (hookInput) =>
-    hookInput.projection.transition === 'segment_completed'
-      ? proposed([intent(hookInput, kind, { operation: 'evaluate_runtime_trigger', policyVersion: 'weekly_v0', payload: { segment_ref: 'segment_opaque', source_event_refs: hookInput.projection.fact_refs } })])
-      : notApplicable(),
-}))
+runtime.register(
+  defineHook({
+    kinds: [kind],
+    registration,
+    provider: (hookInput) =>
+      hookInput.projection.transition === 'segment_completed'
+        ? proposed([
+            intent(hookInput, kind, {
+              operation: 'evaluate_runtime_trigger',
+              policyVersion: 'weekly_v0',
+              payload: { segment_ref: 'segment_opaque', source_event_refs: hookInput.projection.fact_refs },
+            }),
+          ])
+        : notApplicable(),
+  }),
+)
 const request = {
-  settlement: { goal_id: 'goal_opaque', agent_id: 'agent_opaque', todo_id: 'todo_opaque', turn_instance_id: 'turn_opaque', effect_id: 'effect_opaque' },
-  receipt: { receipt_id: 'receipt_opaque', effect_id: 'effect_opaque', step_kind: 'durable_writeback', status: 'committed', checkpointed: true, state_revision: 'revision_opaque', committed_at: '2026-08-26T00:00:00Z' },
+  settlement: {
+    goal_id: 'goal_opaque',
+    agent_id: 'agent_opaque',
+    todo_id: 'todo_opaque',
+    turn_instance_id: 'turn_opaque',
+    effect_id: 'effect_opaque',
+  },
+  receipt: {
+    receipt_id: 'receipt_opaque',
+    effect_id: 'effect_opaque',
+    step_kind: 'durable_writeback',
+    status: 'committed',
+    checkpointed: true,
+    state_revision: 'revision_opaque',
+    committed_at: '2026-08-26T00:00:00Z',
+  },
   event: { event_kind: 'todo_completed', fact_refs: ['fact_opaque'] },
 }
 for (const attempt of ['first dispatch', 'replay of the same receipt']) {
   const outcome = await runtime.dispatch(request)
-  for (const hook of outcome.hooks) line(attempt, `${hook.hookId} ${green(hook.outcome)} ${dim(hook.dispatchId.slice(0, 20) + '…')}`)
+  for (const hook of outcome.hooks)
+    line(attempt, `${hook.hookId} ${green(hook.outcome)} ${dim(hook.dispatchId.slice(0, 20) + '…')}`)
 }
 const pending = await runtime.journal.pending()
 line('pending intents in the outbox', String(pending.items.length))

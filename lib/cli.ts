@@ -206,7 +206,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
       if (after !== undefined) options.after = after
       return await journalCommand(sub as JournalCommand, options, io)
     }
-    throw new CliError(command === undefined ? 'missing command (validate or journal)' : `unknown command '${command}' (expected validate or journal)`)
+    throw new CliError(
+      command === undefined
+        ? 'missing command (validate or journal)'
+        : `unknown command '${command}' (expected validate or journal)`,
+    )
   } catch (error) {
     io.stderr.write(`loopx-hooks: ${describeError(error)}\n`)
     return 2

@@ -15,7 +15,9 @@ export interface HookDefinition {
 
 export function defineHook<const Kinds extends readonly TypedIntentKind[]>(spec: {
   kinds: Kinds
-  registration: Omit<PostWritebackHookRegistration, 'intent_kinds'> & { intent_kinds: Array<Kinds[number]['intent_kind']> }
+  registration: Omit<PostWritebackHookRegistration, 'intent_kinds'> & {
+    intent_kinds: Array<Kinds[number]['intent_kind']>
+  }
   provider: ProviderOf<Kinds[number]>
 }): HookDefinition {
   return { registration: spec.registration, provider: spec.provider as RawProvider }
@@ -25,16 +27,28 @@ export function defineHook<const Kinds extends readonly TypedIntentKind[]>(spec:
  * A well-formed intent of `kind` answering `input`, ids filled in by core.
  * It judges nothing: the dispatcher validates every result.
  */
-export function intent<const D extends TypedIntentKind>(input: PostWritebackHookInput, kind: D, spec: IntentSpecOf<D>): IntentOf<D> {
+export function intent<const D extends TypedIntentKind>(
+  input: PostWritebackHookInput,
+  kind: D,
+  spec: IntentSpecOf<D>,
+): IntentOf<D> {
   return buildIntent(input, { ...spec, intentKind: kind.intent_kind }) as unknown as IntentOf<D>
 }
 
 /** The `not_applicable` result. */
-export function notApplicable(): { schema_version: 'loopx_post_writeback_hook_result_v0'; status: 'not_applicable'; intents: [] } {
+export function notApplicable(): {
+  schema_version: 'loopx_post_writeback_hook_result_v0'
+  status: 'not_applicable'
+  intents: []
+} {
   return { schema_version: 'loopx_post_writeback_hook_result_v0', status: 'not_applicable', intents: [] }
 }
 
 /** A `proposed` result carrying `intents`. */
-export function proposed<I>(intents: I[]): { schema_version: 'loopx_post_writeback_hook_result_v0'; status: 'proposed'; intents: I[] } {
+export function proposed<I>(intents: I[]): {
+  schema_version: 'loopx_post_writeback_hook_result_v0'
+  status: 'proposed'
+  intents: I[]
+} {
   return { schema_version: 'loopx_post_writeback_hook_result_v0', status: 'proposed', intents }
 }

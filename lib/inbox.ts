@@ -112,7 +112,13 @@ export class InboxStore implements AsyncDisposable {
   }
 
   /** Advances a claimed cursor once every message in `read` is in the inbox; reads it back; releases the claim. */
-  advanceCursor(scope: string, kind: CursorKind, token: string, value: string, read: MessageRef[]): Promise<AdvanceOutcome> {
+  advanceCursor(
+    scope: string,
+    kind: CursorKind,
+    token: string,
+    value: string,
+    read: MessageRef[],
+  ): Promise<AdvanceOutcome> {
     return this.#call('advanceCursor', { scope, kind, token, value, read })
   }
 

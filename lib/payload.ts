@@ -14,7 +14,12 @@ export type PayloadSchemaNode =
       readonly required: readonly string[]
       readonly additionalProperties: false
     }
-  | { readonly type: 'array'; readonly items: PayloadSchemaNode; readonly maxItems: number; readonly uniqueItems?: boolean }
+  | {
+      readonly type: 'array'
+      readonly items: PayloadSchemaNode
+      readonly maxItems: number
+      readonly uniqueItems?: boolean
+    }
   | { readonly type: 'integer'; readonly minimum: number; readonly maximum: number }
   | { readonly type: 'boolean' }
   | { readonly type: 'string'; readonly enum: readonly string[] }
@@ -59,14 +64,15 @@ export function defineIntentKind<
 }
 
 /** An intent of one typed kind. */
-export type IntentOf<D> = D extends TypedIntentKind<infer K, infer C, infer O, infer S>
-  ? Omit<PostWritebackIntent, 'intent_kind' | 'capability_id' | 'operation' | 'payload'> & {
-      intent_kind: K
-      capability_id: C
-      operation: O
-      payload: PayloadOf<S>
-    }
-  : never
+export type IntentOf<D> =
+  D extends TypedIntentKind<infer K, infer C, infer O, infer S>
+    ? Omit<PostWritebackIntent, 'intent_kind' | 'capability_id' | 'operation' | 'payload'> & {
+        intent_kind: K
+        capability_id: C
+        operation: O
+        payload: PayloadOf<S>
+      }
+    : never
 
 /** The result a provider may return when its registration names the kinds `D`. */
 export type HookResultOf<D> =

@@ -26,7 +26,8 @@ function strictJson(value: unknown): string | undefined {
   let lossy = false
   const text = JSON.stringify(value, (_key, member: unknown) => {
     const t = typeof member
-    if (t === 'function' || t === 'symbol' || t === 'undefined' || (t === 'number' && !Number.isFinite(member))) lossy = true
+    if (t === 'function' || t === 'symbol' || t === 'undefined' || (t === 'number' && !Number.isFinite(member)))
+      lossy = true
     return member
   })
   return lossy || text === undefined ? undefined : text
@@ -45,7 +46,11 @@ function reply(result: unknown): string {
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function'
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  )
 }
 
 /**

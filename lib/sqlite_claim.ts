@@ -37,7 +37,10 @@ export interface Claim {
  */
 export function claimSqliteFile(db: ClaimableDatabase, claim: Claim): void {
   db.transaction(() => {
-    const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).pluck().all()
+    const tables = db
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+      .pluck()
+      .all()
     if (tables.length > 0) {
       const stamp = tables.includes(claim.metaTable)
         ? db.prepare(`SELECT value FROM ${claim.metaTable} WHERE key = 'schema'`).pluck().get()

@@ -21,7 +21,15 @@ async function worker() {
     try {
       const out = await runtime.dispatch(request(rid))
       const hook = out.hooks[0]
-      emit({ t: 'resolved', r: rid, admitted: out.admitted, hooks: out.hooks.length, d: hook?.dispatchId, o: hook?.outcome, receipt: hook?.receipt ?? null })
+      emit({
+        t: 'resolved',
+        r: rid,
+        admitted: out.admitted,
+        hooks: out.hooks.length,
+        d: hook?.dispatchId,
+        o: hook?.outcome,
+        receipt: hook?.receipt ?? null,
+      })
     } catch (e) {
       emit({ t: 'error', r: rid, code: e?.code ?? null, message: String(e?.message ?? e) })
     }

@@ -53,7 +53,13 @@ export function payloadFor(rid) {
 export function request(rid) {
   const n = rid.slice(1)
   return {
-    settlement: { goal_id: 'goal1', agent_id: 'agent1', todo_id: `todo${n}`, turn_instance_id: `turn${n}`, effect_id: `e${n}` },
+    settlement: {
+      goal_id: 'goal1',
+      agent_id: 'agent1',
+      todo_id: `todo${n}`,
+      turn_instance_id: `turn${n}`,
+      effect_id: `e${n}`,
+    },
     receipt: {
       receipt_id: rid,
       effect_id: `e${n}`,
@@ -78,7 +84,12 @@ export function expected(rid) {
     registrationSchemaVersion: REGISTRATION.schema_version,
     eventKind: 'todo_completed',
   })
-  const iid = intentId({ dispatchId: did, intentKind: KIND.intent_kind, policyVersion: POLICY_VERSION, payload: payloadFor(rid) })
+  const iid = intentId({
+    dispatchId: did,
+    intentKind: KIND.intent_kind,
+    policyVersion: POLICY_VERSION,
+    payload: payloadFor(rid),
+  })
   return { dispatchId: did, intentIds: [iid] }
 }
 
@@ -97,7 +108,9 @@ export function install(runtime, onInvoke = () => {}) {
         const spins = Math.floor(Math.random() * 3)
         for (let i = 0; i < spins; i++) await new Promise((r) => setImmediate(r))
         const rid = input.source.receipt_id
-        return proposed([intent(input, KIND, { operation: 'mark', policyVersion: POLICY_VERSION, payload: payloadFor(rid) })])
+        return proposed([
+          intent(input, KIND, { operation: 'mark', policyVersion: POLICY_VERSION, payload: payloadFor(rid) }),
+        ])
       },
     }),
   )

@@ -36,5 +36,12 @@ export function guardNetwork(): NetworkGuard {
   patch(https, 'request', 'https.request')
   patch(https, 'get', 'https.get')
   patch(dgram, 'createSocket', 'dgram.createSocket')
-  return { calls, restore: () => undo.splice(0).reverse().forEach((f) => f()) }
+  return {
+    calls,
+    restore: () =>
+      undo
+        .splice(0)
+        .reverse()
+        .forEach((f) => f()),
+  }
 }

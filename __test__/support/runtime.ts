@@ -61,7 +61,12 @@ export const TRIGGER_EVALUATION = defineIntentKind({
     type: 'object',
     properties: {
       segment_ref: { type: 'string', format: 'opaque_ref' },
-      source_event_refs: { type: 'array', items: { type: 'string', format: 'opaque_ref' }, maxItems: 32, uniqueItems: true },
+      source_event_refs: {
+        type: 'array',
+        items: { type: 'string', format: 'opaque_ref' },
+        maxItems: 32,
+        uniqueItems: true,
+      },
     },
     required: ['segment_ref', 'source_event_refs'],
     additionalProperties: false,
@@ -156,7 +161,11 @@ export interface PrimarySnapshot {
 }
 
 export function snapshotPrimary(req: DispatchRequest): PrimarySnapshot {
-  return { receipt: structuredClone(req.receipt), settlement: structuredClone(req.settlement), eligible: eligible(req.receipt, req.settlement) }
+  return {
+    receipt: structuredClone(req.receipt),
+    settlement: structuredClone(req.settlement),
+    eligible: eligible(req.receipt, req.settlement),
+  }
 }
 
 // ---------------------------------------------------------------- providers
@@ -180,7 +189,10 @@ export function counted<R>(body: (input: PostWritebackHookInput, call: number) =
 }
 
 /** A well-formed `proposed` result with one `<capability>.signal` intent derived from the input. */
-export function signalResult(input: PostWritebackHookInput, options: { level?: number; operation?: 'evaluate' | 'refresh'; requestedWriteScope?: string[] } = {}) {
+export function signalResult(
+  input: PostWritebackHookInput,
+  options: { level?: number; operation?: 'evaluate' | 'refresh'; requestedWriteScope?: string[] } = {},
+) {
   const kind = signalKind(input.capability_id)
   return proposed([
     intent(input, kind, {
@@ -231,7 +243,11 @@ export class Fixtures {
   async runtime(options: { profile?: Partial<Profile>; capabilities?: string[]; journalPath?: string } = {}) {
     const dir = options.journalPath ? undefined : this.tempDir()
     const journalPath = options.journalPath ?? dir!.path('hooks.journal')
-    const runtime = await HookRuntime.open({ journalPath, profile: { enabled: true, ...options.profile }, synchronous: 'normal' })
+    const runtime = await HookRuntime.open({
+      journalPath,
+      profile: { enabled: true, ...options.profile },
+      synchronous: 'normal',
+    })
     this.#runtimes.push(runtime)
     for (const c of options.capabilities ?? []) runtime.defineIntentKind(signalKind(c))
     return { runtime, journalPath, dir: dir?.dir ?? journalPath.slice(0, journalPath.lastIndexOf('/')) }
@@ -260,7 +276,15 @@ export async function journalContents(runtime: HookRuntime) {
   return { stats, dispatches: dispatches.items, intents: intents.items, failures: failures.flat() }
 }
 
-export const EMPTY_STATS = { checkpointed: 0, failed: 0, proposed: 0, not_applicable: 0, exhausted: 0, intents: 0, intents_open: 0 }
+export const EMPTY_STATS = {
+  checkpointed: 0,
+  failed: 0,
+  proposed: 0,
+  not_applicable: 0,
+  exhausted: 0,
+  intents: 0,
+  intents_open: 0,
+}
 
 /** The journal's view of one dispatch identity without clock fields (row, failures, intents). */
 export async function identityRecord(runtime: HookRuntime, dispatchId: string) {
@@ -328,7 +352,10 @@ export function findPlanted(haystacks: { name: string; bytes: Buffer }[], needle
 /** A random tag of `n` lowercase hex characters. */
 export function randomTag(n = 16): string {
   let s = ''
-  while (s.length < n) s += Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')
+  while (s.length < n)
+    s += Math.floor(Math.random() * 0x100000000)
+      .toString(16)
+      .padStart(8, '0')
   return s.slice(0, n)
 }
 

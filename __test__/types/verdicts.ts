@@ -1,5 +1,11 @@
 // ValidationResult narrows on `ok`: `value` only when ok, `violations` only when not.
-import { IntentKinds, validateRegistration, type PostWritebackHookRegistration, type Rule, type Violation } from '../../lib/index.js'
+import {
+  IntentKinds,
+  validateRegistration,
+  type PostWritebackHookRegistration,
+  type Rule,
+  type Violation,
+} from '../../lib/index.js'
 
 declare const doc: unknown
 const verdict = validateRegistration(doc, new IntentKinds([]))

@@ -21,7 +21,12 @@ export const triggerEvaluation = defineIntentKind({
     type: 'object',
     properties: {
       segment_ref: { type: 'string', format: 'opaque_ref' },
-      source_event_refs: { type: 'array', items: { type: 'string', format: 'opaque_ref' }, maxItems: 32, uniqueItems: true },
+      source_event_refs: {
+        type: 'array',
+        items: { type: 'string', format: 'opaque_ref' },
+        maxItems: 32,
+        uniqueItems: true,
+      },
     },
     required: ['segment_ref', 'source_event_refs'],
     additionalProperties: false,

@@ -58,7 +58,11 @@ async function openJournal(db: string): Promise<HookJournal> {
 async function* allDispatches(journal: HookJournal, query: { state?: DispatchState; hookId?: string }, after?: number) {
   let cursor = after
   for (;;) {
-    const page = await journal.listDispatches({ ...query, limit: PAGE, ...(cursor !== undefined ? { after: cursor } : {}) })
+    const page = await journal.listDispatches({
+      ...query,
+      limit: PAGE,
+      ...(cursor !== undefined ? { after: cursor } : {}),
+    })
     yield* page.items
     if (page.next_cursor === null) return
     cursor = page.next_cursor
@@ -87,7 +91,10 @@ async function* allIntents(journal: HookJournal, o: JournalOptions) {
  * Up to `limit` rows of `rows`, and the cursor to continue from: the last
  * row's seq when at least one more row follows, otherwise null.
  */
-async function take<T extends { seq: number }>(rows: AsyncGenerator<T>, limit: number): Promise<{ items: T[]; next_cursor: number | null }> {
+async function take<T extends { seq: number }>(
+  rows: AsyncGenerator<T>,
+  limit: number,
+): Promise<{ items: T[]; next_cursor: number | null }> {
   const items: T[] = []
   for await (const row of rows) {
     if (items.length === limit) {
@@ -109,7 +116,9 @@ function failureText(f: { code: string; rule: string | null } | null | undefined
 }
 
 function paintState(state: string, s: Style): Cell {
-  const paint = { proposed: s.green, not_applicable: s.dim, checkpointed: s.yellow, failed: s.red, exhausted: s.red }[state]
+  const paint = { proposed: s.green, not_applicable: s.dim, checkpointed: s.yellow, failed: s.red, exhausted: s.red }[
+    state
+  ]
   return paint ? { text: state, paint } : state
 }
 
@@ -159,7 +168,8 @@ async function dispatchTable(journal: HookJournal, rows: readonly DispatchRow[],
 
 function intentStatus(i: StoredIntent, s: Style): Cell {
   if (i.decision === 'reject') return { text: 'rejected', paint: s.red }
-  if (i.decision === 'admit') return i.done_at !== null ? { text: 'done', paint: s.green } : { text: 'admitted', paint: s.yellow }
+  if (i.decision === 'admit')
+    return i.done_at !== null ? { text: 'done', paint: s.green } : { text: 'admitted', paint: s.yellow }
   return 'undecided'
 }
 
@@ -217,14 +227,21 @@ async function show(journal: HookJournal, o: JournalOptions, io: Io, s: Style): 
       '',
     ]
     if (latest.length === 0) lines.push('no dispatches')
-    else lines.push(`latest ${plural(latest.length, 'dispatch', 'dispatches')}, newest first`, ...(await dispatchTable(journal, latest, s)))
+    else
+      lines.push(
+        `latest ${plural(latest.length, 'dispatch', 'dispatches')}, newest first`,
+        ...(await dispatchTable(journal, latest, s)),
+      )
     io.stdout.write(`${lines.join('\n')}\n`)
   }
   return integrityOk ? 0 : 1
 }
 
 async function dispatches(journal: HookJournal, o: JournalOptions, io: Io, s: Style): Promise<number> {
-  const query = { ...(o.state !== undefined ? { state: o.state } : {}), ...(o.hook !== undefined ? { hookId: o.hook } : {}) }
+  const query = {
+    ...(o.state !== undefined ? { state: o.state } : {}),
+    ...(o.hook !== undefined ? { hookId: o.hook } : {}),
+  }
   const page = await take(allDispatches(journal, query, o.after), o.limit ?? 50)
   if (o.json) {
     io.stdout.write(`${JSON.stringify(page)}\n`)
@@ -268,7 +285,9 @@ async function recover(journal: HookJournal, o: JournalOptions, io: Io, s: Style
   if (rows.length === 0) {
     lines.push('nothing to recover: every dispatch identity in the journal is final')
   } else {
-    lines.push(`${plural(rows.length, 'dispatch identity', 'dispatch identities')} unfinished (checkpointed or failed):`)
+    lines.push(
+      `${plural(rows.length, 'dispatch identity', 'dispatch identities')} unfinished (checkpointed or failed):`,
+    )
     lines.push(...(await dispatchTable(journal, rows, s)))
     lines.push('')
     lines.push(
@@ -281,12 +300,13 @@ async function recover(journal: HookJournal, o: JournalOptions, io: Io, s: Style
   return 0
 }
 
-const COMMANDS: Record<JournalCommand, (journal: HookJournal, o: JournalOptions, io: Io, s: Style) => Promise<number>> = {
-  show,
-  dispatches,
-  intents,
-  recover,
-}
+const COMMANDS: Record<JournalCommand, (journal: HookJournal, o: JournalOptions, io: Io, s: Style) => Promise<number>> =
+  {
+    show,
+    dispatches,
+    intents,
+    recover,
+  }
 
 export async function journalCommand(command: JournalCommand, options: JournalOptions, io: Io): Promise<number> {
   const journal = await openJournal(options.db)

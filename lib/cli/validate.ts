@@ -99,9 +99,15 @@ function loadKinds(lib: Library, file: string): InstanceType<Library['IntentKind
 }
 
 /** Runs the validator of `contract` over the document `file` (`-`: standard input); the exit status. */
-export async function validateCommand(contract: string, file: string, options: ValidateOptions, io: Io): Promise<number> {
+export async function validateCommand(
+  contract: string,
+  file: string,
+  options: ValidateOptions,
+  io: Io,
+): Promise<number> {
   const spec = CONTRACTS[contract]
-  if (spec === undefined) throw new CliError(`unknown contract '${contract}' (expected one of: ${CONTRACT_NAMES.join(', ')})`)
+  if (spec === undefined)
+    throw new CliError(`unknown contract '${contract}' (expected one of: ${CONTRACT_NAMES.join(', ')})`)
   for (const flag of Object.keys(FLAG_VALUE) as ContextFlag[]) {
     const given = FLAG_VALUE[flag](options) !== undefined
     if (given && !spec.needs.includes(flag)) throw new CliError(`--${flag} does not apply to contract '${contract}'`)

@@ -6,7 +6,10 @@
  */
 import type { SettlementIdentity, WritebackReceipt } from '../../bindings/index'
 
-export function quotaSpendEligible(receipt: Readonly<WritebackReceipt>, settlement: Readonly<SettlementIdentity>): boolean {
+export function quotaSpendEligible(
+  receipt: Readonly<WritebackReceipt>,
+  settlement: Readonly<SettlementIdentity>,
+): boolean {
   return (
     receipt.step_kind === 'durable_writeback' &&
     receipt.status === 'committed' &&

@@ -21,7 +21,13 @@
  * composition root installed in the HookRuntime.
  */
 import { LoopxHooksError, type HookRuntime } from '../index.js'
-import type { DispatchOutcome, RecoverReport, SettlementIdentity, Violation, WritebackReceipt } from '../../bindings/index'
+import type {
+  DispatchOutcome,
+  RecoverReport,
+  SettlementIdentity,
+  Violation,
+  WritebackReceipt,
+} from '../../bindings/index'
 import { quotaSpendEligible } from './quota.js'
 import {
   dispatchRequestOf,
@@ -67,14 +73,7 @@ export interface TurnSettlementOptions {
 }
 
 export type StepStatus =
-  | 'passed'
-  | 'rejected'
-  | 'committed'
-  | 'replayed'
-  | 'spent'
-  | 'already_spent'
-  | 'not_eligible'
-  | 'not_run'
+  'passed' | 'rejected' | 'committed' | 'replayed' | 'spent' | 'already_spent' | 'not_eligible' | 'not_run'
 
 export interface PrimaryStep {
   step: PrimaryStepName
@@ -140,7 +139,10 @@ export class TurnSettlement implements AsyncDisposable {
    * as a hook journal, and `ERR_LOOPX_PEER_MISSING` without better-sqlite3.
    */
   static async open(options: TurnSettlementOptions): Promise<TurnSettlement> {
-    return new TurnSettlement(TurnJournal.open(options.turnJournalPath, { busyTimeoutMs: options.busyTimeoutMs }), options)
+    return new TurnSettlement(
+      TurnJournal.open(options.turnJournalPath, { busyTimeoutMs: options.busyTimeoutMs }),
+      options,
+    )
   }
 
   /** Settles one primary writeback, then dispatches the committed receipt (see the module comment). */
@@ -169,7 +171,11 @@ export class TurnSettlement implements AsyncDisposable {
       return {
         primary: {
           ok: false,
-          steps: [step('validate', 'passed'), step('durable_writeback', 'rejected', written.code), step('quota_spend', 'not_run')],
+          steps: [
+            step('validate', 'passed'),
+            step('durable_writeback', 'rejected', written.code),
+            step('quota_spend', 'not_run'),
+          ],
           settlement: null,
           receipt: null,
           quotaSpend: null,
@@ -277,7 +283,10 @@ export class TurnSettlement implements AsyncDisposable {
     } catch (error) {
       // The primary is committed whatever happens here; only a stable code is kept.
       const code = (error as { code?: unknown } | null)?.code
-      return { dispatch: null, dispatchError: typeof code === 'string' && /^[A-Za-z0-9_]{1,64}$/.test(code) ? code : 'dispatch_failed' }
+      return {
+        dispatch: null,
+        dispatchError: typeof code === 'string' && /^[A-Za-z0-9_]{1,64}$/.test(code) ? code : 'dispatch_failed',
+      }
     }
     this.#maybeCrash('after_dispatch')
     if (this.#journal.open) {
@@ -285,7 +294,12 @@ export class TurnSettlement implements AsyncDisposable {
         receipt_id: record.receipt.receipt_id,
         admitted: dispatch.admitted,
         refusal: dispatch.refusal,
-        outcomes: dispatch.hooks.map((h) => ({ hook_id: h.hookId, dispatch_id: h.dispatchId, outcome: h.outcome, failure_code: h.failureCode })),
+        outcomes: dispatch.hooks.map((h) => ({
+          hook_id: h.hookId,
+          dispatch_id: h.dispatchId,
+          outcome: h.outcome,
+          failure_code: h.failureCode,
+        })),
         completed_at: this.#timestamp(),
       })
     }
@@ -297,7 +311,11 @@ export class TurnSettlement implements AsyncDisposable {
   }
 
   #usable(): void {
-    if (this.#crashed) throw new LoopxHooksError('ERR_LOOPX_SIMULATED_CRASH', 'this settlement crashed (simulated); open a new one and recover()')
+    if (this.#crashed)
+      throw new LoopxHooksError(
+        'ERR_LOOPX_SIMULATED_CRASH',
+        'this settlement crashed (simulated); open a new one and recover()',
+      )
     if (!this.#journal.open) throw new LoopxHooksError('ERR_LOOPX_TURN_JOURNAL_CLOSED', 'the Turn journal is closed')
   }
 

@@ -65,7 +65,13 @@ export interface StepRow {
 
 /** Every row of the Turn journal, for inspection and tests. */
 export interface TurnJournalContents {
-  settlements: (SettlementIdentity & { event_kind: string; state_revision: string; fact_refs: string[]; request_digest: string; created_at: string })[]
+  settlements: (SettlementIdentity & {
+    event_kind: string
+    state_revision: string
+    fact_refs: string[]
+    request_digest: string
+    created_at: string
+  })[]
   steps: StepRow[]
   receipts: WritebackReceipt[]
   quotaSpends: QuotaSpend[]
@@ -73,10 +79,10 @@ export interface TurnJournalContents {
 }
 
 export type WritebackResult =
-  | { status: 'committed' | 'replayed'; record: CommittedRecord }
-  | { status: 'rejected'; code: 'effect_conflict' }
+  { status: 'committed' | 'replayed'; record: CommittedRecord } | { status: 'rejected'; code: 'effect_conflict' }
 
-export type SpendResult = { status: 'spent' | 'already_spent'; spend: QuotaSpend } | { status: 'not_eligible'; spend: null }
+export type SpendResult =
+  { status: 'spent' | 'already_spent'; spend: QuotaSpend } | { status: 'not_eligible'; spend: null }
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS turn_journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -135,7 +141,10 @@ function sqlite(): typeof BetterSqlite3 {
   try {
     return require('better-sqlite3') as typeof BetterSqlite3
   } catch {
-    throw new LoopxHooksError('ERR_LOOPX_PEER_MISSING', 'loopx-hooks/orchestrator needs the optional peer dependency better-sqlite3@12')
+    throw new LoopxHooksError(
+      'ERR_LOOPX_PEER_MISSING',
+      'loopx-hooks/orchestrator needs the optional peer dependency better-sqlite3@12',
+    )
   }
 }
 
@@ -192,9 +201,10 @@ export class TurnJournal {
     const requestDigest = sha256(canonicalJson({ domain: 'loopx_reference_turn_request_v0', ...request }))
     return this.#db
       .transaction((): WritebackResult => {
-        const existing = this.#db.prepare(`SELECT request_digest FROM settlements WHERE effect_id = ?`).pluck().get(request.effectId) as
-          | string
-          | undefined
+        const existing = this.#db
+          .prepare(`SELECT request_digest FROM settlements WHERE effect_id = ?`)
+          .pluck()
+          .get(request.effectId) as string | undefined
         if (existing !== undefined) {
           if (existing !== requestDigest) return { status: 'rejected', code: 'effect_conflict' }
           return { status: 'replayed', record: this.#record(request.effectId)! }
@@ -230,7 +240,9 @@ export class TurnJournal {
             requestDigest,
             committedAt,
           )
-        const step = this.#db.prepare(`INSERT INTO settlement_steps (effect_id, ordinal, step, status, updated_at) VALUES (?, ?, ?, ?, ?)`)
+        const step = this.#db.prepare(
+          `INSERT INTO settlement_steps (effect_id, ordinal, step, status, updated_at) VALUES (?, ?, ?, ?, ?)`,
+        )
         step.run(request.effectId, 1, 'validate', 'passed', committedAt)
         step.run(request.effectId, 2, 'durable_writeback', 'committed', committedAt)
         step.run(request.effectId, 3, 'quota_spend', 'pending', committedAt)
@@ -251,14 +263,22 @@ export class TurnJournal {
       .transaction((): SpendResult => {
         const record = this.#recordByReceipt(receiptId)
         if (!record) throw new LoopxHooksError('ERR_LOOPX_UNKNOWN_RECEIPT', 'no committed receipt with this id')
-        const spent = this.#db.prepare(`SELECT * FROM quota_spends WHERE receipt_id = ?`).get(receiptId) as QuotaSpend | undefined
+        const spent = this.#db.prepare(`SELECT * FROM quota_spends WHERE receipt_id = ?`).get(receiptId) as
+          QuotaSpend | undefined
         if (spent) return { status: 'already_spent', spend: spent }
-        const setStep = this.#db.prepare(`UPDATE settlement_steps SET status = ?, updated_at = ? WHERE effect_id = ? AND ordinal = 3`)
+        const setStep = this.#db.prepare(
+          `UPDATE settlement_steps SET status = ?, updated_at = ? WHERE effect_id = ? AND ordinal = 3`,
+        )
         if (!quotaSpendEligible(record.receipt, record.settlement)) {
           setStep.run('not_eligible', at, record.settlement.effect_id)
           return { status: 'not_eligible', spend: null }
         }
-        const spend: QuotaSpend = { receipt_id: receiptId, effect_id: record.receipt.effect_id, units: QUOTA_UNITS_PER_SETTLEMENT, spent_at: at }
+        const spend: QuotaSpend = {
+          receipt_id: receiptId,
+          effect_id: record.receipt.effect_id,
+          units: QUOTA_UNITS_PER_SETTLEMENT,
+          spent_at: at,
+        }
         this.#db
           .prepare(`INSERT INTO quota_spends (receipt_id, effect_id, units, spent_at) VALUES (?, ?, ?, ?)`)
           .run(spend.receipt_id, spend.effect_id, spend.units, spend.spent_at)
@@ -271,8 +291,16 @@ export class TurnJournal {
   /** Records that the hook dispatch of `receiptId` completed (first marker wins). */
   markDispatched(marker: DispatchMarker): void {
     this.#db
-      .prepare(`INSERT OR IGNORE INTO dispatch_markers (receipt_id, admitted, refusal, outcomes, completed_at) VALUES (?, ?, ?, ?, ?)`)
-      .run(marker.receipt_id, marker.admitted ? 1 : 0, marker.refusal, JSON.stringify(marker.outcomes), marker.completed_at)
+      .prepare(
+        `INSERT OR IGNORE INTO dispatch_markers (receipt_id, admitted, refusal, outcomes, completed_at) VALUES (?, ?, ?, ?, ?)`,
+      )
+      .run(
+        marker.receipt_id,
+        marker.admitted ? 1 : 0,
+        marker.refusal,
+        JSON.stringify(marker.outcomes),
+        marker.completed_at,
+      )
   }
 
   /** Committed receipts whose quota-spend step has not run, oldest first. */
@@ -289,7 +317,9 @@ export class TurnJournal {
   /** Committed receipts with no dispatch marker, oldest first. */
   undispatched(): CommittedRecord[] {
     const ids = this.#db
-      .prepare(`SELECT r.receipt_id FROM receipts r LEFT JOIN dispatch_markers m ON m.receipt_id = r.receipt_id WHERE m.receipt_id IS NULL ORDER BY r.seq`)
+      .prepare(
+        `SELECT r.receipt_id FROM receipts r LEFT JOIN dispatch_markers m ON m.receipt_id = r.receipt_id WHERE m.receipt_id IS NULL ORDER BY r.seq`,
+      )
       .pluck()
       .all() as string[]
     return ids.map((id) => this.#recordByReceipt(id)!)
@@ -300,7 +330,8 @@ export class TurnJournal {
   }
 
   marker(receiptId: string): DispatchMarker | null {
-    const row = this.#db.prepare(`SELECT * FROM dispatch_markers WHERE receipt_id = ?`).get(receiptId) as MarkerRow | undefined
+    const row = this.#db.prepare(`SELECT * FROM dispatch_markers WHERE receipt_id = ?`).get(receiptId) as
+      MarkerRow | undefined
     return row ? markerOf(row) : null
   }
 
@@ -311,7 +342,9 @@ export class TurnJournal {
     const steps = this.#db.prepare(`SELECT * FROM settlement_steps ORDER BY effect_id, ordinal`).all() as StepRow[]
     const receipts = (this.#db.prepare(`SELECT * FROM receipts ORDER BY seq`).all() as ReceiptRow[]).map(receiptOf)
     const quotaSpends = this.#db.prepare(`SELECT * FROM quota_spends ORDER BY rowid`).all() as QuotaSpend[]
-    const dispatchMarkers = (this.#db.prepare(`SELECT * FROM dispatch_markers ORDER BY rowid`).all() as MarkerRow[]).map(markerOf)
+    const dispatchMarkers = (
+      this.#db.prepare(`SELECT * FROM dispatch_markers ORDER BY rowid`).all() as MarkerRow[]
+    ).map(markerOf)
     return { settlements, steps, receipts, quotaSpends, dispatchMarkers }
   }
 
@@ -329,7 +362,8 @@ export class TurnJournal {
   }
 
   #record(effectId: string): CommittedRecord | null {
-    const id = this.#db.prepare(`SELECT receipt_id FROM receipts WHERE effect_id = ?`).pluck().get(effectId) as string | undefined
+    const id = this.#db.prepare(`SELECT receipt_id FROM receipts WHERE effect_id = ?`).pluck().get(effectId) as
+      string | undefined
     return id === undefined ? null : this.#recordByReceipt(id)
   }
 
@@ -338,7 +372,13 @@ export class TurnJournal {
     if (!r) return null
     const s = this.#db.prepare(`SELECT * FROM settlements WHERE effect_id = ?`).get(r.effect_id) as SettlementRow
     return {
-      settlement: { goal_id: s.goal_id, agent_id: s.agent_id, todo_id: s.todo_id, turn_instance_id: s.turn_instance_id, effect_id: s.effect_id },
+      settlement: {
+        goal_id: s.goal_id,
+        agent_id: s.agent_id,
+        todo_id: s.todo_id,
+        turn_instance_id: s.turn_instance_id,
+        effect_id: s.effect_id,
+      },
       receipt: receiptOf(r),
       eventKind: s.event_kind as WritebackKind,
       factRefs: JSON.parse(s.fact_refs) as string[],
@@ -401,5 +441,11 @@ function receiptOf(r: ReceiptRow): WritebackReceipt {
 }
 
 function markerOf(m: MarkerRow): DispatchMarker {
-  return { receipt_id: m.receipt_id, admitted: m.admitted === 1, refusal: m.refusal, outcomes: JSON.parse(m.outcomes), completed_at: m.completed_at }
+  return {
+    receipt_id: m.receipt_id,
+    admitted: m.admitted === 1,
+    refusal: m.refusal,
+    outcomes: JSON.parse(m.outcomes),
+    completed_at: m.completed_at,
+  }
 }

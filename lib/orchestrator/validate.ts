@@ -136,7 +136,16 @@ export function validateWriteback(
 
 /** The would-be hook input of the request, and the request members that have no place in it. */
 function projectionOf(r: Record<string, unknown>, committedAt: string): { doc: object; extra: Violation[] } {
-  const known = new Set(['kind', 'goalId', 'agentId', 'todoId', 'turnInstanceId', 'effectId', 'stateRevision', 'factRefs'])
+  const known = new Set([
+    'kind',
+    'goalId',
+    'agentId',
+    'todoId',
+    'turnInstanceId',
+    'effectId',
+    'stateRevision',
+    'factRefs',
+  ])
   const extra: Violation[] = Object.keys(r)
     .filter((k) => !known.has(k))
     .map((k) => ({ path: `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, rule: 'unknown_field' }))

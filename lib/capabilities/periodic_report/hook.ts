@@ -16,7 +16,10 @@ export const TRIGGER_TRANSITIONS = ['segment_completed', 'replan_recorded'] as c
 const MAX_SOURCE_EVENT_REFS = 32
 
 /** The hook's registration (the RFC's example for `periodic_report`). */
-export function runtimeTriggerRegistration(capabilityId: string = CAPABILITY_ID, options: { timeoutMs?: number } = {}): PostWritebackHookRegistration {
+export function runtimeTriggerRegistration(
+  capabilityId: string = CAPABILITY_ID,
+  options: { timeoutMs?: number } = {},
+): PostWritebackHookRegistration {
   return {
     schema_version: 'loopx_post_writeback_capability_hook_registration_v0',
     hook_id: `${capabilityId}.runtime_trigger`,
@@ -25,7 +28,12 @@ export function runtimeTriggerRegistration(capabilityId: string = CAPABILITY_ID,
     event_kinds: ['todo_completed', 'replan_recorded'],
     intent_kinds: [`${capabilityId}.trigger_evaluation`],
     requested_read_scope: ['settlement_identity', 'bounded_event_projection'],
-    budget: { max_invocations_per_dispatch: 1, max_intents_per_dispatch: 1, max_result_bytes: 16384, timeout_ms: options.timeoutMs ?? 1000 },
+    budget: {
+      max_invocations_per_dispatch: 1,
+      max_intents_per_dispatch: 1,
+      max_result_bytes: 16384,
+      timeout_ms: options.timeoutMs ?? 1000,
+    },
     failure_policy: 'isolate',
   }
 }
@@ -38,7 +46,10 @@ export function runtimeTriggerProvider(kind: TriggerEvaluationKind = triggerEval
   return (input: Readonly<PostWritebackHookInput>) => {
     const transition = input.projection.transition as string
     if (!(TRIGGER_TRANSITIONS as readonly string[]).includes(transition)) return notApplicable()
-    const sourceEventRefs = [...new Set([input.source.receipt_id, ...input.projection.fact_refs])].slice(0, MAX_SOURCE_EVENT_REFS)
+    const sourceEventRefs = [...new Set([input.source.receipt_id, ...input.projection.fact_refs])].slice(
+      0,
+      MAX_SOURCE_EVENT_REFS,
+    )
     return proposed([
       intent(input, kind, {
         operation: OPERATION,
@@ -50,7 +61,10 @@ export function runtimeTriggerProvider(kind: TriggerEvaluationKind = triggerEval
 }
 
 /** The hook definition, ready for `runtime.register`. */
-export function runtimeTriggerHook(capabilityId: string = CAPABILITY_ID, options: { timeoutMs?: number } = {}): HookDefinition {
+export function runtimeTriggerHook(
+  capabilityId: string = CAPABILITY_ID,
+  options: { timeoutMs?: number } = {},
+): HookDefinition {
   const kind = triggerEvaluationKind(capabilityId)
   return defineHook({
     kinds: [kind],

@@ -46,5 +46,10 @@ export function installPeriodicReport(runtime: HookRuntime, options: InstallOpti
   const hook = runtimeTriggerHook(capabilityId, { timeoutMs: options.timeoutMs })
   runtime.defineIntentKind(kind)
   runtime.register(hook)
-  return { capabilityId, hookId: hook.registration.hook_id, intentKind: kind.intent_kind, registration: hook.registration }
+  return {
+    capabilityId,
+    hookId: hook.registration.hook_id,
+    intentKind: kind.intent_kind,
+    registration: hook.registration,
+  }
 }

@@ -16,7 +16,9 @@ export const POLICY_VERSION = 'weekly_v0'
  * parameter only so that a test can install the same logic under another
  * name and show core treats both alike; the capability is `periodic_report`.
  */
-export function triggerEvaluationKind<const C extends string = typeof CAPABILITY_ID>(capabilityId: C = CAPABILITY_ID as C) {
+export function triggerEvaluationKind<const C extends string = typeof CAPABILITY_ID>(
+  capabilityId: C = CAPABILITY_ID as C,
+) {
   return defineIntentKind({
     intent_kind: `${capabilityId}.trigger_evaluation` as `${C}.trigger_evaluation`,
     capability_id: capabilityId,
@@ -25,7 +27,12 @@ export function triggerEvaluationKind<const C extends string = typeof CAPABILITY
       type: 'object',
       properties: {
         segment_ref: { type: 'string', format: 'opaque_ref' },
-        source_event_refs: { type: 'array', items: { type: 'string', format: 'opaque_ref' }, maxItems: 32, uniqueItems: true },
+        source_event_refs: {
+          type: 'array',
+          items: { type: 'string', format: 'opaque_ref' },
+          maxItems: 32,
+          uniqueItems: true,
+        },
       },
       required: ['segment_ref', 'source_event_refs'],
       additionalProperties: false,

@@ -53,7 +53,8 @@ export interface TriggerDecision {
 export function checkPolicy(policy: TriggerPolicy): void {
   if (policy.policyVersion !== POLICY_VERSION) throw new RangeError('unsupported trigger policy version')
   const n = policy.completionThreshold
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new RangeError('completionThreshold must be an integer in 1..=1000')
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw new RangeError('completionThreshold must be an integer in 1..=1000')
 }
 
 export function emptyWindow(window: string): WindowState {

@@ -86,13 +86,19 @@ export class PeriodicReportScheduler {
     this.capabilityId = options.capabilityId ?? CAPABILITY_ID
     this.executorId = `${this.capabilityId}.scheduler`
     this.intentKind = `${this.capabilityId}.trigger_evaluation`
-    this.policy = { policyVersion: POLICY_VERSION, completionThreshold: options.completionThreshold ?? DEFAULT_COMPLETION_THRESHOLD }
+    this.policy = {
+      policyVersion: POLICY_VERSION,
+      completionThreshold: options.completionThreshold ?? DEFAULT_COMPLETION_THRESHOLD,
+    }
     this.#now = options.now ?? (() => new Date())
     this.#pageSize = options.pageSize ?? 100
   }
 
   static open(options: SchedulerOptions): PeriodicReportScheduler {
-    const policy = { policyVersion: POLICY_VERSION, completionThreshold: options.completionThreshold ?? DEFAULT_COMPLETION_THRESHOLD } as const
+    const policy = {
+      policyVersion: POLICY_VERSION,
+      completionThreshold: options.completionThreshold ?? DEFAULT_COMPLETION_THRESHOLD,
+    } as const
     checkPolicy(policy)
     return new PeriodicReportScheduler(options, TriggerStore.open(options.storePath))
   }
@@ -102,7 +108,12 @@ export class PeriodicReportScheduler {
     const pass: SchedulerPass = { listed: 0, admitted: [], rejected: [], evaluated: [], duplicates: [], skipped: [] }
     let after: number | undefined
     for (;;) {
-      const page = await this.journal.pending({ capabilityId: this.capabilityId, intentKind: this.intentKind, after, limit: this.#pageSize })
+      const page = await this.journal.pending({
+        capabilityId: this.capabilityId,
+        intentKind: this.intentKind,
+        after,
+        limit: this.#pageSize,
+      })
       for (const item of page.items) await this.#handle(item, pass)
       if (page.next_cursor === null) break
       after = page.next_cursor

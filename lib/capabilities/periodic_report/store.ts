@@ -11,7 +11,13 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import { LoopxHooksError } from '../../index.js'
 import { claimSqliteFile } from '../../sqlite_claim.js'
-import { reduceTrigger, type TriggerDecision, type TriggerEvent, type TriggerPolicy, type WindowState } from './reducer.js'
+import {
+  reduceTrigger,
+  type TriggerDecision,
+  type TriggerEvent,
+  type TriggerPolicy,
+  type WindowState,
+} from './reducer.js'
 
 export const TRIGGER_STORE_SCHEMA = 'loopx_periodic_report_trigger_store_v1'
 
@@ -73,7 +79,12 @@ function decisionOf(r: DecisionRow): StoredDecision {
 }
 
 function windowOf(r: WindowRow): WindowState {
-  return { window: r.window, completedSegments: JSON.parse(r.completed_segments), promoted: r.promoted === 1, promotedBy: r.promoted_by }
+  return {
+    window: r.window,
+    completedSegments: JSON.parse(r.completed_segments),
+    promoted: r.promoted === 1,
+    promotedBy: r.promoted_by,
+  }
 }
 
 export class TriggerStore {
@@ -88,7 +99,10 @@ export class TriggerStore {
     try {
       Database = require('better-sqlite3') as typeof BetterSqlite3
     } catch {
-      throw new LoopxHooksError('ERR_LOOPX_PEER_MISSING', 'the periodic_report store needs the optional peer dependency better-sqlite3@12')
+      throw new LoopxHooksError(
+        'ERR_LOOPX_PEER_MISSING',
+        'the periodic_report store needs the optional peer dependency better-sqlite3@12',
+      )
     }
     let db: BetterSqlite3.Database | undefined
     try {
@@ -99,13 +113,17 @@ export class TriggerStore {
         metaTable: 'trigger_store_meta',
         schema: SCHEMA,
         stamp: TRIGGER_STORE_SCHEMA,
-        foreign: () => new LoopxHooksError('ERR_LOOPX_NOT_A_TRIGGER_STORE', 'the file is not a periodic_report trigger store'),
+        foreign: () =>
+          new LoopxHooksError('ERR_LOOPX_NOT_A_TRIGGER_STORE', 'the file is not a periodic_report trigger store'),
       })
       return new TriggerStore(db)
     } catch (error) {
       db?.close()
       if (error instanceof LoopxHooksError) throw error
-      throw new LoopxHooksError('ERR_LOOPX_NOT_A_TRIGGER_STORE', 'cannot open the file as a periodic_report trigger store')
+      throw new LoopxHooksError(
+        'ERR_LOOPX_NOT_A_TRIGGER_STORE',
+        'cannot open the file as a periodic_report trigger store',
+      )
     }
   }
 
@@ -114,12 +132,17 @@ export class TriggerStore {
    * window state, once per intent_id: a second evaluation of the same
    * intent returns the recorded decision and changes nothing.
    */
-  evaluate(event: TriggerEvent, policy: TriggerPolicy, decidedAt: string): { duplicate: boolean; decision: StoredDecision } {
+  evaluate(
+    event: TriggerEvent,
+    policy: TriggerPolicy,
+    decidedAt: string,
+  ): { duplicate: boolean; decision: StoredDecision } {
     return this.#db
       .transaction(() => {
         const existing = this.decision(event.intentId)
         if (existing) return { duplicate: true, decision: existing }
-        const row = this.#db.prepare(`SELECT * FROM trigger_windows WHERE window = ?`).get(event.window) as WindowRow | undefined
+        const row = this.#db.prepare(`SELECT * FROM trigger_windows WHERE window = ?`).get(event.window) as
+          WindowRow | undefined
         const { state, decision } = reduceTrigger(row ? windowOf(row) : null, event, policy)
         this.#db
           .prepare(
@@ -133,14 +156,24 @@ export class TriggerStore {
             `INSERT INTO trigger_decisions (intent_id, window, transition, segment_ref, decision, reason, completions, decided_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
           )
-          .run(decision.intentId, decision.window, decision.transition, decision.segmentRef, decision.decision, decision.reason, decision.completions, decidedAt)
+          .run(
+            decision.intentId,
+            decision.window,
+            decision.transition,
+            decision.segmentRef,
+            decision.decision,
+            decision.reason,
+            decision.completions,
+            decidedAt,
+          )
         return { duplicate: false, decision: { ...decision, decidedAt } }
       })
       .immediate()
   }
 
   decision(intentId: string): StoredDecision | null {
-    const row = this.#db.prepare(`SELECT * FROM trigger_decisions WHERE intent_id = ?`).get(intentId) as DecisionRow | undefined
+    const row = this.#db.prepare(`SELECT * FROM trigger_decisions WHERE intent_id = ?`).get(intentId) as
+      DecisionRow | undefined
     return row ? decisionOf(row) : null
   }
 
