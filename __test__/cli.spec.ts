@@ -204,8 +204,8 @@ describe('validate', () => {
     const bad = cli(['validate', 'dispatch-receipt', '-'], { input: '{"a":1, "b c":2}' })
     expect(bad.status).toBe(1)
     const lines = bad.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^  \/a +unknown_field$/)
-    expect(lines[1]).toMatch(/^  "\/b c" +unknown_field$/)
+    expect(lines[0]).toMatch(/^ {2}\/a +unknown_field$/)
+    expect(lines[1]).toMatch(/^ {2}"\/b c" +unknown_field$/)
     expect(lines.slice(2).every((l) => / missing_field$/.test(l))).toBe(true)
     // The rules form one column.
     expect(new Set(lines.map((l) => l.search(/\S+$/))).size).toBe(1)

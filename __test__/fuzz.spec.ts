@@ -146,7 +146,7 @@ function call(name: string, validate: (doc: unknown) => Verdict, doc: unknown): 
   try {
     verdict = validate(doc)
   } catch (error) {
-    throw new Error(`${name} threw: ${String(error)}`)
+    throw new Error(`${name} threw: ${String(error)}`, { cause: error })
   }
   const dt = performance.now() - t0
   timing.validate! += dt

@@ -57,7 +57,7 @@ function run(cmd: string, args: string[]) {
   try {
     execFileSync(cmd, args, { cwd: root, stdio: 'pipe', encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
   } catch (e: any) {
-    throw new Error(`${cmd} ${args.join(' ')} failed:\n${e.stderr ?? e.message}`)
+    throw new Error(`${cmd} ${args.join(' ')} failed:\n${e.stderr ?? e.message}`, { cause: e })
   }
 }
 

@@ -23,7 +23,6 @@ import {
   notApplicable,
   proposed,
   registrationDigest,
-  type DispatchOutcome,
   type PostWritebackHookInput,
   type PostWritebackHookRegistration,
   type Profile,

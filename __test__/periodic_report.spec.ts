@@ -70,7 +70,6 @@ function tempDir(): string {
 }
 
 const WEEK_35 = new Date('2026-08-26T10:00:00Z') // a Wednesday of 2026-W35
-const WEEK_36 = new Date('2026-09-02T10:00:00Z')
 
 function completion(n: number | string, over: Partial<WritebackRequest> = {}): WritebackRequest {
   return {

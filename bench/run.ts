@@ -20,7 +20,7 @@ import Database from 'better-sqlite3'
 import { PlainRuntime, PlainValidators } from './baseline.js'
 import { exampleInput, exampleResult, intentKind, jcs, registration, request } from './fixtures.js'
 import { pkg, require, ROOT } from './pkg.js'
-import { drive, journalBytes, median, open, percentile, type SideName } from './sides.js'
+import { drive, median, open, percentile, type SideName } from './sides.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
 const C = QUICK

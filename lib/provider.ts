@@ -33,6 +33,7 @@ function strictJson(value: unknown): string | undefined {
   return lossy || text === undefined ? undefined : text
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any input type, so every typed provider is assignable
 export type RawProvider = (input: any) => unknown
 
 /** The reply for a provider's (settled) result: its JSON text or the not-JSON marker. */

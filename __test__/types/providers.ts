@@ -28,7 +28,7 @@ export const correct: HookDefinition = defineHook({
 })
 
 // An async provider compiles too.
-export const asyncProvider: ProviderOf<typeof kindA> = async (input) => notApplicable()
+export const asyncProvider: ProviderOf<typeof kindA> = async (_input) => notApplicable()
 
 // A registration naming A whose provider returns an intent of kind B.
 export const wrongKind = defineHook({

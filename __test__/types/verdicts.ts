@@ -17,13 +17,13 @@ export function use(): string {
   if (verdict.ok) {
     const registration: PostWritebackHookRegistration = verdict.value
     // @ts-expect-error no violations on an accepted verdict
-    verdict.violations
+    void verdict.violations
     return registration.hook_id
   } else {
     const violations: Violation[] = verdict.violations
     const rules: Rule[] = violations.map((v) => v.rule)
     // @ts-expect-error no value on a rejected verdict
-    verdict.value
+    void verdict.value
     // @ts-expect-error a rule is one of the stable codes, not any string
     const made_up: Rule = 'made_up_rule'
     return `${rules.join()} ${made_up}`

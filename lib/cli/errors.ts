@@ -21,6 +21,7 @@ export function oneLine(text: string): string {
 
 /** `text` with C0/C1 control characters (escape sequences, newlines) shown as `\uXXXX`. */
 export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what this escapes
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 

@@ -81,6 +81,7 @@ export function time(ms: number | null | undefined): string {
 /** A violation's JSON Pointer for a human: `(root)` for the whole document, quoted when it holds blanks or quotes. */
 export function pointer(path: string): string {
   if (path === '') return '(root)'
+  // eslint-disable-next-line no-control-regex -- control characters force quoting
   return /[\s"\\\u0000-\u001f\u007f-\u009f]/.test(path) ? JSON.stringify(path) : path
 }
 

@@ -23,6 +23,7 @@ let loaded: Library | undefined
 export function library(): Library {
   if (loaded === undefined) {
     try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily so a missing addon is a CLI error, not a crash
       loaded = require('../index.js') as Library
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error)

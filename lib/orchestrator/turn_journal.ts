@@ -139,6 +139,7 @@ function sha256(text: string): string {
 /** better-sqlite3, loaded on first use so the core package never needs it. */
 function sqlite(): typeof BetterSqlite3 {
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, loaded only when the seam is used
     return require('better-sqlite3') as typeof BetterSqlite3
   } catch {
     throw new LoopxHooksError(

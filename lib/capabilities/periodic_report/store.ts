@@ -97,6 +97,7 @@ export class TriggerStore {
   static open(path: string, options: { busyTimeoutMs?: number } = {}): TriggerStore {
     let Database: typeof BetterSqlite3
     try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, loaded only when this store is used
       Database = require('better-sqlite3') as typeof BetterSqlite3
     } catch {
       throw new LoopxHooksError(
