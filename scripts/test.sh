@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Every test: Rust unit tests, the addon build, the vitest suite (which also
+# Every test: the format checks and linters (scripts/lint.sh), Rust unit tests, the addon build, the vitest suite (which also
 # checks generated files for drift and packs the package), and the type check
 # of the tests and typed examples.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/lint.sh
 echo "== cargo test"
 cargo test --quiet
 echo "== tsc --noEmit"

@@ -21,8 +21,13 @@ use ts_rs::{Config, ExportError, TS};
 
 type Res<T = ()> = Result<T, Box<dyn Error>>;
 
+/// Writes one type's TypeScript file and those of its dependencies.
+type ExportTs = fn(&Config) -> Result<(), ExportError>;
+/// Builds one document's JSON Schema.
+type MakeSchema = fn() -> Schema;
+
 /// Every exported public type; ts-rs adds their dependencies.
-const TS_TYPES: &[fn(&Config) -> Result<(), ExportError>] = &[
+const TS_TYPES: &[ExportTs] = &[
     PostWritebackHookRegistration::export_all,
     PostWritebackHookInput::export_all,
     PostWritebackHookResult::export_all,
@@ -81,7 +86,7 @@ const TS_TYPES: &[fn(&Config) -> Result<(), ExportError>] = &[
 ];
 
 /// One JSON Schema per public document: (file stem, generator).
-const SCHEMAS: &[(&str, fn() -> Schema)] = &[
+const SCHEMAS: &[(&str, MakeSchema)] = &[
     (RegistrationSchemaVersion::VALUE, schema::<PostWritebackHookRegistration>),
     (HookInputSchemaVersion::VALUE, schema::<PostWritebackHookInput>),
     (HookResultSchemaVersion::VALUE, schema::<PostWritebackHookResult>),

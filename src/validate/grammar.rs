@@ -66,10 +66,11 @@ pub fn is_timestamp(s: &str) -> bool {
     {
         return false;
     }
+    // Optional fraction: a dot and 1..=9 digits.
     let frac = &b[19..b.len() - 1];
-    if !frac.is_empty()
-        && !(frac[0] == b'.' && (2..=10).contains(&frac.len()) && frac[1..].iter().all(u8::is_ascii_digit))
-    {
+    let frac_ok = frac.is_empty()
+        || (frac[0] == b'.' && (2..=10).contains(&frac.len()) && frac[1..].iter().all(u8::is_ascii_digit));
+    if !frac_ok {
         return false;
     }
     let (year, month, day) = (num(0..4), num(5..7), num(8..10));
