@@ -1,7 +1,13 @@
 // Providers: a correct one compiles; a provider whose registration names kind
 // A cannot return an intent of kind B, nor name a kind it was not given.
 import { defineHook, intent, notApplicable, proposed, type HookDefinition, type ProviderOf } from '../../lib/index.js'
+import type { PostWritebackHookRegistration } from '../../lib/index.js'
 import { baseRegistration, kindA, kindB } from './kinds.js'
+
+const baseRegistrationWithout = () => {
+  const { capability_id: _capability, ...rest } = baseRegistration()
+  return rest
+}
 
 // A correct provider, with both kinds.
 export const correct: HookDefinition = defineHook({
@@ -46,8 +52,8 @@ export const wrongKind = defineHook({
 })
 
 // The same through the provider type alone.
-// @ts-expect-error a ProviderOf<kind A> cannot return an intent of kind B
 export const wrongKindTyped: ProviderOf<typeof kindA> = (input) =>
+  // @ts-expect-error a ProviderOf<kind A> cannot return an intent of kind B
   proposed([
     intent(input, kindB, {
       operation: 'compose_digest',
@@ -76,4 +82,27 @@ export const naWithIntents: ProviderOf<typeof kindA> = (input) => ({
       payload: { segment_ref: 's', source_event_refs: [] },
     }),
   ],
+})
+
+// capability_id and intent_kinds come from the kinds when left out.
+export const fromKinds: HookDefinition = defineHook({
+  kinds: [kindA],
+  registration: baseRegistrationWithout(),
+  provider: () => notApplicable(),
+})
+
+// A registration typed with the exported type is accepted (its intent_kinds are checked at run time).
+declare const exported: PostWritebackHookRegistration
+export const typedRegistration: HookDefinition = defineHook({
+  kinds: [kindA],
+  registration: exported,
+  provider: () => notApplicable(),
+})
+
+// A hook needs at least one kind.
+export const noKinds = defineHook({
+  // @ts-expect-error an empty kinds list
+  kinds: [],
+  registration: baseRegistrationWithout(),
+  provider: () => notApplicable(),
 })
