@@ -5,6 +5,7 @@
 // all. A block that is not meant to compile is preceded by the line
 // `<!-- readme.spec: not compiled (reason) -->`; none is at present. The
 // `await using` block is checked with lib esnext.disposable, as the README says.
+// Then each compiled block runs with this Node and must exit 0 without stderr.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -63,7 +64,8 @@ describe('README code blocks', () => {
           lib: ['es2022', 'esnext.disposable'],
           strict: true,
           resolveJsonModule: true,
-          noEmit: true,
+          outDir: 'dist',
+          rootDir: 'src',
           types: ['node'],
           typeRoots: [join(root, 'node_modules', '@types')],
         },
@@ -85,6 +87,20 @@ describe('README code blocks', () => {
     expect(lines).toHaveLength(1)
     expect(tsc.status).not.toBe(0)
     expect(files.length).toBe(compiled.length)
+
+    // And they run, as compiled, on this Node (20: `await using` works here
+    // only because tsc lowered it), each in the project folder.
+    let stdout = ''
+    for (const name of files) {
+      const js = name.replace(/\.ts$/, '.js')
+      const ran = spawnSync(process.execPath, [join('dist', js)], { cwd: tmp, encoding: 'utf8', timeout: 60_000 })
+      expect(ran.stderr, `${name}: stderr`).toBe('')
+      expect(ran.status, `${name} exited`).toBe(0)
+      rmSync(join(tmp, 'hooks.sqlite'), { force: true })
+      stdout += ran.stdout
+    }
+    // "Using it" really dispatched and recorded its intent.
+    expect(stdout).toContain('periodic_report.runtime_trigger: recorded')
   })
 
   it('the extractor finds each block, its line and its not-compiled marker', () => {
