@@ -28,7 +28,14 @@ export type * from '../bindings/index'
 export { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
 export { HookJournal, type DispatchQuery, type IntentQuery, type Decision } from './journal.js'
-export { defineHook, intent, notApplicable, proposed, type HookDefinition } from './hooks.js'
+export {
+  defineHook,
+  intent,
+  notApplicable,
+  proposed,
+  type HookDefinition,
+  type HookRegistrationInput,
+} from './hooks.js'
 export {
   TurnStartKernel,
   type TurnStartHookDefinition,
