@@ -5,7 +5,8 @@
 #
 # The addon is built for glibc 2.17 (x86_64-unknown-linux-gnu.2.17) with
 # cargo-zigbuild and zig, so it loads on any Linux from 2012 on (RHEL 7,
-# Debian 8, Ubuntu 14.04). Both are installed here on first use: zig from the
+# Debian 8, Ubuntu 14.04). Both are installed here on first use (the versions
+# tested): zig from the
 # `ziglang` PyPI package (about 10 s), cargo-zigbuild from crates.io (about
 # 100 s of compiling). Without Python or on another host, it falls back to a
 # plain host build, which needs the host's glibc (it says so).
@@ -27,11 +28,11 @@ build_flags() {
   fi
   if ! has_zig && command -v python3 >/dev/null 2>&1; then
     echo "== pip install ziglang (zig, for the glibc 2.17 build)" >&2
-    python3 -m pip install --quiet ziglang >&2 || true
+    python3 -m pip install --quiet "ziglang==0.17.1" >&2 || true
   fi
   if ! command -v cargo-zigbuild >/dev/null 2>&1 && has_zig; then
     echo "== cargo install cargo-zigbuild (once, about 100 s)" >&2
-    cargo install --quiet cargo-zigbuild --locked >&2 || true
+    cargo install --quiet cargo-zigbuild@0.24.1 --locked >&2 || true
   fi
   if has_zig && command -v cargo-zigbuild >/dev/null 2>&1; then
     echo "--platform --release --target x86_64-unknown-linux-gnu.2.17 --cross-compile"
