@@ -1,6 +1,7 @@
 // Drift check: the committed generated files are exactly what the generators
 // write today. bindings/, schemas/ and examples/ come from `src/bin/codegen.rs`;
-// index.js and index.d.ts from `napi build`. Fix a failure with
+// index.js and index.d.ts from `napi build`, index.js then patched by
+// scripts/loader.mjs (the loader's missing-binary error). Fix a failure with
 // `npm run codegen` (and `npm run build:debug` for the napi outputs).
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
@@ -73,6 +74,7 @@ describe('generated files are up to date', () => {
   it('index.js and index.d.ts match `napi build`', () => {
     const out = join(tmp, 'napi')
     run('npx', ['napi', 'build', '--platform', '--output-dir', out])
+    run(process.execPath, [join(root, 'scripts', 'loader.mjs'), join(out, 'index.js')])
     expect(drift('.', root, out, ['index.js', 'index.d.ts'])).toEqual([])
   }, 120_000)
 })

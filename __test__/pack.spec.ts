@@ -1,14 +1,20 @@
-// The published package, as a consumer gets it: `npm pack` gives a tarball
-// whose "files" carry everything needed; a fresh project installs it (offline,
-// no registry), type-checks a strict TypeScript file against its declarations
-// (skipLibCheck off), compiles it, and runs it with node: it validates the
-// shipped examples/registration.json and dispatches once on a temp journal.
-// Both module systems are tried: an ES module and a CommonJS one (.cts).
+// The published packages, as a consumer gets them. `npm pack` gives the main
+// tarball (JavaScript, declarations, examples, schemas; no binary). A staged
+// release copy then goes through napi's own steps for the targets built here:
+// `napi artifacts` puts the .node into npm/linux-x64-gnu, `napi pre-publish`
+// wires that package into optionalDependencies; both are packed and served by
+// a loopback registry (__test__/support/registry.mjs, 404 for anything else),
+// and a fresh project runs `npm install loopx-hooks`, as from npmjs.org. It
+// type-checks a strict TypeScript file against the declarations (skipLibCheck
+// off), compiles it, and runs it with node: it validates the shipped
+// examples/registration.json (imported through the `examples/*` subpath) and
+// dispatches once on a temp journal. Both module systems are tried: an ES
+// module and a CommonJS one (.cts).
 //
-// The package must be built first (`npm run build:debug` or `npm run build`);
-// packing uses --ignore-scripts so this test never starts a build itself.
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+// The package must be built first (`bash scripts/setup.sh`); packing uses
+// --ignore-scripts so this test never starts a build itself.
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -16,7 +22,14 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 const root = join(__dirname, '..')
 const tmp = mkdtempSync(join(tmpdir(), 'loopx-hooks-pack-'))
-afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+let registry: ReturnType<typeof spawn> | undefined
+afterAll(() => {
+  registry?.kill()
+  rmSync(tmp, { recursive: true, force: true })
+})
+const napi = join(root, 'node_modules', '.bin', 'napi')
+const PLATFORM = 'linux-x64-gnu'
+const BINARY = `loopx-hooks.${PLATFORM}.node`
 
 function run(command: string, args: string[], cwd: string): SpawnSyncReturns<string> {
   const result = spawnSync(command, args, {
@@ -34,12 +47,12 @@ function run(command: string, args: string[], cwd: string): SpawnSyncReturns<str
   return result
 }
 
-/** What a consumer needs at run time and at type-check time. */
+/** What a consumer needs at run time and at type-check time (the binary comes from the platform package). */
 const NEEDED = [
   'package.json',
   'index.js',
   'index.d.ts',
-  'loopx-hooks.linux-x64-gnu.node',
+  'lib/native_error.js',
   'lib/index.js',
   'lib/index.d.ts',
   'lib/runtime.js',
@@ -58,7 +71,7 @@ const CONSUMER_ESM = `
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 
 import {
   buildIntent,
@@ -70,8 +83,8 @@ import {
   type PostWritebackHookRegistration,
 } from 'loopx-hooks'
 
-const packageDir = dirname(createRequire(import.meta.url).resolve('loopx-hooks/package.json'))
-const exampleText = (name: string): string => readFileSync(join(packageDir, 'examples', name), 'utf8')
+const require = createRequire(import.meta.url)
+const exampleText = (name: string): string => readFileSync(require.resolve('loopx-hooks/examples/' + name), 'utf8')
 
 // The shipped examples, as JSON text.
 const kinds = new IntentKinds([exampleText('intent_kind.json')])
@@ -128,94 +141,163 @@ const violations: Violation[] = rejected.ok ? [] : rejected.violations
 console.log(JSON.stringify({ canonical: canonicalJson({ b: 1, a: [2] }), rules: violations.length, cjs: typeof require === 'function' }))
 `
 
-describe('npm pack, install and use', () => {
-  it('the tarball installs offline into a fresh project, type-checks strictly and runs', { timeout: 120_000 }, () => {
-    for (const built of [
-      'index.js',
-      'index.d.ts',
-      'loopx-hooks.linux-x64-gnu.node',
-      'lib/index.js',
-      'lib/index.d.ts',
-      'bindings/index.d.ts',
-    ]) {
-      expect(existsSync(join(root, built)), `${built} is missing: build the package first (npm run build:debug)`).toBe(
-        true,
-      )
-    }
-
-    // 1. Pack (no lifecycle scripts: prepack would start a build).
-    const packDir = join(tmp, 'pack')
-    mkdirSync(packDir)
-    const pack = run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], root)
-    const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
-    const files = info!.files.map((f) => f.path)
-    for (const needed of NEEDED) expect(files, `the tarball lacks ${needed}`).toContain(needed)
-    for (const path of files)
-      expect(path, 'sources, tests and build dirs stay out').not.toMatch(
-        /^(src|target|__test__|node_modules|\.cargo)\//,
-      )
-    // No TypeScript sources beside the declarations: tsc prefers a .ts over its
-    // .d.ts, so shipped sources would be type-checked under the consumer's
-    // options (see the exactOptionalPropertyTypes check below).
-    for (const path of files)
-      expect(path, 'only declarations of the TS layer ship').not.toMatch(/^(lib|bindings)\/.*(?<!\.d)\.ts$/)
-    const tarball = join(packDir, info!.filename)
-    expect(existsSync(tarball)).toBe(true)
-
-    // 2. A fresh ES-module project installs it, without the registry.
-    const app = join(tmp, 'app')
-    mkdirSync(join(app, 'src'), { recursive: true })
-    writeFileSync(
-      join(app, 'package.json'),
-      JSON.stringify({ name: 'loopx-consumer', version: '1.0.0', private: true, type: 'module' }),
-    )
-    run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], app)
-    expect(existsSync(join(app, 'node_modules', 'loopx-hooks', 'loopx-hooks.linux-x64-gnu.node'))).toBe(true)
-
-    // 3. Strict type-check and compile with this repo's TypeScript and @types/node.
-    writeFileSync(join(app, 'src', 'main.ts'), CONSUMER_ESM)
-    writeFileSync(join(app, 'src', 'check.cts'), CONSUMER_CJS)
-    writeFileSync(
-      join(app, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'node16',
-          moduleResolution: 'node16',
-          strict: true,
-          skipLibCheck: false,
-          outDir: 'dist',
-          rootDir: 'src',
-          types: ['node'],
-          typeRoots: [join(root, 'node_modules', '@types')],
-        },
-        include: ['src'],
-      }),
-    )
-    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
-    run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], app)
-    expect(existsSync(join(app, 'dist', 'main.js'))).toBe(true)
-    expect(existsSync(join(app, 'dist', 'check.cjs'))).toBe(true)
-    // A stricter consumer compiles too: the package's declarations hold under
-    // options this repo does not use itself.
-    const stricter = [
-      '--noEmit',
-      '--exactOptionalPropertyTypes',
-      '--noPropertyAccessFromIndexSignature',
-      '--noImplicitOverride',
-      '--noUncheckedIndexedAccess',
-    ]
-    run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false', ...stricter], app)
-
-    // 4. Run both.
-    const esm = JSON.parse(run(process.execPath, ['dist/main.js'], app).stdout.trim())
-    expect(esm).toEqual({
-      hookId: 'periodic_report.runtime_trigger',
-      admitted: true,
-      outcome: 'recorded',
-      status: 'proposed',
-    })
-    const cjs = JSON.parse(run(process.execPath, ['dist/check.cjs'], app).stdout.trim())
-    expect(cjs).toEqual({ canonical: '{"a":[2],"b":1}', rules: 9, cjs: true })
+/** Starts the loopback registry over the tarballs in `dir`; resolves its URL. */
+function startRegistry(dir: string): Promise<string> {
+  registry = spawn(process.execPath, [join(__dirname, 'support', 'registry.mjs'), dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
   })
+  return new Promise((resolve, reject) => {
+    registry!.stdout!.once('data', (chunk: Buffer) => resolve(`http://127.0.0.1:${chunk.toString().trim()}/`))
+    registry!.once('exit', (code) => reject(new Error(`registry exited ${code}`)))
+  })
+}
+
+describe('npm pack, install and use', () => {
+  it(
+    'the main and linux-x64-gnu packages install from a registry into a fresh project, type-check strictly and run',
+    { timeout: 240_000 },
+    async () => {
+      for (const built of ['index.js', 'index.d.ts', BINARY, 'lib/index.js', 'lib/index.d.ts', 'bindings/index.d.ts']) {
+        expect(
+          existsSync(join(root, built)),
+          `${built} is missing: build the package first (bash scripts/setup.sh)`,
+        ).toBe(true)
+      }
+
+      // 1. Pack (no lifecycle scripts: prepack would start a build).
+      const packDir = join(tmp, 'pack')
+      mkdirSync(packDir)
+      const pack = run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], root)
+      const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
+      const files = info!.files.map((f) => f.path)
+      for (const needed of NEEDED) expect(files, `the tarball lacks ${needed}`).toContain(needed)
+      for (const path of files)
+        expect(path, 'sources, tests, build dirs and platform packages stay out').not.toMatch(
+          /^(src|target|__test__|node_modules|\.cargo|npm)\//,
+        )
+      expect(
+        files.filter((f) => f.endsWith('.node')),
+        'binaries ship in the platform packages',
+      ).toEqual([])
+      // No TypeScript sources beside the declarations: tsc prefers a .ts over its
+      // .d.ts, so shipped sources would be type-checked under the consumer's
+      // options (see the exactOptionalPropertyTypes check below).
+      for (const path of files)
+        expect(path, 'only declarations of the TS layer ship').not.toMatch(/^(lib|bindings)\/.*(?<!\.d)\.ts$/)
+      const tarball = join(packDir, info!.filename)
+      expect(existsSync(tarball)).toBe(true)
+
+      // 2. The release steps over a copy, for the target built here: the binary
+      // into npm/linux-x64-gnu (napi artifacts), the platform package into
+      // optionalDependencies (napi pre-publish, which reads the commit message
+      // through git, hence a throwaway repository).
+      const stage = join(tmp, 'stage')
+      mkdirSync(stage)
+      run('tar', ['-xzf', tarball, '-C', stage], root)
+      const staged = join(stage, 'package')
+      cpSync(join(root, 'npm'), join(staged, 'npm'), { recursive: true })
+      const artifacts = join(tmp, 'artifacts')
+      mkdirSync(artifacts)
+      cpSync(join(root, BINARY), join(artifacts, BINARY))
+      const stagedJson = JSON.parse(readFileSync(join(staged, 'package.json'), 'utf8')) as Record<string, any>
+      stagedJson.napi.targets = ['x86_64-unknown-linux-gnu']
+      writeFileSync(join(staged, 'package.json'), JSON.stringify(stagedJson, null, 2))
+      run(napi, ['artifacts', '--output-dir', artifacts, '--npm-dir', 'npm'], staged)
+      run('git', ['init', '-q'], staged)
+      run(
+        'git',
+        ['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '--allow-empty', '-m', 'stage'],
+        staged,
+      )
+      run(napi, ['pre-publish', '-t', 'npm', '--skip-optional-publish'], staged)
+      const wired = JSON.parse(readFileSync(join(staged, 'package.json'), 'utf8')) as Record<string, any>
+      expect(wired.optionalDependencies).toEqual({ [`loopx-hooks-${PLATFORM}`]: wired.version })
+      const platformDir = join(staged, 'npm', PLATFORM)
+      const platformJson = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8')) as Record<string, any>
+      expect([platformJson.os, platformJson.cpu, platformJson.libc]).toEqual([['linux'], ['x64'], ['glibc']])
+      const registryDir = join(tmp, 'registry')
+      mkdirSync(registryDir)
+      run('npm', ['pack', '--ignore-scripts', '--pack-destination', registryDir], staged)
+      const platformPack = run(
+        'npm',
+        ['pack', '--ignore-scripts', '--json', '--pack-destination', registryDir],
+        platformDir,
+      )
+      const [platformInfo] = JSON.parse(platformPack.stdout) as Array<{ files: Array<{ path: string }> }>
+      expect(platformInfo!.files.map((f) => f.path).sort()).toEqual(['README.md', BINARY, 'package.json'])
+
+      // 3. A fresh ES-module project installs `loopx-hooks` from the registry,
+      // with an empty cache; npm picks the platform package by os/cpu/libc.
+      const url = await startRegistry(registryDir)
+      const app = join(tmp, 'app')
+      mkdirSync(join(app, 'src'), { recursive: true })
+      writeFileSync(
+        join(app, 'package.json'),
+        JSON.stringify({ name: 'loopx-consumer', version: '1.0.0', private: true, type: 'module' }),
+      )
+      run(
+        'npm',
+        [
+          'install',
+          'loopx-hooks',
+          '--registry',
+          url,
+          '--cache',
+          join(tmp, 'npm-cache'),
+          '--no-audit',
+          '--no-fund',
+          '--ignore-scripts',
+        ],
+        app,
+      )
+      expect(existsSync(join(app, 'node_modules', `loopx-hooks-${PLATFORM}`, BINARY))).toBe(true)
+      expect(existsSync(join(app, 'node_modules', 'loopx-hooks', BINARY))).toBe(false)
+
+      // 4. Strict type-check and compile with this repo's TypeScript and @types/node.
+      writeFileSync(join(app, 'src', 'main.ts'), CONSUMER_ESM)
+      writeFileSync(join(app, 'src', 'check.cts'), CONSUMER_CJS)
+      writeFileSync(
+        join(app, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'node16',
+            moduleResolution: 'node16',
+            strict: true,
+            skipLibCheck: false,
+            outDir: 'dist',
+            rootDir: 'src',
+            types: ['node'],
+            typeRoots: [join(root, 'node_modules', '@types')],
+          },
+          include: ['src'],
+        }),
+      )
+      const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+      run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], app)
+      expect(existsSync(join(app, 'dist', 'main.js'))).toBe(true)
+      expect(existsSync(join(app, 'dist', 'check.cjs'))).toBe(true)
+      // A stricter consumer compiles too: the package's declarations hold under
+      // options this repo does not use itself.
+      const stricter = [
+        '--noEmit',
+        '--exactOptionalPropertyTypes',
+        '--noPropertyAccessFromIndexSignature',
+        '--noImplicitOverride',
+        '--noUncheckedIndexedAccess',
+      ]
+      run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false', ...stricter], app)
+
+      // 5. Run both.
+      const esm = JSON.parse(run(process.execPath, ['dist/main.js'], app).stdout.trim())
+      expect(esm).toEqual({
+        hookId: 'periodic_report.runtime_trigger',
+        admitted: true,
+        outcome: 'recorded',
+        status: 'proposed',
+      })
+      const cjs = JSON.parse(run(process.execPath, ['dist/check.cjs'], app).stdout.trim())
+      expect(cjs).toEqual({ canonical: '{"a":[2],"b":1}', rules: 9, cjs: true })
+    },
+  )
 })

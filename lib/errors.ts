@@ -1,15 +1,52 @@
 import type { Violation } from '../bindings/index'
 
 /**
+ * Every stable code a `LoopxHooksError` (or a native error from the addon)
+ * carries. The README's error-code table says what to do about each;
+ * `__test__/error_codes.spec.ts` keeps this list, that table and the source
+ * in step.
+ */
+export type LoopxHooksErrorCode =
+  | 'ERR_LOOPX_DUPLICATE_INTENT'
+  | 'ERR_LOOPX_INBOX_BUSY'
+  | 'ERR_LOOPX_INBOX_CLOSED'
+  | 'ERR_LOOPX_INBOX_IO'
+  | 'ERR_LOOPX_INBOX_SQLITE'
+  | 'ERR_LOOPX_INBOX_TOO_NEW'
+  | 'ERR_LOOPX_INTENT_KIND_REJECTED'
+  | 'ERR_LOOPX_INTERNAL'
+  | 'ERR_LOOPX_INVALID_ARGUMENT'
+  | 'ERR_LOOPX_INVALID_INTENT_KIND'
+  | 'ERR_LOOPX_JOURNAL_BUSY'
+  | 'ERR_LOOPX_JOURNAL_CLOSED'
+  | 'ERR_LOOPX_JOURNAL_IO'
+  | 'ERR_LOOPX_JOURNAL_SQLITE'
+  | 'ERR_LOOPX_JOURNAL_TOO_NEW'
+  | 'ERR_LOOPX_NATIVE_BINDING_MISSING'
+  | 'ERR_LOOPX_NOT_AN_INBOX'
+  | 'ERR_LOOPX_NOT_A_JOURNAL'
+  | 'ERR_LOOPX_NOT_A_TRIGGER_STORE'
+  | 'ERR_LOOPX_NOT_A_TURN_JOURNAL'
+  | 'ERR_LOOPX_NOT_JSON_VALUE'
+  | 'ERR_LOOPX_PEER_MISSING'
+  | 'ERR_LOOPX_REENTRANT_DISPATCH'
+  | 'ERR_LOOPX_REGISTRATION_REJECTED'
+  | 'ERR_LOOPX_SIMULATED_CRASH'
+  | 'ERR_LOOPX_TURN_JOURNAL_CLOSED'
+  | 'ERR_LOOPX_UNKNOWN_DISPATCH'
+  | 'ERR_LOOPX_UNKNOWN_RECEIPT'
+  | 'ERR_LOOPX_UNSUPPORTED_PLATFORM'
+
+/**
  * Misuse of the API (a closed runtime, a rejected registration, a file that
  * is not a journal) throws this, with a stable `code`. Expected outcomes,
  * such as a provider failing, are values in the dispatch outcome instead.
  */
 export class LoopxHooksError extends Error {
-  readonly code: string
+  readonly code: LoopxHooksErrorCode
   readonly violations: readonly Violation[] | undefined
 
-  constructor(code: string, message: string, violations?: readonly Violation[]) {
+  constructor(code: LoopxHooksErrorCode, message: string, violations?: readonly Violation[]) {
     super(message)
     this.name = 'LoopxHooksError'
     this.code = code
@@ -26,7 +63,8 @@ export function rethrowNative(error: unknown): never {
   if (error instanceof Error) {
     const bar = error.message.indexOf('|')
     if (bar > 0 && error.message.startsWith('ERR_LOOPX_')) {
-      throw new LoopxHooksError(error.message.slice(0, bar), error.message.slice(bar + 1))
+      // The addon only emits codes of the union (checked by error_codes.spec.ts).
+      throw new LoopxHooksError(error.message.slice(0, bar) as LoopxHooksErrorCode, error.message.slice(bar + 1))
     }
   }
   throw error

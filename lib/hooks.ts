@@ -6,6 +6,7 @@
 import { buildIntent } from '../index.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration } from '../bindings/index'
 import type { IntentOf, IntentSpecOf, ProviderOf, TypedIntentKind } from './payload.js'
+import { LoopxHooksError } from './errors.js'
 import type { RawProvider } from './provider.js'
 
 export interface HookDefinition {
@@ -13,14 +14,62 @@ export interface HookDefinition {
   readonly provider: RawProvider
 }
 
-export function defineHook<const Kinds extends readonly TypedIntentKind[]>(spec: {
+/**
+ * The registration `defineHook` takes: a `PostWritebackHookRegistration`
+ * whose `capability_id` and `intent_kinds` may be left out, because the kinds
+ * the hook is given already hold them. `K` is the hook's kind names.
+ */
+export type HookRegistrationInput<K extends string = string> = Omit<
+  PostWritebackHookRegistration,
+  'capability_id' | 'intent_kinds'
+> & {
+  capability_id?: string
+  // `K | (string & {})` keeps a literal's own type, so `KindsNamed` can check it.
+  intent_kinds?: readonly (K | (string & {}))[]
+}
+
+/**
+ * A registration literal may name only the hook's kinds (a wrong name does not
+ * compile); one typed as the exported `PostWritebackHookRegistration`
+ * (`intent_kinds: string[]`) is checked when `defineHook` runs.
+ */
+type KindsNamed<R, K extends string> = R extends { intent_kinds: readonly (infer I)[] }
+  ? string extends I
+    ? unknown
+    : [I] extends [K]
+      ? unknown
+      : { intent_kinds: readonly K[] }
+  : unknown
+
+/**
+ * A hook: its registration, with `capability_id` and `intent_kinds` taken from
+ * `kinds` when left out, and a provider typed from those kinds. A registration
+ * that names intent kinds other than exactly `kinds` throws
+ * `ERR_LOOPX_INVALID_ARGUMENT` (its provider's types would not match what the
+ * dispatcher accepts); everything else is judged by `runtime.register`.
+ */
+export function defineHook<
+  const Kinds extends readonly [TypedIntentKind, ...TypedIntentKind[]],
+  R extends HookRegistrationInput<Kinds[number]['intent_kind']>,
+>(spec: {
   kinds: Kinds
-  registration: Omit<PostWritebackHookRegistration, 'intent_kinds'> & {
-    intent_kinds: Array<Kinds[number]['intent_kind']>
-  }
+  registration: R & KindsNamed<R, Kinds[number]['intent_kind']>
   provider: ProviderOf<Kinds[number]>
 }): HookDefinition {
-  return { registration: spec.registration, provider: spec.provider as RawProvider }
+  const names = [...new Set(spec.kinds.map((k) => k.intent_kind))]
+  const given = spec.registration.intent_kinds
+  if (given !== undefined && (given.length !== names.length || !given.every((k) => names.includes(k)))) {
+    throw new LoopxHooksError(
+      'ERR_LOOPX_INVALID_ARGUMENT',
+      'defineHook: registration.intent_kinds must name exactly the kinds the hook is given',
+    )
+  }
+  const registration: PostWritebackHookRegistration = {
+    ...spec.registration,
+    capability_id: spec.registration.capability_id ?? spec.kinds[0].capability_id,
+    intent_kinds: given ? [...given] : names,
+  }
+  return { registration, provider: spec.provider as RawProvider }
 }
 
 /**

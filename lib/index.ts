@@ -3,12 +3,39 @@
  * the Rust addon (`../index.js`); this layer adds TypeScript types and
  * ergonomics only.
  */
-export * from '../index.js'
+// The addon's user-facing functions and types. Its Native* classes,
+// openNative* factories and the loader's __napiBindingTarget stay internal:
+// the classes below wrap them.
+export {
+  IntentKinds,
+  buildIntent,
+  canonicalJson,
+  dispatchId,
+  intentId,
+  registrationDigest,
+  validateDispatchReceipt,
+  validateFailureReceipt,
+  validateHookInput,
+  validateHookResult,
+  validateIntentKindDefinition,
+  validateRegistration,
+  validateTurnStartReceipt,
+  validateTurnStartRegistration,
+  type DispatchIdentityParts,
+  type ValidationResult,
+} from '../index.js'
 export type * from '../bindings/index'
-export { LoopxHooksError } from './errors.js'
+export { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
 export { HookJournal, type DispatchQuery, type IntentQuery, type Decision } from './journal.js'
-export { defineHook, intent, notApplicable, proposed, type HookDefinition } from './hooks.js'
+export {
+  defineHook,
+  intent,
+  notApplicable,
+  proposed,
+  type HookDefinition,
+  type HookRegistrationInput,
+} from './hooks.js'
 export {
   TurnStartKernel,
   type TurnStartHookDefinition,

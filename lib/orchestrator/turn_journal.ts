@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto'
 import type BetterSqlite3 from 'better-sqlite3'
 
-import { canonicalJson, LoopxHooksError } from '../index.js'
+import { canonicalJson, LoopxHooksError, type LoopxHooksErrorCode } from '../index.js'
 import { claimSqliteFile } from '../sqlite_claim.js'
 import type { DispatchRequest, SettlementIdentity, WritebackReceipt } from '../../bindings/index'
 import { quotaSpendEligible, QUOTA_UNITS_PER_SETTLEMENT } from './quota.js'
@@ -150,7 +150,7 @@ function sqlite(): typeof BetterSqlite3 {
 }
 
 /** Opens an SQLite file for a reference component: WAL, synchronous=FULL, foreign keys, busy timeout. */
-function openSqlite(path: string, busyTimeoutMs: number, errorCode: string): Database {
+function openSqlite(path: string, busyTimeoutMs: number, errorCode: LoopxHooksErrorCode): Database {
   const Database = sqlite()
   let db: Database | undefined
   try {
