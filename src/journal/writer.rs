@@ -123,6 +123,8 @@ pub(crate) struct Writer {
     tx: RwLock<Option<mpsc::Sender<Box<dyn Job>>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     counters: Arc<Counters>,
+    /// The answer once there is no queue: Closed, or ReadOnly for a reader-only journal.
+    refusal: JournalError,
 }
 
 impl Writer {
@@ -133,7 +135,22 @@ impl Writer {
         let thread = std::thread::Builder::new()
             .name("loopx-journal-writer".into())
             .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters))?;
-        Ok(Writer { tx: RwLock::new(Some(tx)), thread: Mutex::new(Some(thread)), counters })
+        Ok(Writer {
+            tx: RwLock::new(Some(tx)),
+            thread: Mutex::new(Some(thread)),
+            counters,
+            refusal: JournalError::Closed,
+        })
+    }
+
+    /// No thread and no connection: every command is refused as read-only.
+    pub(crate) fn read_only() -> Writer {
+        Writer {
+            tx: RwLock::new(None),
+            thread: Mutex::new(None),
+            counters: Arc::default(),
+            refusal: JournalError::ReadOnly,
+        }
     }
 
     /// Queues a command; its reply resolves after the commit that holds it.
@@ -147,7 +164,8 @@ impl Writer {
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref().map(|tx| tx.send(job)) {
             Some(Ok(())) => Reply::waiting(rx),
-            _ => Reply::ready(Err(JournalError::Closed)),
+            Some(Err(_)) => Reply::ready(Err(JournalError::Closed)),
+            None => Reply::ready(Err(self.refusal.clone())),
         }
     }
 

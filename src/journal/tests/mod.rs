@@ -2,6 +2,7 @@
 //! one unique directory per test, removed when the test ends).
 
 mod concurrency;
+mod hostile;
 mod open;
 mod outbox;
 mod read;
