@@ -56,7 +56,8 @@ file, missing or bad context).
 
 const JOURNAL_USAGE = `Usage: loopx-hooks journal <command> --db PATH [--json] [filters]
 
-Reads a journal file (never creates one).
+Reads a journal file: opened read-only (SQLITE_OPEN_READONLY), it never
+creates, migrates or changes one, and works on a read-only file.
 
 Commands:
   show          stats, integrity check and the latest dispatches (--limit, default 10);
@@ -72,7 +73,7 @@ Commands:
 
 STATE is one of: ${STATES.join(', ')}.
 --json prints the journal's rows as JSON: show {stats, integrity_ok,
-latest_dispatches}, dispatches and intents {items, next_cursor} (pass a non-null
+integrity_messages, latest_dispatches}, dispatches and intents {items, next_cursor} (pass a non-null
 next_cursor as --after to continue), recover {unfinished: [row + failures]}.
 `
 

@@ -26,10 +26,22 @@ export function rethrowNative(error: unknown): never {
   if (error instanceof Error) {
     const bar = error.message.indexOf('|')
     if (bar > 0 && error.message.startsWith('ERR_LOOPX_')) {
-      throw new LoopxHooksError(error.message.slice(0, bar), error.message.slice(bar + 1))
+      const code = error.message.slice(0, bar)
+      const message = error.message.slice(bar + 1)
+      throw new LoopxHooksError(code, message, violationsOf(code, message))
     }
   }
   throw error
+}
+
+/**
+ * A refused credential-like token carries its violation like a refused
+ * document does; the message names the field (`... at /reason_code`), never the value.
+ */
+function violationsOf(code: string, message: string): readonly Violation[] | undefined {
+  if (code !== 'ERR_LOOPX_CREDENTIAL_LIKE_VALUE') return undefined
+  const at = /at (\/[a-z_]+)$/.exec(message)
+  return at ? [{ path: at[1]!, rule: 'credential_like_value' }] : undefined
 }
 
 /** Awaits a native promise, restoring stable error codes. */

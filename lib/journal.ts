@@ -5,12 +5,13 @@
  * and marks admitted ones done. These are records; nothing here performs an
  * effect.
  */
-import { openNativeJournal, type NativeJournal } from '../index.js'
+import { openNativeJournal, openNativeJournalReader, type NativeJournal } from '../index.js'
 import type {
   DecideOutcome,
   DispatchRow,
   DoneOutcome,
   FailureRow,
+  IntegrityVerdict,
   JournalStats,
   Page,
   StoredIntent,
@@ -58,6 +59,16 @@ export class HookJournal implements AsyncDisposable {
     return new HookJournal(await native(openNativeJournal(journalPath, options.busyTimeoutMs)))
   }
 
+  /**
+   * Opens an existing journal for reading only (SQLITE_OPEN_READONLY): it
+   * creates, migrates, switches and checkpoints nothing, and works on a file
+   * the process may only read. `decide` and `markDone` then throw
+   * `ERR_LOOPX_JOURNAL_READONLY`.
+   */
+  static async openReadOnly(journalPath: string, options: { busyTimeoutMs?: number } = {}): Promise<HookJournal> {
+    return new HookJournal(await native(openNativeJournalReader(journalPath, options.busyTimeoutMs)))
+  }
+
   async getDispatch(dispatchId: string): Promise<DispatchRow | null> {
     return JSON.parse(await native(this.#journal.getDispatch(dispatchId)))
   }
@@ -95,6 +106,14 @@ export class HookJournal implements AsyncDisposable {
   /** Whether SQLite's `PRAGMA integrity_check` says ok. */
   async integrityCheck(): Promise<boolean> {
     return JSON.parse(await native(this.#journal.integrityCheck()))
+  }
+
+  /**
+   * SQLite's `PRAGMA integrity_check` and `foreign_key_check` as a verdict:
+   * a damaged file is `{ ok: false, messages }` with SQLite's messages, not a throw.
+   */
+  async integrity(): Promise<IntegrityVerdict> {
+    return JSON.parse(await native(this.#journal.integrity()))
   }
 
   async close(): Promise<void> {

@@ -70,6 +70,21 @@ pub async fn open_native_journal(journal_path: String, busy_timeout_ms: Option<u
     Ok(NativeJournal { journal: Arc::new(journal) })
 }
 
+/// Opens an existing journal for reading only (SQLITE_OPEN_READONLY): it
+/// creates, migrates and changes nothing, and works on a read-only file.
+#[napi]
+pub async fn open_native_journal_reader(
+    journal_path: String,
+    busy_timeout_ms: Option<u32>,
+) -> napi::Result<NativeJournal> {
+    let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
+    let journal = tokio::task::spawn_blocking(move || Journal::open_read_only(journal_path, options))
+        .await
+        .map_err(|_| async_error(misuse(Code::Internal, "journal open task failed")))?
+        .map_err(|e| async_error(journal_error(e)))?;
+    Ok(NativeJournal { journal: Arc::new(journal) })
+}
+
 #[napi]
 impl NativeJournal {
     #[napi]
@@ -135,6 +150,13 @@ impl NativeJournal {
     pub async fn integrity_check(&self) -> napi::Result<String> {
         let j = self.journal.clone();
         blocking(move || j.integrity_check()).await
+    }
+
+    /// The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`.
+    #[napi]
+    pub async fn integrity(&self) -> napi::Result<String> {
+        let j = self.journal.clone();
+        blocking(move || j.integrity()).await
     }
 
     /// Records an executor's decision on an intent, once per intent_id.

@@ -446,3 +446,43 @@ fn an_expired_claim_is_lost() {
         InboxError::InvalidArgument { what: "lease_ms" }
     );
 }
+
+/// Issue 9: a special file is refused at open without blocking; a foreign
+/// WAL database with an un-checkpointed WAL, and a hook journal, keep every
+/// byte of their main file and `-wal`; a `file:` name is a file name.
+#[test]
+fn hostile_files_are_refused_untouched_and_names_are_only_names() {
+    let dir = Dir::new("hostile");
+    let fifo = dir.file("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert_eq!(InboxStore::open(&fifo, InboxOptions::default()).unwrap_err(), InboxError::NotAFile);
+    assert_eq!(InboxStore::open(&dir.0, InboxOptions::default()).unwrap_err(), InboxError::NotAFile);
+
+    let hashes = |p: &std::path::Path| -> Vec<Option<Vec<u8>>> {
+        ["", "-wal", "-journal"].iter().map(|s| std::fs::read(format!("{}{s}", p.display())).ok()).collect()
+    };
+    let live = dir.file("live.db");
+    let c = rusqlite::Connection::open(&live).unwrap();
+    c.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; CREATE TABLE t(x); INSERT INTO t VALUES (1);",
+    )
+    .unwrap();
+    let copy = dir.file("copy.db");
+    for s in ["", "-wal"] {
+        std::fs::copy(format!("{}{s}", live.display()), format!("{}{s}", copy.display())).unwrap();
+    }
+    let before = hashes(&copy);
+    assert!(before[1].is_some());
+    assert_eq!(InboxStore::open(&copy, InboxOptions::default()).unwrap_err(), InboxError::NotAnInbox);
+    assert_eq!(hashes(&copy), before);
+
+    let journal = dir.file("journal.sqlite");
+    crate::journal::Journal::open(&journal, crate::journal::JournalOptions::default()).unwrap().close();
+    let before = hashes(&journal);
+    assert_eq!(InboxStore::open(&journal, InboxOptions::default()).unwrap_err(), InboxError::NotAnInbox);
+    assert_eq!(hashes(&journal), before);
+
+    let named = dir.file("file:inbox.sqlite?mode=memory");
+    InboxStore::open(&named, InboxOptions::default()).unwrap().close();
+    assert!(named.is_file());
+}
