@@ -14,6 +14,7 @@
 //! Errors carry a stable [`JournalError::code`] and never the journal's path
 //! or any stored text.
 
+mod lease;
 mod open;
 mod outbox;
 mod read;
@@ -33,6 +34,7 @@ use std::task::{Context, Poll};
 
 use tokio::sync::oneshot;
 
+pub use lease::{ClaimRequest, MAX_CLAIM_BATCH, MAX_LEASE_MS};
 pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
 pub use read::IntegrityVerdict;
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
@@ -66,6 +68,12 @@ pub enum JournalError {
     /// A token to be stored looks like a credential; `what` names the field.
     #[error("credential-like value refused at /{what}")]
     CredentialLike { what: &'static str },
+    /// The intent is leased to another executor.
+    #[error("the intent is leased to another executor")]
+    LeaseNotHeld,
+    /// The caller's lease on the intent has ended; claim it again.
+    #[error("the lease on the intent has expired")]
+    LeaseExpired,
     #[error("the journal is closed")]
     Closed,
     /// Another connection held the write lock past the busy timeout and retries.
@@ -96,6 +104,8 @@ impl JournalError {
             JournalError::ReadOnly => "journal_read_only",
             JournalError::NeedsRecovery => "journal_needs_recovery",
             JournalError::CredentialLike { .. } => "credential_like_value",
+            JournalError::LeaseNotHeld => "lease_not_held",
+            JournalError::LeaseExpired => "lease_expired",
             JournalError::Closed => "journal_closed",
             JournalError::Busy => "busy",
             JournalError::Io { .. } => "io",
@@ -175,6 +185,8 @@ impl Default for JournalOptions {
 pub struct Journal {
     writer: writer::Writer,
     readers: read::Readers,
+    /// Bumped by this file's writers in this process (see `lease.rs`).
+    commits: lease::CommitSignal,
 }
 
 impl std::fmt::Debug for Journal {
@@ -195,8 +207,9 @@ impl Journal {
         // pinned against a later change of directory.
         let path = crate::sqlite_file::resolve(path.as_ref())?;
         let conn = open::open_writer(&path, &options)?;
-        let writer = writer::Writer::spawn(conn, options)?;
-        Ok(Journal { writer, readers: read::Readers::new(&path, options) })
+        let commits = lease::commit_signal(&path);
+        let writer = writer::Writer::spawn(conn, options, commits.clone())?;
+        Ok(Journal { writer, readers: read::Readers::new(&path, options), commits })
     }
 
     /// Opens an existing journal for reading only: every connection is
@@ -214,7 +227,11 @@ impl Journal {
             open::Found::Current | open::Found::Older(_) => {}
             open::Found::Empty => return Err(JournalError::NotAJournal),
         }
-        Ok(Journal { writer: writer::Writer::read_only(), readers: read::Readers::new(&path, options) })
+        Ok(Journal {
+            writer: writer::Writer::read_only(),
+            readers: read::Readers::new(&path, options),
+            commits: lease::commit_signal(&path),
+        })
     }
 
     /// Stops accepting commands, lets the writer commit and answer everything

@@ -52,7 +52,7 @@ impl Readers {
     }
 
     /// Runs `f` in one read transaction on a pooled connection.
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(JournalError::Closed);
         }
@@ -115,12 +115,12 @@ pub(crate) fn dispatch_row(r: &Row<'_>) -> rusqlite::Result<DispatchRow> {
 }
 
 /// Selected `FROM intents i`: the source dispatch's hook comes from its row.
-const INTENT_COLS: &str =
+pub(crate) const INTENT_COLS: &str =
     "i.seq, i.intent_id, i.dispatch_id, i.capability_id, i.intent_kind, i.decision, i.executor_id, \
      i.reason_code, i.decided_at, i.done_at, i.doc, \
      (SELECT d.hook_id FROM dispatches d WHERE d.dispatch_id = i.dispatch_id)";
 
-fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
+pub(crate) fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
     let decision: Option<String> = r.get(5)?;
     Ok(StoredIntent {
         seq: r.get(0)?,

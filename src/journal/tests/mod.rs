@@ -3,6 +3,7 @@
 
 mod concurrency;
 mod hostile;
+mod lease;
 mod open;
 mod outbox;
 mod read;
