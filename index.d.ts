@@ -82,6 +82,12 @@ export declare class NativeJournal {
   integrityCheck(): Promise<string>
   /** The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`. */
   integrity(): Promise<string>
+  /** Claims up to `batch` open intents for `leaseMs` (see `journal::lease`). */
+  claim(claimJson: string): Promise<string>
+  /** This file's commit generation in this process (grows on records and decisions). */
+  commitGeneration(): number
+  /** Resolves `true` once the commit generation passes `after`, `false` after `timeoutMs`. */
+  waitForCommit(after: number, timeoutMs: number): Promise<boolean>
   /** Records an executor's decision on an intent, once per intent_id. */
   decide(intentId: string, executorId: string, decision: 'admit' | 'reject', reasonCode: string): Promise<string>
   /** Marks an intent this executor admitted as done. */

@@ -94,6 +94,25 @@ describe('journal tokens are never credential-like', () => {
     for (const secret of SECRETS) expect(filesText()).not.toContain(secret)
   })
 
+  it('journal decide and done refuse a credential-like token without printing it back or storing it', () => {
+    for (const secret of SECRETS.filter((s) => /^[a-z][a-z0-9_]*$/.test(s))) {
+      for (const args of [
+        ['decide', '--intent', intentId, '--executor', 'x.exec', '--decision', 'admit', '--reason', secret],
+        ['decide', '--intent', intentId, '--executor', secret, '--decision', 'admit', '--reason', 'ok'],
+        ['done', '--intent', intentId, '--executor', secret],
+      ]) {
+        const r = spawnSync(process.execPath, [BIN, 'journal', ...args, '--db', journalPath], {
+          encoding: 'utf8',
+          timeout: 20_000,
+        })
+        expect(r.status).toBe(2)
+        expect(r.stderr).toMatch(/ERR_LOOPX_CREDENTIAL_LIKE_VALUE/)
+        expect(r.stdout + r.stderr).not.toContain(secret)
+      }
+    }
+    for (const secret of SECRETS) expect(filesText()).not.toContain(secret)
+  })
+
   it('the CLI refuses a credential-like filter without printing it back', () => {
     for (const secret of SECRETS.filter((s) => /^[a-z][a-z0-9_]*$/.test(s))) {
       for (const args of [

@@ -7,7 +7,14 @@ export * from '../index.js'
 export type * from '../bindings/index'
 export { LoopxHooksError } from './errors.js'
 export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
-export { HookJournal, type DispatchQuery, type IntentQuery, type Decision } from './journal.js'
+export {
+  HookJournal,
+  type DispatchQuery,
+  type IntentQuery,
+  type Decision,
+  type ClaimOptions,
+  type ConsumeOptions,
+} from './journal.js'
 export { defineHook, intent, notApplicable, proposed, type HookDefinition } from './hooks.js'
 export {
   TurnStartKernel,

@@ -17,6 +17,9 @@ import type {
   StoredIntent,
 } from '../bindings/index'
 import { native } from './errors.js'
+import { claim, consume, type ClaimOptions, type ConsumeOptions } from './consume.js'
+
+export type { ClaimOptions, ConsumeOptions } from './consume.js'
 
 export interface DispatchQuery {
   state?: 'checkpointed' | 'failed' | 'proposed' | 'not_applicable' | 'exhausted'
@@ -88,6 +91,27 @@ export class HookJournal implements AsyncDisposable {
   /** Intents awaiting an executor, oldest first. */
   async pending(query: Omit<IntentQuery, 'pendingOnly'> = {}): Promise<Page<StoredIntent>> {
     return this.listIntents({ ...query, pendingOnly: true })
+  }
+
+  /**
+   * Claims up to `batch` (default 16) open intents, oldest first, for
+   * `leaseMs`: undecided ones, and admitted ones not yet done whose earlier
+   * holder's lease expired (mark those done). While the lease lives only
+   * this executor may decide them or mark them done; other executors get
+   * `ERR_LOOPX_LEASE_NOT_HELD`, and after expiry the holder gets
+   * `ERR_LOOPX_LEASE_EXPIRED`.
+   */
+  async claim(options: ClaimOptions): Promise<StoredIntent[]> {
+    return claim(this.#journal, options)
+  }
+
+  /**
+   * Claims and yields open intents as they arrive, until `signal` aborts:
+   * `for await (const intent of journal.consume({ executorId, leaseMs }))`.
+   * Woken at once by commits in this process, by polling for others.
+   */
+  consume(options: ConsumeOptions): AsyncGenerator<StoredIntent, void, undefined> {
+    return consume(this.#journal, options)
   }
 
   /** Admits or rejects an intent once: the same decision again is a no-op, another one a conflict. */

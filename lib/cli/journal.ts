@@ -11,8 +11,11 @@ import type { HookJournal } from '../journal.js'
 import { CliError, inContext, printable } from './errors.js'
 import { plural, shortId, style, table, time, type Cell, type Style } from './format.js'
 import { colourWanted, library, type Io } from './io.js'
+import { decide, done } from './outbox.js'
 
-export const JOURNAL_COMMANDS = ['show', 'dispatches', 'intents', 'recover'] as const
+export const JOURNAL_COMMANDS = ['show', 'dispatches', 'intents', 'recover', 'decide', 'done'] as const
+/** The only journal commands that open the journal for writing. */
+export const WRITING_COMMANDS: readonly JournalCommand[] = ['decide', 'done']
 export type JournalCommand = (typeof JOURNAL_COMMANDS)[number]
 
 export const STATES: readonly DispatchState[] = ['checkpointed', 'failed', 'proposed', 'not_applicable', 'exhausted']
@@ -30,12 +33,17 @@ export interface JournalOptions {
   limit?: number
   /** Start after this seq (a `next_cursor` of an earlier run). */
   after?: number
+  /** decide and done: the intent, the executor, the decision and its reason. */
+  intent?: string
+  executor?: string
+  decision?: string
+  reason?: string
 }
 
 /** The journal's largest page. */
 const PAGE = 1000
 
-async function openJournal(db: string): Promise<HookJournal> {
+async function openJournal(db: string, forWriting: boolean): Promise<HookJournal> {
   let size: number
   try {
     const stat = statSync(db)
@@ -50,7 +58,8 @@ async function openJournal(db: string): Promise<HookJournal> {
   // SQLite would turn an empty file into a fresh journal; a reader must not.
   if (size === 0) throw new CliError(`no journal at ${db} (empty file)`)
   try {
-    return await library().HookJournal.openReadOnly(db)
+    const { HookJournal } = library()
+    return await (forWriting ? HookJournal.open(db) : HookJournal.openReadOnly(db))
   } catch (error) {
     inContext(db, error)
   }
@@ -322,10 +331,12 @@ const COMMANDS: Record<JournalCommand, (journal: HookJournal, o: JournalOptions,
     dispatches,
     intents,
     recover,
+    decide: (journal, o, io) => decide(journal, o, io),
+    done: (journal, o, io) => done(journal, o, io),
   }
 
 export async function journalCommand(command: JournalCommand, options: JournalOptions, io: Io): Promise<number> {
-  const journal = await openJournal(options.db)
+  const journal = await openJournal(options.db, WRITING_COMMANDS.includes(command))
   try {
     return await COMMANDS[command](journal, options, io, style(colourWanted(io)))
   } finally {

@@ -29,6 +29,8 @@ impl AsRef<str> for Code {
                 "journal_read_only" => "ERR_LOOPX_JOURNAL_READONLY",
                 "journal_needs_recovery" => "ERR_LOOPX_JOURNAL_NEEDS_RECOVERY",
                 "credential_like_value" => "ERR_LOOPX_CREDENTIAL_LIKE_VALUE",
+                "lease_not_held" => "ERR_LOOPX_LEASE_NOT_HELD",
+                "lease_expired" => "ERR_LOOPX_LEASE_EXPIRED",
                 "busy" => "ERR_LOOPX_JOURNAL_BUSY",
                 "io" => "ERR_LOOPX_JOURNAL_IO",
                 "invalid_argument" => "ERR_LOOPX_INVALID_ARGUMENT",

@@ -120,7 +120,7 @@ impl Journal {
         let checked = arg::token(&r.executor_id, "executor_id")
             .and_then(|()| arg::opt_token(r.capability_id.as_deref(), "capability_id"))
             .and_then(|()| arg::opt_token(r.intent_kind.as_deref(), "intent_kind"))
-            .and_then(|()| match (r.lease_ms, r.batch) {
+            .and(match (r.lease_ms, r.batch) {
                 (1..=MAX_LEASE_MS, 1..=MAX_CLAIM_BATCH) => Ok(()),
                 (1..=MAX_LEASE_MS, _) => Err(JournalError::InvalidArgument { what: "batch" }),
                 _ => Err(JournalError::InvalidArgument { what: "lease_ms" }),
