@@ -25,6 +25,7 @@ import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { HookJournal, HookRuntime } from '../lib/index.js'
+import { TriggerStore } from '../lib/capabilities/periodic_report/store.js'
 import { TurnJournal } from '../lib/orchestrator/turn_journal.js'
 
 const root = join(__dirname, '..')
@@ -140,6 +141,7 @@ describe('refusing leaves the file byte-identical', () => {
     expect(await codeOf(HookJournal.open(copy))).toBe('ERR_LOOPX_NOT_A_JOURNAL')
     expect(await codeOf(HookJournal.openReadOnly(copy))).toBe('ERR_LOOPX_NOT_A_JOURNAL')
     expect(() => TurnJournal.open(copy)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL' }))
+    expect(() => TriggerStore.open(copy)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_TRIGGER_STORE' }))
     expect(hashes(copy)).toEqual(before)
   })
 
@@ -193,6 +195,7 @@ describe('refusing leaves the file byte-identical', () => {
     for (const path of [foreign, journal]) {
       const before = hashes(path)
       expect(() => TurnJournal.open(path)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL' }))
+      expect(() => TriggerStore.open(path)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_TRIGGER_STORE' }))
       expect(hashes(path)).toEqual(before)
       // Byte 18 of the header is 1 for DELETE mode, 2 for WAL.
       expect(readFileSync(path)[18]).toBe(1)

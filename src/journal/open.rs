@@ -53,29 +53,35 @@ pub(crate) fn connect(path: &Path, flags: OpenFlags, busy_timeout_ms: u32) -> Re
 /// on a fresh connection until the busy timeout has passed.
 /// `path` must come from [`crate::sqlite_file::resolve`] (absolute).
 pub(crate) fn open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> {
-    match recognise(path)? {
-        Probe::Missing | Probe::Empty => check_writable(path)?,
-        Probe::NotSqlite => return Err(JournalError::NotAJournal),
-        Probe::Sqlite(header) => {
-            check_writable(path)?;
-            match inspect_read_only(path, options) {
-                Ok(_) => {}
-                // A hot rollback journal: only our own file may be rolled back.
-                Err(JournalError::NeedsRecovery) if header.application_id == APPLICATION_ID => {}
-                Err(JournalError::NeedsRecovery) => return Err(JournalError::NotAJournal),
-                Err(e) => return Err(e),
-            }
-        }
-    }
     let deadline = Instant::now() + Duration::from_millis(u64::from(options.busy_timeout_ms));
     let mut pause = Duration::from_millis(1);
     loop {
-        match try_open_writer(path, options) {
+        // Steps 1 and 2 again on every try: another process may be creating
+        // the file (its switch to WAL answers BUSY without the busy handler).
+        match precheck(path, options).and_then(|()| try_open_writer(path, options)) {
             Err(JournalError::Busy) if Instant::now() < deadline => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(50));
             }
             other => return other,
+        }
+    }
+}
+
+/// Steps 1 and 2: nothing has been opened for writing when this refuses.
+fn precheck(path: &Path, options: &JournalOptions) -> Result<()> {
+    match recognise(path)? {
+        Probe::Missing | Probe::Empty => check_writable(path),
+        Probe::NotSqlite => Err(JournalError::NotAJournal),
+        Probe::Sqlite(header) => {
+            check_writable(path)?;
+            match inspect_read_only(path, options) {
+                Ok(_) => Ok(()),
+                // A hot rollback journal: only our own file may be rolled back.
+                Err(JournalError::NeedsRecovery) if header.application_id == APPLICATION_ID => Ok(()),
+                Err(JournalError::NeedsRecovery) => Err(JournalError::NotAJournal),
+                Err(e) => Err(e),
+            }
         }
     }
 }

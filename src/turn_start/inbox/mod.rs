@@ -38,6 +38,8 @@ mod types;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hostile;
 
 use std::collections::BTreeMap;
 use std::path::Path;
