@@ -26,6 +26,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 import { HookJournal, HookRuntime } from '../lib/index.js'
 import { TriggerStore } from '../lib/capabilities/periodic_report/store.js'
+import { TurnSettlement } from '../lib/orchestrator/index.js'
 import { TurnJournal } from '../lib/orchestrator/turn_journal.js'
 
 const root = join(__dirname, '..')
@@ -181,7 +182,7 @@ describe('refusing leaves the file byte-identical', () => {
     }
   })
 
-  it('TurnSettlement storage refuses a foreign DELETE-mode database and a hook journal without switching them to WAL', async () => {
+  it('TurnSettlement.open refuses a foreign DELETE-mode database and a hook journal without switching them to WAL', async () => {
     const dir = tempDir()
     const foreign = join(dir, 'foreign.db')
     const db = new Database(foreign)
@@ -194,7 +195,9 @@ describe('refusing leaves the file byte-identical', () => {
     plain.close()
     for (const path of [foreign, journal]) {
       const before = hashes(path)
-      expect(() => TurnJournal.open(path)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL' }))
+      await expect(TurnSettlement.open({ turnJournalPath: path })).rejects.toMatchObject({
+        code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL',
+      })
       expect(() => TriggerStore.open(path)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_TRIGGER_STORE' }))
       expect(hashes(path)).toEqual(before)
       // Byte 18 of the header is 1 for DELETE mode, 2 for WAL.
