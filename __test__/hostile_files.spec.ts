@@ -24,7 +24,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { HookJournal, HookRuntime } from '../lib/index.js'
+import { HookJournal, HookRuntime, InboxStore } from '../lib/index.js'
 import { TriggerStore } from '../lib/capabilities/periodic_report/store.js'
 import { TurnSettlement } from '../lib/orchestrator/index.js'
 import { TurnJournal } from '../lib/orchestrator/turn_journal.js'
@@ -268,6 +268,13 @@ describe('inspecting only reads', () => {
     const script = `import('${join(root, 'lib', 'index.js')}').then(({ HookRuntime }) => HookRuntime.open({ journalPath: ${JSON.stringify(path)} })).then(() => console.log('opened'), (e) => console.log(e.code))`
     const opened = spawnSync(process.execPath, ['-e', script], asNobody)
     expect(opened.stdout.trim(), opened.stderr).toBe('ERR_LOOPX_JOURNAL_READONLY')
+    // The turn-start inbox likewise, for a read-only inbox file.
+    const inboxPath = join(dir, 'inbox.sqlite')
+    await (await InboxStore.open(inboxPath)).close()
+    chmodSync(inboxPath, 0o444)
+    const inboxScript = `import('${join(root, 'lib', 'index.js')}').then(({ InboxStore }) => InboxStore.open(${JSON.stringify(inboxPath)})).then(() => console.log('opened'), (e) => console.log(e.code))`
+    const inbox = spawnSync(process.execPath, ['-e', inboxScript], asNobody)
+    expect(inbox.stdout.trim(), inbox.stderr).toBe('ERR_LOOPX_INBOX_READONLY')
     expect(hashes(path)[0]).toEqual(before[0])
   })
 })
@@ -309,6 +316,7 @@ describe('special files', () => {
     expect(await codeOf(HookJournal.openReadOnly(fifo))).toBe('ERR_LOOPX_NOT_A_FILE')
     expect(await codeOf(HookRuntime.open({ journalPath: dir }))).toBe('ERR_LOOPX_NOT_A_FILE')
     expect(() => TurnJournal.open(fifo)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_FILE' }))
+    expect(await codeOf(InboxStore.open(fifo))).toBe('ERR_LOOPX_NOT_A_FILE')
     const r = cli(['journal', 'show', '--db', fifo])
     expect(r.status).toBe(2)
   })
