@@ -50,6 +50,16 @@ export async function claim(journal: NativeJournal, o: ClaimOptions): Promise<St
   return JSON.parse(await native(journal.claim(JSON.stringify(request))))
 }
 
+/** A claim, or nothing when other processes kept the journal busy past the busy timeout: try again later. */
+async function claimOrNothing(journal: NativeJournal, o: ClaimOptions): Promise<StoredIntent[]> {
+  try {
+    return await claim(journal, o)
+  } catch (error) {
+    if (error instanceof LoopxHooksError && error.code === 'ERR_LOOPX_JOURNAL_BUSY') return []
+    throw error
+  }
+}
+
 /** Resolves when `signal` aborts (never when there is none). */
 function aborted(signal: AbortSignal | undefined): { promise: Promise<void>; dispose: () => void } {
   if (!signal) return { promise: new Promise(() => {}), dispose: () => {} }
@@ -74,7 +84,7 @@ export async function* consume(
     while (!o.signal?.aborted) {
       // Read before claiming, so a commit between the claim and the wait is not missed.
       const generation = journal.commitGeneration()
-      const claimed = await claim(journal, o)
+      const claimed = await claimOrNothing(journal, o)
       for (const intent of claimed) {
         if (o.signal?.aborted) return
         yield intent

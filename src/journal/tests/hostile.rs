@@ -190,3 +190,28 @@ fn credential_like_tokens_are_never_stored() {
     let stored = j.list_intents(&IntentFilter::default()).unwrap().items;
     assert!(stored.iter().all(|i| i.decision.is_none()));
 }
+
+#[test]
+fn our_own_hot_rollback_journal_needs_a_writer_and_the_writer_recovers_it() {
+    let dir = TempDir::new("own-hot");
+    let live = dir.file("live.sqlite");
+    let j = open(&live);
+    j.checkpoint(checkpoint("a")).wait().unwrap();
+    j.close();
+    let c = Connection::open(&live).unwrap();
+    c.execute_batch("PRAGMA journal_mode=DELETE; PRAGMA cache_size=1;").unwrap();
+    c.execute_batch(
+        "BEGIN; CREATE TABLE filler(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) \
+         INSERT INTO filler SELECT zeroblob(2000) FROM n;",
+    )
+    .unwrap();
+    let copy = dir.file("copy.sqlite");
+    snapshot(&live, &copy);
+    let before = hashes(&copy);
+    assert!(before[2].is_some(), "the copy has a rollback journal");
+    assert_eq!(Journal::open_read_only(&copy, JournalOptions::default()).unwrap_err(), JournalError::NeedsRecovery);
+    assert_eq!(hashes(&copy), before, "a reader rolls nothing back");
+    let j = open(&copy);
+    assert!(j.get_dispatch(&dispatch_id("a")).unwrap().is_some());
+    assert!(j.integrity().unwrap().ok);
+}
