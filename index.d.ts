@@ -80,6 +80,14 @@ export declare class NativeJournal {
   stats(): Promise<string>
   /** `PRAGMA integrity_check` is ok. */
   integrityCheck(): Promise<string>
+  /** The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`. */
+  integrity(): Promise<string>
+  /** Claims up to `batch` open intents for `leaseMs` (see `journal::lease`). */
+  claim(claimJson: string): Promise<string>
+  /** This file's commit generation in this process (grows on records and decisions). */
+  commitGeneration(): number
+  /** Resolves `true` once the commit generation passes `after`, `false` after `timeoutMs`. */
+  waitForCommit(after: number, timeoutMs: number): Promise<boolean>
   /** Records an executor's decision on an intent, once per intent_id. */
   decide(intentId: string, executorId: string, decision: 'admit' | 'reject', reasonCode: string): Promise<string>
   /** Marks an intent this executor admitted as done. */
@@ -148,6 +156,12 @@ export declare function openNativeInbox(path: string, options?: InboxOpenOptions
 
 /** Opens (creating on first use) a journal for reading and outbox decisions. */
 export declare function openNativeJournal(journalPath: string, busyTimeoutMs?: number | undefined | null): Promise<NativeJournal>
+
+/**
+ * Opens an existing journal for reading only (SQLITE_OPEN_READONLY): it
+ * creates, migrates and changes nothing, and works on a read-only file.
+ */
+export declare function openNativeJournalReader(journalPath: string, busyTimeoutMs?: number | undefined | null): Promise<NativeJournal>
 
 /** Opens (creating on first use) the journal and builds a runtime over it. */
 export declare function openNativeRuntime(options: RuntimeOptions): Promise<NativeHookRuntime>

@@ -848,6 +848,7 @@ module.exports.dispatchId = nativeBinding.dispatchId
 module.exports.intentId = nativeBinding.intentId
 module.exports.openNativeInbox = nativeBinding.openNativeInbox
 module.exports.openNativeJournal = nativeBinding.openNativeJournal
+module.exports.openNativeJournalReader = nativeBinding.openNativeJournalReader
 module.exports.openNativeRuntime = nativeBinding.openNativeRuntime
 module.exports.registrationDigest = nativeBinding.registrationDigest
 module.exports.validateDispatchReceipt = nativeBinding.validateDispatchReceipt

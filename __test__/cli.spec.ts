@@ -442,7 +442,12 @@ describe('journal', () => {
 
   it('show --json: stats, integrity and the latest dispatches, newest first', () => {
     const out = json(['show'])
-    expect(out).toEqual({ stats, integrity_ok: true, latest_dispatches: dispatches.slice(-10).reverse() })
+    expect(out).toEqual({
+      stats,
+      integrity_ok: true,
+      integrity_messages: [],
+      latest_dispatches: dispatches.slice(-10).reverse(),
+    })
     expect(json(['show', '--limit', '3']).latest_dispatches).toEqual(dispatches.slice(-3).reverse())
     expect(stats).toMatchObject({ proposed: 4, failed: 4, not_applicable: 4, intents: 4, intents_open: 2 })
   })

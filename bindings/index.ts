@@ -39,6 +39,7 @@ export type * from './HookInputSchemaVersion';
 export type * from './HookOutcome';
 export type * from './HookOutcomeKind';
 export type * from './HookResultSchemaVersion';
+export type * from './IntegrityVerdict';
 export type * from './IntentBudget';
 export type * from './IntentKindDefinition';
 export type * from './IntentSchemaVersion';

@@ -19,6 +19,7 @@ export type { Io }
 const USAGE = `Usage:
   loopx-hooks validate <contract> FILE|- [--json] [context flags]
   loopx-hooks journal show|dispatches|intents|recover --db PATH [--json] [filters]
+  loopx-hooks journal decide|done --db PATH --intent ID --executor ID [...]
   loopx-hooks --help | --version
 
 Run 'loopx-hooks validate --help' or 'loopx-hooks journal --help' for details.
@@ -56,7 +57,10 @@ file, missing or bad context).
 
 const JOURNAL_USAGE = `Usage: loopx-hooks journal <command> --db PATH [--json] [filters]
 
-Reads a journal file (never creates one).
+show, dispatches, intents and recover read a journal file: opened read-only
+(SQLITE_OPEN_READONLY), it is never created, migrated or changed, and a
+read-only file works. decide and done are the only commands that open the
+journal for writing (as an executor does); no command creates a journal.
 
 Commands:
   show          stats, integrity check and the latest dispatches (--limit, default 10);
@@ -69,10 +73,16 @@ Commands:
   recover       the identities awaiting recovery (checkpointed or failed) [--hook ID];
                 recovery itself runs in the process that installs the providers,
                 with HookRuntime.recover()
+  decide        WRITES: records an executor's admission or rejection of an intent, once
+                --intent ID --executor ID --decision admit|reject --reason CODE;
+                exit 1 on a conflict (another decision stands) or an unknown intent;
+                a leased intent needs its lease holder (ERR_LOOPX_LEASE_NOT_HELD)
+  done          WRITES: marks an admitted intent done --intent ID --executor ID;
+                exit 1 when it is not admitted (by this executor or lease) or unknown
 
 STATE is one of: ${STATES.join(', ')}.
 --json prints the journal's rows as JSON: show {stats, integrity_ok,
-latest_dispatches}, dispatches and intents {items, next_cursor} (pass a non-null
+integrity_messages, latest_dispatches}, dispatches and intents {items, next_cursor} (pass a non-null
 next_cursor as --after to continue), recover {unfinished: [row + failures]}.
 `
 
@@ -92,6 +102,10 @@ const OPTIONS = {
   kind: { type: 'string' },
   limit: { type: 'string' },
   after: { type: 'string' },
+  intent: { type: 'string' },
+  executor: { type: 'string' },
+  decision: { type: 'string' },
+  reason: { type: 'string' },
 } as const
 
 type OptionName = keyof typeof OPTIONS
@@ -103,6 +117,8 @@ const ACCEPTS: Record<string, readonly OptionName[]> = {
   'journal dispatches': ['json', 'db', 'state', 'hook', 'limit', 'after'],
   'journal intents': ['json', 'db', 'hook', 'pending', 'dispatch', 'capability', 'kind', 'limit', 'after'],
   'journal recover': ['json', 'db', 'hook'],
+  'journal decide': ['json', 'db', 'intent', 'executor', 'decision', 'reason'],
+  'journal done': ['json', 'db', 'intent', 'executor'],
 }
 
 function version(): string {
@@ -199,6 +215,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
         ...(values.dispatch !== undefined ? { dispatch: values.dispatch } : {}),
         ...(values.capability !== undefined ? { capability: values.capability } : {}),
         ...(values.kind !== undefined ? { kind: values.kind } : {}),
+        ...(values.intent !== undefined ? { intent: values.intent } : {}),
+        ...(values.executor !== undefined ? { executor: values.executor } : {}),
+        ...(values.decision !== undefined ? { decision: values.decision } : {}),
+        ...(values.reason !== undefined ? { reason: values.reason } : {}),
       }
       const limit = integer('limit', values.limit, 1)
       const after = integer('after', values.after, 0)

@@ -7,10 +7,12 @@ import type { Violation } from '../bindings/index'
  * in step.
  */
 export type LoopxHooksErrorCode =
+  | 'ERR_LOOPX_CREDENTIAL_LIKE_VALUE'
   | 'ERR_LOOPX_DUPLICATE_INTENT'
   | 'ERR_LOOPX_INBOX_BUSY'
   | 'ERR_LOOPX_INBOX_CLOSED'
   | 'ERR_LOOPX_INBOX_IO'
+  | 'ERR_LOOPX_INBOX_READONLY'
   | 'ERR_LOOPX_INBOX_SQLITE'
   | 'ERR_LOOPX_INBOX_TOO_NEW'
   | 'ERR_LOOPX_INTENT_KIND_REJECTED'
@@ -20,10 +22,15 @@ export type LoopxHooksErrorCode =
   | 'ERR_LOOPX_JOURNAL_BUSY'
   | 'ERR_LOOPX_JOURNAL_CLOSED'
   | 'ERR_LOOPX_JOURNAL_IO'
+  | 'ERR_LOOPX_JOURNAL_NEEDS_RECOVERY'
+  | 'ERR_LOOPX_JOURNAL_READONLY'
   | 'ERR_LOOPX_JOURNAL_SQLITE'
   | 'ERR_LOOPX_JOURNAL_TOO_NEW'
+  | 'ERR_LOOPX_LEASE_EXPIRED'
+  | 'ERR_LOOPX_LEASE_NOT_HELD'
   | 'ERR_LOOPX_NATIVE_BINDING_MISSING'
   | 'ERR_LOOPX_NOT_AN_INBOX'
+  | 'ERR_LOOPX_NOT_A_FILE'
   | 'ERR_LOOPX_NOT_A_JOURNAL'
   | 'ERR_LOOPX_NOT_A_TRIGGER_STORE'
   | 'ERR_LOOPX_NOT_A_TURN_JOURNAL'
@@ -64,10 +71,22 @@ export function rethrowNative(error: unknown): never {
     const bar = error.message.indexOf('|')
     if (bar > 0 && error.message.startsWith('ERR_LOOPX_')) {
       // The addon only emits codes of the union (checked by error_codes.spec.ts).
-      throw new LoopxHooksError(error.message.slice(0, bar) as LoopxHooksErrorCode, error.message.slice(bar + 1))
+      const code = error.message.slice(0, bar) as LoopxHooksErrorCode
+      const message = error.message.slice(bar + 1)
+      throw new LoopxHooksError(code, message, violationsOf(code, message))
     }
   }
   throw error
+}
+
+/**
+ * A refused credential-like token carries its violation like a refused
+ * document does; the message names the field (`... at /reason_code`), never the value.
+ */
+function violationsOf(code: LoopxHooksErrorCode, message: string): readonly Violation[] | undefined {
+  if (code !== 'ERR_LOOPX_CREDENTIAL_LIKE_VALUE') return undefined
+  const at = /at (\/[a-z_]+)$/.exec(message)
+  return at ? [{ path: at[1]!, rule: 'credential_like_value' }] : undefined
 }
 
 /** Awaits a native promise, restoring stable error codes. */

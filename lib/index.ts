@@ -27,7 +27,14 @@ export {
 export type * from '../bindings/index'
 export { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
-export { HookJournal, type DispatchQuery, type IntentQuery, type Decision } from './journal.js'
+export {
+  HookJournal,
+  type DispatchQuery,
+  type IntentQuery,
+  type Decision,
+  type ClaimOptions,
+  type ConsumeOptions,
+} from './journal.js'
 export {
   defineHook,
   intent,

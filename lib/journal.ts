@@ -5,17 +5,21 @@
  * and marks admitted ones done. These are records; nothing here performs an
  * effect.
  */
-import { openNativeJournal, type NativeJournal } from '../index.js'
+import { openNativeJournal, openNativeJournalReader, type NativeJournal } from '../index.js'
 import type {
   DecideOutcome,
   DispatchRow,
   DoneOutcome,
   FailureRow,
+  IntegrityVerdict,
   JournalStats,
   Page,
   StoredIntent,
 } from '../bindings/index'
 import { native } from './errors.js'
+import { claim, consume, type ClaimOptions, type ConsumeOptions } from './consume.js'
+
+export type { ClaimOptions, ConsumeOptions } from './consume.js'
 
 export interface DispatchQuery {
   state?: 'checkpointed' | 'failed' | 'proposed' | 'not_applicable' | 'exhausted'
@@ -58,6 +62,16 @@ export class HookJournal implements AsyncDisposable {
     return new HookJournal(await native(openNativeJournal(journalPath, options.busyTimeoutMs)))
   }
 
+  /**
+   * Opens an existing journal for reading only (SQLITE_OPEN_READONLY): it
+   * creates, migrates, switches and checkpoints nothing, and works on a file
+   * the process may only read. `decide` and `markDone` then throw
+   * `ERR_LOOPX_JOURNAL_READONLY`.
+   */
+  static async openReadOnly(journalPath: string, options: { busyTimeoutMs?: number } = {}): Promise<HookJournal> {
+    return new HookJournal(await native(openNativeJournalReader(journalPath, options.busyTimeoutMs)))
+  }
+
   async getDispatch(dispatchId: string): Promise<DispatchRow | null> {
     return JSON.parse(await native(this.#journal.getDispatch(dispatchId)))
   }
@@ -79,6 +93,27 @@ export class HookJournal implements AsyncDisposable {
     return this.listIntents({ ...query, pendingOnly: true })
   }
 
+  /**
+   * Claims up to `batch` (default 16) open intents, oldest first, for
+   * `leaseMs`: undecided ones, and admitted ones not yet done whose earlier
+   * holder's lease expired (mark those done). While the lease lives only
+   * this executor may decide them or mark them done; other executors get
+   * `ERR_LOOPX_LEASE_NOT_HELD`, and after expiry the holder gets
+   * `ERR_LOOPX_LEASE_EXPIRED`.
+   */
+  async claim(options: ClaimOptions): Promise<StoredIntent[]> {
+    return claim(this.#journal, options)
+  }
+
+  /**
+   * Claims and yields open intents as they arrive, until `signal` aborts:
+   * `for await (const intent of journal.consume({ executorId, leaseMs }))`.
+   * Woken at once by commits in this process, by polling for others.
+   */
+  consume(options: ConsumeOptions): AsyncGenerator<StoredIntent, void, undefined> {
+    return consume(this.#journal, options)
+  }
+
   /** Admits or rejects an intent once: the same decision again is a no-op, another one a conflict. */
   async decide(d: Decision): Promise<DecideOutcome> {
     return JSON.parse(await native(this.#journal.decide(d.intentId, d.executorId, d.decision, d.reasonCode)))
@@ -95,6 +130,14 @@ export class HookJournal implements AsyncDisposable {
   /** Whether SQLite's `PRAGMA integrity_check` says ok. */
   async integrityCheck(): Promise<boolean> {
     return JSON.parse(await native(this.#journal.integrityCheck()))
+  }
+
+  /**
+   * SQLite's `PRAGMA integrity_check` and `foreign_key_check` as a verdict:
+   * a damaged file is `{ ok: false, messages }` with SQLite's messages, not a throw.
+   */
+  async integrity(): Promise<IntegrityVerdict> {
+    return JSON.parse(await native(this.#journal.integrity()))
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,11 @@
  * Turn journal) is never written into. Internal to the package.
  */
 
+import { closeSync, openSync, readSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+
+import { LoopxHooksError } from './errors.js'
+
 /**
  * The part of a better-sqlite3 `Database` a claim uses, so better-sqlite3's
  * types stay out of the declarations.
@@ -30,6 +35,75 @@ export interface Claim {
   foreign: () => Error
 }
 
+/** better-sqlite3's constructor, as far as the pre-check uses it. */
+export type ReadOnlyOpener = new (
+  path: string,
+  options: { readonly: true; fileMustExist: true; timeout?: number },
+) => ClaimableDatabase & { close(): unknown; pragma(sql: string): unknown }
+
+/** Whether `db` has tables and not the stamp of `claim`. Reads only. */
+function foreignTo(db: ClaimableDatabase, claim: Claim): boolean {
+  const tables = db
+    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+    .pluck()
+    .all()
+  if (tables.length === 0) return false
+  const stamp = tables.includes(claim.metaTable)
+    ? db.prepare(`SELECT value FROM ${claim.metaTable} WHERE key = 'schema'`).pluck().get()
+    : undefined
+  return stamp !== claim.stamp
+}
+
+const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1')
+
+/**
+ * Before a component opens `path` for writing (which switches it to WAL and
+ * may checkpoint or roll back what it finds): refuses, leaving the main
+ * file, `-wal` and `-journal` byte-identical, a special file
+ * (`ERR_LOOPX_NOT_A_FILE`, never opened: a FIFO would block), a non-SQLite
+ * file, a file stamped with an application_id (a hook journal, an inbox:
+ * the header's bytes 68..72, read with plain I/O), and a file whose tables
+ * lack the component's stamp (seen from a read-only connection, which cannot
+ * roll back, switch or checkpoint anything). Returns the absolute path to
+ * open: better-sqlite3 then never reads a `file:` name as a URI.
+ */
+export function precheckSqliteFile(Database: ReadOnlyOpener, path: string, claim: Claim): string {
+  const absolute = resolve(path)
+  let size: number
+  try {
+    const stat = statSync(absolute)
+    if (!stat.isFile()) throw new LoopxHooksError('ERR_LOOPX_NOT_A_FILE', 'the path is not a regular file')
+    size = stat.size
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') return absolute
+    throw error
+  }
+  if (size === 0) return absolute
+  const head = Buffer.alloc(100)
+  const fd = openSync(absolute, 'r')
+  let read: number
+  try {
+    read = readSync(fd, head, 0, head.length, 0)
+  } finally {
+    closeSync(fd)
+  }
+  if (read < head.length || !head.subarray(0, 16).equals(SQLITE_MAGIC)) throw claim.foreign()
+  if (head.readInt32BE(68) !== 0) throw claim.foreign()
+  let db: InstanceType<ReadOnlyOpener> | undefined
+  let foreign: boolean
+  try {
+    db = new Database(absolute, { readonly: true, fileMustExist: true })
+    foreign = foreignTo(db, claim)
+  } catch {
+    // Unreadable as a database (or a hot journal only a writer could roll back).
+    foreign = true
+  } finally {
+    db?.close()
+  }
+  if (foreign) throw claim.foreign()
+  return absolute
+}
+
 /**
  * In one `BEGIN IMMEDIATE` transaction: refuses (with `claim.foreign()`) a
  * file that has tables and not the stamp, else applies the schema and records
@@ -37,16 +111,7 @@ export interface Claim {
  */
 export function claimSqliteFile(db: ClaimableDatabase, claim: Claim): void {
   db.transaction(() => {
-    const tables = db
-      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
-      .pluck()
-      .all()
-    if (tables.length > 0) {
-      const stamp = tables.includes(claim.metaTable)
-        ? db.prepare(`SELECT value FROM ${claim.metaTable} WHERE key = 'schema'`).pluck().get()
-        : undefined
-      if (stamp !== claim.stamp) throw claim.foreign()
-    }
+    if (foreignTo(db, claim)) throw claim.foreign()
     db.exec(claim.schema)
     db.prepare(`INSERT OR IGNORE INTO ${claim.metaTable} (key, value) VALUES ('schema', ?)`).run(claim.stamp)
   }).immediate()

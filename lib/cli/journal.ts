@@ -1,16 +1,21 @@
 /**
  * `loopx-hooks journal show|dispatches|intents|recover --db PATH`: reads a
- * journal file through `HookJournal` (the same readers an executor uses).
- * It never creates a journal: a missing or empty file is an error.
+ * journal file through `HookJournal.openReadOnly` (SQLITE_OPEN_READONLY, the
+ * same readers an executor uses): it never creates, migrates, switches or
+ * checkpoints a journal, and works on a read-only file. A missing or empty
+ * file is an error.
  */
 import { statSync } from 'node:fs'
 import type { DispatchRow, DispatchState, FailureRow, JournalStats, StoredIntent } from '../../bindings/index'
 import type { HookJournal } from '../journal.js'
-import { CliError, inContext } from './errors.js'
+import { CliError, inContext, printable } from './errors.js'
 import { plural, shortId, style, table, time, type Cell, type Style } from './format.js'
 import { colourWanted, library, type Io } from './io.js'
+import { decide, done } from './outbox.js'
 
-export const JOURNAL_COMMANDS = ['show', 'dispatches', 'intents', 'recover'] as const
+export const JOURNAL_COMMANDS = ['show', 'dispatches', 'intents', 'recover', 'decide', 'done'] as const
+/** The only journal commands that open the journal for writing. */
+export const WRITING_COMMANDS: readonly JournalCommand[] = ['decide', 'done']
 export type JournalCommand = (typeof JOURNAL_COMMANDS)[number]
 
 export const STATES: readonly DispatchState[] = ['checkpointed', 'failed', 'proposed', 'not_applicable', 'exhausted']
@@ -28,12 +33,17 @@ export interface JournalOptions {
   limit?: number
   /** Start after this seq (a `next_cursor` of an earlier run). */
   after?: number
+  /** decide and done: the intent, the executor, the decision and its reason. */
+  intent?: string
+  executor?: string
+  decision?: string
+  reason?: string
 }
 
 /** The journal's largest page. */
 const PAGE = 1000
 
-async function openJournal(db: string): Promise<HookJournal> {
+async function openJournal(db: string, forWriting: boolean): Promise<HookJournal> {
   let size: number
   try {
     const stat = statSync(db)
@@ -48,7 +58,8 @@ async function openJournal(db: string): Promise<HookJournal> {
   // SQLite would turn an empty file into a fresh journal; a reader must not.
   if (size === 0) throw new CliError(`no journal at ${db} (empty file)`)
   try {
-    return await library().HookJournal.open(db)
+    const { HookJournal } = library()
+    return await (forWriting ? HookJournal.open(db) : HookJournal.openReadOnly(db))
   } catch (error) {
     inContext(db, error)
   }
@@ -206,27 +217,41 @@ function more(next: number | null, s: Style): string[] {
 }
 
 async function show(journal: HookJournal, o: JournalOptions, io: Io, s: Style): Promise<number> {
-  const stats: JournalStats = await journal.stats()
-  const integrityOk = await journal.integrityCheck()
+  const integrity = await journal.integrity()
+  const integrityOk = integrity.ok
   const limit = o.limit ?? 10
+  let stats: JournalStats | null = null
   const latest: DispatchRow[] = []
-  for await (const row of allDispatches(journal, {})) {
-    latest.push(row)
-    if (latest.length > limit) latest.shift()
+  try {
+    stats = await journal.stats()
+    for await (const row of allDispatches(journal, {})) {
+      latest.push(row)
+      if (latest.length > limit) latest.shift()
+    }
+  } catch (error) {
+    // A damaged file may fail any read: the failed verdict is the report.
+    if (integrityOk) throw error
   }
   latest.reverse()
   if (o.json) {
-    io.stdout.write(`${JSON.stringify({ stats, integrity_ok: integrityOk, latest_dispatches: latest })}\n`)
+    io.stdout.write(
+      `${JSON.stringify({ stats, integrity_ok: integrityOk, integrity_messages: integrity.messages, latest_dispatches: latest })}\n`,
+    )
   } else {
-    const total = STATES.reduce((n, state) => n + stats[state], 0)
     const lines = [
       `journal     ${o.db}`,
       `integrity   ${integrityOk ? s.green('ok') : s.red('FAILED (PRAGMA integrity_check)')}`,
-      `dispatches  ${total}  (${STATES.map((state) => `${state} ${stats[state]}`).join(', ')})`,
-      `intents     ${stats.intents}  (open ${stats.intents_open})`,
-      '',
+      ...integrity.messages.map((m) => `            ${printable(m)}`),
     ]
-    if (latest.length === 0) lines.push('no dispatches')
+    if (stats !== null) {
+      const total = STATES.reduce((n, state) => n + stats[state], 0)
+      lines.push(
+        `dispatches  ${total}  (${STATES.map((state) => `${state} ${stats[state]}`).join(', ')})`,
+        `intents     ${stats.intents}  (open ${stats.intents_open})`,
+      )
+    }
+    lines.push('')
+    if (latest.length === 0) lines.push(stats === null ? 'dispatches unreadable' : 'no dispatches')
     else
       lines.push(
         `latest ${plural(latest.length, 'dispatch', 'dispatches')}, newest first`,
@@ -306,10 +331,12 @@ const COMMANDS: Record<JournalCommand, (journal: HookJournal, o: JournalOptions,
     dispatches,
     intents,
     recover,
+    decide: (journal, o, io) => decide(journal, o, io),
+    done: (journal, o, io) => done(journal, o, io),
   }
 
 export async function journalCommand(command: JournalCommand, options: JournalOptions, io: Io): Promise<number> {
-  const journal = await openJournal(options.db)
+  const journal = await openJournal(options.db, WRITING_COMMANDS.includes(command))
   try {
     return await COMMANDS[command](journal, options, io, style(colourWanted(io)))
   } finally {

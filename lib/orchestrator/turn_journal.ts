@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto'
 import type BetterSqlite3 from 'better-sqlite3'
 
 import { canonicalJson, LoopxHooksError, type LoopxHooksErrorCode } from '../index.js'
-import { claimSqliteFile } from '../sqlite_claim.js'
+import { claimSqliteFile, precheckSqliteFile } from '../sqlite_claim.js'
 import type { DispatchRequest, SettlementIdentity, WritebackReceipt } from '../../bindings/index'
 import { quotaSpendEligible, QUOTA_UNITS_PER_SETTLEMENT } from './quota.js'
 import type { ValidWriteback, WritebackKind } from './validate.js'
@@ -175,15 +175,19 @@ export class TurnJournal {
   }
 
   static open(path: string, options: { busyTimeoutMs?: number } = {}): TurnJournal {
-    const db = openSqlite(path, options.busyTimeoutMs ?? 5000, 'ERR_LOOPX_NOT_A_TURN_JOURNAL')
+    const claim = {
+      metaTable: 'turn_journal_meta',
+      schema: SCHEMA,
+      stamp: TURN_JOURNAL_SCHEMA,
+      foreign: () => new LoopxHooksError('ERR_LOOPX_NOT_A_TURN_JOURNAL', 'the file is not a Turn journal'),
+    }
+    // Another file (a hook journal, a capability store) is refused untouched,
+    // before the connection that switches to WAL exists.
+    const absolute = precheckSqliteFile(sqlite(), path, claim)
+    const db = openSqlite(absolute, options.busyTimeoutMs ?? 5000, 'ERR_LOOPX_NOT_A_TURN_JOURNAL')
     try {
-      // Another file (a hook journal, a capability store): never write into it.
-      claimSqliteFile(db, {
-        metaTable: 'turn_journal_meta',
-        schema: SCHEMA,
-        stamp: TURN_JOURNAL_SCHEMA,
-        foreign: () => new LoopxHooksError('ERR_LOOPX_NOT_A_TURN_JOURNAL', 'the file is not a Turn journal'),
-      })
+      // Claimed again under the write lock: another process may have raced us.
+      claimSqliteFile(db, claim)
     } catch (error) {
       db.close()
       if (error instanceof LoopxHooksError) throw error

@@ -57,6 +57,7 @@ const TS_TYPES: &[ExportTs] = &[
     journal::FailureRow::export_all,
     journal::StoredIntent::export_all,
     journal::JournalStats::export_all,
+    journal::IntegrityVerdict::export_all,
     journal::Page::<()>::export_all,
     journal::DecideOutcome::export_all,
     journal::DoneOutcome::export_all,

@@ -22,6 +22,8 @@ fn inbox_error(e: InboxError) -> napi::Error {
     let code = match e {
         InboxError::NotAnInbox => "ERR_LOOPX_NOT_AN_INBOX",
         InboxError::TooNew { .. } => "ERR_LOOPX_INBOX_TOO_NEW",
+        InboxError::NotAFile => "ERR_LOOPX_NOT_A_FILE",
+        InboxError::ReadOnly => "ERR_LOOPX_INBOX_READONLY",
         InboxError::Closed => "ERR_LOOPX_INBOX_CLOSED",
         InboxError::Busy => "ERR_LOOPX_INBOX_BUSY",
         InboxError::Io { .. } => "ERR_LOOPX_INBOX_IO",

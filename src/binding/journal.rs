@@ -6,6 +6,7 @@
 //! `dispatch::with_intent_doc`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,9 @@ use serde::{Deserialize, Serialize};
 use super::error::{async_error, misuse, Code};
 use super::runtime::journal_error;
 use crate::dispatch::{with_intent_doc, with_receipt};
-use crate::journal::{Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, Page};
+use crate::journal::{
+    ClaimRequest, Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, Page,
+};
 
 #[napi]
 pub struct NativeJournal {
@@ -27,6 +30,16 @@ struct DispatchQuery {
     hook_id: Option<String>,
     after: Option<i64>,
     limit: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ClaimQuery {
+    executor_id: String,
+    lease_ms: u32,
+    batch: u32,
+    capability_id: Option<String>,
+    intent_kind: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -64,6 +77,21 @@ async fn blocking<T: Serialize + Send + 'static>(
 pub async fn open_native_journal(journal_path: String, busy_timeout_ms: Option<u32>) -> napi::Result<NativeJournal> {
     let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
     let journal = tokio::task::spawn_blocking(move || Journal::open(journal_path, options))
+        .await
+        .map_err(|_| async_error(misuse(Code::Internal, "journal open task failed")))?
+        .map_err(|e| async_error(journal_error(e)))?;
+    Ok(NativeJournal { journal: Arc::new(journal) })
+}
+
+/// Opens an existing journal for reading only (SQLITE_OPEN_READONLY): it
+/// creates, migrates and changes nothing, and works on a read-only file.
+#[napi]
+pub async fn open_native_journal_reader(
+    journal_path: String,
+    busy_timeout_ms: Option<u32>,
+) -> napi::Result<NativeJournal> {
+    let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
+    let journal = tokio::task::spawn_blocking(move || Journal::open_read_only(journal_path, options))
         .await
         .map_err(|_| async_error(misuse(Code::Internal, "journal open task failed")))?
         .map_err(|e| async_error(journal_error(e)))?;
@@ -135,6 +163,44 @@ impl NativeJournal {
     pub async fn integrity_check(&self) -> napi::Result<String> {
         let j = self.journal.clone();
         blocking(move || j.integrity_check()).await
+    }
+
+    /// The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`.
+    #[napi]
+    pub async fn integrity(&self) -> napi::Result<String> {
+        let j = self.journal.clone();
+        blocking(move || j.integrity()).await
+    }
+
+    /// Claims up to `batch` open intents for `leaseMs` (see `journal::lease`).
+    #[napi(ts_args_type = "claimJson: string")]
+    pub async fn claim(&self, claim_json: String) -> napi::Result<String> {
+        let q: ClaimQuery = serde_json::from_str(&claim_json)
+            .map_err(|_| async_error(misuse(Code::InvalidArgument, "unknown or mistyped claim field")))?;
+        let request = ClaimRequest {
+            executor_id: q.executor_id,
+            lease_ms: q.lease_ms,
+            batch: q.batch,
+            capability_id: q.capability_id,
+            intent_kind: q.intent_kind,
+        };
+        let claimed = self.journal.claim(request).await.map_err(|e| async_error(journal_error(e)))?;
+        let claimed: Vec<_> = claimed.into_iter().map(with_intent_doc).collect();
+        serde_json::to_string(&claimed)
+            .map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+    }
+
+    /// This file's commit generation in this process (grows on records and decisions).
+    #[napi]
+    pub fn commit_generation(&self) -> i64 {
+        i64::try_from(self.journal.commit_generation()).unwrap_or(i64::MAX)
+    }
+
+    /// Resolves `true` once the commit generation passes `after`, `false` after `timeoutMs`.
+    #[napi]
+    pub async fn wait_for_commit(&self, after: i64, timeout_ms: u32) -> napi::Result<bool> {
+        let after = u64::try_from(after).unwrap_or(0);
+        Ok(self.journal.wait_for_commit(after, Duration::from_millis(u64::from(timeout_ms))).await)
     }
 
     /// Records an executor's decision on an intent, once per intent_id.

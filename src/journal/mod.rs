@@ -14,6 +14,7 @@
 //! Errors carry a stable [`JournalError::code`] and never the journal's path
 //! or any stored text.
 
+mod lease;
 mod open;
 mod outbox;
 mod read;
@@ -33,7 +34,9 @@ use std::task::{Context, Poll};
 
 use tokio::sync::oneshot;
 
+pub use lease::{ClaimRequest, MAX_CLAIM_BATCH, MAX_LEASE_MS};
 pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
+pub use read::IntegrityVerdict;
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use types::{
@@ -52,6 +55,25 @@ pub enum JournalError {
     /// The journal was written by a newer build; it was not changed.
     #[error("journal schema version {found} is newer than this build supports ({supported})")]
     TooNew { found: i32, supported: i32 },
+    /// The path exists and is not a regular file (a FIFO, a folder, a device).
+    #[error("the journal path is not a regular file")]
+    NotAFile,
+    /// The file may not be written by this process, or the journal was
+    /// opened read-only; it was not changed.
+    #[error("the journal is read-only")]
+    ReadOnly,
+    /// A hot rollback journal must be rolled back by a writer before reading.
+    #[error("the journal needs recovery by a writer")]
+    NeedsRecovery,
+    /// A token to be stored looks like a credential; `what` names the field.
+    #[error("credential-like value refused at /{what}")]
+    CredentialLike { what: &'static str },
+    /// The intent is leased to another executor.
+    #[error("the intent is leased to another executor")]
+    LeaseNotHeld,
+    /// The caller's lease on the intent has ended; claim it again.
+    #[error("the lease on the intent has expired")]
+    LeaseExpired,
     #[error("the journal is closed")]
     Closed,
     /// Another connection held the write lock past the busy timeout and retries.
@@ -78,6 +100,12 @@ impl JournalError {
         match self {
             JournalError::NotAJournal => "not_a_journal",
             JournalError::TooNew { .. } => "journal_too_new",
+            JournalError::NotAFile => "not_a_file",
+            JournalError::ReadOnly => "journal_read_only",
+            JournalError::NeedsRecovery => "journal_needs_recovery",
+            JournalError::CredentialLike { .. } => "credential_like_value",
+            JournalError::LeaseNotHeld => "lease_not_held",
+            JournalError::LeaseExpired => "lease_expired",
             JournalError::Closed => "journal_closed",
             JournalError::Busy => "busy",
             JournalError::Io { .. } => "io",
@@ -95,6 +123,20 @@ impl From<std::io::Error> for JournalError {
     }
 }
 
+impl From<crate::sqlite_file::FileError> for JournalError {
+    fn from(e: crate::sqlite_file::FileError) -> Self {
+        use crate::sqlite_file::FileError;
+        match e {
+            FileError::NotAFile => JournalError::NotAFile,
+            FileError::ReadOnly => JournalError::ReadOnly,
+            FileError::Io(kind) => JournalError::Io { kind },
+        }
+    }
+}
+
+/// SQLITE_READONLY_ROLLBACK: a hot journal a read-only connection cannot roll back.
+const SQLITE_READONLY_ROLLBACK: i32 = 8 | (3 << 8);
+
 impl From<rusqlite::Error> for JournalError {
     fn from(e: rusqlite::Error) -> Self {
         use rusqlite::ffi::ErrorCode;
@@ -102,6 +144,8 @@ impl From<rusqlite::Error> for JournalError {
             rusqlite::Error::SqliteFailure(f, _) => match f.code {
                 ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => JournalError::Busy,
                 ErrorCode::NotADatabase => JournalError::NotAJournal,
+                ErrorCode::ReadOnly if f.extended_code == SQLITE_READONLY_ROLLBACK => JournalError::NeedsRecovery,
+                ErrorCode::ReadOnly => JournalError::ReadOnly,
                 _ => JournalError::Sqlite { code: f.extended_code, what: rusqlite::ffi::code_to_str(f.extended_code) },
             },
             // Driver-side errors can hold column names or values: keep a fixed text.
@@ -141,6 +185,8 @@ impl Default for JournalOptions {
 pub struct Journal {
     writer: writer::Writer,
     readers: read::Readers,
+    /// Bumped by this file's writers in this process (see `lease.rs`).
+    commits: lease::CommitSignal,
 }
 
 impl std::fmt::Debug for Journal {
@@ -157,12 +203,35 @@ impl Journal {
     /// ([`JournalError::TooNew`]) is left byte-for-byte unchanged. Safe when
     /// several processes open one new file at once.
     pub fn open(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
-        let path = path.as_ref();
-        let conn = open::open_writer(path, &options)?;
-        // Readers reopen the file later: pin it against a change of directory.
-        let path = std::fs::canonicalize(path)?;
-        let writer = writer::Writer::spawn(conn, options)?;
-        Ok(Journal { writer, readers: read::Readers::new(&path, options) })
+        // One absolute path for the writer and every reader: never a URI, and
+        // pinned against a later change of directory.
+        let path = crate::sqlite_file::resolve(path.as_ref())?;
+        let conn = open::open_writer(&path, &options)?;
+        let commits = lease::commit_signal(&path);
+        let writer = writer::Writer::spawn(conn, options, commits.clone())?;
+        Ok(Journal { writer, readers: read::Readers::new(&path, options), commits })
+    }
+
+    /// Opens an existing journal for reading only: every connection is
+    /// SQLITE_OPEN_READONLY, nothing is created, migrated, switched or
+    /// checkpointed, and a read-only file works. Writing methods answer
+    /// [`JournalError::ReadOnly`]. A missing, empty or foreign file is
+    /// [`JournalError::NotAJournal`].
+    pub fn open_read_only(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
+        let path = crate::sqlite_file::resolve(path.as_ref())?;
+        match open::recognise(&path)? {
+            crate::sqlite_file::Probe::Sqlite(_) => {}
+            _ => return Err(JournalError::NotAJournal),
+        }
+        match open::inspect_read_only(&path, &options)? {
+            open::Found::Current | open::Found::Older(_) => {}
+            open::Found::Empty => return Err(JournalError::NotAJournal),
+        }
+        Ok(Journal {
+            writer: writer::Writer::read_only(),
+            readers: read::Readers::new(&path, options),
+            commits: lease::commit_signal(&path),
+        })
     }
 
     /// Stops accepting commands, lets the writer commit and answer everything
@@ -239,9 +308,14 @@ impl<T> Future for Reply<T> {
 /// Argument grammar, so that no free text reaches the journal.
 pub(crate) mod arg {
     use super::{JournalError, Result};
-    use crate::validate::grammar::{is_opaque_ref, is_token, OPAQUE_REF_MAX, TOKEN_MAX};
+    use crate::validate::grammar::{is_credential_like, is_opaque_ref, is_token, OPAQUE_REF_MAX, TOKEN_MAX};
 
+    /// A token, and not credential-like (the contracts' check): what the
+    /// journal stores may be printed by any reader.
     pub fn token(s: &str, what: &'static str) -> Result<()> {
+        if is_credential_like(s) {
+            return Err(JournalError::CredentialLike { what });
+        }
         if s.len() <= TOKEN_MAX && is_token(s) {
             Ok(())
         } else {

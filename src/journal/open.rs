@@ -1,11 +1,15 @@
 //! Recognising, creating and migrating the journal file.
 //!
 //! Nothing is changed until the file is known to be ours or empty:
-//! 1. the first bytes are read with plain file I/O: a non-empty file without
-//!    the SQLite magic never reaches SQLite at all;
-//! 2. an SQLite file is inspected in one read transaction (application_id,
-//!    user_version, schema objects); a foreign or newer file is refused here,
-//!    having taken no write lock and switched no mode;
+//! 1. `stat` and the first 100 bytes, read with plain file I/O
+//!    (`sqlite_file`): a special file, a non-SQLite file, another
+//!    application's file (application_id) or a newer journal (user_version)
+//!    never reaches SQLite at all; a file we may not write is refused too;
+//! 2. an SQLite file is inspected in one read transaction on a read-only
+//!    connection that does not checkpoint on close (un-checkpointed WAL
+//!    frames or a hot rollback journal can hide what the header says): a
+//!    foreign or newer file is refused here, its main file, `-wal` and
+//!    `-journal` untouched;
 //! 3. only then: WAL on, `BEGIN IMMEDIATE`, the same inspection again (another
 //!    process may have created or upgraded the file meanwhile), migrations and
 //!    header stamps, COMMIT. Concurrent openers of one new file serialise on
@@ -14,7 +18,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
+
+use crate::sqlite_file::Probe;
 
 use super::schema::{self, Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES};
 use super::{JournalError, JournalOptions, Result};
@@ -44,16 +51,14 @@ pub(crate) fn connect(path: &Path, flags: OpenFlags, busy_timeout_ms: u32) -> Re
 /// a new file to WAL while another process reads it, deadlock avoidance when a
 /// reader upgrades). Every step is idempotent, so the whole sequence is retried
 /// on a fresh connection until the busy timeout has passed.
+/// `path` must come from [`crate::sqlite_file::resolve`] (absolute).
 pub(crate) fn open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> {
-    // Step 1: a non-empty file that does not start like an SQLite database
-    // is refused without handing it to SQLite. A missing or empty file passes.
-    if !crate::sqlite_file::is_sqlite_or_empty(path)? {
-        return Err(JournalError::NotAJournal);
-    }
     let deadline = Instant::now() + Duration::from_millis(u64::from(options.busy_timeout_ms));
     let mut pause = Duration::from_millis(1);
     loop {
-        match try_open_writer(path, options) {
+        // Steps 1 and 2 again on every try: another process may be creating
+        // the file (its switch to WAL answers BUSY without the busy handler).
+        match precheck(path, options).and_then(|()| try_open_writer(path, options)) {
             Err(JournalError::Busy) if Instant::now() < deadline => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(50));
@@ -61,6 +66,57 @@ pub(crate) fn open_writer(path: &Path, options: &JournalOptions) -> Result<Conne
             other => return other,
         }
     }
+}
+
+/// Steps 1 and 2: nothing has been opened for writing when this refuses.
+fn precheck(path: &Path, options: &JournalOptions) -> Result<()> {
+    match recognise(path)? {
+        Probe::Missing | Probe::Empty => check_writable(path),
+        Probe::NotSqlite => Err(JournalError::NotAJournal),
+        Probe::Sqlite(header) => {
+            check_writable(path)?;
+            match inspect_read_only(path, options) {
+                Ok(_) => Ok(()),
+                // A hot rollback journal: only our own file may be rolled back.
+                Err(JournalError::NeedsRecovery) if header.application_id == APPLICATION_ID => Ok(()),
+                Err(JournalError::NeedsRecovery) => Err(JournalError::NotAJournal),
+                Err(e) => Err(e),
+            }
+        }
+    }
+}
+
+/// Step 1: plain reads only. Refuses a special file, a non-SQLite file,
+/// another application's file and a newer journal by their header.
+pub(crate) fn recognise(path: &Path) -> Result<Probe> {
+    let probe = crate::sqlite_file::probe(path)?;
+    if let Probe::Sqlite(h) = probe {
+        if h.application_id != APPLICATION_ID && h.application_id != 0 {
+            return Err(JournalError::NotAJournal);
+        }
+        if h.application_id == APPLICATION_ID && h.user_version > SCHEMA_VERSION {
+            return Err(JournalError::TooNew { found: h.user_version, supported: SCHEMA_VERSION });
+        }
+    }
+    Ok(probe)
+}
+
+fn check_writable(path: &Path) -> Result<()> {
+    Ok(crate::sqlite_file::check_writable(path)?)
+}
+
+/// A read-only connection that never checkpoints a WAL into the main file
+/// when it closes, so inspecting cannot change the file.
+pub(crate) fn connect_read_only(path: &Path, busy_timeout_ms: u32) -> Result<Connection> {
+    let conn = connect(path, OpenFlags::SQLITE_OPEN_READ_ONLY, busy_timeout_ms)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+    Ok(conn)
+}
+
+/// Step 2: classifies an SQLite file from a read-only connection.
+pub(crate) fn inspect_read_only(path: &Path, options: &JournalOptions) -> Result<Found> {
+    let conn = connect_read_only(path, options.busy_timeout_ms)?;
+    in_read_txn(&conn, inspect)
 }
 
 fn try_open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> {

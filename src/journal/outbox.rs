@@ -11,6 +11,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use ts_rs::TS;
 
+use super::lease::check_lease;
 use super::{arg, Journal, JournalError, Reply, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, TS)]
@@ -128,24 +129,49 @@ impl Journal {
     }
 }
 
-type DecisionRow = (Option<String>, Option<String>, Option<String>, Option<i64>, Option<i64>);
+struct DecisionRow {
+    decision: Option<String>,
+    executor_id: Option<String>,
+    reason_code: Option<String>,
+    decided_at: Option<i64>,
+    done_at: Option<i64>,
+    lease_owner: Option<String>,
+    lease_until: Option<i64>,
+}
 
 fn decision_row(conn: &Connection, intent_id: &str) -> Result<Option<DecisionRow>> {
     Ok(conn
         .prepare_cached(
-            "SELECT decision, executor_id, reason_code, decided_at, done_at FROM intents WHERE intent_id = ?1",
+            "SELECT decision, executor_id, reason_code, decided_at, done_at, lease_owner, lease_until \
+             FROM intents WHERE intent_id = ?1",
         )?
-        .query_row([intent_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .query_row([intent_id], |r| {
+            Ok(DecisionRow {
+                decision: r.get(0)?,
+                executor_id: r.get(1)?,
+                reason_code: r.get(2)?,
+                decided_at: r.get(3)?,
+                done_at: r.get(4)?,
+                lease_owner: r.get(5)?,
+                lease_until: r.get(6)?,
+            })
+        })
         .optional()?)
 }
 
 fn run_decide(conn: &Connection, a: &DecideArgs, now: i64) -> Result<DecideOutcome> {
-    let Some((decision, executor_id, reason_code, decided_at, _)) = decision_row(conn, &a.intent_id)? else {
+    let Some(row) = decision_row(conn, &a.intent_id)? else {
         return Ok(DecideOutcome::UnknownIntent);
     };
+    let DecisionRow { decision, executor_id, reason_code, decided_at, .. } = row;
     let Some(decision) = decision else {
+        check_lease(row.lease_owner.as_deref(), row.lease_until, &a.executor_id, now)?;
+        // A rejection closes the intent, and with it the lease.
         conn.prepare_cached(
-            "UPDATE intents SET decision = ?2, executor_id = ?3, reason_code = ?4, decided_at = ?5 WHERE intent_id = ?1",
+            "UPDATE intents SET decision = ?2, executor_id = ?3, reason_code = ?4, decided_at = ?5, \
+             lease_owner = CASE WHEN ?2 = 'rejected' THEN NULL ELSE lease_owner END, \
+             lease_until = CASE WHEN ?2 = 'rejected' THEN NULL ELSE lease_until END \
+             WHERE intent_id = ?1",
         )?
         .execute(params![a.intent_id, a.decision.as_stored(), a.executor_id, a.reason_code, now])?;
         return Ok(DecideOutcome::Decided);
@@ -166,15 +192,22 @@ fn run_decide(conn: &Connection, a: &DecideArgs, now: i64) -> Result<DecideOutco
 }
 
 fn run_done(conn: &Connection, a: &DoneArgs, now: i64) -> Result<DoneOutcome> {
-    let Some((decision, executor_id, _, _, done_at)) = decision_row(conn, &a.intent_id)? else {
+    let Some(row) = decision_row(conn, &a.intent_id)? else {
         return Ok(DoneOutcome::UnknownIntent);
     };
-    if decision.as_deref() != Some("admitted") || executor_id.as_deref() != Some(a.executor_id.as_str()) {
+    if row.done_at.is_some() {
+        let mine = row.executor_id.as_deref() == Some(a.executor_id.as_str());
+        return Ok(if mine { DoneOutcome::AlreadyDone } else { DoneOutcome::NotAdmitted });
+    }
+    // The live lease authorises finishing what an earlier holder admitted.
+    let leased = check_lease(row.lease_owner.as_deref(), row.lease_until, &a.executor_id, now)?;
+    let admitted_by_caller = row.executor_id.as_deref() == Some(a.executor_id.as_str());
+    if row.decision.as_deref() != Some("admitted") || !(leased || admitted_by_caller) {
         return Ok(DoneOutcome::NotAdmitted);
     }
-    if done_at.is_some() {
-        return Ok(DoneOutcome::AlreadyDone);
-    }
-    conn.prepare_cached("UPDATE intents SET done_at = ?2 WHERE intent_id = ?1")?.execute(params![a.intent_id, now])?;
+    conn.prepare_cached(
+        "UPDATE intents SET done_at = ?2, lease_owner = NULL, lease_until = NULL WHERE intent_id = ?1",
+    )?
+    .execute(params![a.intent_id, now])?;
     Ok(DoneOutcome::Done)
 }

@@ -6,11 +6,24 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use super::open::{connect, in_read_txn};
+use super::open::{connect_read_only, in_read_txn};
 use super::rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 use super::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
 use super::{arg, Decision, DispatchState, Journal, JournalError, JournalOptions, Result};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, ToSql};
+use rusqlite::{Connection, OptionalExtension, Row, ToSql};
+
+/// SQLite's primary result code for a damaged database file.
+const SQLITE_CORRUPT: i32 = 11;
+
+/// What `PRAGMA integrity_check` and `PRAGMA foreign_key_check` said.
+/// `messages` are SQLite's (page numbers, table and index names; never
+/// stored values), empty when `ok`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct IntegrityVerdict {
+    pub ok: bool,
+    pub messages: Vec<String>,
+}
 
 /// Idle reader connections kept per journal.
 const POOL: usize = 4;
@@ -39,7 +52,7 @@ impl Readers {
     }
 
     /// Runs `f` in one read transaction on a pooled connection.
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(JournalError::Closed);
         }
@@ -47,10 +60,8 @@ impl Readers {
         let conn = match pooled {
             Some(c) => c,
             None => {
-                // No CREATE: the writer made the file; query_only guards the rest.
-                let c = connect(&self.path, OpenFlags::SQLITE_OPEN_READ_WRITE, self.busy_timeout_ms)?;
-                c.pragma_update(None, "query_only", true)?;
-                c
+                // Read-only: no CREATE, no write, no checkpoint on close.
+                connect_read_only(&self.path, self.busy_timeout_ms)?
             }
         };
         let out = in_read_txn(&conn, f);
@@ -104,12 +115,12 @@ pub(crate) fn dispatch_row(r: &Row<'_>) -> rusqlite::Result<DispatchRow> {
 }
 
 /// Selected `FROM intents i`: the source dispatch's hook comes from its row.
-const INTENT_COLS: &str =
+pub(crate) const INTENT_COLS: &str =
     "i.seq, i.intent_id, i.dispatch_id, i.capability_id, i.intent_kind, i.decision, i.executor_id, \
      i.reason_code, i.decided_at, i.done_at, i.doc, \
      (SELECT d.hook_id FROM dispatches d WHERE d.dispatch_id = i.dispatch_id)";
 
-fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
+pub(crate) fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
     let decision: Option<String> = r.get(5)?;
     Ok(StoredIntent {
         seq: r.get(0)?,
@@ -258,10 +269,32 @@ impl Journal {
 
     /// `PRAGMA integrity_check` and `PRAGMA foreign_key_check` both clean.
     pub fn integrity_check(&self) -> Result<bool> {
-        self.readers.with(|c| {
-            let integrity = query(c, "PRAGMA integrity_check", &[], |r| r.get::<_, String>(0))?;
-            let fk_violations = query(c, "PRAGMA foreign_key_check", &[], |_| Ok(()))?.len();
-            Ok(integrity.len() == 1 && integrity[0] == "ok" && fk_violations == 0)
-        })
+        self.integrity().map(|v| v.ok)
+    }
+
+    /// The integrity verdict with SQLite's own messages. A damaged file is a
+    /// failed verdict, not an error: corruption found while checking (SQLite
+    /// answering "malformed") becomes one more message.
+    pub fn integrity(&self) -> Result<IntegrityVerdict> {
+        let checked = self.readers.with(|c| {
+            let mut messages = query(c, "PRAGMA integrity_check(100)", &[], |r| r.get::<_, String>(0))?;
+            if messages.len() == 1 && messages[0] == "ok" {
+                messages.clear();
+            }
+            let fk = query(c, "PRAGMA foreign_key_check", &[], |r| r.get::<_, String>(0))?;
+            if !fk.is_empty() {
+                messages.push(format!("{} foreign key violation(s) in {}", fk.len(), fk[0]));
+            }
+            Ok(IntegrityVerdict { ok: messages.is_empty(), messages })
+        });
+        match checked {
+            Err(JournalError::Sqlite { code, what }) if code & 0xff == SQLITE_CORRUPT => {
+                Ok(IntegrityVerdict { ok: false, messages: vec![what.to_owned()] })
+            }
+            Err(JournalError::NotAJournal) => {
+                Ok(IntegrityVerdict { ok: false, messages: vec!["file is not a database".to_owned()] })
+            }
+            other => other,
+        }
     }
 }

@@ -47,7 +47,7 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, in order; `MIGRATIONS[i].to == i + 1`.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }];
+pub(crate) const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }, Migration { to: 2, sql: V2 }];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS[MIGRATIONS.len() - 1].to;
@@ -108,6 +108,16 @@ CREATE TABLE intents (
 CREATE INDEX intents_dispatch ON intents(dispatch_id);
 CREATE INDEX intents_open ON intents(capability_id, intent_kind)
   WHERE done_at IS NULL AND decision IS NOT 'rejected';
+";
+
+/// Version 2: outbox leases. An executor claims an open intent until
+/// `lease_until` (Unix ms); while `lease_owner` is set, only that executor
+/// may decide or mark it done, and only before `lease_until`. Both are
+/// cleared when the intent closes (rejected or done). Columns added by ALTER
+/// keep every v1 row as it was: NULL means never claimed.
+const V2: &str = "
+ALTER TABLE intents ADD COLUMN lease_owner TEXT;
+ALTER TABLE intents ADD COLUMN lease_until INTEGER;
 ";
 
 /// The SQL condition that selects open intents; queries must spell it exactly

@@ -123,17 +123,40 @@ pub(crate) struct Writer {
     tx: RwLock<Option<mpsc::Sender<Box<dyn Job>>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     counters: Arc<Counters>,
+    /// The answer once there is no queue: Closed, or ReadOnly for a reader-only journal.
+    refusal: JournalError,
 }
 
 impl Writer {
-    pub(crate) fn spawn(conn: Connection, options: JournalOptions) -> Result<Writer> {
+    /// `commits` is bumped after every commit that held a durable command (a
+    /// record or a decision): consumers waiting for intents wake on it.
+    pub(crate) fn spawn(
+        conn: Connection,
+        options: JournalOptions,
+        commits: super::lease::CommitSignal,
+    ) -> Result<Writer> {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         let counters = Arc::new(Counters::default());
         let thread_counters = Arc::clone(&counters);
         let thread = std::thread::Builder::new()
             .name("loopx-journal-writer".into())
-            .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters))?;
-        Ok(Writer { tx: RwLock::new(Some(tx)), thread: Mutex::new(Some(thread)), counters })
+            .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters, &commits))?;
+        Ok(Writer {
+            tx: RwLock::new(Some(tx)),
+            thread: Mutex::new(Some(thread)),
+            counters,
+            refusal: JournalError::Closed,
+        })
+    }
+
+    /// No thread and no connection: every command is refused as read-only.
+    pub(crate) fn read_only() -> Writer {
+        Writer {
+            tx: RwLock::new(None),
+            thread: Mutex::new(None),
+            counters: Arc::default(),
+            refusal: JournalError::ReadOnly,
+        }
     }
 
     /// Queues a command; its reply resolves after the commit that holds it.
@@ -147,7 +170,8 @@ impl Writer {
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref().map(|tx| tx.send(job)) {
             Some(Ok(())) => Reply::waiting(rx),
-            _ => Reply::ready(Err(JournalError::Closed)),
+            Some(Err(_)) => Reply::ready(Err(JournalError::Closed)),
+            None => Reply::ready(Err(self.refusal.clone())),
         }
     }
 
@@ -173,7 +197,13 @@ impl Writer {
     }
 }
 
-fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, synchronous_full: bool, counters: &Counters) {
+fn run(
+    conn: Connection,
+    rx: mpsc::Receiver<Box<dyn Job>>,
+    synchronous_full: bool,
+    counters: &Counters,
+    commits: &super::lease::CommitSignal,
+) {
     let mut level: Option<&'static str> = None;
     while let Ok(first) = rx.recv() {
         // Let submitters that are already runnable queue their commands too:
@@ -186,8 +216,12 @@ fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, synchronous_full: boo
                 Err(_) => break,
             }
         }
-        let durable = synchronous_full && batch.iter().any(|j| j.durable());
+        let wakes = batch.iter().any(|j| j.durable());
+        let durable = synchronous_full && wakes;
         let result = commit_batch(&conn, &mut batch, durable, &mut level, counters);
+        if result.is_ok() && wakes {
+            commits.send_modify(|g| *g = g.wrapping_add(1));
+        }
         if result.is_ok() {
             counters.commits.fetch_add(1, Ordering::Relaxed);
             if durable {

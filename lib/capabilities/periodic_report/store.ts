@@ -10,7 +10,7 @@
 import type BetterSqlite3 from 'better-sqlite3'
 
 import { LoopxHooksError } from '../../index.js'
-import { claimSqliteFile } from '../../sqlite_claim.js'
+import { claimSqliteFile, precheckSqliteFile } from '../../sqlite_claim.js'
 import {
   reduceTrigger,
   type TriggerDecision,
@@ -105,18 +105,21 @@ export class TriggerStore {
         'the periodic_report store needs the optional peer dependency better-sqlite3@12',
       )
     }
+    const claim = {
+      metaTable: 'trigger_store_meta',
+      schema: SCHEMA,
+      stamp: TRIGGER_STORE_SCHEMA,
+      foreign: () =>
+        new LoopxHooksError('ERR_LOOPX_NOT_A_TRIGGER_STORE', 'the file is not a periodic_report trigger store'),
+    }
+    // A foreign file is refused untouched, before any connection may write.
+    const absolute = precheckSqliteFile(Database, path, claim)
     let db: BetterSqlite3.Database | undefined
     try {
-      db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 })
+      db = new Database(absolute, { timeout: options.busyTimeoutMs ?? 5000 })
       db.pragma('journal_mode = WAL')
       db.pragma('synchronous = FULL')
-      claimSqliteFile(db, {
-        metaTable: 'trigger_store_meta',
-        schema: SCHEMA,
-        stamp: TRIGGER_STORE_SCHEMA,
-        foreign: () =>
-          new LoopxHooksError('ERR_LOOPX_NOT_A_TRIGGER_STORE', 'the file is not a periodic_report trigger store'),
-      })
+      claimSqliteFile(db, claim)
       return new TriggerStore(db)
     } catch (error) {
       db?.close()

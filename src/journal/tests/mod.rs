@@ -2,6 +2,8 @@
 //! one unique directory per test, removed when the test ends).
 
 mod concurrency;
+mod hostile;
+mod lease;
 mod open;
 mod outbox;
 mod read;

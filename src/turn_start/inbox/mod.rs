@@ -38,6 +38,8 @@ mod types;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hostile;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -65,6 +67,12 @@ pub enum InboxError {
     NotAnInbox,
     #[error("inbox schema version {found} is newer than this build supports ({supported})")]
     TooNew { found: i32, supported: i32 },
+    /// The path exists and is not a regular file (a FIFO, a folder, a device).
+    #[error("the inbox path is not a regular file")]
+    NotAFile,
+    /// The file may not be written by this process; it was not changed.
+    #[error("the inbox file is read-only")]
+    ReadOnly,
     #[error("the inbox is closed")]
     Closed,
     #[error("the inbox is busy")]
@@ -83,6 +91,8 @@ impl InboxError {
         match self {
             InboxError::NotAnInbox => "not_an_inbox",
             InboxError::TooNew { .. } => "inbox_too_new",
+            InboxError::NotAFile => "not_a_file",
+            InboxError::ReadOnly => "inbox_read_only",
             InboxError::Closed => "inbox_closed",
             InboxError::Busy => "busy",
             InboxError::Io { .. } => "io",
@@ -98,6 +108,17 @@ impl From<std::io::Error> for InboxError {
     }
 }
 
+impl From<crate::sqlite_file::FileError> for InboxError {
+    fn from(e: crate::sqlite_file::FileError) -> Self {
+        use crate::sqlite_file::FileError;
+        match e {
+            FileError::NotAFile => InboxError::NotAFile,
+            FileError::ReadOnly => InboxError::ReadOnly,
+            FileError::Io(kind) => InboxError::Io { kind },
+        }
+    }
+}
+
 impl From<rusqlite::Error> for InboxError {
     fn from(e: rusqlite::Error) -> Self {
         use rusqlite::ffi::ErrorCode;
@@ -105,6 +126,7 @@ impl From<rusqlite::Error> for InboxError {
             rusqlite::Error::SqliteFailure(f, _) => match f.code {
                 ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => InboxError::Busy,
                 ErrorCode::NotADatabase => InboxError::NotAnInbox,
+                ErrorCode::ReadOnly => InboxError::ReadOnly,
                 _ => InboxError::Sqlite { code: f.extended_code, what: rusqlite::ffi::code_to_str(f.extended_code) },
             },
             // Driver-side errors can hold values: keep a fixed text.
@@ -236,7 +258,9 @@ impl InboxStore {
         if let Some(identity) = &options.self_identity {
             private_id(identity, "self_identity")?;
         }
-        let conn = open::open(path.as_ref(), options.busy_timeout_ms)?;
+        // An absolute path: never read as a `file:` URI (see `sqlite_file`).
+        let path = crate::sqlite_file::resolve(path.as_ref())?;
+        let conn = open::open(&path, options.busy_timeout_ms)?;
         Ok(InboxStore {
             conn: Mutex::new(Some(conn)),
             self_identity: options.self_identity,

@@ -7,7 +7,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use crate::sqlite_file::Probe;
 
 use super::{InboxError, Result};
 
@@ -102,12 +105,40 @@ fn read_inspect(conn: &Connection) -> Result<Found> {
     found
 }
 
-/// Opens the store's connection, creating the schema in an empty file.
-pub(super) fn open(path: &Path, busy_timeout_ms: u32) -> Result<Connection> {
-    // A non-empty file that does not start like an SQLite database never reaches SQLite.
-    if !crate::sqlite_file::is_sqlite_or_empty(path)? {
+/// Refuses, from plain reads, a special file, a non-SQLite file, another
+/// application's file, a newer inbox and a file we may not write; an SQLite
+/// file is then inspected from a read-only connection that does not
+/// checkpoint on close, so a refused file keeps its bytes (main, -wal, -journal).
+fn recognise(path: &Path, busy_timeout_ms: u32) -> Result<()> {
+    let header = match crate::sqlite_file::probe(path)? {
+        Probe::Missing | Probe::Empty => return Ok(crate::sqlite_file::check_writable(path)?),
+        Probe::NotSqlite => return Err(InboxError::NotAnInbox),
+        Probe::Sqlite(h) => h,
+    };
+    if header.application_id != APPLICATION_ID && header.application_id != 0 {
         return Err(InboxError::NotAnInbox);
     }
+    if header.application_id == APPLICATION_ID && header.user_version > SCHEMA_VERSION {
+        return Err(InboxError::TooNew { found: header.user_version, supported: SCHEMA_VERSION });
+    }
+    crate::sqlite_file::check_writable(path)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+    conn.busy_timeout(Duration::from_millis(u64::from(busy_timeout_ms)))?;
+    match read_inspect(&conn) {
+        Ok(_) => Ok(()),
+        // A hot rollback journal (read-only cannot roll it back): an inbox is
+        // always WAL, so this file is not one.
+        Err(InboxError::ReadOnly) => Err(InboxError::NotAnInbox),
+        Err(e) => Err(e),
+    }
+}
+
+/// Opens the store's connection, creating the schema in an empty file.
+/// `path` is absolute (`sqlite_file::resolve`).
+pub(super) fn open(path: &Path, busy_timeout_ms: u32) -> Result<Connection> {
+    recognise(path, busy_timeout_ms)?;
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let mut conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(Duration::from_millis(u64::from(busy_timeout_ms)))?;

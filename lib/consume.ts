@@ -1,0 +1,98 @@
+/**
+ * Outbox consumers that share the work. `consume` claims open intents with a
+ * lease and yields them one by one; the consumer decides each (and marks an
+ * admitted one done) while its lease lives. An intent whose consumer died is
+ * claimed again once its lease expires, so nothing is left behind, and the
+ * journal lets each intent be decided once.
+ *
+ * Waking: a commit of a record or a decision by any journal of the same file
+ * in this process wakes the loop at once; other processes' commits are seen
+ * by polling every `pollMs`.
+ */
+import type { NativeJournal } from '../index.js'
+import type { StoredIntent } from '../bindings/index'
+import { LoopxHooksError, native } from './errors.js'
+
+export interface ConsumeOptions {
+  /** A token naming this consumer, e.g. `periodic_report.scheduler.1`; it owns the leases. */
+  executorId: string
+  /** How long a claim lasts (ms, 1..=3_600_000): decide and mark done within it. */
+  leaseMs: number
+  /** Intents per claim (1..=1000), default 16. */
+  batch?: number
+  /** Only intents of this capability. */
+  capability?: string
+  /** Only intents of this kind. */
+  kind?: string
+  /** Ends the iteration (promptly, also while waiting). */
+  signal?: AbortSignal
+  /** How often to look for other processes' intents while idle (ms), default 200. */
+  pollMs?: number
+}
+
+export interface ClaimOptions {
+  executorId: string
+  leaseMs: number
+  batch?: number
+  capability?: string
+  kind?: string
+}
+
+/** Claims up to `batch` open intents for `leaseMs`; see `HookJournal.claim`. */
+export async function claim(journal: NativeJournal, o: ClaimOptions): Promise<StoredIntent[]> {
+  const request = {
+    executorId: o.executorId,
+    leaseMs: o.leaseMs,
+    batch: o.batch ?? 16,
+    ...(o.capability !== undefined ? { capabilityId: o.capability } : {}),
+    ...(o.kind !== undefined ? { intentKind: o.kind } : {}),
+  }
+  return JSON.parse(await native(journal.claim(JSON.stringify(request))))
+}
+
+/** A claim, or nothing when other processes kept the journal busy past the busy timeout: try again later. */
+async function claimOrNothing(journal: NativeJournal, o: ClaimOptions): Promise<StoredIntent[]> {
+  try {
+    return await claim(journal, o)
+  } catch (error) {
+    if (error instanceof LoopxHooksError && error.code === 'ERR_LOOPX_JOURNAL_BUSY') return []
+    throw error
+  }
+}
+
+/** Resolves when `signal` aborts (never when there is none). */
+function aborted(signal: AbortSignal | undefined): { promise: Promise<void>; dispose: () => void } {
+  if (!signal) return { promise: new Promise(() => {}), dispose: () => {} }
+  let onAbort = () => {}
+  const promise = new Promise<void>((resolve) => {
+    onAbort = () => resolve()
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) }
+}
+
+export async function* consume(
+  journal: NativeJournal,
+  o: ConsumeOptions,
+): AsyncGenerator<StoredIntent, void, undefined> {
+  const pollMs = o.pollMs ?? 200
+  if (!Number.isInteger(pollMs) || pollMs < 1 || pollMs > 60_000) {
+    throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'pollMs is an integer of 1..=60000')
+  }
+  const stop = aborted(o.signal)
+  try {
+    while (!o.signal?.aborted) {
+      // Read before claiming, so a commit between the claim and the wait is not missed.
+      const generation = journal.commitGeneration()
+      const claimed = await claimOrNothing(journal, o)
+      for (const intent of claimed) {
+        if (o.signal?.aborted) return
+        yield intent
+      }
+      if (claimed.length > 0) continue
+      await Promise.race([native(journal.waitForCommit(generation, pollMs)), stop.promise])
+    }
+  } finally {
+    stop.dispose()
+  }
+}

@@ -1,0 +1,217 @@
+//! Hostile files (issue 9): a refused file keeps every byte of its main file,
+//! `-wal` and `-journal`; inspecting only reads; special files and damaged
+//! journals are coded answers; stored tokens are never credential-like.
+
+use rusqlite::Connection;
+
+use super::*;
+
+/// sha256 of the main file, its `-wal` and its `-journal` (None when absent).
+fn hashes(path: &Path) -> Vec<Option<String>> {
+    ["", "-wal", "-journal"]
+        .iter()
+        .map(|suffix| {
+            let p = PathBuf::from(format!("{}{suffix}", path.display()));
+            std::fs::read(p).ok().map(|b| sha256_hex(&b))
+        })
+        .collect()
+}
+
+/// Copies `from` and its sidecars to `to` while `conn` still holds them
+/// open: the copy has an un-checkpointed WAL or a hot rollback journal.
+fn snapshot(from: &Path, to: &Path) {
+    for suffix in ["", "-wal", "-journal"] {
+        let src = PathBuf::from(format!("{}{suffix}", from.display()));
+        if src.exists() {
+            std::fs::copy(&src, format!("{}{suffix}", to.display())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_foreign_wal_database_with_an_uncheckpointed_wal_is_refused_untouched() {
+    let dir = TempDir::new("foreign-wal");
+    let live = dir.file("live.db");
+    let c = Connection::open(&live).unwrap();
+    c.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; CREATE TABLE t(x); INSERT INTO t VALUES (1);",
+    )
+    .unwrap();
+    let copy = dir.file("copy.db");
+    snapshot(&live, &copy);
+    let before = hashes(&copy);
+    assert!(before[1].is_some(), "the copy has a WAL");
+    assert_eq!(Journal::open(&copy, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
+    assert_eq!(Journal::open_read_only(&copy, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
+    assert_eq!(hashes(&copy), before);
+}
+
+#[test]
+fn a_too_new_journal_with_a_wal_is_refused_untouched() {
+    let dir = TempDir::new("new-wal");
+    let live = dir.file("live.sqlite");
+    open(&live).close();
+    let c = Connection::open(&live).unwrap();
+    c.execute_batch("PRAGMA wal_autocheckpoint=0; PRAGMA user_version=99;").unwrap();
+    let copy = dir.file("copy.sqlite");
+    snapshot(&live, &copy);
+    let before = hashes(&copy);
+    assert!(before[1].is_some(), "the copy has a WAL");
+    let too_new = JournalError::TooNew { found: 99, supported: SCHEMA_VERSION };
+    assert_eq!(Journal::open(&copy, JournalOptions::default()).unwrap_err(), too_new);
+    assert_eq!(Journal::open_read_only(&copy, JournalOptions::default()).unwrap_err(), too_new);
+    assert_eq!(hashes(&copy), before);
+}
+
+#[test]
+fn a_too_new_journal_with_a_hot_rollback_journal_is_refused_untouched() {
+    let dir = TempDir::new("new-hot");
+    let live = dir.file("live.sqlite");
+    open(&live).close();
+    let c = Connection::open(&live).unwrap();
+    c.execute_batch("PRAGMA journal_mode=DELETE; PRAGMA user_version=99; PRAGMA cache_size=1;").unwrap();
+    // A big open transaction spills pages into the main file: a hot journal.
+    c.execute_batch(
+        "BEGIN; CREATE TABLE filler(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) \
+         INSERT INTO filler SELECT zeroblob(2000) FROM n;",
+    )
+    .unwrap();
+    let copy = dir.file("copy.sqlite");
+    snapshot(&live, &copy);
+    let before = hashes(&copy);
+    assert!(before[2].is_some(), "the copy has a rollback journal");
+    let too_new = JournalError::TooNew { found: 99, supported: SCHEMA_VERSION };
+    assert_eq!(Journal::open(&copy, JournalOptions::default()).unwrap_err(), too_new);
+    assert_eq!(Journal::open_read_only(&copy, JournalOptions::default()).unwrap_err(), too_new);
+    assert_eq!(hashes(&copy), before);
+}
+
+#[test]
+fn reading_only_changes_nothing_and_refuses_writes() {
+    let dir = TempDir::new("read-only");
+    let path = dir.file("j.sqlite");
+    let j = open(&path);
+    j.checkpoint(checkpoint("a")).wait().unwrap();
+    j.record_final(proposed("a", 1, "r", &["i1"])).wait().unwrap();
+    j.close();
+    // A DELETE-mode journal stays in DELETE mode when only read.
+    Connection::open(&path).unwrap().execute_batch("PRAGMA journal_mode=DELETE").unwrap();
+    let before = hashes(&path);
+    let r = Journal::open_read_only(&path, JournalOptions::default()).unwrap();
+    assert!(r.get_dispatch(&dispatch_id("a")).unwrap().is_some());
+    assert_eq!(r.list_intents(&IntentFilter::default()).unwrap().items.len(), 1);
+    assert!(r.integrity().unwrap().ok);
+    assert_eq!(r.decide(&intent_id("i1"), "executor.x", Decision::Admit, "ok").wait(), Err(JournalError::ReadOnly));
+    assert_eq!(r.checkpoint(checkpoint("b")).wait().unwrap_err(), JournalError::ReadOnly);
+    r.close();
+    assert_eq!(hashes(&path), before);
+
+    // An SQLite file with no tables is not a journal to a reader, and stays empty.
+    let blank = dir.file("blank.db");
+    Connection::open(&blank).unwrap().execute_batch("VACUUM").unwrap();
+    let before = hashes(&blank);
+    assert_eq!(Journal::open_read_only(&blank, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
+    assert_eq!(
+        Journal::open_read_only(dir.file("missing"), JournalOptions::default()).unwrap_err(),
+        JournalError::NotAJournal
+    );
+    assert!(!dir.file("missing").exists());
+    assert_eq!(hashes(&blank), before);
+}
+
+#[test]
+fn special_files_are_refused_at_open_without_blocking() {
+    let dir = TempDir::new("special");
+    let fifo = dir.file("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    assert_eq!(Journal::open(&fifo, JournalOptions::default()).unwrap_err(), JournalError::NotAFile);
+    assert_eq!(Journal::open_read_only(&fifo, JournalOptions::default()).unwrap_err(), JournalError::NotAFile);
+    let folder = dir.file("folder");
+    std::fs::create_dir(&folder).unwrap();
+    assert_eq!(Journal::open(&folder, JournalOptions::default()).unwrap_err(), JournalError::NotAFile);
+}
+
+#[test]
+fn a_uri_like_name_is_a_file_name() {
+    let dir = TempDir::new("uri");
+    let path = dir.file("file:x.sqlite?mode=memory");
+    let j = open(&path);
+    j.checkpoint(checkpoint("a")).wait().unwrap();
+    assert!(j.get_dispatch(&dispatch_id("a")).unwrap().is_some(), "readers see the writer's file");
+    j.close();
+    assert!(path.is_file());
+    let names: Vec<_> = std::fs::read_dir(&dir.0).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("file:x.sqlite?mode=memory")]);
+}
+
+#[test]
+fn a_damaged_journal_is_a_failed_verdict_with_sqlites_messages() {
+    let dir = TempDir::new("damaged");
+    let path = dir.file("j.sqlite");
+    let j = open(&path);
+    for n in 0..300 {
+        j.checkpoint(checkpoint(&format!("d{n}"))).wait().unwrap();
+    }
+    j.close();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let pages = bytes.len() / 4096;
+    assert!(pages > 8, "{pages} pages");
+    let middle = (pages / 2) * 4096;
+    let noise: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    bytes[middle..middle + 4096].copy_from_slice(&noise);
+    std::fs::write(&path, &bytes).unwrap();
+    let r = Journal::open_read_only(&path, JournalOptions::default()).unwrap();
+    let verdict = r.integrity().unwrap();
+    assert!(!verdict.ok);
+    assert!(!verdict.messages.is_empty());
+    assert!(!r.integrity_check().unwrap());
+}
+
+#[test]
+fn credential_like_tokens_are_never_stored() {
+    let dir = TempDir::new("secret-token");
+    let j = open(&dir.file("j.sqlite"));
+    j.checkpoint(checkpoint("a")).wait().unwrap();
+    j.record_final(proposed("a", 1, "r", &["i1"])).wait().unwrap();
+    let i1 = intent_id("i1");
+    assert_eq!(
+        j.decide(&i1, "executor.x", Decision::Admit, "sk_live_abcdef123").wait(),
+        Err(JournalError::CredentialLike { what: "reason_code" })
+    );
+    assert_eq!(
+        j.decide(&i1, "ghp_abcdef", Decision::Admit, "ok").wait(),
+        Err(JournalError::CredentialLike { what: "executor_id" })
+    );
+    assert_eq!(j.mark_done(&i1, "npm_token").wait(), Err(JournalError::CredentialLike { what: "executor_id" }));
+    let err = JournalError::CredentialLike { what: "reason_code" };
+    assert_eq!(err.code(), "credential_like_value");
+    assert!(!err.to_string().contains("sk_"));
+    let stored = j.list_intents(&IntentFilter::default()).unwrap().items;
+    assert!(stored.iter().all(|i| i.decision.is_none()));
+}
+
+#[test]
+fn our_own_hot_rollback_journal_needs_a_writer_and_the_writer_recovers_it() {
+    let dir = TempDir::new("own-hot");
+    let live = dir.file("live.sqlite");
+    let j = open(&live);
+    j.checkpoint(checkpoint("a")).wait().unwrap();
+    j.close();
+    let c = Connection::open(&live).unwrap();
+    c.execute_batch("PRAGMA journal_mode=DELETE; PRAGMA cache_size=1;").unwrap();
+    c.execute_batch(
+        "BEGIN; CREATE TABLE filler(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) \
+         INSERT INTO filler SELECT zeroblob(2000) FROM n;",
+    )
+    .unwrap();
+    let copy = dir.file("copy.sqlite");
+    snapshot(&live, &copy);
+    let before = hashes(&copy);
+    assert!(before[2].is_some(), "the copy has a rollback journal");
+    assert_eq!(Journal::open_read_only(&copy, JournalOptions::default()).unwrap_err(), JournalError::NeedsRecovery);
+    assert_eq!(hashes(&copy), before, "a reader rolls nothing back");
+    let j = open(&copy);
+    assert!(j.get_dispatch(&dispatch_id("a")).unwrap().is_some());
+    assert!(j.integrity().unwrap().ok);
+}
