@@ -4,8 +4,8 @@
 // It calls the library's exports directly, not the CLI's contract table, so
 // the comparison covers serve's wiring too.
 'use strict'
+/* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS helper script run by plain node */
 const { join } = require('node:path')
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS helper script
 const lib = require(join(__dirname, '..', '..', 'lib', 'index.js'))
 
 const validators = {
