@@ -93,7 +93,7 @@ fn run(store: &InboxStore, op: &str, args: &Value) -> napi::Result<String> {
 /// An open owner-private inbox file.
 #[napi]
 pub struct NativeInboxStore {
-    store: Arc<InboxStore>,
+    pub(crate) store: Arc<InboxStore>,
 }
 
 #[napi(object)]

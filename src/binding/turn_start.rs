@@ -10,6 +10,7 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use super::error::{async_error, internal, misuse, Code};
+use super::inbox::NativeInboxStore;
 use super::js_provider::{JsProvider, JsProviderFn};
 use super::js_value::{read_document, JsAny};
 use super::validators::run;
@@ -70,6 +71,13 @@ impl NativeTurnStartKernel {
             Ok(out)
         };
         build().map_err(internal)
+    }
+
+    /// Attaches the owner-private inbox store, which core counts pending
+    /// material in itself when a hook fails.
+    #[napi]
+    pub fn use_inbox(&self, inbox: &NativeInboxStore) {
+        self.kernel.use_inbox(inbox.store.clone());
     }
 
     /// The installed hook_ids, in dispatch order.

@@ -18,9 +18,10 @@ use super::contract::{
     TurnStartBudget, TurnStartHookRegistration, TurnStartReceipt, TurnStartReceiptSchemaVersion, TurnStartStatus,
     TurnStartWriteScope,
 };
+use super::inbox::InboxStore;
 use super::outcome::{
-    InteractionChannel, ReadOrdering, RequiredReadProjection, TurnStartHookOutcome, TurnStartKernelFailure,
-    TurnStartLane, TurnStartLaneReason, TurnStartOutcome,
+    InteractionChannel, PendingStanding, ReadOrdering, RequiredReadProjection, TurnStartHookOutcome,
+    TurnStartKernelFailure, TurnStartLane, TurnStartLaneReason, TurnStartOutcome,
 };
 use super::request::{validate_turn_start_request, TurnIdentity, TurnStartRequest};
 use super::validate::{validate_turn_start_receipt, validate_turn_start_registration};
@@ -89,13 +90,27 @@ pub enum Registered {
 
 pub struct TurnStartKernel {
     profile: TurnStartProfile,
+    /// The owner-private inbox, when attached: core counts pending material
+    /// there itself when a hook fails (fail closed, not self-reported).
+    inbox: RwLock<Option<Arc<InboxStore>>>,
     /// Sorted by hook_id; swapped whole so a dispatch in flight keeps its snapshot.
     hooks: RwLock<Arc<Vec<Arc<InstalledTurnStartHook>>>>,
 }
 
 impl TurnStartKernel {
     pub fn new(profile: TurnStartProfile) -> Self {
-        TurnStartKernel { profile, hooks: RwLock::new(Arc::new(Vec::new())) }
+        TurnStartKernel { profile, inbox: RwLock::new(None), hooks: RwLock::new(Arc::new(Vec::new())) }
+    }
+
+    /// Attaches the owner-private inbox store the providers use.
+    pub fn use_inbox(&self, store: Arc<InboxStore>) {
+        *self.inbox.write().unwrap_or_else(|p| p.into_inner()) = Some(store);
+    }
+
+    /// The inbox's durably pending count, or None (no store, or it cannot be read).
+    async fn inbox_pending(&self) -> Option<u32> {
+        let store = self.inbox.read().unwrap_or_else(|p| p.into_inner()).clone()?;
+        tokio::task::spawn_blocking(move || store.pending_count()).await.ok()?.ok()
     }
 
     pub fn profile(&self) -> &TurnStartProfile {
@@ -153,8 +168,14 @@ impl TurnStartKernel {
         for hook in hooks.iter().filter(|h| self.profile.allows(&h.registration.hook_id)) {
             outcomes.push(run_hook(hook, &request).await);
         }
+        if outcomes.iter().any(|o| o.receipt.status.failure_code().is_some()) {
+            let pending = self.inbox_pending().await;
+            for outcome in outcomes.iter_mut().filter(|o| o.receipt.status.failure_code().is_some()) {
+                fail_closed(outcome, pending);
+            }
+        }
         let required_reads = project_required_reads(&hooks, &outcomes);
-        let lane = decide_lane(outcomes.iter().map(|o| &o.receipt));
+        let lane = decide_outcome_lane(&outcomes);
         TurnStartOutcome {
             admitted: true,
             violations: Vec::new(),
@@ -214,6 +235,23 @@ fn failed(
         hook_id: hook_id.clone(),
         receipt: failure_receipt(hook_id, status, writes),
         kernel_failure: Some(TurnStartKernelFailure { code, rule }),
+        pending_standing: PendingStanding::Reported,
+    }
+}
+
+/// An outage does not drop the read obligation: a failed hook (core's
+/// stand-in receipt, or a provider's own failure status) takes its pending
+/// count from the inbox store, or, without one, its standing is unknown and
+/// the read stays required. A failure receipt has no new observations, so
+/// pending material makes the lane `material_still_pending`.
+fn fail_closed(outcome: &mut TurnStartHookOutcome, pending: Option<u32>) {
+    match pending {
+        Some(n) => {
+            outcome.receipt.pending = n;
+            outcome.receipt.agent_read_required = n > 0;
+            outcome.pending_standing = PendingStanding::InboxStore;
+        }
+        None => outcome.pending_standing = PendingStanding::Unknown,
     }
 }
 
@@ -272,7 +310,12 @@ async fn run_hook(hook: &InstalledTurnStartHook, request: &TurnStartRequest) -> 
     if let Some(rule) = registration_rule(registration, &receipt) {
         return rejected(hook, rule, (receipt.reactions_added, receipt.external_writes_performed));
     }
-    TurnStartHookOutcome { hook_id: registration.hook_id.clone(), receipt, kernel_failure: None }
+    TurnStartHookOutcome {
+        hook_id: registration.hook_id.clone(),
+        receipt,
+        kernel_failure: None,
+        pending_standing: PendingStanding::Reported,
+    }
 }
 
 /// The required reads of the hooks whose receipts need them, deduplicated by
@@ -282,7 +325,7 @@ fn project_required_reads(
     outcomes: &[TurnStartHookOutcome],
 ) -> Vec<RequiredReadProjection> {
     let mut commands: Vec<&str> = Vec::new();
-    for outcome in outcomes.iter().filter(|o| o.receipt.agent_read_required) {
+    for outcome in outcomes.iter().filter(|o| o.read_required()) {
         let Some(hook) = hooks.iter().find(|h| h.registration.hook_id == outcome.hook_id) else { continue };
         let command = hook.registration.required_read.command.as_str();
         if !commands.contains(&command) {
@@ -314,6 +357,20 @@ pub fn lane_reason(receipt: &TurnStartReceipt) -> TurnStartLaneReason {
     } else {
         TurnStartLaneReason::NothingToRead
     }
+}
+
+/// The lane over every hook: its receipt's reason, or for a hook whose
+/// pending standing is unknown at least `standing_unknown`.
+fn decide_outcome_lane(outcomes: &[TurnStartHookOutcome]) -> TurnStartLane {
+    let reason = |o: &TurnStartHookOutcome| {
+        let reason = lane_reason(&o.receipt);
+        if o.pending_standing == PendingStanding::Unknown {
+            reason.max(TurnStartLaneReason::StandingUnknown)
+        } else {
+            reason
+        }
+    };
+    TurnStartLane::from_reason(outcomes.iter().map(reason).max().unwrap_or(TurnStartLaneReason::NothingToRead))
 }
 
 /// The lane over every receipt: a direct question or verified reply preempts
