@@ -99,6 +99,11 @@ export declare class NativeTurnStartKernel {
    * accepted once (`alreadyInstalled: true`, the first provider kept).
    */
   register(registration: unknown, provider: (inputJson: string) => Promise<string> | string): { ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }
+  /**
+   * Attaches the owner-private inbox store, which core counts pending
+   * material in itself when a hook fails.
+   */
+  useInbox(inbox: NativeInboxStore): void
   /** The installed hook_ids, in dispatch order. */
   get hookIds(): Array<string>
   /**

@@ -54,6 +54,7 @@ export type * from './PayloadObjectSchema';
 export type * from './PayloadOpaqueRefSchema';
 export type * from './PayloadSchema';
 export type * from './PendingMessage';
+export type * from './PendingStanding';
 export type * from './Phase';
 export type * from './PostWritebackHookInput';
 export type * from './PostWritebackHookRegistration';

@@ -4,8 +4,8 @@
  * typed from its kind's schema. A wrong payload does not compile.
  */
 import { buildIntent } from '../index.js'
-import type { PostWritebackHookInput, PostWritebackHookRegistration } from '../bindings/index'
-import type { IntentOf, IntentSpecOf, ProviderOf, TypedIntentKind } from './payload.js'
+import type { PostWritebackHookInput, PostWritebackHookRegistration, ReadScope } from '../bindings/index'
+import type { HookInputFor, IntentOf, IntentSpecOf, ProviderOf, TypedIntentKind } from './payload.js'
 import type { RawProvider } from './provider.js'
 
 export interface HookDefinition {
@@ -13,14 +13,25 @@ export interface HookDefinition {
   readonly provider: RawProvider
 }
 
-export function defineHook<const Kinds extends readonly TypedIntentKind[]>(spec: {
+/**
+ * A hook whose provider is typed from its registration: its result may carry
+ * only the named kinds, and, when the registration is a literal, its input
+ * holds exactly the members the requested read scopes grant (`HookInputFor`).
+ */
+export function defineHook<
+  const Kinds extends readonly TypedIntentKind[],
+  const Scopes extends readonly ReadScope[],
+>(spec: {
   kinds: Kinds
-  registration: Omit<PostWritebackHookRegistration, 'intent_kinds'> & {
+  registration: Omit<PostWritebackHookRegistration, 'intent_kinds' | 'requested_read_scope'> & {
     intent_kinds: Array<Kinds[number]['intent_kind']>
+    requested_read_scope: Scopes
   }
-  provider: ProviderOf<Kinds[number]>
+  provider: ProviderOf<Kinds[number], HookInputFor<Scopes>>
 }): HookDefinition {
-  return { registration: spec.registration, provider: spec.provider as RawProvider }
+  // The scopes' tuple type is for the provider's input only; the document is the same.
+  const registration = spec.registration as unknown as PostWritebackHookRegistration
+  return { registration, provider: spec.provider as unknown as RawProvider }
 }
 
 /**

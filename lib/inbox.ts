@@ -23,7 +23,7 @@ import type {
   ReactionFinish,
   ReactionResult,
 } from '../bindings/index'
-import { native } from './errors.js'
+import { LoopxHooksError, native } from './errors.js'
 
 export interface InboxOptions {
   /** The configured profile's own identity, exactly as the provider verifies senders. */
@@ -37,11 +37,21 @@ export interface InboxOptions {
   attemptStaleMs?: number
 }
 
+/** The native store behind each InboxStore, for the kernel to attach (not exported from the package). */
+const natives = new WeakMap<InboxStore, NativeInboxStore>()
+
+export function nativeInboxOf(store: InboxStore): NativeInboxStore {
+  const found = natives.get(store)
+  if (found === undefined) throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'inbox is not an InboxStore')
+  return found
+}
+
 export class InboxStore implements AsyncDisposable {
   readonly #native: NativeInboxStore
 
   private constructor(store: NativeInboxStore) {
     this.#native = store
+    natives.set(this, store)
   }
 
   /** Opens (creating on first use) the inbox file; refuses any other file, the public journal included. */

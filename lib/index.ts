@@ -25,4 +25,6 @@ export {
   type HookResultOf,
   type ProviderOf,
   type IntentSpecOf,
+  type HookInputFor,
+  type SettlementMember,
 } from './payload.js'

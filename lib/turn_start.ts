@@ -15,6 +15,7 @@ import type {
   TurnStartRequest,
 } from '../bindings/index'
 import { LoopxHooksError, native } from './errors.js'
+import { nativeInboxOf, type InboxStore } from './inbox.js'
 import { providerScope, wrapProvider } from './provider.js'
 
 /**
@@ -32,6 +33,14 @@ export interface TurnStartHookDefinition {
 export interface TurnStartKernelOptions {
   /** Defaults: phase disabled, every hook allowed. */
   profile?: Partial<TurnStartProfile>
+  /**
+   * The owner-private inbox the providers use. When a hook fails (throws,
+   * times out, answers no valid receipt, or reports a failure status), core
+   * counts its durably pending messages itself, so an outage never drops the
+   * read obligation; without it, a failed hook's standing is `unknown` and
+   * the read is required anyway.
+   */
+  inbox?: InboxStore
 }
 
 export class TurnStartKernel {
@@ -39,6 +48,7 @@ export class TurnStartKernel {
 
   constructor(options: TurnStartKernelOptions = {}) {
     this.#native = new NativeTurnStartKernel(options.profile ? JSON.stringify(options.profile) : undefined)
+    if (options.inbox !== undefined) this.#native.useInbox(nativeInboxOf(options.inbox))
   }
 
   /**
