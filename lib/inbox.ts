@@ -22,6 +22,7 @@ import type {
   ReactionBegin,
   ReactionFinish,
   ReactionResult,
+  RetentionCounts,
 } from '../bindings/index'
 import { LoopxHooksError, native } from './errors.js'
 
@@ -35,6 +36,13 @@ export interface InboxOptions {
    * flight (`in_flight`) before it is uncertain and due for a readback. Default 60000.
    */
   attemptStaleMs?: number
+  /**
+   * How long an acknowledged message keeps its private payload. After it the
+   * payload is purged (on the next first reads, ACK or `purgeExpired()`); the
+   * message's row and its receipts, and so every count, are kept. Default
+   * 604800000 (7 days); 0 purges at the next such write.
+   */
+  retentionMs?: number
 }
 
 /** The native store behind each InboxStore, for the kernel to attach (not exported from the package). */
@@ -95,6 +103,16 @@ export class InboxStore implements AsyncDisposable {
   /** Acknowledges: refused until read, disposed and (when material) bound to an effect receipt. */
   ack(message: MessageRef): Promise<AckOutcome> {
     return this.#call('ack', { message })
+  }
+
+  /** Purges the payloads of acknowledged messages past retention now; how many were purged. */
+  purgeExpired(): Promise<number> {
+    return this.#call('purgeExpired')
+  }
+
+  /** Acknowledged messages by whether their private payload is still kept (counts only). */
+  retentionCounts(): Promise<RetentionCounts> {
+    return this.#call('retentionCounts')
   }
 
   /** Up to `max` messages due an acknowledgement reaction, fairly across routes and messages. */

@@ -62,6 +62,8 @@ fn run(store: &InboxStore, op: &str, args: &Value) -> napi::Result<String> {
             out(store.dispose(&m()?, arg::<Disposition>(args, "disposition")?, effect.as_deref()))
         }
         "ack" => out(store.ack(&m()?)),
+        "purgeExpired" => out(store.purge_expired()),
+        "retentionCounts" => out(store.retention_counts()),
         "reactionCandidates" => {
             out(store.reaction_candidates(&arg::<String>(args, "collectorId")?, arg::<u32>(args, "max")?))
         }
@@ -103,6 +105,8 @@ pub struct InboxOpenOptions {
     pub busy_timeout_ms: Option<u32>,
     /// How long an unfinished reaction attempt counts as in flight (default 60000).
     pub attempt_stale_ms: Option<u32>,
+    /// How long an acknowledged message keeps its private payload (default 7 days).
+    pub retention_ms: Option<i64>,
 }
 
 /// Opens (creating on first use) the inbox file at `path`.
@@ -114,6 +118,7 @@ pub async fn open_native_inbox(path: String, options: Option<InboxOpenOptions>) 
             busy_timeout_ms: o.busy_timeout_ms.unwrap_or(defaults.busy_timeout_ms),
             attempt_stale_ms: o.attempt_stale_ms.unwrap_or(defaults.attempt_stale_ms),
             self_identity: o.self_identity,
+            retention_ms: o.retention_ms.unwrap_or(defaults.retention_ms),
         },
         None => defaults,
     };

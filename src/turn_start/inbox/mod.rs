@@ -34,6 +34,7 @@ mod cursors;
 mod messages;
 mod open;
 mod reactions;
+mod retention;
 mod types;
 
 #[cfg(test)]
@@ -49,6 +50,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBe
 use serde_json::Value;
 
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
+pub use retention::{Clock, RetentionCounts, DEFAULT_RETENTION_MS, MAX_RETENTION_MS};
 pub use types::*;
 
 use crate::validate::grammar::{is_opaque_ref, OPAQUE_REF_MAX};
@@ -125,11 +127,20 @@ pub struct InboxOptions {
     /// The configured profile's own identity, exactly as the provider
     /// verifies senders; messages from it are not captured.
     pub self_identity: Option<String>,
+    /// How long an acknowledged message keeps its private payload; after it
+    /// the payload is purged, and the message's row, its read, disposition
+    /// and reaction receipts (and so every count) are kept.
+    pub retention_ms: i64,
 }
 
 impl Default for InboxOptions {
     fn default() -> Self {
-        InboxOptions { busy_timeout_ms: 5_000, attempt_stale_ms: 60_000, self_identity: None }
+        InboxOptions {
+            busy_timeout_ms: 5_000,
+            attempt_stale_ms: 60_000,
+            self_identity: None,
+            retention_ms: DEFAULT_RETENTION_MS,
+        }
     }
 }
 
@@ -219,6 +230,9 @@ pub struct InboxStore {
     conn: Mutex<Option<Connection>>,
     self_identity: Option<String>,
     attempt_stale_ms: i64,
+    retention_ms: i64,
+    /// The time of captures, reads, dispositions and ACKs, and of retention.
+    clock: Clock,
     lease_counter: AtomicU64,
 }
 
@@ -233,16 +247,31 @@ impl InboxStore {
     /// that is not an inbox (a public journal included) or is newer than this
     /// build is refused unchanged.
     pub fn open(path: impl AsRef<Path>, options: InboxOptions) -> Result<InboxStore> {
+        InboxStore::open_with_clock(path, options, retention::system_clock())
+    }
+
+    /// `open` with the clock the store reads instead of the system's (tests
+    /// of retention inject one).
+    pub fn open_with_clock(path: impl AsRef<Path>, options: InboxOptions, clock: Clock) -> Result<InboxStore> {
         if let Some(identity) = &options.self_identity {
             private_id(identity, "self_identity")?;
+        }
+        if !(0..=MAX_RETENTION_MS).contains(&options.retention_ms) {
+            return Err(InboxError::InvalidArgument { what: "retention_ms" });
         }
         let conn = open::open(path.as_ref(), options.busy_timeout_ms)?;
         Ok(InboxStore {
             conn: Mutex::new(Some(conn)),
             self_identity: options.self_identity,
             attempt_stale_ms: i64::from(options.attempt_stale_ms),
+            retention_ms: options.retention_ms,
+            clock,
             lease_counter: AtomicU64::new(0),
         })
+    }
+
+    fn now(&self) -> i64 {
+        (self.clock)()
     }
 
     /// Closes the connection; later calls answer `Closed`. Idempotent.
