@@ -143,6 +143,8 @@ export interface InboxOpenOptions {
   busyTimeoutMs?: number
   /** How long an unfinished reaction attempt counts as in flight (default 60000). */
   attemptStaleMs?: number
+  /** How long an acknowledged message keeps its private payload (default 7 days). */
+  retentionMs?: number
 }
 
 /** `"pwi_" + sha256(JCS({domain, dispatch_id, intent_kind, policy_version, payload}))`. */

@@ -72,6 +72,7 @@ export type * from './RegistrationSchemaVersion';
 export type * from './ReplayMode';
 export type * from './RequiredReadProjection';
 export type * from './ResultStatus';
+export type * from './RetentionCounts';
 export type * from './Rule';
 export type * from './Sender';
 export type * from './SenderKind';
