@@ -20,66 +20,66 @@ export const kindOfA: 'periodic_report.trigger_evaluation' = okA.intent_kind
 export const windowOfB: 'daily' | 'weekly' = okB.payload.window
 
 // Wrong field type.
-// @ts-expect-error segment_ref is an opaque ref (string), not a number
 intent(input, kindA, {
   operation: 'evaluate_runtime_trigger',
   policyVersion: 'v0',
+  // @ts-expect-error segment_ref is an opaque ref (string), not a number
   payload: { segment_ref: 1, source_event_refs: [] },
 })
-// @ts-expect-error array items are opaque refs
 intent(input, kindA, {
   operation: 'evaluate_runtime_trigger',
   policyVersion: 'v0',
+  // @ts-expect-error array items are opaque refs
   payload: { segment_ref: 's', source_event_refs: [1] },
 })
-// @ts-expect-error count is an integer, not a string
 intent(input, kindB, {
   operation: 'compose_digest',
   policyVersion: 'v0',
+  // @ts-expect-error count is an integer, not a string
   payload: { window: 'daily', count: '3', urgent: false, scope: { goal_ref: 'g' } },
 })
-// @ts-expect-error urgent is a boolean
 intent(input, kindB, {
   operation: 'compose_digest',
   policyVersion: 'v0',
+  // @ts-expect-error urgent is a boolean
   payload: { window: 'daily', count: 3, urgent: 'yes', scope: { goal_ref: 'g' } },
 })
 
 // Missing field.
 // @ts-expect-error source_event_refs is required
 intent(input, kindA, { operation: 'evaluate_runtime_trigger', policyVersion: 'v0', payload: { segment_ref: 's' } })
-// @ts-expect-error scope.goal_ref is required
 intent(input, kindB, {
   operation: 'compose_digest',
   policyVersion: 'v0',
+  // @ts-expect-error scope.goal_ref is required
   payload: { window: 'daily', count: 3, urgent: false, scope: {} },
 })
 
 // Extra field.
-// @ts-expect-error note is not in the schema
 intent(input, kindA, {
   operation: 'evaluate_runtime_trigger',
   policyVersion: 'v0',
+  // @ts-expect-error note is not in the schema
   payload: { segment_ref: 's', source_event_refs: [], note: 'free text' },
 })
-// @ts-expect-error nested objects are closed too
 intent(input, kindB, {
   operation: 'compose_digest',
   policyVersion: 'v0',
+  // @ts-expect-error nested objects are closed too
   payload: { window: 'daily', count: 3, urgent: false, scope: { goal_ref: 'g', path: '/etc' } },
 })
 
 // Enum value outside the enum.
-// @ts-expect-error 'hourly' is not one of daily, weekly
 intent(input, kindB, {
   operation: 'compose_digest',
   policyVersion: 'v0',
+  // @ts-expect-error 'hourly' is not one of daily, weekly
   payload: { window: 'hourly', count: 3, urgent: false, scope: { goal_ref: 'g' } },
 })
 
 // Operation outside the kind's operations.
-// @ts-expect-error compose_digest belongs to kind B
 intent(input, kindA, {
+  // @ts-expect-error compose_digest belongs to kind B
   operation: 'compose_digest',
   policyVersion: 'v0',
   payload: { segment_ref: 's', source_event_refs: [] },

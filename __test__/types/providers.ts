@@ -48,8 +48,8 @@ export const wrongKind = defineHook({
 })
 
 // The same through the provider type alone.
-// @ts-expect-error a ProviderOf<kind A> cannot return an intent of kind B
 export const wrongKindTyped: ProviderOf<typeof kindA> = (input) =>
+  // @ts-expect-error a ProviderOf<kind A> cannot return an intent of kind B
   proposed([
     intent(input, kindB, {
       operation: 'compose_digest',
