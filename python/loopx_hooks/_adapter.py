@@ -233,7 +233,13 @@ class Adapter:
             raise AdapterTimeoutError(f"loopx-hooks serve did not answer within {timeout} s") from None
         if raw is _EOF:
             raise self._gone()
-        answer = json.loads(raw)
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict) or ("result" not in answer and not isinstance(answer.get("error"), dict)):
+            self._stop()
+            raise AdapterError("loopx-hooks serve answered a line that is not a response")
         if answer.get("id") != request_id:
             # Requests are answered in order, one at a time: anything else is a broken stream.
             self._stop()
@@ -275,7 +281,11 @@ class Adapter:
             return Verdict(False, bad)
         result = self.call("validate", contract=contract, document=text, **context)
         if result["ok"]:
-            return Verdict(True, (), json.loads(text))
+            try:
+                value = json.loads(text)
+            except ValueError:  # accepted by the library; Python's reader is no judge
+                value = None
+            return Verdict(True, (), value)
         return Verdict(False, tuple(Violation(v["path"], v["rule"]) for v in result["violations"]))
 
     def _kinds(self, kinds: Iterable[Document]) -> list:

@@ -95,6 +95,15 @@ class OneServeProcessPerAdapter(unittest.TestCase):
                 self.assertNotIsInstance(raised.exception, AdapterTimeoutError)
                 self.assertIn("exited", str(raised.exception))
 
+    def test_a_serve_answering_garbage_is_an_adapter_error(self):
+        with tempfile.TemporaryDirectory() as d:
+            node = fake_node(d, 'print("not a response", flush=True)')
+            with Adapter(node=node, package_dir=str(ROOT), timeout=10) as adapter:
+                with self.assertRaises(AdapterError) as raised:
+                    adapter.canonical_json(1)
+                self.assertIn("not a response", str(raised.exception))
+                self.assertIsNone(adapter._proc)
+
     def test_a_malformed_line_gets_an_error_response_never_a_crash(self):
         lines = [
             b"not json",
