@@ -490,3 +490,7 @@ async fn lane_decisions() {
 // Issue 12, item 6: an outage does not drop the read obligation.
 #[path = "outage_tests.rs"]
 mod outage;
+
+// Issue 12, item 7: budgets and scopes enforced by core, not self-reported.
+#[path = "session_tests.rs"]
+mod session;
