@@ -104,6 +104,12 @@ export declare class NativeTurnStartKernel {
    * material in itself when a hook fails.
    */
   useInbox(inbox: NativeInboxStore): void
+  /**
+   * One operation of an invocation's session (`op`, arguments as JSON
+   * text); resolves to its result as JSON text. Refused with
+   * `ERR_LOOPX_SESSION_CLOSED` once the invocation is over.
+   */
+  sessionCall(token: string, op: string, argsJson: string): Promise<string>
   /** The installed hook_ids, in dispatch order. */
   get hookIds(): Array<string>
   /**

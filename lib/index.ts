@@ -16,6 +16,7 @@ export {
   type TurnStartProviderFn,
 } from './turn_start.js'
 export { InboxStore, type InboxOptions } from './inbox.js'
+export { TurnStartSession } from './turn_start_session.js'
 export {
   defineIntentKind,
   type PayloadOf,

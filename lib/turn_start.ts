@@ -17,13 +17,19 @@ import type {
 import { LoopxHooksError, native } from './errors.js'
 import { nativeInboxOf, type InboxStore } from './inbox.js'
 import { providerScope, wrapProvider } from './provider.js'
+import { TurnStartSession } from './turn_start_session.js'
 
 /**
  * A turn-start provider: bounded external reads, owner-private inbox and
  * cursor writes, and (when registered) acknowledgement reactions are its own;
- * it answers with its public receipt. It receives a frozen input.
+ * it answers with its public receipt. It receives a frozen input and, when
+ * the kernel has an inbox store, its session: the inbox as core grants it to
+ * this invocation (scopes, budget, counted by core).
  */
-export type TurnStartProviderFn = (input: Readonly<TurnStartHookInput>) => TurnStartReceipt | Promise<TurnStartReceipt>
+export type TurnStartProviderFn = (
+  input: Readonly<TurnStartHookInput>,
+  session?: TurnStartSession,
+) => TurnStartReceipt | Promise<TurnStartReceipt>
 
 export interface TurnStartHookDefinition {
   registration: TurnStartHookRegistration
@@ -58,7 +64,13 @@ export class TurnStartKernel {
    * and keeps its first provider: duplicate hook identities run once.
    */
   register(hook: TurnStartHookDefinition): { alreadyInstalled: boolean } {
-    const verdict = this.#native.register(hook.registration, wrapProvider(hook.provider))
+    const kernel = this.#native
+    const provider = (input: Readonly<TurnStartHookInput>) => {
+      const { session, ...rest } = input
+      const own = Object.freeze(rest) as Readonly<TurnStartHookInput>
+      return hook.provider(own, session !== undefined ? new TurnStartSession(kernel, session) : undefined)
+    }
+    const verdict = this.#native.register(hook.registration, wrapProvider(provider))
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_REGISTRATION_REJECTED', 'registration_rejected', verdict.violations)
     }

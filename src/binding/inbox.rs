@@ -14,11 +14,11 @@ use crate::turn_start::inbox::{
 };
 
 /// A failure as the TS layer reads it back: `CODE|message`.
-fn fail(code: &str, message: &str) -> napi::Error {
+pub(crate) fn fail(code: &str, message: &str) -> napi::Error {
     napi::Error::new(napi::Status::GenericFailure, format!("{code}|{message}"))
 }
 
-fn inbox_error(e: InboxError) -> napi::Error {
+pub(crate) fn inbox_error(e: InboxError) -> napi::Error {
     let code = match e {
         InboxError::NotAnInbox => "ERR_LOOPX_NOT_AN_INBOX",
         InboxError::TooNew { .. } => "ERR_LOOPX_INBOX_TOO_NEW",
@@ -31,12 +31,12 @@ fn inbox_error(e: InboxError) -> napi::Error {
     fail(code, &e.to_string())
 }
 
-fn invalid(what: &str) -> napi::Error {
+pub(crate) fn invalid(what: &str) -> napi::Error {
     fail("ERR_LOOPX_INVALID_ARGUMENT", &format!("invalid argument: {what}"))
 }
 
 /// Member `name` of the arguments, as `T`.
-fn arg<T: DeserializeOwned>(args: &Value, name: &'static str) -> napi::Result<T> {
+pub(crate) fn arg<T: DeserializeOwned>(args: &Value, name: &'static str) -> napi::Result<T> {
     serde_json::from_value(args.get(name).cloned().unwrap_or(Value::Null)).map_err(|_| invalid(name))
 }
 
