@@ -107,6 +107,17 @@ export declare class NativeTurnStartKernel {
    * accepted once (`alreadyInstalled: true`, the first provider kept).
    */
   register(registration: unknown, provider: (inputJson: string) => Promise<string> | string): { ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }
+  /**
+   * Attaches the owner-private inbox store, which core counts pending
+   * material in itself when a hook fails.
+   */
+  useInbox(inbox: NativeInboxStore): void
+  /**
+   * One operation of an invocation's session (`op`, arguments as JSON
+   * text); resolves to its result as JSON text. Refused with
+   * `ERR_LOOPX_SESSION_CLOSED` once the invocation is over.
+   */
+  sessionCall(token: string, op: string, argsJson: string): Promise<string>
   /** The installed hook_ids, in dispatch order. */
   get hookIds(): Array<string>
   /**
@@ -146,6 +157,8 @@ export interface InboxOpenOptions {
   busyTimeoutMs?: number
   /** How long an unfinished reaction attempt counts as in flight (default 60000). */
   attemptStaleMs?: number
+  /** How long an acknowledged message keeps its private payload (default 7 days). */
+  retentionMs?: number
 }
 
 /** `"pwi_" + sha256(JCS({domain, dispatch_id, intent_kind, policy_version, payload}))`. */

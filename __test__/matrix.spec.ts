@@ -265,10 +265,11 @@ describe('RFC section 12 validation matrix', () => {
       const outcome = await dispatchKeepingPrimary(runtime, req)
       expect(outcome, JSON.stringify(req)).toStrictEqual({ admitted: false, refusal, hooks: [] })
     }
-    // A committed receipt of another step kind is not a durable-writeback source: nothing is invoked or recorded.
-    const otherStep = await dispatchKeepingPrimary(runtime, request({ receipt: { step_kind: 'rollout_event_append' } }))
-    for (const h of otherStep.hooks) {
-      expect(h).toMatchObject({ outcome: 'failed', attempt: 0, receipt: null, failureCode: 'input_boundary_rejected' })
+    // RFC 5.1: admission refuses a source that is not a committed durable writeback (a rollout
+    // event append is not the source of authority): refused, nothing invoked, nothing recorded.
+    for (const step_kind of ['rollout_event_append', 'durable_writeback_prepared', '']) {
+      const otherStep = await dispatchKeepingPrimary(runtime, request({ receipt: { step_kind } }))
+      expect(otherStep).toStrictEqual({ admitted: false, refusal: 'not_durable_writeback', hooks: [] })
     }
     expect(a.calls).toBe(0)
     expect(b.calls).toBe(0)

@@ -160,9 +160,17 @@ describe('schemas', () => {
     expect(JSON.stringify(s)).not.toMatch(/"\$id":"https?:/)
   })
 
-  // The one optional member of the whole contract: a payload-schema array node's
-  // `uniqueItems` (contract-v0 section 1: "uniqueItems optional").
-  const OPTIONAL = new Set(['/$defs/PayloadArraySchema/properties/uniqueItems'])
+  // The optional members of the whole contract: a payload-schema array node's
+  // `uniqueItems` (contract-v0 section 1: "uniqueItems optional"), and the hook
+  // input's settlement members, present exactly when the registration requests
+  // `settlement_identity` (contract-v0 section 1; the hook-input validator holds
+  // an input against its registration, which a schema alone cannot).
+  const OPTIONAL = new Set([
+    '/$defs/PayloadArraySchema/properties/uniqueItems',
+    ...['goal_id', 'agent_id', 'todo_id', 'turn_instance_id', 'state_revision'].map(
+      (f) => `/$defs/ReceiptSource/properties/${f}`,
+    ),
+  ])
 
   it.each(ALL)('%s: every object is closed and requires every property', (name) => {
     let objects = 0

@@ -441,7 +441,6 @@ describe('planted secrets never reach the journal or an outcome', () => {
       ['state_revision transcript', request({ receipt: { state_revision: s.transcript } })],
       ['state_revision non-ASCII', request({ receipt: { state_revision: s.unicode } })],
       ['committed_at marker', request({ receipt: { committed_at: s.marker } })],
-      ['step_kind marker', request({ receipt: { step_kind: s.marker } })],
       ['fact_refs credentials and paths', request({ factRefs: [s.github, s.path, s.url] })],
       ['fact_refs one bad among good', request({ factRefs: ['fact_ok', s.slack] })],
     ]
@@ -461,6 +460,7 @@ describe('planted secrets never reach the journal or an outcome', () => {
     // Refused or unsubscribed before any projection: nothing either.
     for (const req of [
       request({ receipt: { status: s.marker } }),
+      request({ receipt: { step_kind: s.marker } }),
       request({ receipt: { effect_id: s.github }, settlement: { effect_id: s.aws } }),
       request({ eventKind: s.marker }),
       request({ eventKind: s.path }),

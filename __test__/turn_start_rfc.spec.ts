@@ -200,7 +200,15 @@ describe('RFC: Failure and replay', () => {
       ['mail.turn_start_read', 'provider_unavailable', 'provider_unavailable', null],
       ['tickets.turn_start_read', 'ok', null, null],
     ])
+    // Isolated, yet an outage does not drop the read obligation: with no inbox
+    // store attached to the kernel, a failed hook's standing is unknown and its
+    // read is still projected before work (fail closed).
+    expect(outcome.hooks.map((h) => h.pendingStanding)).toEqual(['unknown', 'unknown', 'reported'])
     expect(outcome.requiredReads.map((r) => r.command)).toEqual([
+      'loopx inbox read --hook=chat',
+      'loopx inbox read --hook=chat',
+      'loopx inbox read --hook=mail',
+      'loopx inbox read --hook=mail',
       'loopx inbox read --hook=tickets',
       'loopx inbox read --hook=tickets',
     ])

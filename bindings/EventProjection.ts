@@ -3,6 +3,7 @@ import type { EventProjectionSchemaVersion } from "./EventProjectionSchemaVersio
 import type { Transition } from "./Transition";
 
 /**
- * The core-chosen bounded projection of one event.
+ * The core-chosen bounded projection of one event. `fact_refs` is `[]`
+ * unless the registration requests `bounded_event_projection`.
  */
 export type EventProjection = { schema_version: EventProjectionSchemaVersion, transition: Transition, fact_refs: Array<string>, };

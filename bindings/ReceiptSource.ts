@@ -3,9 +3,32 @@ import type { EventKind } from "./EventKind";
 import type { StepKind } from "./StepKind";
 
 /**
- * The committed durable-writeback receipt identity, as opaque refs.
+ * The committed durable-writeback receipt identity, as opaque refs. What
+ * identity and applicability need is always there; the settlement's ids
+ * and the state revision only under the `settlement_identity` read scope
+ * (contract-v0 section 1).
  */
-export type ReceiptSource = { receipt_id: string, effect_id: string, step_kind: StepKind, goal_id: string, agent_id: string, todo_id: string, turn_instance_id: string, event_kind: EventKind, state_revision: string, 
+export type ReceiptSource = { receipt_id: string, effect_id: string, step_kind: StepKind, 
+/**
+ * Granted by `settlement_identity`; absent without it.
+ */
+goal_id?: string, 
+/**
+ * Granted by `settlement_identity`; absent without it.
+ */
+agent_id?: string, 
+/**
+ * Granted by `settlement_identity`; absent without it.
+ */
+todo_id?: string, 
+/**
+ * Granted by `settlement_identity`; absent without it.
+ */
+turn_instance_id?: string, event_kind: EventKind, 
+/**
+ * Granted by `settlement_identity`; absent without it.
+ */
+state_revision?: string, 
 /**
  * RFC 3339 UTC, e.g. `2026-08-26T00:00:00Z`.
  */

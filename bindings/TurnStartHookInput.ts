@@ -10,4 +10,9 @@ export type TurnStartHookInput = { hook_id: string, capability_id: string, turn:
 /**
  * The one aggregate attempt budget of this dispatch, its routes and timeout.
  */
-budget: TurnStartBudget, write_scopes: Array<TurnStartWriteScope>, };
+budget: TurnStartBudget, write_scopes: Array<TurnStartWriteScope>, 
+/**
+ * When an inbox store is attached: this invocation's session, through
+ * which core grants, counts and bounds its inbox writes and reads.
+ */
+session?: string, };

@@ -3,4 +3,4 @@
 /**
  * Why the lane decision is what it is (the strongest reason over every hook).
  */
-export type TurnStartLaneReason = "nothing_to_read" | "fresh_ordinary_read" | "material_still_pending" | "verified_reply" | "direct_question";
+export type TurnStartLaneReason = "nothing_to_read" | "fresh_ordinary_read" | "standing_unknown" | "material_still_pending" | "verified_reply" | "direct_question";

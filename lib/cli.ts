@@ -12,6 +12,7 @@ import type { DispatchState } from '../bindings/index'
 import { CliError, describeError } from './cli/errors.js'
 import { type Io } from './cli/io.js'
 import { JOURNAL_COMMANDS, STATES, journalCommand, type JournalCommand, type JournalOptions } from './cli/journal.js'
+import { serveCommand } from './cli/serve.js'
 import { CONTRACT_NAMES, validateCommand } from './cli/validate.js'
 
 export type { Io }
@@ -20,9 +21,11 @@ const USAGE = `Usage:
   loopx-hooks validate <contract> FILE|- [--json] [context flags]
   loopx-hooks journal show|dispatches|intents|recover --db PATH [--json] [filters]
   loopx-hooks journal decide|done --db PATH --intent ID --executor ID [...]
+  loopx-hooks serve --stdio
   loopx-hooks --help | --version
 
-Run 'loopx-hooks validate --help' or 'loopx-hooks journal --help' for details.
+Run 'loopx-hooks validate --help', 'loopx-hooks journal --help' or
+'loopx-hooks serve --help' for details.
 
 Exit status: 0 success (document valid), 1 document invalid (or a journal
 failing its integrity check), 2 usage or other error (one line on stderr).
@@ -86,9 +89,32 @@ integrity_messages, latest_dispatches}, dispatches and intents {items, next_curs
 next_cursor as --after to continue), recover {unfinished: [row + failures]}.
 `
 
+const SERVE_USAGE = `Usage: loopx-hooks serve --stdio
+
+Answers newline-delimited JSON requests on standard input, one response line
+per request on standard output, until standard input ends: the validators of
+'validate' and the identity helpers, for adapters in other languages (the
+Python package in python/). Requests and responses:
+
+  {"id": ID, "op": "validate", "contract": NAME, "document": TEXT,
+   "kinds"?: [TEXT...], "registration"?: TEXT, "dispatch_id"?: STRING}
+      -> {"id": ID, "result": {"ok": true} | {"ok": false, "violations": [...]}}
+  {"id": ID, "op": "registration_digest", "registration": TEXT}
+  {"id": ID, "op": "dispatch_id", "parts": {receipt_id, effect_id, hook_id,
+   capability_id, registration_digest, registration_schema_version, event_kind}}
+  {"id": ID, "op": "intent_id", "dispatch_id", "intent_kind", "policy_version", "payload": TEXT}
+  {"id": ID, "op": "canonical_json", "value": TEXT}
+  {"id": ID, "op": "hello"}  -> {"protocol", "version", "contracts"}
+
+TEXT is a JSON document as text inside a JSON string. A request that cannot
+be answered gets {"id": ID|null, "error": {"code": "ERR_LOOPX_...", "message"}};
+the process keeps serving. Exit status 0 when standard input ends.
+`
+
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
+  stdio: { type: 'boolean' },
   json: { type: 'boolean' },
   kinds: { type: 'string' },
   registration: { type: 'string' },
@@ -119,6 +145,7 @@ const ACCEPTS: Record<string, readonly OptionName[]> = {
   'journal recover': ['json', 'db', 'hook'],
   'journal decide': ['json', 'db', 'intent', 'executor', 'decision', 'reason'],
   'journal done': ['json', 'db', 'intent', 'executor'],
+  serve: ['stdio'],
 }
 
 function version(): string {
@@ -166,7 +193,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     if (wantsHelp(argv)) {
       const first = argv.find((a) => !a.startsWith('-'))
-      io.stdout.write(first === 'validate' ? VALIDATE_USAGE : first === 'journal' ? JOURNAL_USAGE : USAGE)
+      const usages: Record<string, string> = { validate: VALIDATE_USAGE, journal: JOURNAL_USAGE, serve: SERVE_USAGE }
+      const usage = usages[first ?? '']
+      io.stdout.write(usage ?? USAGE)
       return 0
     }
     const { values, positionals } = parse(argv)
@@ -226,10 +255,16 @@ export async function main(argv: string[], io: Io): Promise<number> {
       if (after !== undefined) options.after = after
       return await journalCommand(sub as JournalCommand, options, io)
     }
+    if (command === 'serve') {
+      checkAccepted('serve', values)
+      if (rest.length > 0) throw new CliError(`unexpected argument '${rest[0]}'`)
+      if (values.stdio !== true) throw new CliError('serve needs --stdio (the only transport)')
+      return await serveCommand(io, version())
+    }
     throw new CliError(
       command === undefined
-        ? 'missing command (validate or journal)'
-        : `unknown command '${command}' (expected validate or journal)`,
+        ? 'missing command (validate, journal or serve)'
+        : `unknown command '${command}' (expected validate, journal or serve)`,
     )
   } catch (error) {
     io.stderr.write(`loopx-hooks: ${describeError(error)}\n`)

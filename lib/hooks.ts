@@ -4,8 +4,8 @@
  * typed from its kind's schema. A wrong payload does not compile.
  */
 import { buildIntent } from '../index.js'
-import type { PostWritebackHookInput, PostWritebackHookRegistration } from '../bindings/index'
-import type { IntentOf, IntentSpecOf, ProviderOf, TypedIntentKind } from './payload.js'
+import type { PostWritebackHookInput, PostWritebackHookRegistration, ReadScope } from '../bindings/index'
+import type { HookInputFor, IntentOf, IntentSpecOf, ProviderOf, TypedIntentKind } from './payload.js'
 import { LoopxHooksError } from './errors.js'
 import type { RawProvider } from './provider.js'
 
@@ -43,7 +43,9 @@ type KindsNamed<R, K extends string> = R extends { intent_kinds: readonly (infer
 
 /**
  * A hook: its registration, with `capability_id` and `intent_kinds` taken from
- * `kinds` when left out, and a provider typed from those kinds. A registration
+ * `kinds` when left out, and a provider typed from those kinds; when the
+ * registration is a literal, the provider's input holds exactly the members
+ * its requested read scopes grant (`HookInputFor`). A registration
  * that names intent kinds other than exactly `kinds` throws
  * `ERR_LOOPX_INVALID_ARGUMENT` (its provider's types would not match what the
  * dispatcher accepts); everything else is judged by `runtime.register`.
@@ -51,10 +53,11 @@ type KindsNamed<R, K extends string> = R extends { intent_kinds: readonly (infer
 export function defineHook<
   const Kinds extends readonly [TypedIntentKind, ...TypedIntentKind[]],
   R extends HookRegistrationInput<Kinds[number]['intent_kind']>,
+  const Scopes extends readonly ReadScope[],
 >(spec: {
   kinds: Kinds
-  registration: R & KindsNamed<R, Kinds[number]['intent_kind']>
-  provider: ProviderOf<Kinds[number]>
+  registration: R & KindsNamed<R, Kinds[number]['intent_kind']> & { requested_read_scope: Scopes }
+  provider: ProviderOf<Kinds[number], HookInputFor<Scopes>>
 }): HookDefinition {
   const names = [...new Set(spec.kinds.map((k) => k.intent_kind))]
   const given = spec.registration.intent_kinds
@@ -69,7 +72,7 @@ export function defineHook<
     capability_id: spec.registration.capability_id ?? spec.kinds[0].capability_id,
     intent_kinds: given ? [...given] : names,
   }
-  return { registration, provider: spec.provider as RawProvider }
+  return { registration, provider: spec.provider as unknown as RawProvider }
 }
 
 /**

@@ -22,8 +22,9 @@ import type {
   ReactionBegin,
   ReactionFinish,
   ReactionResult,
+  RetentionCounts,
 } from '../bindings/index'
-import { native } from './errors.js'
+import { LoopxHooksError, native } from './errors.js'
 
 export interface InboxOptions {
   /** The configured profile's own identity, exactly as the provider verifies senders. */
@@ -35,6 +36,22 @@ export interface InboxOptions {
    * flight (`in_flight`) before it is uncertain and due for a readback. Default 60000.
    */
   attemptStaleMs?: number
+  /**
+   * How long an acknowledged message keeps its private payload. After it the
+   * payload is purged (on the next first reads, ACK or `purgeExpired()`); the
+   * message's row and its receipts, and so every count, are kept. Default
+   * 604800000 (7 days); 0 purges at the next such write.
+   */
+  retentionMs?: number
+}
+
+/** The native store behind each InboxStore, for the kernel to attach (not exported from the package). */
+const natives = new WeakMap<InboxStore, NativeInboxStore>()
+
+export function nativeInboxOf(store: InboxStore): NativeInboxStore {
+  const found = natives.get(store)
+  if (found === undefined) throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'inbox is not an InboxStore')
+  return found
 }
 
 export class InboxStore implements AsyncDisposable {
@@ -42,6 +59,7 @@ export class InboxStore implements AsyncDisposable {
 
   private constructor(store: NativeInboxStore) {
     this.#native = store
+    natives.set(this, store)
   }
 
   /** Opens (creating on first use) the inbox file; refuses any other file, the public journal included. */
@@ -85,6 +103,16 @@ export class InboxStore implements AsyncDisposable {
   /** Acknowledges: refused until read, disposed and (when material) bound to an effect receipt. */
   ack(message: MessageRef): Promise<AckOutcome> {
     return this.#call('ack', { message })
+  }
+
+  /** Purges the payloads of acknowledged messages past retention now; how many were purged. */
+  purgeExpired(): Promise<number> {
+    return this.#call('purgeExpired')
+  }
+
+  /** Acknowledged messages by whether their private payload is still kept (counts only). */
+  retentionCounts(): Promise<RetentionCounts> {
+    return this.#call('retentionCounts')
   }
 
   /** Up to `max` messages due an acknowledgement reaction, fairly across routes and messages. */

@@ -50,6 +50,7 @@ export {
   type TurnStartProviderFn,
 } from './turn_start.js'
 export { InboxStore, type InboxOptions } from './inbox.js'
+export { TurnStartSession } from './turn_start_session.js'
 export {
   defineIntentKind,
   type PayloadOf,
@@ -59,4 +60,6 @@ export {
   type HookResultOf,
   type ProviderOf,
   type IntentSpecOf,
+  type HookInputFor,
+  type SettlementMember,
 } from './payload.js'

@@ -4,7 +4,14 @@
  * provider whose payload does not match does not compile. Runtime checks stay
  * in Rust; these types only mirror what the Rust validators accept.
  */
-import type { IntentBudget, PostWritebackHookInput, PostWritebackIntent } from '../bindings/index'
+import type {
+  EventProjection,
+  IntentBudget,
+  PostWritebackHookInput,
+  PostWritebackIntent,
+  ReadScope,
+  ReceiptSource,
+} from '../bindings/index'
 
 /** The closed payload-schema subset of contract-v0 section 1, as literal types. */
 export type PayloadSchemaNode =
@@ -79,8 +86,32 @@ export type HookResultOf<D> =
   | { schema_version: 'loopx_post_writeback_hook_result_v0'; status: 'not_applicable'; intents: [] }
   | { schema_version: 'loopx_post_writeback_hook_result_v0'; status: 'proposed'; intents: IntentOf<D>[] }
 
-/** A provider for a registration naming the kinds `D`. */
-export type ProviderOf<D> = (input: Readonly<PostWritebackHookInput>) => HookResultOf<D> | Promise<HookResultOf<D>>
+/** The source members the `settlement_identity` read scope grants (contract-v0 section 1). */
+export type SettlementMember = 'goal_id' | 'agent_id' | 'todo_id' | 'turn_instance_id' | 'state_revision'
+
+/**
+ * The hook input a registration requesting the read scopes `Scopes` (a
+ * literal tuple) receives: the settlement members present exactly when
+ * `settlement_identity` is requested, `fact_refs` always `[]` without
+ * `bounded_event_projection`. For scopes not known at compile time (a
+ * registration that is not a literal) it is the contract's input type.
+ */
+export type HookInputFor<Scopes extends readonly ReadScope[]> = number extends Scopes['length']
+  ? PostWritebackHookInput
+  : Omit<PostWritebackHookInput, 'source' | 'projection'> & {
+      source: Omit<ReceiptSource, SettlementMember> &
+        ('settlement_identity' extends Scopes[number]
+          ? Required<Pick<ReceiptSource, SettlementMember>>
+          : { [K in SettlementMember]?: never })
+      projection: 'bounded_event_projection' extends Scopes[number]
+        ? EventProjection
+        : Omit<EventProjection, 'fact_refs'> & { fact_refs: [] }
+    }
+
+/** A provider for a registration naming the kinds `D`, receiving `Input`. */
+export type ProviderOf<D, Input = PostWritebackHookInput> = (
+  input: Readonly<Input>,
+) => HookResultOf<D> | Promise<HookResultOf<D>>
 
 /** What a provider decides for one intent; core fills in the rest. */
 export interface IntentSpecOf<D> {

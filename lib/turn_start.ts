@@ -15,14 +15,21 @@ import type {
   TurnStartRequest,
 } from '../bindings/index'
 import { LoopxHooksError, native } from './errors.js'
+import { nativeInboxOf, type InboxStore } from './inbox.js'
 import { providerScope, wrapProvider } from './provider.js'
+import { TurnStartSession } from './turn_start_session.js'
 
 /**
  * A turn-start provider: bounded external reads, owner-private inbox and
  * cursor writes, and (when registered) acknowledgement reactions are its own;
- * it answers with its public receipt. It receives a frozen input.
+ * it answers with its public receipt. It receives a frozen input and, when
+ * the kernel has an inbox store, its session: the inbox as core grants it to
+ * this invocation (scopes, budget, counted by core).
  */
-export type TurnStartProviderFn = (input: Readonly<TurnStartHookInput>) => TurnStartReceipt | Promise<TurnStartReceipt>
+export type TurnStartProviderFn = (
+  input: Readonly<TurnStartHookInput>,
+  session?: TurnStartSession,
+) => TurnStartReceipt | Promise<TurnStartReceipt>
 
 export interface TurnStartHookDefinition {
   registration: TurnStartHookRegistration
@@ -32,6 +39,14 @@ export interface TurnStartHookDefinition {
 export interface TurnStartKernelOptions {
   /** Defaults: phase disabled, every hook allowed. */
   profile?: Partial<TurnStartProfile>
+  /**
+   * The owner-private inbox the providers use. When a hook fails (throws,
+   * times out, answers no valid receipt, or reports a failure status), core
+   * counts its durably pending messages itself, so an outage never drops the
+   * read obligation; without it, a failed hook's standing is `unknown` and
+   * the read is required anyway.
+   */
+  inbox?: InboxStore
 }
 
 export class TurnStartKernel {
@@ -39,6 +54,7 @@ export class TurnStartKernel {
 
   constructor(options: TurnStartKernelOptions = {}) {
     this.#native = new NativeTurnStartKernel(options.profile ? JSON.stringify(options.profile) : undefined)
+    if (options.inbox !== undefined) this.#native.useInbox(nativeInboxOf(options.inbox))
   }
 
   /**
@@ -48,7 +64,13 @@ export class TurnStartKernel {
    * and keeps its first provider: duplicate hook identities run once.
    */
   register(hook: TurnStartHookDefinition): { alreadyInstalled: boolean } {
-    const verdict = this.#native.register(hook.registration, wrapProvider(hook.provider))
+    const kernel = this.#native
+    const provider = (input: Readonly<TurnStartHookInput>) => {
+      const { session, ...rest } = input
+      const own = Object.freeze(rest) as Readonly<TurnStartHookInput>
+      return hook.provider(own, session !== undefined ? new TurnStartSession(kernel, session) : undefined)
+    }
+    const verdict = this.#native.register(hook.registration, wrapProvider(provider))
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_REGISTRATION_REJECTED', 'registration_rejected', verdict.violations)
     }

@@ -15,6 +15,8 @@ export const correct: HookDefinition = defineHook({
   registration: {
     ...baseRegistration(),
     intent_kinds: ['periodic_report.trigger_evaluation', 'periodic_report.digest'],
+    // A literal scope list types the input: settlement ids and fact refs are there.
+    requested_read_scope: ['settlement_identity', 'bounded_event_projection'],
   },
   provider: (input) => {
     if (input.projection.fact_refs.length === 0) return notApplicable()

@@ -118,7 +118,8 @@ export function validateWriteback(
     violations.push({ path, rule: v.rule })
   }
   if (violations.length > 0 || !verdict.ok) return { ok: false, violations }
-  const source = verdict.value.source
+  // PRIMARY_VALIDATION requests settlement_identity, so the validator proved every settlement member present.
+  const source = verdict.value.source as Required<typeof verdict.value.source>
   return {
     ok: true,
     value: {

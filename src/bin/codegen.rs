@@ -84,6 +84,7 @@ const TS_TYPES: &[ExportTs] = &[
     turn_start::inbox::CursorKind::export_all,
     turn_start::inbox::ClaimOutcome::export_all,
     turn_start::inbox::AdvanceOutcome::export_all,
+    turn_start::inbox::RetentionCounts::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).

@@ -14,31 +14,20 @@ use crate::turn_start::inbox::{
 };
 
 /// A failure as the TS layer reads it back: `CODE|message`.
-fn fail(code: &str, message: &str) -> napi::Error {
+pub(crate) fn fail(code: &str, message: &str) -> napi::Error {
     napi::Error::new(napi::Status::GenericFailure, format!("{code}|{message}"))
 }
 
-fn inbox_error(e: InboxError) -> napi::Error {
-    let code = match e {
-        InboxError::NotAnInbox => "ERR_LOOPX_NOT_AN_INBOX",
-        InboxError::TooNew { .. } => "ERR_LOOPX_INBOX_TOO_NEW",
-        InboxError::NotAFile => "ERR_LOOPX_NOT_A_FILE",
-        InboxError::ReadOnly => "ERR_LOOPX_INBOX_READONLY",
-        InboxError::Closed => "ERR_LOOPX_INBOX_CLOSED",
-        InboxError::Busy => "ERR_LOOPX_INBOX_BUSY",
-        InboxError::Io { .. } => "ERR_LOOPX_INBOX_IO",
-        InboxError::Sqlite { .. } => "ERR_LOOPX_INBOX_SQLITE",
-        InboxError::InvalidArgument { .. } => "ERR_LOOPX_INVALID_ARGUMENT",
-    };
-    fail(code, &e.to_string())
+pub(crate) fn inbox_error(e: InboxError) -> napi::Error {
+    fail(e.stable_code(), &e.to_string())
 }
 
-fn invalid(what: &str) -> napi::Error {
+pub(crate) fn invalid(what: &str) -> napi::Error {
     fail("ERR_LOOPX_INVALID_ARGUMENT", &format!("invalid argument: {what}"))
 }
 
 /// Member `name` of the arguments, as `T`.
-fn arg<T: DeserializeOwned>(args: &Value, name: &'static str) -> napi::Result<T> {
+pub(crate) fn arg<T: DeserializeOwned>(args: &Value, name: &'static str) -> napi::Result<T> {
     serde_json::from_value(args.get(name).cloned().unwrap_or(Value::Null)).map_err(|_| invalid(name))
 }
 
@@ -64,6 +53,8 @@ fn run(store: &InboxStore, op: &str, args: &Value) -> napi::Result<String> {
             out(store.dispose(&m()?, arg::<Disposition>(args, "disposition")?, effect.as_deref()))
         }
         "ack" => out(store.ack(&m()?)),
+        "purgeExpired" => out(store.purge_expired()),
+        "retentionCounts" => out(store.retention_counts()),
         "reactionCandidates" => {
             out(store.reaction_candidates(&arg::<String>(args, "collectorId")?, arg::<u32>(args, "max")?))
         }
@@ -95,7 +86,7 @@ fn run(store: &InboxStore, op: &str, args: &Value) -> napi::Result<String> {
 /// An open owner-private inbox file.
 #[napi]
 pub struct NativeInboxStore {
-    store: Arc<InboxStore>,
+    pub(crate) store: Arc<InboxStore>,
 }
 
 #[napi(object)]
@@ -105,6 +96,8 @@ pub struct InboxOpenOptions {
     pub busy_timeout_ms: Option<u32>,
     /// How long an unfinished reaction attempt counts as in flight (default 60000).
     pub attempt_stale_ms: Option<u32>,
+    /// How long an acknowledged message keeps its private payload (default 7 days).
+    pub retention_ms: Option<i64>,
 }
 
 /// Opens (creating on first use) the inbox file at `path`.
@@ -116,6 +109,7 @@ pub async fn open_native_inbox(path: String, options: Option<InboxOpenOptions>) 
             busy_timeout_ms: o.busy_timeout_ms.unwrap_or(defaults.busy_timeout_ms),
             attempt_stale_ms: o.attempt_stale_ms.unwrap_or(defaults.attempt_stale_ms),
             self_identity: o.self_identity,
+            retention_ms: o.retention_ms.unwrap_or(defaults.retention_ms),
         },
         None => defaults,
     };

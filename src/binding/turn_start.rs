@@ -10,10 +10,13 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use super::error::{async_error, internal, misuse, Code};
+use super::inbox::{arg, fail, inbox_error, invalid, NativeInboxStore};
 use super::js_provider::{JsProvider, JsProviderFn};
 use super::js_value::{read_document, JsAny};
 use super::validators::run;
+use crate::turn_start::inbox::{CaptureInput, CursorKind, MessageRef, ReactionResult};
 use crate::turn_start::{self, Registered, TurnStartKernel, TurnStartProfile, TurnStartProvider};
+use crate::turn_start::{SessionError, TurnStartSession};
 use crate::validate::{Rule, Violation};
 
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<TurnStartHookRegistration>")]
@@ -72,6 +75,27 @@ impl NativeTurnStartKernel {
         build().map_err(internal)
     }
 
+    /// Attaches the owner-private inbox store, which core counts pending
+    /// material in itself when a hook fails.
+    #[napi]
+    pub fn use_inbox(&self, inbox: &NativeInboxStore) {
+        self.kernel.use_inbox(inbox.store.clone());
+    }
+
+    /// One operation of an invocation's session (`op`, arguments as JSON
+    /// text); resolves to its result as JSON text. Refused with
+    /// `ERR_LOOPX_SESSION_CLOSED` once the invocation is over.
+    #[napi]
+    pub async fn session_call(&self, token: String, op: String, args_json: String) -> napi::Result<String> {
+        let session = self.kernel.session(&token).ok_or_else(|| session_error(SessionError::Closed))?;
+        tokio::task::spawn_blocking(move || {
+            let args: Value = serde_json::from_str(&args_json).map_err(|_| invalid("arguments"))?;
+            session_op(&session, &op, &args)
+        })
+        .await
+        .map_err(|_| fail("ERR_LOOPX_INTERNAL", "session task failed"))?
+    }
+
     /// The installed hook_ids, in dispatch order.
     #[napi(getter)]
     pub fn hook_ids(&self) -> Vec<String> {
@@ -89,5 +113,50 @@ impl NativeTurnStartKernel {
         };
         serde_json::to_string(&outcome)
             .map_err(|_| async_error(misuse(Code::Internal, "outcome could not be serialized")))
+    }
+}
+
+fn session_error(e: SessionError) -> napi::Error {
+    match e {
+        SessionError::Inbox(inner) => inbox_error(inner),
+        other => fail(other.code(), &other.to_string()),
+    }
+}
+
+fn session_out<T: serde::Serialize>(v: std::result::Result<T, SessionError>) -> napi::Result<String> {
+    let v = v.map_err(session_error)?;
+    serde_json::to_string(&v).map_err(|_| fail("ERR_LOOPX_INTERNAL", "result could not be serialized"))
+}
+
+fn session_op(session: &TurnStartSession, op: &str, args: &Value) -> napi::Result<String> {
+    let m = || arg::<MessageRef>(args, "message");
+    match op {
+        "readRoute" => session_out(session.read_route(&arg::<String>(args, "routeId")?).map(|_| ())),
+        "capture" => session_out(session.capture(&arg::<CaptureInput>(args, "input")?)),
+        "recordFirstReads" => session_out(session.record_first_reads(&arg::<String>(args, "readRef")?)),
+        "claimCursor" => session_out(session.claim_cursor(
+            &arg::<String>(args, "scope")?,
+            arg::<CursorKind>(args, "kind")?,
+            arg::<u32>(args, "leaseMs")?,
+        )),
+        "advanceCursor" => session_out(session.advance_cursor(
+            &arg::<String>(args, "scope")?,
+            arg::<CursorKind>(args, "kind")?,
+            &arg::<String>(args, "token")?,
+            &arg::<String>(args, "value")?,
+            &arg::<Vec<MessageRef>>(args, "read")?,
+        )),
+        "releaseCursor" => session_out(session.release_cursor(
+            &arg::<String>(args, "scope")?,
+            arg::<CursorKind>(args, "kind")?,
+            &arg::<String>(args, "token")?,
+        )),
+        "reactionCandidates" => {
+            session_out(session.reaction_candidates(&arg::<String>(args, "collectorId")?, arg::<u32>(args, "max")?))
+        }
+        "beginReaction" => session_out(session.begin_reaction(&m()?)),
+        "finishReaction" => session_out(session.finish_reaction(&m()?, arg::<ReactionResult>(args, "result")?)),
+        "resolveReaction" => session_out(session.resolve_reaction(&m()?, arg::<ReactionResult>(args, "result")?)),
+        _ => Err(invalid("op")),
     }
 }

@@ -22,7 +22,10 @@ pub struct PostWritebackHookInput {
     pub boundary: BoundaryAttestation,
 }
 
-/// The committed durable-writeback receipt identity, as opaque refs.
+/// The committed durable-writeback receipt identity, as opaque refs. What
+/// identity and applicability need is always there; the settlement's ids
+/// and the state revision only under the `settlement_identity` read scope
+/// (contract-v0 section 1).
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 #[ts(export)]
@@ -32,23 +35,39 @@ pub struct ReceiptSource {
     #[schemars(regex(pattern = super::pattern::OPAQUE_REF))]
     pub effect_id: String,
     pub step_kind: StepKind,
-    #[schemars(regex(pattern = super::pattern::OPAQUE_REF))]
-    pub goal_id: String,
-    #[schemars(regex(pattern = super::pattern::OPAQUE_REF))]
-    pub agent_id: String,
-    #[schemars(regex(pattern = super::pattern::OPAQUE_REF))]
-    pub todo_id: String,
-    #[schemars(regex(pattern = super::pattern::OPAQUE_REF))]
-    pub turn_instance_id: String,
+    /// Granted by `settlement_identity`; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    #[schemars(with = "String", regex(pattern = super::pattern::OPAQUE_REF))]
+    pub goal_id: Option<String>,
+    /// Granted by `settlement_identity`; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    #[schemars(with = "String", regex(pattern = super::pattern::OPAQUE_REF))]
+    pub agent_id: Option<String>,
+    /// Granted by `settlement_identity`; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    #[schemars(with = "String", regex(pattern = super::pattern::OPAQUE_REF))]
+    pub todo_id: Option<String>,
+    /// Granted by `settlement_identity`; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    #[schemars(with = "String", regex(pattern = super::pattern::OPAQUE_REF))]
+    pub turn_instance_id: Option<String>,
     pub event_kind: EventKind,
-    #[schemars(regex(pattern = super::pattern::OPAQUE_REF))]
-    pub state_revision: String,
+    /// Granted by `settlement_identity`; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    #[schemars(with = "String", regex(pattern = super::pattern::OPAQUE_REF))]
+    pub state_revision: Option<String>,
     /// RFC 3339 UTC, e.g. `2026-08-26T00:00:00Z`.
     #[schemars(regex(pattern = super::pattern::TIMESTAMP))]
     pub committed_at: String,
 }
 
-/// The core-chosen bounded projection of one event.
+/// The core-chosen bounded projection of one event. `fact_refs` is `[]`
+/// unless the registration requests `bounded_event_projection`.
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 #[ts(export)]

@@ -1,11 +1,14 @@
 //! The compact, public-safe input one hook receives (RFC section 7). Core
-//! chooses the projection; a registration cannot ask for more.
+//! chooses the projection; a registration cannot ask for more, and gets only
+//! what its `requested_read_scope` grants (contract-v0 section 1).
 
 use serde_json::{json, Value};
 
 use super::registry::RegisteredHook;
 use super::request::DispatchRequest;
-use crate::contract::{EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, RegistrationSchemaVersion};
+use crate::contract::{
+    EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, ReadScope, RegistrationSchemaVersion,
+};
 use crate::identity::{dispatch_id, DispatchIdentity};
 use crate::validate::{validate_hook_input, Violation};
 
@@ -28,27 +31,38 @@ pub fn project(request: &DispatchRequest, hook: &RegisteredHook, dispatch_id: &s
     let transition = EventKind::parse(&request.event.event_kind).map(|k| k.transition().as_str()).unwrap_or("");
     let r = &request.receipt;
     let s = &request.settlement;
+    let scopes = &hook.registration.requested_read_scope;
+    let mut source = json!({
+        "receipt_id": r.receipt_id,
+        "effect_id": r.effect_id,
+        "step_kind": r.step_kind,
+        "event_kind": request.event.event_kind,
+        "committed_at": r.committed_at,
+    });
+    if scopes.contains(&ReadScope::SettlementIdentity) {
+        for (field, value) in [
+            ("goal_id", &s.goal_id),
+            ("agent_id", &s.agent_id),
+            ("todo_id", &s.todo_id),
+            ("turn_instance_id", &s.turn_instance_id),
+            ("state_revision", &r.state_revision),
+        ] {
+            source[field] = json!(value);
+        }
+    }
+    let no_facts = Vec::new();
+    let fact_refs =
+        if scopes.contains(&ReadScope::BoundedEventProjection) { &request.event.fact_refs } else { &no_facts };
     let input = json!({
         "schema_version": HookInputSchemaVersion::VALUE,
         "dispatch_id": dispatch_id,
         "hook_id": hook.registration.hook_id,
         "capability_id": hook.registration.capability_id,
-        "source": {
-            "receipt_id": r.receipt_id,
-            "effect_id": r.effect_id,
-            "step_kind": r.step_kind,
-            "goal_id": s.goal_id,
-            "agent_id": s.agent_id,
-            "todo_id": s.todo_id,
-            "turn_instance_id": s.turn_instance_id,
-            "event_kind": request.event.event_kind,
-            "state_revision": r.state_revision,
-            "committed_at": r.committed_at,
-        },
+        "source": source,
         "projection": {
             "schema_version": EventProjectionSchemaVersion::VALUE,
             "transition": transition,
-            "fact_refs": request.event.fact_refs,
+            "fact_refs": fact_refs,
         },
         "boundary": {
             "raw_task_text_recorded": false,
@@ -61,4 +75,71 @@ pub fn project(request: &DispatchRequest, hook: &RegisteredHook, dispatch_id: &s
     });
     validate_hook_input(&input, &hook.registration, &hook.digest)?;
     Ok(input)
+}
+
+#[cfg(test)]
+mod tests {
+    //! RFC sections 6 and 7: `requested_read_scope` is applied. A hook gets
+    //! the members its registration's scopes grant and no others, and the
+    //! input it gets passes the hook-input validator against that
+    //! registration.
+
+    use std::sync::Arc;
+
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::dispatch::provider::Provider;
+    use crate::dispatch::request::tests::request;
+    use crate::provider_reply::{ProviderReply, ReplyFuture};
+    use crate::validate::fixtures::{registration, typed, with};
+    use crate::{identity, validate::input::SETTLEMENT_FIELDS};
+
+    struct Never;
+    impl Provider for Never {
+        fn invoke(&self, _: String) -> ReplyFuture {
+            Box::pin(async { ProviderReply::Threw })
+        }
+    }
+
+    fn hook(scopes: &[&str]) -> RegisteredHook {
+        let doc = with(registration(), "/requested_read_scope", json!(scopes));
+        RegisteredHook {
+            registration: typed(&doc),
+            digest: identity::registration_digest(&doc),
+            provider: Arc::new(Never),
+        }
+    }
+
+    fn projected(scopes: &[&str]) -> Value {
+        let (request, hook) = (request(), hook(scopes));
+        project(&request, &hook, &dispatch_id_for(&request, &hook)).expect("a valid projection")
+    }
+
+    #[test]
+    fn requested_read_scope_is_applied_to_the_projection() {
+        let identity_only = projected(&["settlement_identity"]);
+        for field in SETTLEMENT_FIELDS {
+            assert!(identity_only["source"][field].is_string(), "{field}");
+        }
+        assert_eq!(identity_only["projection"]["fact_refs"], json!([]));
+
+        let facts_only = projected(&["bounded_event_projection"]);
+        for field in SETTLEMENT_FIELDS {
+            assert!(facts_only["source"].get(field).is_none(), "{field}");
+        }
+        assert_eq!(facts_only["projection"]["fact_refs"], json!(["fact_opaque"]));
+
+        let both = projected(&["settlement_identity", "bounded_event_projection"]);
+        assert_eq!(both["source"]["todo_id"], json!("todo_opaque"));
+        assert_eq!(both["projection"]["fact_refs"], json!(["fact_opaque"]));
+
+        // Every input carries what identity and applicability need.
+        for input in [&identity_only, &facts_only, &both] {
+            for field in ["receipt_id", "effect_id", "step_kind", "event_kind", "committed_at"] {
+                assert!(input["source"][field].is_string(), "{field}");
+            }
+            assert_eq!(input["projection"]["transition"], json!("segment_completed"));
+        }
+    }
 }

@@ -61,6 +61,9 @@ pub struct DispatchRequest {
 pub enum AdmissionRefusal {
     IdentityIncomplete,
     EffectMismatch,
+    /// The receipt is not of a durable-writeback step (a rollout event
+    /// append, say): RFC 5.1 admits only a committed durable writeback.
+    NotDurableWriteback,
     ReceiptNotCommitted,
     ReceiptNotCheckpointed,
     PhaseDisabled,
@@ -74,6 +77,9 @@ pub fn admit(request: &DispatchRequest, phase_enabled: bool) -> Result<(), Admis
     }
     if request.receipt.effect_id != s.effect_id {
         return Err(AdmissionRefusal::EffectMismatch);
+    }
+    if request.receipt.step_kind != "durable_writeback" {
+        return Err(AdmissionRefusal::NotDurableWriteback);
     }
     if request.receipt.status != "committed" {
         return Err(AdmissionRefusal::ReceiptNotCommitted);
@@ -113,6 +119,18 @@ pub(crate) mod tests {
         }
     }
 
+    /// RFC 5.1: "A successful diagnostic rollout-event append is not the
+    /// source of authority": a committed, checkpointed receipt of any step
+    /// other than durable_writeback is refused at admission.
+    #[test]
+    fn admission_refuses_a_source_that_is_not_a_committed_durable_writeback() {
+        for step in ["rollout_event_append", "", "durable_writeback_", "Durable_Writeback"] {
+            let mut r = request();
+            r.receipt.step_kind = step.into();
+            assert_eq!(admit(&r, true), Err(AdmissionRefusal::NotDurableWriteback), "{step:?}");
+        }
+    }
+
     #[test]
     fn admission_order() {
         assert_eq!(admit(&request(), true), Ok(()));
@@ -122,6 +140,8 @@ pub(crate) mod tests {
         assert_eq!(admit(&r, true), Err(AdmissionRefusal::ReceiptNotCheckpointed));
         r.receipt.status = "prepared".into();
         assert_eq!(admit(&r, true), Err(AdmissionRefusal::ReceiptNotCommitted));
+        r.receipt.step_kind = "rollout_event_append".into();
+        assert_eq!(admit(&r, true), Err(AdmissionRefusal::NotDurableWriteback));
         r.receipt.effect_id = "other".into();
         assert_eq!(admit(&r, true), Err(AdmissionRefusal::EffectMismatch));
         r.settlement.todo_id.clear();

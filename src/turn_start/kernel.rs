@@ -6,7 +6,9 @@
 //! command, `before_work`), and decides the lane. Providers are a trait; the
 //! binding implements it over JS functions, tests in Rust.
 
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -18,11 +20,13 @@ use super::contract::{
     TurnStartBudget, TurnStartHookRegistration, TurnStartReceipt, TurnStartReceiptSchemaVersion, TurnStartStatus,
     TurnStartWriteScope,
 };
+use super::inbox::InboxStore;
+use super::lane::{decide_outcome_lane, project_required_reads};
 use super::outcome::{
-    InteractionChannel, ReadOrdering, RequiredReadProjection, TurnStartHookOutcome, TurnStartKernelFailure,
-    TurnStartLane, TurnStartLaneReason, TurnStartOutcome,
+    PendingStanding, TurnStartHookOutcome, TurnStartKernelFailure, TurnStartLane, TurnStartLaneReason, TurnStartOutcome,
 };
 use super::request::{validate_turn_start_request, TurnIdentity, TurnStartRequest};
+use super::session::{SessionCounts, TurnStartSession};
 use super::validate::{validate_turn_start_receipt, validate_turn_start_registration};
 use crate::contract::FailureCode;
 use crate::identity;
@@ -52,6 +56,11 @@ pub struct TurnStartHookInput {
     /// The one aggregate attempt budget of this dispatch, its routes and timeout.
     pub budget: TurnStartBudget,
     pub write_scopes: Vec<TurnStartWriteScope>,
+    /// When an inbox store is attached: this invocation's session, through
+    /// which core grants, counts and bounds its inbox writes and reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub session: Option<String>,
 }
 
 /// The kernel's profile. Defaults: phase disabled, every hook allowed.
@@ -89,13 +98,58 @@ pub enum Registered {
 
 pub struct TurnStartKernel {
     profile: TurnStartProfile,
+    /// The owner-private inbox, when attached: core counts pending material
+    /// there itself when a hook fails (fail closed, not self-reported).
+    inbox: RwLock<Option<Arc<InboxStore>>>,
+    /// The sessions of invocations in flight, by token.
+    sessions: Mutex<HashMap<String, Arc<TurnStartSession>>>,
+    session_counter: AtomicU64,
     /// Sorted by hook_id; swapped whole so a dispatch in flight keeps its snapshot.
     hooks: RwLock<Arc<Vec<Arc<InstalledTurnStartHook>>>>,
 }
 
 impl TurnStartKernel {
     pub fn new(profile: TurnStartProfile) -> Self {
-        TurnStartKernel { profile, hooks: RwLock::new(Arc::new(Vec::new())) }
+        TurnStartKernel {
+            profile,
+            inbox: RwLock::new(None),
+            sessions: Mutex::new(HashMap::new()),
+            session_counter: AtomicU64::new(0),
+            hooks: RwLock::new(Arc::new(Vec::new())),
+        }
+    }
+
+    /// Attaches the owner-private inbox store the providers use.
+    pub fn use_inbox(&self, store: Arc<InboxStore>) {
+        *self.inbox.write().unwrap_or_else(|p| p.into_inner()) = Some(store);
+    }
+
+    /// The session of an invocation in flight.
+    pub fn session(&self, token: &str) -> Option<Arc<TurnStartSession>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).get(token).cloned()
+    }
+
+    /// Opens a session for one invocation of `hook`, when an inbox is attached.
+    fn open_session(&self, hook: &InstalledTurnStartHook) -> Option<(String, Arc<TurnStartSession>)> {
+        let store = self.inbox.read().unwrap_or_else(|p| p.into_inner()).clone()?;
+        let r = &hook.registration;
+        let session = Arc::new(TurnStartSession::new(store, r.write_scopes.clone(), r.budget));
+        let n = self.session_counter.fetch_add(1, Ordering::Relaxed);
+        let seed = format!("{}:{n}:{:?}:{}", std::process::id(), std::time::SystemTime::now(), r.hook_id);
+        let token = format!("tss_{}", identity::sha256_hex(seed.as_bytes()));
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(token.clone(), session.clone());
+        Some((token, session))
+    }
+
+    fn close_session(&self, token: &str, session: &TurnStartSession) -> SessionCounts {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(token);
+        session.close()
+    }
+
+    /// The inbox's durably pending count, or None (no store, or it cannot be read).
+    async fn inbox_pending(&self) -> Option<u32> {
+        let store = self.inbox.read().unwrap_or_else(|p| p.into_inner()).clone()?;
+        tokio::task::spawn_blocking(move || store.pending_count()).await.ok()?.ok()
     }
 
     pub fn profile(&self) -> &TurnStartProfile {
@@ -151,10 +205,21 @@ impl TurnStartKernel {
         let hooks = self.snapshot();
         let mut outcomes = Vec::with_capacity(hooks.len());
         for hook in hooks.iter().filter(|h| self.profile.allows(&h.registration.hook_id)) {
-            outcomes.push(run_hook(hook, &request).await);
+            let session = self.open_session(hook);
+            let mut outcome = run_hook(hook, &request, session.as_ref().map(|(t, _)| t.clone())).await;
+            if let Some((token, session)) = session {
+                apply_counts(&mut outcome, self.close_session(&token, &session));
+            }
+            outcomes.push(outcome);
+        }
+        if outcomes.iter().any(|o| o.receipt.status.failure_code().is_some()) {
+            let pending = self.inbox_pending().await;
+            for outcome in outcomes.iter_mut().filter(|o| o.receipt.status.failure_code().is_some()) {
+                fail_closed(outcome, pending);
+            }
         }
         let required_reads = project_required_reads(&hooks, &outcomes);
-        let lane = decide_lane(outcomes.iter().map(|o| &o.receipt));
+        let lane = decide_outcome_lane(&outcomes);
         TurnStartOutcome {
             admitted: true,
             violations: Vec::new(),
@@ -214,6 +279,23 @@ fn failed(
         hook_id: hook_id.clone(),
         receipt: failure_receipt(hook_id, status, writes),
         kernel_failure: Some(TurnStartKernelFailure { code, rule }),
+        pending_standing: PendingStanding::Reported,
+    }
+}
+
+/// An outage does not drop the read obligation: a failed hook (core's
+/// stand-in receipt, or a provider's own failure status) takes its pending
+/// count from the inbox store, or, without one, its standing is unknown and
+/// the read stays required. A failure receipt has no new observations, so
+/// pending material makes the lane `material_still_pending`.
+fn fail_closed(outcome: &mut TurnStartHookOutcome, pending: Option<u32>) {
+    match pending {
+        Some(n) => {
+            outcome.receipt.pending = n;
+            outcome.receipt.agent_read_required = n > 0;
+            outcome.pending_standing = PendingStanding::InboxStore;
+        }
+        None => outcome.pending_standing = PendingStanding::Unknown,
     }
 }
 
@@ -241,7 +323,19 @@ fn registration_rule(registration: &TurnStartHookRegistration, receipt: &TurnSta
     None
 }
 
-async fn run_hook(hook: &InstalledTurnStartHook, request: &TurnStartRequest) -> TurnStartHookOutcome {
+/// Core's counts stand where the provider reported less: the writes it made
+/// through its session are never hidden by its own receipt.
+fn apply_counts(outcome: &mut TurnStartHookOutcome, counts: SessionCounts) {
+    let receipt = &mut outcome.receipt;
+    receipt.external_writes_performed = receipt.external_writes_performed.max(counts.external_writes);
+    receipt.reactions_added = receipt.reactions_added.max(counts.reactions_added);
+}
+
+async fn run_hook(
+    hook: &InstalledTurnStartHook,
+    request: &TurnStartRequest,
+    session: Option<String>,
+) -> TurnStartHookOutcome {
     let registration = &hook.registration;
     let input = TurnStartHookInput {
         hook_id: registration.hook_id.clone(),
@@ -249,6 +343,7 @@ async fn run_hook(hook: &InstalledTurnStartHook, request: &TurnStartRequest) -> 
         turn: request.turn.clone(),
         budget: registration.budget,
         write_scopes: registration.write_scopes.clone(),
+        session,
     };
     let input_json = serde_json::to_string(&input).unwrap_or_default();
     let timeout = Duration::from_millis(u64::from(registration.budget.timeout_ms));
@@ -272,54 +367,10 @@ async fn run_hook(hook: &InstalledTurnStartHook, request: &TurnStartRequest) -> 
     if let Some(rule) = registration_rule(registration, &receipt) {
         return rejected(hook, rule, (receipt.reactions_added, receipt.external_writes_performed));
     }
-    TurnStartHookOutcome { hook_id: registration.hook_id.clone(), receipt, kernel_failure: None }
-}
-
-/// The required reads of the hooks whose receipts need them, deduplicated by
-/// command in hook order, each projected into the Agent then the CLI channel.
-fn project_required_reads(
-    hooks: &[Arc<InstalledTurnStartHook>],
-    outcomes: &[TurnStartHookOutcome],
-) -> Vec<RequiredReadProjection> {
-    let mut commands: Vec<&str> = Vec::new();
-    for outcome in outcomes.iter().filter(|o| o.receipt.agent_read_required) {
-        let Some(hook) = hooks.iter().find(|h| h.registration.hook_id == outcome.hook_id) else { continue };
-        let command = hook.registration.required_read.command.as_str();
-        if !commands.contains(&command) {
-            commands.push(command);
-        }
+    TurnStartHookOutcome {
+        hook_id: registration.hook_id.clone(),
+        receipt,
+        kernel_failure: None,
+        pending_standing: PendingStanding::Reported,
     }
-    commands
-        .into_iter()
-        .flat_map(|command| {
-            [InteractionChannel::Agent, InteractionChannel::Cli].map(|channel| RequiredReadProjection {
-                channel,
-                command: command.to_owned(),
-                ordering: ReadOrdering::BeforeWork,
-            })
-        })
-        .collect()
-}
-
-/// The strongest reason one receipt gives.
-pub fn lane_reason(receipt: &TurnStartReceipt) -> TurnStartLaneReason {
-    if receipt.direct_questions > 0 {
-        TurnStartLaneReason::DirectQuestion
-    } else if receipt.verified_replies > 0 {
-        TurnStartLaneReason::VerifiedReply
-    } else if receipt.pending > receipt.observations_new {
-        TurnStartLaneReason::MaterialStillPending
-    } else if receipt.observations_new > 0 {
-        TurnStartLaneReason::FreshOrdinaryRead
-    } else {
-        TurnStartLaneReason::NothingToRead
-    }
-}
-
-/// The lane over every receipt: a direct question or verified reply preempts
-/// on its first turn; material first read on an earlier turn and still
-/// pending preempts into material review; a fresh ordinary read notifies and
-/// keeps the selected lane; otherwise the selected lane runs.
-pub fn decide_lane<'a>(receipts: impl Iterator<Item = &'a TurnStartReceipt>) -> TurnStartLane {
-    TurnStartLane::from_reason(receipts.map(lane_reason).max().unwrap_or(TurnStartLaneReason::NothingToRead))
 }

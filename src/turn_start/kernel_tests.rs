@@ -306,7 +306,11 @@ async fn new_observations_without_read_obligation_are_a_contract_error_never_emp
     let outcome = f.dispatch().await;
     assert_eq!(statuses(&outcome), [("alpha.turn_start_read".into(), TurnStartStatus::ProviderContractError)]);
     assert_eq!(failure(&outcome, 0), Some((FailureCode::ResultContractRejected, Some(Rule::NotAllowedValue))));
-    assert!(outcome.required_reads.is_empty());
+    // Core's stand-in receipt requires no read, but with no inbox store the
+    // standing is unknown, so the read is still projected (fail closed).
+    assert!(!outcome.hooks[0].receipt.agent_read_required);
+    assert_eq!(outcome.hooks[0].pending_standing, PendingStanding::Unknown);
+    assert_eq!(outcome.required_reads.len(), 2);
 }
 
 #[tokio::test]
@@ -482,3 +486,11 @@ async fn lane_decisions() {
     );
     assert_eq!(second.required_reads.len(), 2);
 }
+
+// Issue 12, item 6: an outage does not drop the read obligation.
+#[path = "outage_tests.rs"]
+mod outage;
+
+// Issue 12, item 7: budgets and scopes enforced by core, not self-reported.
+#[path = "session_tests.rs"]
+mod session;

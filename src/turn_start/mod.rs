@@ -6,19 +6,23 @@
 pub mod contract;
 pub mod inbox;
 mod kernel;
+mod lane;
 mod outcome;
 mod request;
+mod session;
 mod validate;
 
 pub use contract::*;
 pub use kernel::{
-    decide_lane, lane_reason, InstalledTurnStartHook, ProviderReply, Registered, ReplyFuture, TurnStartHookInput,
-    TurnStartKernel, TurnStartProfile, TurnStartProvider, MAX_RECEIPT_BYTES,
+    InstalledTurnStartHook, ProviderReply, Registered, ReplyFuture, TurnStartHookInput, TurnStartKernel,
+    TurnStartProfile, TurnStartProvider, MAX_RECEIPT_BYTES,
 };
+pub use lane::{decide_lane, lane_reason};
 pub use outcome::*;
 pub use request::{
     validate_turn_start_request, TurnIdentity, TurnStartQuotaRequest, TurnStartRequest, MAX_QUOTA_UNITS,
 };
+pub use session::{SessionCounts, SessionError, TurnStartSession};
 pub use validate::{command, is_command_word, validate_turn_start_receipt, validate_turn_start_registration};
 
 #[cfg(test)]

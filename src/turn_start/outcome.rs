@@ -61,6 +61,11 @@ pub enum TurnStartLaneReason {
     NothingToRead,
     /// New ordinary observations, first turn: notify, keep the lane.
     FreshOrdinaryRead,
+    /// A hook failed and, with no inbox store to count from, whether material
+    /// is pending is unknown: the required read runs before work (fail
+    /// closed), and the lane is kept, because an unknown is no evidence of
+    /// pending material and an outage must not block work indefinitely.
+    StandingUnknown,
     /// Material first read on an earlier turn is still durably pending.
     MaterialStillPending,
     /// A verified reply among the new observations preempts on its first turn.
@@ -73,7 +78,9 @@ impl TurnStartLaneReason {
     pub fn decision(self) -> TurnStartLaneDecision {
         match self {
             TurnStartLaneReason::NothingToRead => TurnStartLaneDecision::KeepSelected,
-            TurnStartLaneReason::FreshOrdinaryRead => TurnStartLaneDecision::NotifyKeepSelected,
+            TurnStartLaneReason::FreshOrdinaryRead | TurnStartLaneReason::StandingUnknown => {
+                TurnStartLaneDecision::NotifyKeepSelected
+            }
             TurnStartLaneReason::MaterialStillPending
             | TurnStartLaneReason::VerifiedReply
             | TurnStartLaneReason::DirectQuestion => TurnStartLaneDecision::PreemptMaterialReview,
@@ -108,6 +115,21 @@ pub struct TurnStartKernelFailure {
     pub rule: Option<Rule>,
 }
 
+/// Where a hook's `pending` count comes from.
+#[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum PendingStanding {
+    /// The provider's receipt, accepted as it came (the hook succeeded).
+    Reported,
+    /// The hook failed (an outage): core counted the inbox store's durably
+    /// pending messages itself, and requires a read when there are any.
+    InboxStore,
+    /// The hook failed and no inbox store is attached (or it could not be
+    /// read): unknown, so core requires the read anyway (fail closed).
+    Unknown,
+}
+
 /// One hook's dispatch: its public receipt (the provider's, or the one core
 /// made for a failure) and, when core made it, why.
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
@@ -117,6 +139,15 @@ pub struct TurnStartHookOutcome {
     pub hook_id: String,
     pub receipt: TurnStartReceipt,
     pub kernel_failure: Option<TurnStartKernelFailure>,
+    pub pending_standing: PendingStanding,
+}
+
+impl TurnStartHookOutcome {
+    /// Whether the hook's read obligation stands: its receipt requires the
+    /// read, or its pending standing is unknown.
+    pub fn read_required(&self) -> bool {
+        self.receipt.agent_read_required || self.pending_standing == PendingStanding::Unknown
+    }
 }
 
 /// The outcome of one `dispatchTurnStart`.

@@ -1,20 +1,23 @@
 //! `loopx_post_writeback_hook_input_v0` (RFC section 7): the compact input one
 //! admitted hook receives, checked against the registration it was built for.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::grammar;
 use super::registration::event_kind;
 use super::report::{child, Report, Rule, Verdict};
 use crate::contract::{
     BoundaryAttestation, EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, PostWritebackHookInput,
-    PostWritebackHookRegistration, RegistrationSchemaVersion, StepKind, Transition,
+    PostWritebackHookRegistration, ReadScope, RegistrationSchemaVersion, StepKind, Transition,
 };
 use crate::identity::{self, DispatchIdentity};
 
 const FIELDS: &[&str] =
     &["schema_version", "dispatch_id", "hook_id", "capability_id", "source", "projection", "boundary"];
-const SOURCE_FIELDS: &[&str] = &[
+/// The source members every input carries (identity and applicability).
+const SOURCE_FIELDS: &[&str] = &["receipt_id", "effect_id", "step_kind", "event_kind", "committed_at"];
+/// Every source member, in the order violations are reported.
+const ALL_SOURCE_FIELDS: &[&str] = &[
     "receipt_id",
     "effect_id",
     "step_kind",
@@ -26,8 +29,8 @@ const SOURCE_FIELDS: &[&str] = &[
     "state_revision",
     "committed_at",
 ];
-const SOURCE_REFS: &[&str] =
-    &["receipt_id", "effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id", "state_revision"];
+/// The source members the `settlement_identity` read scope grants.
+pub const SETTLEMENT_FIELDS: &[&str] = &["goal_id", "agent_id", "todo_id", "turn_instance_id", "state_revision"];
 const PROJECTION_FIELDS: &[&str] = &["schema_version", "transition", "fact_refs"];
 
 /// Validates a hook input built for `registration`, whose digest callers pass
@@ -43,6 +46,11 @@ const PROJECTION_FIELDS: &[&str] = &["schema_version", "transition", "fact_refs"
 /// - `dispatch_id` is recomputed from the registration's own hook_id,
 ///   capability_id and schema_version (core's truth), so it is checked even
 ///   when the input misnames the hook.
+///
+/// Read scopes (contract-v0 section 1): a member the registration's
+/// `requested_read_scope` does not grant is `not_allowed_value` where it
+/// stands (a non-empty `fact_refs` without `bounded_event_projection`
+/// included); a granted member that is missing is `missing_field`.
 pub fn validate_hook_input(
     doc: &Value,
     registration: &PostWritebackHookRegistration,
@@ -63,7 +71,8 @@ pub fn validate_hook_input(
     }
     let source = map.get("source").and_then(|v| source(&mut r, v, registration));
     if let Some(v) = map.get("projection") {
-        projection(&mut r, v, source.as_ref().and_then(|s| s.event_kind));
+        let facts = registration.requested_read_scope.contains(&ReadScope::BoundedEventProjection);
+        projection(&mut r, v, source.as_ref().and_then(|s| s.event_kind), facts);
     }
     if let Some(v) = map.get("boundary") {
         boundary(&mut r, v);
@@ -106,14 +115,32 @@ struct Source<'a> {
 }
 
 fn source<'a>(r: &mut Report, v: &'a Value, registration: &PostWritebackHookRegistration) -> Option<Source<'a>> {
-    let map: &'a Map<String, Value> = grammar::object(r, v, "/source", SOURCE_FIELDS)?;
-    let (mut receipt_id, mut effect_id) = (None, None);
-    for field in SOURCE_REFS {
-        let valid = map.get(*field).and_then(|v| grammar::opaque_ref(r, v, &child("/source", field)));
-        match *field {
-            "receipt_id" => receipt_id = valid,
-            "effect_id" => effect_id = valid,
-            _ => {}
+    let Value::Object(map) = v else {
+        r.add("/source", Rule::WrongType);
+        return None;
+    };
+    let granted = registration.requested_read_scope.contains(&ReadScope::SettlementIdentity);
+    for key in map.keys() {
+        let settlement = SETTLEMENT_FIELDS.contains(&key.as_str());
+        if settlement && !granted {
+            r.add(&child("/source", key), Rule::NotAllowedValue);
+        } else if !settlement && !SOURCE_FIELDS.contains(&key.as_str()) {
+            r.add(&child("/source", key), Rule::UnknownField);
+        }
+    }
+    for field in ALL_SOURCE_FIELDS {
+        let needed = granted || !SETTLEMENT_FIELDS.contains(field);
+        if needed && !map.contains_key(*field) {
+            r.add(&child("/source", field), Rule::MissingField);
+        }
+    }
+    let receipt_id = map.get("receipt_id").and_then(|v| grammar::opaque_ref(r, v, "/source/receipt_id"));
+    let effect_id = map.get("effect_id").and_then(|v| grammar::opaque_ref(r, v, "/source/effect_id"));
+    if granted {
+        for field in SETTLEMENT_FIELDS {
+            if let Some(v) = map.get(*field) {
+                grammar::opaque_ref(r, v, &child("/source", field));
+            }
         }
     }
     if let Some(v) = map.get("step_kind") {
@@ -130,8 +157,9 @@ fn source<'a>(r: &mut Report, v: &'a Value, registration: &PostWritebackHookRegi
 }
 
 /// The bounded projection; its transition must be the one that belongs to
-/// the source's event kind (checked only when both are known).
-fn projection(r: &mut Report, v: &Value, kind: Option<EventKind>) {
+/// the source's event kind (checked only when both are known), and its
+/// fact_refs empty unless `bounded_event_projection` is granted.
+fn projection(r: &mut Report, v: &Value, kind: Option<EventKind>, facts_granted: bool) {
     let Some(map) = grammar::object(r, v, "/projection", PROJECTION_FIELDS) else { return };
     if let Some(v) = map.get("schema_version") {
         grammar::schema_version(r, v, "/projection/schema_version", EventProjectionSchemaVersion::VALUE);
@@ -144,6 +172,11 @@ fn projection(r: &mut Report, v: &Value, kind: Option<EventKind>) {
         }
     }
     if let Some(v) = map.get("fact_refs") {
+        if !facts_granted && v.as_array().is_some_and(|a| !a.is_empty()) {
+            // Without bounded_event_projection the refs are not the hook's to see.
+            r.add("/projection/fact_refs", Rule::NotAllowedValue);
+            return;
+        }
         for (path, item) in grammar::unique_array(r, v, "/projection/fact_refs", 0, 32) {
             grammar::opaque_ref(r, item, &path);
         }

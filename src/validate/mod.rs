@@ -10,7 +10,7 @@ pub mod payload_schema;
 
 pub use intent_kind::{validate_intent_kind_definition, CompiledIntentKind, IntentKinds};
 
-mod input;
+pub(crate) mod input;
 mod receipt;
 mod registration;
 mod result;

@@ -46,6 +46,9 @@ export function runtimeTriggerProvider(kind: TriggerEvaluationKind = triggerEval
   return (input: Readonly<PostWritebackHookInput>) => {
     const transition = input.projection.transition as string
     if (!(TRIGGER_TRANSITIONS as readonly string[]).includes(transition)) return notApplicable()
+    // The segment is the Todo: without settlement_identity there is none to name.
+    const segmentRef = input.source.todo_id
+    if (segmentRef === undefined) return notApplicable()
     const sourceEventRefs = [...new Set([input.source.receipt_id, ...input.projection.fact_refs])].slice(
       0,
       MAX_SOURCE_EVENT_REFS,
@@ -54,7 +57,7 @@ export function runtimeTriggerProvider(kind: TriggerEvaluationKind = triggerEval
       intent(input, kind, {
         operation: OPERATION,
         policyVersion: POLICY_VERSION,
-        payload: { segment_ref: input.source.todo_id, source_event_refs: sourceEventRefs },
+        payload: { segment_ref: segmentRef, source_event_refs: sourceEventRefs },
       }),
     ])
   }

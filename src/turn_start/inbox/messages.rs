@@ -35,7 +35,7 @@ impl InboxStore {
                     enum_str(input.source),
                     enum_str(input.sender.kind),
                     input.attention.as_str(),
-                    now_ms(),
+                    self.now(),
                     payload
                 ],
             )?;
@@ -57,7 +57,7 @@ impl InboxStore {
     pub fn record_first_reads(&self, read_ref: &str) -> Result<FirstReads> {
         opaque_ref(read_ref, "read_ref")?;
         self.write(|tx| {
-            let now = now_ms();
+            let now = self.now();
             let mut fresh = tx.prepare(
                 "SELECT m.seq, m.attention FROM messages m
                  WHERE m.acked_at IS NULL AND NOT EXISTS (SELECT 1 FROM reads r WHERE r.message_seq = m.seq)
@@ -79,6 +79,7 @@ impl InboxStore {
                 }
             }
             counts.pending = tx.query_row("SELECT count(*) FROM messages WHERE acked_at IS NULL", [], |r| r.get(0))?;
+            self.purge(tx, now)?;
             Ok(counts)
         })
     }
@@ -151,7 +152,7 @@ impl InboxStore {
                 None => {
                     tx.execute(
                         "INSERT INTO dispositions (message_seq, disposition, effect_receipt_id, decided_at) VALUES (?1, ?2, ?3, ?4)",
-                        params![state.seq, disposition.as_str(), effect_receipt_id, now_ms()],
+                        params![state.seq, disposition.as_str(), effect_receipt_id, self.now()],
                     )?;
                     Ok(DisposeOutcome::Recorded)
                 }
@@ -186,7 +187,9 @@ impl InboxStore {
                 None => Ok(AckOutcome::NoDisposition),
                 Some((d, None)) if d.is_material() => Ok(AckOutcome::EffectNotBound),
                 Some(_) => {
-                    tx.execute("UPDATE messages SET acked_at = ?2 WHERE seq = ?1", params![state.seq, now_ms()])?;
+                    let now = self.now();
+                    tx.execute("UPDATE messages SET acked_at = ?2 WHERE seq = ?1", params![state.seq, now])?;
+                    self.purge(tx, now)?;
                     Ok(AckOutcome::Acked)
                 }
             }

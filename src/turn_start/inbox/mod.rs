@@ -34,6 +34,7 @@ mod cursors;
 mod messages;
 mod open;
 mod reactions;
+mod retention;
 mod types;
 
 #[cfg(test)]
@@ -51,6 +52,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBe
 use serde_json::Value;
 
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
+pub use retention::{Clock, RetentionCounts, DEFAULT_RETENTION_MS, MAX_RETENTION_MS};
 pub use types::*;
 
 use crate::validate::grammar::{is_opaque_ref, OPAQUE_REF_MAX};
@@ -87,6 +89,21 @@ pub enum InboxError {
 }
 
 impl InboxError {
+    /// The stable `ERR_LOOPX_*` code this error carries across the JS boundary.
+    pub fn stable_code(&self) -> &'static str {
+        match self {
+            InboxError::NotAnInbox => "ERR_LOOPX_NOT_AN_INBOX",
+            InboxError::TooNew { .. } => "ERR_LOOPX_INBOX_TOO_NEW",
+            InboxError::NotAFile => "ERR_LOOPX_NOT_A_FILE",
+            InboxError::ReadOnly => "ERR_LOOPX_INBOX_READONLY",
+            InboxError::Closed => "ERR_LOOPX_INBOX_CLOSED",
+            InboxError::Busy => "ERR_LOOPX_INBOX_BUSY",
+            InboxError::Io { .. } => "ERR_LOOPX_INBOX_IO",
+            InboxError::Sqlite { .. } => "ERR_LOOPX_INBOX_SQLITE",
+            InboxError::InvalidArgument { .. } => "ERR_LOOPX_INVALID_ARGUMENT",
+        }
+    }
+
     pub fn code(&self) -> &'static str {
         match self {
             InboxError::NotAnInbox => "not_an_inbox",
@@ -147,11 +164,20 @@ pub struct InboxOptions {
     /// The configured profile's own identity, exactly as the provider
     /// verifies senders; messages from it are not captured.
     pub self_identity: Option<String>,
+    /// How long an acknowledged message keeps its private payload; after it
+    /// the payload is purged, and the message's row, its read, disposition
+    /// and reaction receipts (and so every count) are kept.
+    pub retention_ms: i64,
 }
 
 impl Default for InboxOptions {
     fn default() -> Self {
-        InboxOptions { busy_timeout_ms: 5_000, attempt_stale_ms: 60_000, self_identity: None }
+        InboxOptions {
+            busy_timeout_ms: 5_000,
+            attempt_stale_ms: 60_000,
+            self_identity: None,
+            retention_ms: DEFAULT_RETENTION_MS,
+        }
     }
 }
 
@@ -241,6 +267,9 @@ pub struct InboxStore {
     conn: Mutex<Option<Connection>>,
     self_identity: Option<String>,
     attempt_stale_ms: i64,
+    retention_ms: i64,
+    /// The time of captures, reads, dispositions and ACKs, and of retention.
+    clock: Clock,
     lease_counter: AtomicU64,
 }
 
@@ -255,8 +284,17 @@ impl InboxStore {
     /// that is not an inbox (a public journal included) or is newer than this
     /// build is refused unchanged.
     pub fn open(path: impl AsRef<Path>, options: InboxOptions) -> Result<InboxStore> {
+        InboxStore::open_with_clock(path, options, retention::system_clock())
+    }
+
+    /// `open` with the clock the store reads instead of the system's (tests
+    /// of retention inject one).
+    pub fn open_with_clock(path: impl AsRef<Path>, options: InboxOptions, clock: Clock) -> Result<InboxStore> {
         if let Some(identity) = &options.self_identity {
             private_id(identity, "self_identity")?;
+        }
+        if !(0..=MAX_RETENTION_MS).contains(&options.retention_ms) {
+            return Err(InboxError::InvalidArgument { what: "retention_ms" });
         }
         // An absolute path: never read as a `file:` URI (see `sqlite_file`).
         let path = crate::sqlite_file::resolve(path.as_ref())?;
@@ -265,8 +303,14 @@ impl InboxStore {
             conn: Mutex::new(Some(conn)),
             self_identity: options.self_identity,
             attempt_stale_ms: i64::from(options.attempt_stale_ms),
+            retention_ms: options.retention_ms,
+            clock,
             lease_counter: AtomicU64::new(0),
         })
+    }
+
+    fn now(&self) -> i64 {
+        (self.clock)()
     }
 
     /// Closes the connection; later calls answer `Closed`. Idempotent.

@@ -160,5 +160,7 @@ pub(super) fn open(path: &Path, busy_timeout_ms: u32) -> Result<Connection> {
     // Every commit is durable: a read receipt or a cursor must not be lost
     // after the provider acted on it.
     conn.pragma_update(None, "synchronous", "FULL")?;
+    // A purged payload (retention) is overwritten, not left in free pages.
+    conn.pragma_update(None, "secure_delete", true)?;
     Ok(conn)
 }

@@ -4,6 +4,7 @@
 
 mod input;
 mod intent;
+mod read_scope;
 mod receipt;
 mod registration;
 mod result;

@@ -1,0 +1,92 @@
+/**
+ * `TurnStartSession`: the owner-private inbox as one turn-start invocation
+ * may use it (issue 12, turn-start item 7). The kernel hands one to each
+ * provider call when it has an inbox store (`TurnStartKernel({ inbox })`);
+ * core grants only the registration's write scopes, counts route reads and
+ * reaction attempts against the dispatch's budget, and refuses every call
+ * once the invocation is over. A composition root that gives providers only
+ * their session (not the `InboxStore`) has these bounds enforced by core.
+ */
+import type { NativeTurnStartKernel } from '../index.js'
+import type {
+  AdvanceOutcome,
+  CaptureInput,
+  CaptureOutcome,
+  ClaimOutcome,
+  CursorKind,
+  FirstReads,
+  MessageRef,
+  ReactionBegin,
+  ReactionFinish,
+  ReactionResult,
+} from '../bindings/index'
+import { native } from './errors.js'
+
+export class TurnStartSession {
+  readonly #kernel: NativeTurnStartKernel
+  readonly #token: string
+
+  /** @internal made by the kernel for one invocation */
+  constructor(kernel: NativeTurnStartKernel, token: string) {
+    this.#kernel = kernel
+    this.#token = token
+  }
+
+  async #call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
+    return JSON.parse(await native(this.#kernel.sessionCall(this.#token, op, JSON.stringify(args))))
+  }
+
+  /**
+   * Declares one external read of a route before it is made: one attempt of
+   * `max_attempts_per_dispatch`, and a new route one of `max_routes`; past
+   * either, `ERR_LOOPX_BUDGET_EXHAUSTED` and the read must not be made.
+   */
+  readRoute(routeId: string): Promise<void> {
+    return this.#call('readRoute', { routeId })
+  }
+
+  /** A turn-start capture (`owner_private_inbox`); a `collector` capture is refused. */
+  capture(input: CaptureInput): Promise<CaptureOutcome> {
+    return this.#call('capture', { input })
+  }
+
+  recordFirstReads(readRef: string): Promise<FirstReads> {
+    return this.#call('recordFirstReads', { readRef })
+  }
+
+  /** Cursor writes need `owner_private_cursor`. */
+  claimCursor(scope: string, kind: CursorKind, leaseMs: number): Promise<ClaimOutcome> {
+    return this.#call('claimCursor', { scope, kind, leaseMs })
+  }
+
+  advanceCursor(
+    scope: string,
+    kind: CursorKind,
+    token: string,
+    value: string,
+    read: MessageRef[],
+  ): Promise<AdvanceOutcome> {
+    return this.#call('advanceCursor', { scope, kind, token, value, read })
+  }
+
+  releaseCursor(scope: string, kind: CursorKind, token: string): Promise<boolean> {
+    return this.#call('releaseCursor', { scope, kind, token })
+  }
+
+  /** Reactions need `provider_message_reaction`; each `beginReaction` is one attempt. */
+  reactionCandidates(collectorId: string, max: number): Promise<MessageRef[]> {
+    return this.#call('reactionCandidates', { collectorId, max })
+  }
+
+  beginReaction(message: MessageRef): Promise<ReactionBegin> {
+    return this.#call('beginReaction', { message })
+  }
+
+  finishReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
+    return this.#call('finishReaction', { message, result })
+  }
+
+  resolveReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
+    return this.#call('resolveReaction', { message, result })
+  }
+}

@@ -1,0 +1,110 @@
+"""loopx-hooks for Python: a callable adapter over the Node.js package's own
+validators and identity helpers (RFC section 4: the TypeScript boundary owns
+the acceptance policy; Python holds an adapter and never a second policy).
+
+    with Adapter() as hooks:
+        verdict = hooks.validate_hook_input(doc, registration)
+        verdict.ok, verdict.violations   # (Violation(path, rule), ...)
+
+The module-level functions use one shared Adapter, started on first use and
+closed at exit. Standard library only; Python 3.9+; needs Node.js >= 20 and
+the built loopx-hooks package (found beside this checkout, through
+LOOPX_HOOKS_PACKAGE, or by Node's module resolution)."""
+
+import atexit
+import threading
+from typing import Any, Iterable, Optional
+
+from ._adapter import Adapter, Document
+from ._errors import AdapterError, AdapterTimeoutError, LoopxHooksError, NodeNotFoundError, PackageNotFoundError
+from ._registry import HookRegistry, RegisteredHook
+from ._verdict import Verdict, Violation
+
+__all__ = [
+    "Adapter",
+    "AdapterError",
+    "AdapterTimeoutError",
+    "HookRegistry",
+    "LoopxHooksError",
+    "NodeNotFoundError",
+    "PackageNotFoundError",
+    "RegisteredHook",
+    "Verdict",
+    "Violation",
+    "canonical_json",
+    "default_adapter",
+    "dispatch_id",
+    "intent_id",
+    "registration_digest",
+    "validate_dispatch_receipt",
+    "validate_failure_receipt",
+    "validate_hook_input",
+    "validate_hook_result",
+    "validate_intent_kind_definition",
+    "validate_registration",
+    "validate_turn_start_receipt",
+    "validate_turn_start_registration",
+]
+
+_shared: Optional[Adapter] = None
+_shared_lock = threading.Lock()
+
+
+def default_adapter() -> Adapter:
+    """The shared Adapter of the module-level functions."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Adapter()
+            atexit.register(_shared.close)
+        return _shared
+
+
+def validate_registration(doc: Document, kinds: Iterable[Document]) -> Verdict:
+    return default_adapter().validate_registration(doc, kinds)
+
+
+def validate_hook_input(doc: Document, registration: Document) -> Verdict:
+    return default_adapter().validate_hook_input(doc, registration)
+
+
+def validate_hook_result(doc: Document, registration: Document, dispatch_id: str, kinds: Iterable[Document]) -> Verdict:
+    return default_adapter().validate_hook_result(doc, registration, dispatch_id, kinds)
+
+
+def validate_intent_kind_definition(doc: Document) -> Verdict:
+    return default_adapter().validate_intent_kind_definition(doc)
+
+
+def validate_dispatch_receipt(doc: Document) -> Verdict:
+    return default_adapter().validate_dispatch_receipt(doc)
+
+
+def validate_failure_receipt(doc: Document) -> Verdict:
+    return default_adapter().validate_failure_receipt(doc)
+
+
+def validate_turn_start_registration(doc: Document) -> Verdict:
+    return default_adapter().validate_turn_start_registration(doc)
+
+
+def validate_turn_start_receipt(doc: Document) -> Verdict:
+    return default_adapter().validate_turn_start_receipt(doc)
+
+
+def registration_digest(registration: Document) -> str:
+    return default_adapter().registration_digest(registration)
+
+
+def dispatch_id(**parts: str) -> str:
+    return default_adapter().dispatch_id(**parts)
+
+
+def intent_id(*, dispatch_id: str, intent_kind: str, policy_version: str, payload: Any) -> str:
+    return default_adapter().intent_id(
+        dispatch_id=dispatch_id, intent_kind=intent_kind, policy_version=policy_version, payload=payload
+    )
+
+
+def canonical_json(value: Any) -> str:
+    return default_adapter().canonical_json(value)
