@@ -14,6 +14,9 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use rusqlite::config::DbConfig;
+use rusqlite::{Connection, OpenFlags};
+
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const SQLITE_HEADER_LEN: usize = 100;
 
@@ -38,6 +41,8 @@ impl From<std::io::Error> for FileError {
 pub(crate) struct Header {
     pub application_id: i32,
     pub user_version: i32,
+    /// File format read/write versions 2 (bytes 18-19): the file is in WAL mode.
+    pub wal_mode: bool,
 }
 
 /// What [`probe`] found at a path.
@@ -100,7 +105,43 @@ pub(crate) fn probe(path: &Path) -> Result<Probe, FileError> {
         return Ok(Probe::NotSqlite);
     }
     let be = |at: usize| i32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
-    Ok(Probe::Sqlite(Header { user_version: be(60), application_id: be(68) }))
+    Ok(Probe::Sqlite(Header { user_version: be(60), application_id: be(68), wal_mode: head[18] == 2 && head[19] == 2 }))
+}
+
+/// A read-only connection for deciding whose file `path` is, which creates
+/// nothing beside it. SQLite opens a WAL-mode file with `-wal` and `-shm`
+/// files even read-only; when no `-wal` exists the main file holds the whole
+/// database, so it is read as `immutable` (no locks, no side files). With a
+/// `-wal` present its frames may hide the real header, so the plain read-only
+/// open reads them (creating at most a `-shm`). Never checkpoints on close.
+/// `path` must be absolute ([`resolve`]).
+pub(crate) fn open_for_inspection(path: &Path, header: &Header) -> rusqlite::Result<Connection> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = if header.wal_mode && !Path::new(&wal).exists() {
+        Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)?
+    } else {
+        Connection::open_with_flags(path, flags)?
+    };
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+    Ok(conn)
+}
+
+/// `file:` URI of an absolute path with `immutable=1`; every byte that a URI
+/// could read as syntax (`?`, `#`, `%`, non-ASCII) is percent-encoded.
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'-' | b'_') {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 /// Refuses an existing file this process may not write: opening it for
@@ -154,7 +195,7 @@ mod tests {
         std::fs::write(d.join("db"), &head).unwrap();
         assert_eq!(
             probe(&d.join("db")).unwrap(),
-            Probe::Sqlite(Header { application_id: 0x4C58_484B, user_version: 7 })
+            Probe::Sqlite(Header { application_id: 0x4C58_484B, user_version: 7, wal_mode: false })
         );
         std::fs::remove_dir_all(&d).unwrap();
     }

@@ -219,11 +219,11 @@ impl Journal {
     /// [`JournalError::NotAJournal`].
     pub fn open_read_only(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
         let path = crate::sqlite_file::resolve(path.as_ref())?;
-        match open::recognise(&path)? {
-            crate::sqlite_file::Probe::Sqlite(_) => {}
+        let header = match open::recognise(&path)? {
+            crate::sqlite_file::Probe::Sqlite(header) => header,
             _ => return Err(JournalError::NotAJournal),
-        }
-        match open::inspect_read_only(&path, &options)? {
+        };
+        match open::inspect_read_only(&path, &header, &options)? {
             open::Found::Current | open::Found::Older(_) => {}
             open::Found::Empty => return Err(JournalError::NotAJournal),
         }

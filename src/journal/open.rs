@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 
-use crate::sqlite_file::Probe;
+use crate::sqlite_file::{Header, Probe};
 
 use super::schema::{self, Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES};
 use super::{JournalError, JournalOptions, Result};
@@ -75,7 +75,7 @@ fn precheck(path: &Path, options: &JournalOptions) -> Result<()> {
         Probe::NotSqlite => Err(JournalError::NotAJournal),
         Probe::Sqlite(header) => {
             check_writable(path)?;
-            match inspect_read_only(path, options) {
+            match inspect_read_only(path, &header, options) {
                 Ok(_) => Ok(()),
                 // A hot rollback journal: only our own file may be rolled back.
                 Err(JournalError::NeedsRecovery) if header.application_id == APPLICATION_ID => Ok(()),
@@ -113,9 +113,11 @@ pub(crate) fn connect_read_only(path: &Path, busy_timeout_ms: u32) -> Result<Con
     Ok(conn)
 }
 
-/// Step 2: classifies an SQLite file from a read-only connection.
-pub(crate) fn inspect_read_only(path: &Path, options: &JournalOptions) -> Result<Found> {
-    let conn = connect_read_only(path, options.busy_timeout_ms)?;
+/// Step 2: classifies an SQLite file from a read-only connection that
+/// creates nothing beside it (see [`crate::sqlite_file::open_for_inspection`]).
+pub(crate) fn inspect_read_only(path: &Path, header: &Header, options: &JournalOptions) -> Result<Found> {
+    let conn = crate::sqlite_file::open_for_inspection(path, header)?;
+    conn.busy_timeout(Duration::from_millis(u64::from(options.busy_timeout_ms)))?;
     in_read_txn(&conn, inspect)
 }
 

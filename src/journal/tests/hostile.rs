@@ -47,6 +47,25 @@ fn a_foreign_wal_database_with_an_uncheckpointed_wal_is_refused_untouched() {
 }
 
 #[test]
+fn a_checkpointed_foreign_wal_database_is_refused_without_a_file_beside_it() {
+    let dir = TempDir::new("foreign-wal-closed");
+    let db = dir.file("app.db");
+    let c = Connection::open(&db).unwrap();
+    c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+    drop(c); // the last connection checkpoints and removes -wal and -shm
+    let listing = || {
+        let mut names: Vec<_> = std::fs::read_dir(dir.file("")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        names
+    };
+    let (before, files) = (hashes(&db), listing());
+    assert_eq!(files.len(), 1, "only the main file");
+    assert_eq!(Journal::open(&db, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
+    assert_eq!(Journal::open_read_only(&db, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
+    assert_eq!((hashes(&db), listing()), (before, files));
+}
+
+#[test]
 fn a_too_new_journal_with_a_wal_is_refused_untouched() {
     let dir = TempDir::new("new-wal");
     let live = dir.file("live.sqlite");

@@ -7,7 +7,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use crate::sqlite_file::Probe;
@@ -122,9 +121,7 @@ fn recognise(path: &Path, busy_timeout_ms: u32) -> Result<()> {
         return Err(InboxError::TooNew { found: header.user_version, supported: SCHEMA_VERSION });
     }
     crate::sqlite_file::check_writable(path)?;
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)?;
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+    let conn = crate::sqlite_file::open_for_inspection(path, &header)?;
     conn.busy_timeout(Duration::from_millis(u64::from(busy_timeout_ms)))?;
     match read_inspect(&conn) {
         Ok(_) => Ok(()),
