@@ -35,8 +35,8 @@ const PROJECTION_FIELDS: &[&str] = &["schema_version", "transition", "fact_refs"
 ///
 /// Choices where contract-v0 is silent:
 /// - a known `source.event_kind` the registration does not subscribe to is
-///   `not_allowed_value` at `/source/event_kind`: the kind exists, but it is
-///   outside the set this hook admits, like any other closed-set miss;
+///   `unknown_event_kind` at `/source/event_kind` (contract-v0 section 2), as
+///   an intent kind the registration does not list is `unknown_intent_kind`;
 /// - `hook_id` / `capability_id` are checked as tokens first, and compared
 ///   with the registration (`hook_mismatch` / `capability_mismatch`) only
 ///   when they are tokens, so one fault is one violation;
@@ -54,7 +54,9 @@ pub fn validate_hook_input(
     if let Some(v) = map.get("schema_version") {
         grammar::schema_version(&mut r, v, "/schema_version", HookInputSchemaVersion::VALUE);
     }
-    let dispatch_id = map.get("dispatch_id").and_then(|v| grammar::digest_id(&mut r, v, "/dispatch_id", "pwh_"));
+    let dispatch_id = map
+        .get("dispatch_id")
+        .and_then(|v| grammar::recomputed_id(&mut r, v, "/dispatch_id", "pwh_", Rule::DispatchIdMismatch));
     if let Some(v) = map.get("hook_id") {
         bound_token(&mut r, v, "/hook_id", &registration.hook_id, Rule::HookMismatch);
     }
@@ -121,7 +123,7 @@ fn source<'a>(r: &mut Report, v: &'a Value, registration: &PostWritebackHookRegi
     }
     let kind = map.get("event_kind").and_then(|v| event_kind(r, v, "/source/event_kind"));
     if kind.is_some_and(|k| !registration.event_kinds.contains(&k)) {
-        r.add("/source/event_kind", Rule::NotAllowedValue);
+        r.add("/source/event_kind", Rule::UnknownEventKind);
     }
     if let Some(v) = map.get("committed_at") {
         grammar::timestamp(r, v, "/source/committed_at");

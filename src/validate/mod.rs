@@ -4,9 +4,10 @@
 pub mod grammar;
 mod report;
 
-pub use report::{child, index, Report, Rule, Verdict, Violation};
+pub use report::{child, index, Report, Rule, Verdict, Violation, Violations, MAX_REPORTED, REDACTED};
 pub mod intent_kind;
 pub mod payload_schema;
+pub mod text;
 
 pub use intent_kind::{validate_intent_kind_definition, CompiledIntentKind, IntentKinds};
 

@@ -161,6 +161,12 @@ fn object(r: &mut Report, m: &Map<String, Value>, path: &str, depth: usize, mut 
     if let Some(p) = props {
         let base = child(path, "properties");
         for (name, sub) in p {
+            // A property named like a credential would put that name in every payload.
+            if grammar::is_credential_like(name) {
+                r.add(&child(&base, name), Rule::CredentialLikeValue);
+                clean = false;
+                continue;
+            }
             match node(r, sub, &child(&base, name), depth + 1, false) {
                 Some(n) => {
                     properties.insert(name.clone(), n);
@@ -222,7 +228,7 @@ fn check_object(schema: &PayloadObjectSchema, r: &mut Report, v: &Value, path: &
     };
     for key in m.keys() {
         if !schema.properties.contains_key(key) {
-            r.add(&child(path, key), Rule::UnknownField);
+            grammar::unknown_member(r, path, key);
         }
     }
     for (name, sub) in &schema.properties {

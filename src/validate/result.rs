@@ -107,7 +107,9 @@ fn intent<'a>(r: &mut Report, v: &'a Value, path: &str, ctx: &ResultContext) -> 
     if let Some(v) = map.get("schema_version") {
         grammar::schema_version(r, v, &at("schema_version"), IntentSchemaVersion::VALUE);
     }
-    let id = map.get("intent_id").and_then(|v| grammar::digest_id(r, v, &at("intent_id"), "pwi_"));
+    let id = map
+        .get("intent_id")
+        .and_then(|v| grammar::recomputed_id(r, v, &at("intent_id"), "pwi_", Rule::IntentIdMismatch));
     if let Some(v) = map.get("hook_id") {
         bound_token(r, v, &at("hook_id"), &registration.hook_id, Rule::HookMismatch);
     }

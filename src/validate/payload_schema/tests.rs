@@ -270,7 +270,15 @@ fn property_names_are_tokens_and_children_are_still_walked() {
         "required": ["a/b", "Ok", "npm_x"],
         "additionalProperties": false
     });
-    assert_eq!(rejected(&schema), vec![p("/payload_schema", U), p("/payload_schema/properties/a~1b", U)]);
+    // A credential-like property name is reported at a redacted path, never by name.
+    assert_eq!(
+        rejected(&schema),
+        vec![
+            p("/payload_schema", U),
+            p("/payload_schema/properties/a~1b", U),
+            p("/payload_schema/properties/~redacted~", Rule::CredentialLikeValue)
+        ]
+    );
 }
 
 #[test]
