@@ -291,7 +291,7 @@ pub fn object<'a>(r: &mut Report, v: &'a Value, path: &str, fields: &[&str]) -> 
 
 /// A member the contract does not define: `unknown_field`, or, when its name
 /// is credential-like, `credential_like_value` at the redacted path
-/// (`.../~redacted~`), so no report repeats the name.
+/// (`.../~0redacted~0`), so no report repeats the name.
 pub fn unknown_member(r: &mut Report, path: &str, key: &str) {
     let rule = if is_credential_like(key) { Rule::CredentialLikeValue } else { Rule::UnknownField };
     r.add(&child(path, key), rule);

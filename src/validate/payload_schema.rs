@@ -161,12 +161,6 @@ fn object(r: &mut Report, m: &Map<String, Value>, path: &str, depth: usize, mut 
     if let Some(p) = props {
         let base = child(path, "properties");
         for (name, sub) in p {
-            // A property named like a credential would put that name in every payload.
-            if grammar::is_credential_like(name) {
-                r.add(&child(&base, name), Rule::CredentialLikeValue);
-                clean = false;
-                continue;
-            }
             match node(r, sub, &child(&base, name), depth + 1, false) {
                 Some(n) => {
                     properties.insert(name.clone(), n);

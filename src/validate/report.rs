@@ -236,12 +236,12 @@ impl Report {
 }
 
 /// The reference token that stands for a credential-like member name, so no
-/// report ever repeats the name. `~r` is no RFC 6901 escape, so it cannot be
-/// mistaken for (or collide with) a real member name.
-pub const REDACTED: &str = "~redacted~";
+/// report ever repeats the name: the member name `~redacted~`, escaped as
+/// RFC 6901 says, so every path stays a JSON Pointer.
+pub const REDACTED: &str = "~0redacted~0";
 
 /// `base` + `/` + the escaped reference token (RFC 6901: `~` -> `~0`, `/` -> `~1`);
-/// a credential-like name becomes `~redacted~`.
+/// a credential-like name becomes `~0redacted~0` (the name `~redacted~`).
 pub fn child(base: &str, token: &str) -> String {
     let mut out = String::with_capacity(base.len() + token.len() + 1);
     out.push_str(base);
@@ -273,7 +273,7 @@ mod tests {
     fn pointer_tokens_are_escaped() {
         assert_eq!(child("", "a/b~c"), "/a~1b~0c");
         assert_eq!(index("/x", 3), "/x/3");
-        assert_eq!(child("/a", "sk_live_0123"), "/a/~redacted~");
+        assert_eq!(child("/a", "sk_live_0123"), "/a/~0redacted~0");
     }
 
     #[test]
