@@ -6,6 +6,8 @@
 export * from '../index.js'
 export type * from '../bindings/index'
 export { LoopxHooksError } from './errors.js'
+// The validators' fast path shadows the addon's exports of the same names.
+export { compileHookContext, validateHookInput, validateHookResult, validateRegistration } from './validators.js'
 export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
 export { HookJournal, type DispatchQuery, type IntentQuery, type Decision } from './journal.js'
 export { defineHook, intent, notApplicable, proposed, type HookDefinition } from './hooks.js'
