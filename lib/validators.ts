@@ -21,42 +21,46 @@ const MAX_DEPTH = 127
 
 /** True when JSON.stringify(value) denotes exactly what the exact walk would read. */
 function plainTree(value: unknown, depth: number, ancestors: object[]): boolean {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return true
-    case 'number':
+  if (typeof value !== 'object') {
+    return (
+      typeof value === 'string' ||
+      typeof value === 'boolean' ||
       // Past 2^53 the walk and the text may pick different integer representations.
-      return Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER
-    case 'object':
-      break
-    default:
-      return false
+      (typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER)
+    )
   }
   if (value === null) return true
-  if (depth >= MAX_DEPTH || types.isProxy(value) || ancestors.includes(value)) return false
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false
+  // A Proxy may answer Array.isArray and getPrototypeOf unlike the exact walk's reads.
+  if (depth >= MAX_DEPTH || ancestors.includes(value) || types.isProxy(value)) return false
   ancestors.push(value)
-  try {
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
-        if (!(i in value) || !plainTree(value[i], depth + 1, ancestors)) return false
-      }
-      return true
-    }
-    const proto: unknown = Object.getPrototypeOf(value)
-    if (proto !== Object.prototype && proto !== null) return false
-    const record = value as Record<string, unknown>
-    for (const key of Object.keys(record)) if (!plainTree(record[key], depth + 1, ancestors)) return false
-    return true
-  } finally {
-    ancestors.pop()
+  const ok = Array.isArray(value) ? plainArray(value, depth, ancestors) : plainObject(value, depth, ancestors)
+  ancestors.pop()
+  return ok
+}
+
+function plainArray(array: unknown[], depth: number, ancestors: object[]): boolean {
+  // A subclass or an own toJSON changes what JSON.stringify writes.
+  if (Object.getPrototypeOf(array) !== Array.prototype || Object.hasOwn(array, 'toJSON')) return false
+  for (let i = 0; i < array.length; i++) {
+    if (!(i in array) || !plainTree(array[i], depth + 1, ancestors)) return false
   }
+  return true
+}
+
+function plainObject(object: object, depth: number, ancestors: object[]): boolean {
+  const proto: unknown = Object.getPrototypeOf(object)
+  if (proto !== Object.prototype && proto !== null) return false
+  // An own toJSON that is a function is a member the walk refuses; any other is data.
+  const record = object as Record<string, unknown>
+  for (const key of Object.keys(record)) if (!plainTree(record[key], depth + 1, ancestors)) return false
+  return true
 }
 
 /** The JSON text of `doc` when it may cross as text; undefined to use the exact walk. */
 function fastText(doc: unknown): string | undefined {
   if (doc === null || typeof doc !== 'object') return undefined
+  // An inherited toJSON (a polluted prototype) would change every text.
+  if ('toJSON' in Object.prototype || 'toJSON' in Array.prototype) return undefined
   try {
     return plainTree(doc, 0, []) ? JSON.stringify(doc) : undefined
   } catch {

@@ -11,7 +11,7 @@ use super::error::{internal, Code};
 use super::js_value::JsAny;
 use super::validators::{context_registration, run, set_rejection, IntentKinds};
 use crate::contract::PostWritebackHookRegistration;
-use crate::validate::{self, Verdict};
+use crate::validate;
 
 /// A registration parsed and digested once, for the validators that judge
 /// documents against it.
@@ -39,12 +39,12 @@ impl HookContext {
 }
 
 /// `null` when accepted, else `{ ok: false, violations, more? }`.
-fn rejection<'e, T>(
+fn rejection<'e>(
     env: &'e Env,
     text: &str,
-    check: impl FnOnce(&serde_json::Value) -> Verdict<T>,
+    check: impl FnOnce(&serde_json::Value) -> std::result::Result<(), validate::Violations>,
 ) -> Result<Option<Object<'e>>, Code> {
-    let verdict = validate::text::parse(text).and_then(|doc| check(&doc).map(|_| ()));
+    let verdict = validate::text::parse(text).and_then(|doc| check(&doc));
     match verdict {
         Ok(()) => Ok(None),
         Err(violations) => {
@@ -65,7 +65,7 @@ pub fn check_registration_text<'e>(
     text: String,
     kinds: &IntentKinds,
 ) -> Result<Option<Object<'e>>, Code> {
-    rejection(env, &text, |v| validate::validate_registration(v, &kinds.kinds))
+    rejection(env, &text, |v| validate::check_registration(v, &kinds.kinds))
 }
 
 /// A hook input as JSON text, against a compiled context.
@@ -78,7 +78,7 @@ pub fn check_hook_input_text<'e>(
     text: String,
     context: &HookContext,
 ) -> Result<Option<Object<'e>>, Code> {
-    rejection(env, &text, |v| validate::validate_hook_input(v, &context.registration, &context.digest))
+    rejection(env, &text, |v| validate::check_hook_input(v, &context.registration, &context.digest))
 }
 
 /// A hook result as JSON text, against a compiled context and core's dispatch id.
@@ -95,7 +95,7 @@ pub fn check_hook_result_text<'e>(
 ) -> Result<Option<Object<'e>>, Code> {
     let ctx =
         validate::ResultContext { registration: &context.registration, dispatch_id: &dispatch_id, kinds: &kinds.kinds };
-    rejection(env, &text, |v| validate::validate_hook_result(v, &ctx))
+    rejection(env, &text, |v| validate::check_hook_result(v, &ctx))
 }
 
 /// `validateHookInput` against a compiled context: the exact walk for a JS

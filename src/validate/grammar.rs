@@ -317,6 +317,18 @@ pub fn array<'a>(r: &mut Report, v: &'a Value, path: &str, min: usize, max: usiz
 /// Linear (a set of the strings seen), since an over-long provider array is
 /// still walked item by item.
 pub fn unique_strings(r: &mut Report, items: &[Value], path: &str) {
+    // The contract's arrays hold at most 32 items: comparing them pairwise is
+    // cheaper than hashing.
+    if items.len() <= 32 {
+        for (i, item) in items.iter().enumerate() {
+            if let Value::String(s) = item {
+                if items[..i].iter().any(|earlier| earlier.as_str() == Some(s)) {
+                    r.add(&super::report::index(path, i), Rule::DuplicateItem);
+                }
+            }
+        }
+        return;
+    }
     let mut seen = std::collections::HashSet::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         if let Value::String(s) = item {

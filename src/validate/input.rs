@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::grammar;
 use super::registration::event_kind;
-use super::report::{child, Report, Rule, Verdict};
+use super::report::{child, Report, Rule, Verdict, Violations};
 use crate::contract::{
     BoundaryAttestation, EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, PostWritebackHookInput,
     PostWritebackHookRegistration, RegistrationSchemaVersion, StepKind, Transition,
@@ -48,8 +48,21 @@ pub fn validate_hook_input(
     registration: &PostWritebackHookRegistration,
     registration_digest: &str,
 ) -> Verdict<PostWritebackHookInput> {
+    walk(doc, registration, registration_digest).finish(&grammar::integral_numbers(doc))
+}
+
+/// The verdict of `validate_hook_input` without the typed document.
+pub fn check_hook_input(
+    doc: &Value,
+    registration: &PostWritebackHookRegistration,
+    registration_digest: &str,
+) -> Result<(), Violations> {
+    walk(doc, registration, registration_digest).into_result()
+}
+
+fn walk(doc: &Value, registration: &PostWritebackHookRegistration, registration_digest: &str) -> Report {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
+    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return r };
 
     if let Some(v) = map.get("schema_version") {
         grammar::schema_version(&mut r, v, "/schema_version", HookInputSchemaVersion::VALUE);
@@ -89,7 +102,7 @@ pub fn validate_hook_input(
             r.add("/dispatch_id", Rule::DispatchIdMismatch);
         }
     }
-    r.finish(&grammar::integral_numbers(doc))
+    r
 }
 
 /// A token that must equal the admitted `expected` value; `mismatch` when it

@@ -224,6 +224,15 @@ impl Report {
         Violations { list: self.violations, more: self.more }
     }
 
+    /// Finish without building the typed document (a caller that keeps its own).
+    pub fn into_result(self) -> Result<(), Violations> {
+        if self.violations.is_empty() {
+            Ok(())
+        } else {
+            Err(self.into_violations())
+        }
+    }
+
     /// Finish: deserialize the accepted document into its contract type.
     pub fn finish<T: serde::de::DeserializeOwned>(self, doc: &serde_json::Value) -> Verdict<T> {
         if !self.violations.is_empty() {

@@ -64,3 +64,23 @@ fn contract_clarifications() {
     );
     assert_one(&verdict, "/dispatch_id", DispatchIdMismatch);
 }
+
+#[test]
+fn the_check_entry_points_give_the_validators_verdicts() {
+    use crate::validate::{
+        check_hook_input, check_hook_result, check_registration, validate_hook_result, ResultContext,
+    };
+    let reg = typed(&registration());
+    let digest = registration_digest();
+    let k = kinds();
+    let ctx = ResultContext { registration: &reg, dispatch_id: &dispatch_id(), kinds: &k };
+    for (doc, bad) in [(registration(), json!({"phase": 1})), (input(), json!([1])), (result(), json!({}))] {
+        let broken = with(doc.clone(), "/x", bad);
+        for d in [&doc, &broken] {
+            assert_eq!(check_registration(d, &k).err(), validate_registration(d, &k).err());
+            assert_eq!(check_hook_input(d, &reg, &digest).err(), validate_hook_input(d, &reg, &digest).err());
+            assert_eq!(check_hook_result(d, &ctx).err(), validate_hook_result(d, &ctx).err());
+        }
+    }
+    assert!(check_hook_result(&result(), &ctx).is_ok());
+}
