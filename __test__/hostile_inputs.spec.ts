@@ -11,8 +11,11 @@ import { join } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
 
+import * as addon from '../index.js'
 import {
   IntentKinds,
+  compileHookContext,
+  registrationDigest,
   validateHookInput,
   validateHookResult,
   validateIntentKindDefinition,
@@ -185,5 +188,71 @@ describe('the CLI', () => {
       ok: false,
       violations: [{ path: '/budget/timeout_ms', rule: 'not_json_value' }],
     })
+  })
+})
+
+describe('the fast path (one JSON text) gives the exact walk verdict', () => {
+  const result = () => structuredClone(hookResult)
+  it('for every doubtful value, as the addon walk reports it', () => {
+    class Budget {
+      timeout_ms = 1
+    }
+    const arrayProxy = new Proxy(['todo_completed'], {})
+    const withToJSON = Object.assign(['todo_completed'], { toJSON: () => ['x'] })
+    const docs: unknown[] = [
+      { ...registration, event_kinds: arrayProxy },
+      { ...registration, event_kinds: withToJSON },
+      { ...registration, budget: new Budget() },
+      { ...registration, budget: new Proxy({ ...registration.budget }, {}) },
+      { ...registration, phase: new Date(0) },
+      { ...registration, budget: { ...registration.budget, timeout_ms: 2 ** 63 } },
+      { ...registration, budget: { ...registration.budget, timeout_ms: -(2 ** 60) } },
+      {
+        ...registration,
+        get hook_id(): string {
+          throw new Error('getter')
+        },
+      },
+    ]
+    for (const doc of docs) {
+      expect(validateRegistration(doc, kinds)).toEqual(addon.validateRegistration(doc, kinds))
+    }
+    const polluted = Object.prototype as { toJSON?: unknown }
+    polluted.toJSON = () => 'x'
+    try {
+      expect(validateRegistration({ ...registration }, kinds)).toEqual(addon.validateRegistration(registration, kinds))
+    } finally {
+      delete polluted.toJSON
+    }
+  })
+
+  it('a registration mutated after use is seen (the compiled context is re-made)', () => {
+    const reg = structuredClone(registration)
+    expect(validateHookInput(hookInput, reg).ok).toBe(true)
+    reg.event_kinds = ['replan_recorded']
+    expect(validateHookInput(hookInput, reg)).toEqual(addon.validateHookInput(hookInput, reg))
+    expect(validateHookInput(hookInput, reg).ok).toBe(false)
+    const r = result()
+    expect(validateHookResult(r, reg, hookInput.dispatch_id, kinds).ok).toBe(true)
+    reg.budget.max_result_bytes = 256
+    expect(validateHookResult(r, reg, hookInput.dispatch_id, kinds)).toEqual({
+      ok: false,
+      violations: [{ path: '', rule: 'result_too_large' }],
+    })
+  })
+
+  it('a HookContext stands in for its registration', () => {
+    const context = compileHookContext(registration)
+    expect(context.registrationDigest).toBe(registrationDigest(registration))
+    expect(validateHookInput(hookInput, context)).toEqual({ ok: true, value: hookInput })
+    const r = result()
+    expect(validateHookResult(r, context, hookInput.dispatch_id, kinds)).toEqual({ ok: true, value: r })
+    r.intents[0].payload.bad = () => 0
+    expect(validateHookResult(r, context, hookInput.dispatch_id, kinds)).toEqual(
+      addon.validateHookResult(r, registration, hookInput.dispatch_id, kinds),
+    )
+    expect(() => compileHookContext({} as never)).toThrow(
+      expect.objectContaining({ code: 'ERR_LOOPX_INVALID_ARGUMENT' }),
+    )
   })
 })
