@@ -22,7 +22,7 @@ pub fn parse(text: &str) -> Result<Value, Violations> {
     match serde_json::from_str(text) {
         Ok(value) => Ok(value),
         Err(_) => {
-            let mut scan = Scan { b: text.as_bytes(), i: 0, report: Report::new() };
+            let mut scan = Scan { b: text.as_bytes(), i: 0, report: Report::new(), muted: false };
             let complete = scan.value("", 0).and_then(|()| {
                 scan.ws();
                 (scan.i == scan.b.len()).then_some(())
@@ -41,9 +41,18 @@ struct Scan<'a> {
     b: &'a [u8],
     i: usize,
     report: Report,
+    /// Inside the value of a member whose name JSON cannot hold: the JS
+    /// walker skips such a member, so nothing in it is reported.
+    muted: bool,
 }
 
 impl Scan<'_> {
+    fn fault(&mut self, path: &str) {
+        if !self.muted {
+            self.report.add(path, Rule::NotJsonValue);
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
@@ -69,7 +78,7 @@ impl Scan<'_> {
             b'[' => self.array(path, depth + 1),
             b'"' => {
                 if self.string()?.is_none() {
-                    self.report.add(path, Rule::NotJsonValue);
+                    self.fault(path);
                 }
                 Some(())
             }
@@ -94,16 +103,19 @@ impl Scan<'_> {
             if self.peek()? != b'"' {
                 return None;
             }
-            let member = match self.string()? {
-                Some(name) => child(path, &name),
-                None => {
-                    // A name JSON cannot hold: at the object, as the JS walker says.
-                    self.report.add(path, Rule::NotJsonValue);
-                    path.to_owned()
-                }
-            };
+            let name = self.string()?;
+            // A name JSON cannot hold: at the object, as the JS walker says,
+            // and its value unreported, as the walker skips it.
+            if name.is_none() {
+                self.fault(path);
+            }
+            let member = name.as_ref().map_or_else(|| path.to_owned(), |n| child(path, n));
             self.eat(b':')?;
-            self.value(&member, depth)?;
+            let outer = self.muted;
+            self.muted |= name.is_none();
+            let scanned = self.value(&member, depth);
+            self.muted = outer;
+            scanned?;
             if self.eat(b',').is_none() {
                 return self.eat(b'}');
             }
@@ -161,7 +173,7 @@ impl Scan<'_> {
         }
         let text = std::str::from_utf8(&self.b[start..self.i]).ok()?;
         if !text.parse::<f64>().ok()?.is_finite() {
-            self.report.add(path, Rule::NotJsonValue);
+            self.fault(path);
         }
         Some(())
     }
@@ -257,6 +269,7 @@ mod tests {
         assert_eq!(paths(&format!("[{}]", "9".repeat(400))), vec![p("/0")]);
         assert_eq!(paths(r#"{"x":"\ud800","y":"\udc00x"}"#), vec![p("/x"), p("/y")]);
         assert_eq!(paths(r#"{"\ud800":1}"#), vec![p("")]);
+        assert_eq!(paths(r#"{"\ud800":["\ud800",1e400],"a":1e400}"#), vec![p(""), p("/a")]);
         assert_eq!(paths(r#"{"sk_live_abc":1e400}"#), vec![p("/~0redacted~0")]);
     }
 
