@@ -14,6 +14,9 @@ import type {
   Violation,
 } from './bindings/index'
 
-/** A validator's verdict: the typed document, or every violation found. */
-export type ValidationResult<T> = { ok: true; value: T } | { ok: false; violations: Violation[] }
+/**
+ * A validator's verdict: the typed document, or the violations found. At most
+ * the first 100 are listed; `more` (present only then) counts those past them.
+ */
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; violations: Violation[]; more?: number }
 

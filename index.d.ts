@@ -14,8 +14,11 @@ import type {
   Violation,
 } from './bindings/index'
 
-/** A validator's verdict: the typed document, or every violation found. */
-export type ValidationResult<T> = { ok: true; value: T } | { ok: false; violations: Violation[] }
+/**
+ * A validator's verdict: the typed document, or the violations found. At most
+ * the first 100 are listed; `more` (present only then) counts those past them.
+ */
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; violations: Violation[]; more?: number }
 
 
 /**
@@ -25,6 +28,20 @@ export type ValidationResult<T> = { ok: true; value: T } | { ok: false; violatio
  * can point the loader at a WASI artifact this package does not build itself.
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/**
+ * A registration parsed and digested once, for the validators that judge
+ * documents against it.
+ */
+export declare class HookContext {
+  /**
+   * Throws `ERR_LOOPX_INVALID_ARGUMENT` when `registration` (the caller's
+   * own configuration) does not have the registration contract's shape.
+   */
+  constructor(registration: PostWritebackHookRegistration | string)
+  /** The registration's digest (`registration_digest` of contract-v0 section 3). */
+  get registrationDigest(): string
+}
 
 /**
  * The defined intent kinds, validated once at the composition root and
@@ -137,6 +154,15 @@ export declare function buildIntent(input: PostWritebackHookInput, spec: { inten
 /** RFC 8785 canonical JSON of a JS value (a string argument is a JSON string value). */
 export declare function canonicalJson(value: unknown): string
 
+/** A hook input as JSON text, against a compiled context. */
+export declare function checkHookInputText(text: string, context: HookContext): null | { ok: false; violations: Violation[]; more?: number }
+
+/** A hook result as JSON text, against a compiled context and core's dispatch id. */
+export declare function checkHookResultText(text: string, context: HookContext, dispatchId: string, kinds: IntentKinds): null | { ok: false; violations: Violation[]; more?: number }
+
+/** A registration as JSON text: `null` when accepted, else the rejection. */
+export declare function checkRegistrationText(text: string, kinds: IntentKinds): null | { ok: false; violations: Violation[]; more?: number }
+
 /** `"pwh_" + sha256(JCS({domain, ...parts}))`. */
 export declare function dispatchId(parts: DispatchIdentityParts): string
 
@@ -200,7 +226,16 @@ export declare function validateFailureReceipt(doc: unknown): ValidationResult<F
 
 export declare function validateHookInput(doc: unknown, registration: PostWritebackHookRegistration | string): ValidationResult<PostWritebackHookInput>
 
+/**
+ * `validateHookInput` against a compiled context: the exact walk for a JS
+ * value, or JSON text, with the full verdict.
+ */
+export declare function validateHookInputIn(doc: unknown, context: HookContext): ValidationResult<PostWritebackHookInput>
+
 export declare function validateHookResult(doc: unknown, registration: PostWritebackHookRegistration | string, dispatchId: string, kinds: IntentKinds): ValidationResult<PostWritebackHookResult>
+
+/** `validateHookResult` against a compiled context, as `validateHookInputIn`. */
+export declare function validateHookResultIn(doc: unknown, context: HookContext, dispatchId: string, kinds: IntentKinds): ValidationResult<PostWritebackHookResult>
 
 export declare function validateIntentKindDefinition(doc: unknown): ValidationResult<IntentKindDefinition>
 

@@ -837,6 +837,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.HookContext = nativeBinding.HookContext
 module.exports.IntentKinds = nativeBinding.IntentKinds
 module.exports.NativeHookRuntime = nativeBinding.NativeHookRuntime
 module.exports.NativeInboxStore = nativeBinding.NativeInboxStore
@@ -844,6 +845,9 @@ module.exports.NativeJournal = nativeBinding.NativeJournal
 module.exports.NativeTurnStartKernel = nativeBinding.NativeTurnStartKernel
 module.exports.buildIntent = nativeBinding.buildIntent
 module.exports.canonicalJson = nativeBinding.canonicalJson
+module.exports.checkHookInputText = nativeBinding.checkHookInputText
+module.exports.checkHookResultText = nativeBinding.checkHookResultText
+module.exports.checkRegistrationText = nativeBinding.checkRegistrationText
 module.exports.dispatchId = nativeBinding.dispatchId
 module.exports.intentId = nativeBinding.intentId
 module.exports.openNativeInbox = nativeBinding.openNativeInbox
@@ -854,7 +858,9 @@ module.exports.registrationDigest = nativeBinding.registrationDigest
 module.exports.validateDispatchReceipt = nativeBinding.validateDispatchReceipt
 module.exports.validateFailureReceipt = nativeBinding.validateFailureReceipt
 module.exports.validateHookInput = nativeBinding.validateHookInput
+module.exports.validateHookInputIn = nativeBinding.validateHookInputIn
 module.exports.validateHookResult = nativeBinding.validateHookResult
+module.exports.validateHookResultIn = nativeBinding.validateHookResultIn
 module.exports.validateIntentKindDefinition = nativeBinding.validateIntentKindDefinition
 module.exports.validateRegistration = nativeBinding.validateRegistration
 module.exports.validateTurnStartReceipt = nativeBinding.validateTurnStartReceipt

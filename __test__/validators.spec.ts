@@ -678,7 +678,7 @@ describe('edges where a value and its JSON text meet', () => {
     const doc = { ...clone(registration), hook_id: 'periodic_report.\ud800' }
     expect(validateRegistration(JSON.stringify(doc), kinds)).toEqual({
       ok: false,
-      violations: [{ path: '', rule: 'not_json_value' }],
+      violations: [{ path: '/hook_id', rule: 'not_json_value' }],
     })
     expect(validateRegistration(doc, kinds)).toEqual({
       ok: false,

@@ -780,8 +780,28 @@ function resultsMd(header: string, md: string): string {
   return `# Benchmark results\n\nProduced by \`npm run bench\` (\`bench/\`); figures in \`bench/results.json\`.\n\n${header}\n\n${md}\n\n${NOTES}\n`
 }
 
+/** BENCH_ONLY=validators: the validator rows alone (same-run medians), printed, nothing written. */
+function validatorsOnly(): void {
+  const v = validators()
+  const med = (k: string) => median(v.rounds.map((r) => r[k]!))
+  const ratio = (a: string, b: string) => round2(median(v.rounds.map((r) => r[a]! / r[b]!)), 2)
+  const lines = [
+    '| document | ours µs | text µs | plain µs | crossing µs | ours / plain | ours / crossing |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ]
+  for (const doc of ['registration', 'result']) {
+    const us = (k: string) => (v.rounds[0]![`${doc}.${k}`] === undefined ? '-' : round2(med(`${doc}.${k}`) / 1000, 2))
+    const cross = v.probe ? ratio(`${doc}.ours`, `${doc}.crossing`) : '-'
+    lines.push(
+      `| ${doc} | ${us('ours')} | ${us('oursText')} | ${us('plain')} | ${us('crossing')} | ${ratio(`${doc}.ours`, `${doc}.plain`)} | ${cross} |`,
+    )
+  }
+  process.stdout.write(`\n${lines.join('\n')}\n`)
+}
+
 async function main() {
   if (process.env.BENCH_REPORT_FROM) return rerender(process.env.BENCH_REPORT_FROM)
+  if (process.env.BENCH_ONLY === 'validators') return validatorsOnly()
   await new Promise((r) => setImmediate(r)) // the event loop is running: ELU is defined
   log(`${QUICK ? 'QUICK ' : ''}run; journals in ${tmp}`)
   await sanity()

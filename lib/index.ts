@@ -7,18 +7,21 @@
 // openNative* factories and the loader's __napiBindingTarget stay internal:
 // the classes below wrap them.
 export {
+  HookContext,
   IntentKinds,
   buildIntent,
   canonicalJson,
+  checkHookInputText,
+  checkHookResultText,
+  checkRegistrationText,
   dispatchId,
   intentId,
   registrationDigest,
   validateDispatchReceipt,
   validateFailureReceipt,
-  validateHookInput,
-  validateHookResult,
+  validateHookInputIn,
+  validateHookResultIn,
   validateIntentKindDefinition,
-  validateRegistration,
   validateTurnStartReceipt,
   validateTurnStartRegistration,
   type DispatchIdentityParts,
@@ -26,6 +29,9 @@ export {
 } from '../index.js'
 export type * from '../bindings/index'
 export { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
+// The validators' fast path (one JSON text across, context compiled once)
+// stands in for the addon's exports of the same names.
+export { compileHookContext, validateHookInput, validateHookResult, validateRegistration } from './validators.js'
 export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
 export {
   HookJournal,

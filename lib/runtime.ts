@@ -5,6 +5,7 @@
  */
 import { openNativeRuntime, type NativeHookRuntime } from '../index.js'
 import type { DispatchOutcome, DispatchRequest, IntentKindDefinition, Profile, RecoverReport } from '../bindings/index'
+import { checkHook, checkJsonObject, checkRuntimeOptions } from './args.js'
 import { LoopxHooksError, native } from './errors.js'
 import { HookJournal } from './journal.js'
 import { providerScope, wrapProvider } from './provider.js'
@@ -31,6 +32,7 @@ export class HookRuntime implements AsyncDisposable {
   }
 
   static async open(options: HookRuntimeOptions): Promise<HookRuntime> {
+    checkRuntimeOptions(options)
     const runtime = await native(
       openNativeRuntime({
         journalPath: options.journalPath,
@@ -56,6 +58,7 @@ export class HookRuntime implements AsyncDisposable {
    * registration_rejected) with its violations; nothing is installed or invoked.
    */
   register(hook: HookDefinition): void {
+    checkHook(hook)
     const verdict = this.#native.register(hook.registration, wrapProvider(hook.provider))
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_REGISTRATION_REJECTED', 'registration_rejected', verdict.violations)
@@ -67,6 +70,7 @@ export class HookRuntime implements AsyncDisposable {
    * its records are durable. A provider cannot dispatch from inside itself.
    */
   async dispatch(request: DispatchRequest): Promise<DispatchOutcome> {
+    checkJsonObject(request, 'dispatch: request')
     if (providerScope.getStore()) {
       throw new LoopxHooksError('ERR_LOOPX_REENTRANT_DISPATCH', 'dispatch called from inside a provider')
     }

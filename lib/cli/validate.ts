@@ -9,7 +9,7 @@ import { CliError, inContext } from './errors.js'
 import { pointer, style } from './format.js'
 import { colourWanted, library, readBytes, readStdin, utf8, type Io, type Library } from './io.js'
 
-export type Verdict = { ok: true } | { ok: false; violations: Violation[] }
+export type Verdict = { ok: true } | { ok: false; violations: Violation[]; more?: number }
 
 type ContextFlag = 'kinds' | 'registration' | 'dispatch-id'
 
@@ -136,7 +136,10 @@ export async function validateCommand(
   }
 
   if (options.json) {
-    io.stdout.write(`${JSON.stringify(verdict.ok ? { ok: true } : { ok: false, violations: verdict.violations })}\n`)
+    const rejected = verdict.ok
+      ? { ok: true }
+      : { ok: false, violations: verdict.violations, ...(verdict.more ? { more: verdict.more } : {}) }
+    io.stdout.write(`${JSON.stringify(rejected)}\n`)
   } else {
     const s = style(colourWanted(io))
     if (verdict.ok) {
@@ -148,6 +151,8 @@ export async function validateCommand(
         const path = paths[i]!
         return `  ${path}${' '.repeat(width - [...path].length)}  ${s.red(v.rule)}`
       })
+      // The validators list the first 100 violations and count the rest.
+      if (verdict.more) lines.push(`  ... and ${verdict.more} more`)
       io.stdout.write(`${lines.join('\n')}\n`)
     }
   }

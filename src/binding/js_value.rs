@@ -11,14 +11,18 @@ use napi::sys;
 use napi::ValueType as NapiValueType;
 use serde_json::{Map, Number, Value};
 
-use crate::validate::{child, index, Rule, Violation};
+use crate::validate::{child, index, Report, Rule, Violation, Violations};
 
 /// Deeper nesting than this is not a contract document; refusing it keeps a
 /// hostile value from exhausting the native stack. It matches serde_json's
 /// recursion limit for JSON text (127 nested arrays or objects parse, 128 do
 /// not), and like text, a value nested too deep is `not_json_value` at `""`,
 /// so a value and its JSON text always get the same verdict.
-pub const MAX_DEPTH: usize = 127;
+pub const MAX_DEPTH: usize = crate::validate::text::MAX_DEPTH;
+
+/// Past this length an array is checked for holes by its own keys, so a
+/// sparse `a[4e9] = 1` costs its few elements, not four billion reads.
+const SPARSE_CHECK_LEN: u32 = 1 << 16;
 
 /// A raw JS value handed through unchanged, so the binding decides how to read it.
 #[derive(Clone, Copy)]
@@ -64,23 +68,24 @@ impl Document {
     }
 }
 
-fn not_json(path: &str) -> Vec<Violation> {
-    vec![Violation { path: path.to_owned(), rule: Rule::NotJsonValue }]
+fn not_json(path: &str) -> Violations {
+    vec![Violation { path: path.to_owned(), rule: Rule::NotJsonValue }].into()
 }
 
 /// Reads `input`: a string is JSON text, anything else a JS value. Text that
-/// is not JSON, or nested past MAX_DEPTH, is `not_json_value` at the root.
-pub fn read_document(input: JsAny) -> Result<Document, Vec<Violation>> {
+/// is not JSON, or nested past MAX_DEPTH, is `not_json_value` at the root; a
+/// number that overflows or a lone surrogate, at its member (as the value).
+pub fn read_document(input: JsAny) -> Result<Document, Violations> {
     let walker = Walker { env: input.env };
     if walker.type_of(input.value) == Some(sys::ValueType::napi_string) {
         let text = walker.string(input.value).ok_or_else(|| not_json(""))?;
-        return serde_json::from_str(&text).map(Document::Text).map_err(|_| not_json(""));
+        return crate::validate::text::parse(&text).map(Document::Text);
     }
     walker.read(input.value).map(Document::Object)
 }
 
 /// Reads `input` as a JS value, a string being a JSON string value.
-pub fn read_value(input: JsAny) -> Result<Value, Vec<Violation>> {
+pub fn read_value(input: JsAny) -> Result<Value, Violations> {
     Walker { env: input.env }.read(input.value)
 }
 
@@ -92,24 +97,24 @@ struct Walker {
 /// was found, and Object.prototype once looked up.
 struct Walk<'v> {
     ancestors: Vec<sys::napi_value>,
-    violations: &'v mut Vec<Violation>,
+    violations: &'v mut Report,
     too_deep: bool,
     object_prototype: Option<sys::napi_value>,
 }
 
 impl Walker {
-    fn read(&self, value: sys::napi_value) -> Result<Value, Vec<Violation>> {
-        let mut violations = Vec::new();
+    fn read(&self, value: sys::napi_value) -> Result<Value, Violations> {
+        let mut violations = Report::new();
         let mut walk =
             Walk { ancestors: Vec::new(), violations: &mut violations, too_deep: false, object_prototype: None };
         let out = self.walk(value, "", &mut walk);
         if walk.too_deep {
             return Err(not_json(""));
         }
-        if violations.is_empty() {
+        if violations.is_clean() {
             Ok(out)
         } else {
-            Err(violations)
+            Err(violations.into_violations())
         }
     }
 
@@ -239,7 +244,7 @@ impl Walker {
 
     fn walk(&self, value: sys::napi_value, path: &str, walk: &mut Walk<'_>) -> Value {
         let bad = |walk: &mut Walk<'_>| {
-            walk.violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+            walk.violations.add(path, Rule::NotJsonValue);
             Value::Null
         };
         let Some(t) = self.type_of(value) else { return bad(walk) };
@@ -290,8 +295,14 @@ impl Walker {
     fn walk_array(&self, array: sys::napi_value, path: &str, walk: &mut Walk<'_>) -> Value {
         let mut len = 0u32;
         if !self.ok(unsafe { sys::napi_get_array_length(self.env, array, &mut len) }) {
-            walk.violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+            walk.violations.add(path, Rule::NotJsonValue);
             return Value::Null;
+        }
+        if len > SPARSE_CHECK_LEN {
+            if let Some(indices) = self.sparse_indices(array, len) {
+                self.walk_sparse(array, path, len, &indices, walk);
+                return Value::Null;
+            }
         }
         let mut items = Vec::with_capacity(len.min(4096) as usize);
         for i in 0..len {
@@ -303,10 +314,76 @@ impl Walker {
             if self.ok(unsafe { sys::napi_get_element(self.env, array, i, &mut item) }) {
                 items.push(self.walk(item, &item_path, walk));
             } else {
-                walk.violations.push(Violation { path: item_path, rule: Rule::NotJsonValue });
+                walk.violations.add(&item_path, Rule::NotJsonValue);
             }
         }
         Value::Array(items)
+    }
+
+    /// The own element indices of a long array, ascending, when it has holes
+    /// (fewer own indices than its length); None when it is dense.
+    fn sparse_indices(&self, array: sys::napi_value, len: u32) -> Option<Vec<u32>> {
+        let mut keys = ptr::null_mut();
+        let mut count = 0u32;
+        let listed = self.ok(unsafe {
+            sys::napi_get_all_property_names(
+                self.env,
+                array,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+                sys::KeyConversion::keep_numbers,
+                &mut keys,
+            )
+        }) && self.ok(unsafe { sys::napi_get_array_length(self.env, keys, &mut count) });
+        if !listed || count >= len {
+            return None;
+        }
+        let mut indices = Vec::with_capacity(count as usize);
+        for k in 0..count {
+            let mut key = ptr::null_mut();
+            let mut i = 0u32;
+            // Named properties (`a.foo`) come back as strings and are not elements.
+            if self.ok(unsafe { sys::napi_get_element(self.env, keys, k, &mut key) })
+                && self.type_of(key) == Some(sys::ValueType::napi_number)
+                && self.ok(unsafe { sys::napi_get_value_uint32(self.env, key, &mut i) })
+                && i < len
+            {
+                indices.push(i);
+            }
+        }
+        indices.sort_unstable();
+        Some(indices)
+    }
+
+    /// A holey array is refused: each hole is `not_json_value` at its index,
+    /// the first ones listed and the rest counted without visiting them, and
+    /// the present elements are walked for their own violations.
+    fn walk_sparse(&self, array: sys::napi_value, path: &str, len: u32, indices: &[u32], walk: &mut Walk<'_>) {
+        let holes = |walk: &mut Walk<'_>, from: u32, to: u32| {
+            for h in from..to {
+                if walk.violations.is_full() {
+                    walk.violations.add_count((to - h) as usize);
+                    return;
+                }
+                walk.violations.add(&index(path, h as usize), Rule::NotJsonValue);
+            }
+        };
+        let mut next = 0u32;
+        for &i in indices {
+            if walk.too_deep {
+                return;
+            }
+            holes(walk, next, i);
+            let mut item = ptr::null_mut();
+            let item_path = index(path, i as usize);
+            if self.ok(unsafe { sys::napi_get_element(self.env, array, i, &mut item) }) {
+                self.walk(item, &item_path, walk);
+            } else {
+                walk.violations.add(&item_path, Rule::NotJsonValue);
+            }
+            next = i + 1;
+        }
+        holes(walk, next, len);
     }
 
     fn walk_object(&self, object: sys::napi_value, path: &str, walk: &mut Walk<'_>) -> Value {
@@ -324,7 +401,7 @@ impl Walker {
             )
         }) || !self.ok(unsafe { sys::napi_get_array_length(self.env, keys, &mut len) })
         {
-            walk.violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+            walk.violations.add(path, Rule::NotJsonValue);
             return Value::Null;
         }
         let mut map = Map::new();
@@ -339,7 +416,7 @@ impl Walker {
                 None
             };
             let Some(name) = name else {
-                walk.violations.push(Violation { path: path.to_owned(), rule: Rule::NotJsonValue });
+                walk.violations.add(path, Rule::NotJsonValue);
                 continue;
             };
             let member_path = child(path, &name);
@@ -348,7 +425,7 @@ impl Walker {
                 let v = self.walk(member, &member_path, walk);
                 map.insert(name, v);
             } else {
-                walk.violations.push(Violation { path: member_path, rule: Rule::NotJsonValue });
+                walk.violations.add(&member_path, Rule::NotJsonValue);
             }
         }
         Value::Object(map)

@@ -1,6 +1,7 @@
 //! The only `#[napi]` code: converts JS values to core inputs and core
 //! outputs to JS values, and forwards. No acceptance rule lives here.
 
+mod context;
 mod error;
 mod identities;
 mod inbox;

@@ -9,22 +9,20 @@ use napi_derive::napi;
 use super::error::{async_error, internal, misuse, Code, Result as BindingResult};
 use super::js_provider::{JsProvider, JsProviderFn};
 use super::js_value::{read_document, JsAny};
+use super::validators::set_rejection;
 use crate::dispatch::{DispatchRequest, Dispatcher, Profile, Provider};
 use crate::journal::{Journal, JournalError, JournalOptions};
-use crate::validate::Violation;
+use crate::validate::Violations;
 
 pub(crate) fn journal_error(e: JournalError) -> napi::Error<Code> {
     misuse(Code::Journal(e.code()), &e.to_string())
 }
 
-fn verdict(env: &Env, result: std::result::Result<(), Vec<Violation>>) -> BindingResult<Object<'_>> {
+fn verdict(env: &Env, result: std::result::Result<(), Violations>) -> BindingResult<Object<'_>> {
     let mut out = Object::new(env).map_err(internal)?;
     match result {
         Ok(()) => out.set("ok", true).map_err(internal)?,
-        Err(violations) => {
-            out.set("ok", false).map_err(internal)?;
-            out.set("violations", serde_json::to_value(violations).unwrap_or_default()).map_err(internal)?;
-        }
+        Err(violations) => set_rejection(&mut out, violations).map_err(internal)?,
     }
     Ok(out)
 }

@@ -65,10 +65,7 @@ impl NativeTurnStartKernel {
                     out.set("ok", true)?;
                     out.set("alreadyInstalled", registered == Registered::AlreadyInstalled)?;
                 }
-                Err(violations) => {
-                    out.set("ok", false)?;
-                    out.set("violations", serde_json::to_value(violations).unwrap_or(Value::Array(Vec::new())))?;
-                }
+                Err(violations) => super::validators::set_rejection(&mut out, violations)?,
             }
             Ok(out)
         };

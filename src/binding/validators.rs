@@ -12,7 +12,7 @@ use super::error::{internal, misuse, throw_with_violations, Code, Result as Bind
 use super::js_value::{read_document, Document, JsAny};
 use crate::contract::PostWritebackHookRegistration;
 use crate::identity;
-use crate::validate::{self, Verdict, Violation};
+use crate::validate::{self, Verdict, Violation, Violations};
 use serde::Deserialize;
 
 /// The defined intent kinds, validated once at the composition root and
@@ -47,8 +47,7 @@ impl IntentKinds {
                         });
                     }
                 }
-                Err(found) => violations
-                    .extend(found.into_iter().map(|v| Violation { path: format!("{prefix}{}", v.path), rule: v.rule })),
+                Err(found) => violations.extend(found.prefixed(&prefix)),
             }
         }
         if violations.is_empty() {
@@ -95,6 +94,19 @@ fn json_parse(text: JsAny) -> Option<sys::napi_value> {
     None
 }
 
+/// Sets the rejected half of a verdict: `ok: false`, the reported
+/// `violations`, and `more` (how many were found past them) when any were.
+pub(crate) fn set_rejection(out: &mut Object<'_>, violations: Violations) -> Result<()> {
+    out.set("ok", false)?;
+    let more = violations.more();
+    let list = serde_json::to_value(violations.into_vec()).unwrap_or(Value::Array(Vec::new()));
+    out.set("violations", list)?;
+    if more > 0 {
+        out.set("more", more as f64)?;
+    }
+    Ok(())
+}
+
 /// Builds the verdict object. An accepted JS value is handed back as the
 /// very object given (no copy); accepted JSON text comes back parsed.
 fn verdict_to_js<T>(env: &Env, input: JsAny, doc: Option<Document>, verdict: Verdict<T>) -> Result<Object<'_>> {
@@ -110,11 +122,7 @@ fn verdict_to_js<T>(env: &Env, input: JsAny, doc: Option<Document>, verdict: Ver
                 _ => out.set("value", input)?,
             }
         }
-        Err(violations) => {
-            out.set("ok", false)?;
-            let list = serde_json::to_value(violations).unwrap_or(Value::Array(Vec::new()));
-            out.set("violations", list)?;
-        }
+        Err(violations) => set_rejection(&mut out, violations)?,
     }
     Ok(out)
 }

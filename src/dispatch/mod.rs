@@ -25,7 +25,7 @@ pub use request::{admit, AdmissionRefusal, DispatchRequest, EventFacts, Settleme
 pub use stored::{intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt};
 
 use crate::journal::{Journal, JournalError};
-use crate::validate::{validate_intent_kind_definition, IntentKinds, Rule, Violation};
+use crate::validate::{validate_intent_kind_definition, IntentKinds, Rule, Violation, Violations};
 
 /// What is installed at the composition root, swapped whole on change so a
 /// dispatch in flight keeps the snapshot it started with.
@@ -139,7 +139,7 @@ impl Dispatcher {
         self.installed.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    fn update<T>(&self, change: impl FnOnce(&mut Installed) -> Result<T, Vec<Violation>>) -> Result<T, Vec<Violation>> {
+    fn update<T>(&self, change: impl FnOnce(&mut Installed) -> Result<T, Violations>) -> Result<T, Violations> {
         let mut guard = self.installed.write().unwrap_or_else(|p| p.into_inner());
         let mut next = (**guard).clone();
         let out = change(&mut next)?;
@@ -149,20 +149,20 @@ impl Dispatcher {
 
     /// Defines an intent kind. Kinds are defined at the composition root,
     /// before the registrations that name them.
-    pub fn define_intent_kind(&self, doc: &Value) -> Result<(), Vec<Violation>> {
+    pub fn define_intent_kind(&self, doc: &Value) -> Result<(), Violations> {
         let kind = validate_intent_kind_definition(doc)?;
         self.update(|installed| {
             if installed.kinds.insert(kind) {
                 Ok(())
             } else {
-                Err(vec![Violation { path: "/intent_kind".into(), rule: Rule::DuplicateItem }])
+                Err(vec![Violation { path: "/intent_kind".into(), rule: Rule::DuplicateItem }].into())
             }
         })
     }
 
     /// Installs a provider behind a validated registration (`registration_rejected`
     /// when invalid: nothing is installed and nothing is invoked).
-    pub fn register(&self, doc: &Value, provider: Arc<dyn Provider>) -> Result<String, Vec<Violation>> {
+    pub fn register(&self, doc: &Value, provider: Arc<dyn Provider>) -> Result<String, Violations> {
         self.update(|installed| {
             let kinds = installed.kinds.clone();
             installed.registry.register(doc, &kinds, provider).map(|hook| hook.digest.clone())

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::provider::Provider;
 use crate::contract::PostWritebackHookRegistration;
 use crate::identity;
-use crate::validate::{validate_registration, IntentKinds, Rule, Violation};
+use crate::validate::{validate_registration, IntentKinds, Rule, Violation, Violations};
 
 /// One installed hook with what dispatch needs precomputed.
 pub struct RegisteredHook {
@@ -33,10 +33,10 @@ impl Registry {
         doc: &Value,
         kinds: &IntentKinds,
         provider: Arc<dyn Provider>,
-    ) -> Result<Arc<RegisteredHook>, Vec<Violation>> {
+    ) -> Result<Arc<RegisteredHook>, Violations> {
         let registration = validate_registration(doc, kinds)?;
         if self.hooks.iter().any(|h| h.registration.hook_id == registration.hook_id) {
-            return Err(vec![Violation { path: "/hook_id".into(), rule: Rule::DuplicateItem }]);
+            return Err(vec![Violation { path: "/hook_id".into(), rule: Rule::DuplicateItem }].into());
         }
         let hook = Arc::new(RegisteredHook { digest: identity::registration_digest(doc), registration, provider });
         let at =

@@ -31,7 +31,7 @@ use super::validate::{validate_turn_start_receipt, validate_turn_start_registrat
 use crate::contract::FailureCode;
 use crate::identity;
 pub use crate::provider_reply::{ProviderReply, ReplyFuture};
-use crate::validate::{Rule, Violation};
+use crate::validate::{Rule, Violation, Violations};
 
 /// A receipt is a few hundred bytes; text longer than this is refused unparsed.
 pub const MAX_RECEIPT_BYTES: usize = 4096;
@@ -159,7 +159,7 @@ impl TurnStartKernel {
     /// Validates and installs. A second registration of the same identity is
     /// `AlreadyInstalled`; another registration under an installed hook_id is
     /// `duplicate_item` at `/hook_id`.
-    pub fn register(&self, doc: &Value, provider: Arc<dyn TurnStartProvider>) -> Result<Registered, Vec<Violation>> {
+    pub fn register(&self, doc: &Value, provider: Arc<dyn TurnStartProvider>) -> Result<Registered, Violations> {
         let registration = validate_turn_start_registration(doc)?;
         let typed = serde_json::to_value(&registration).unwrap_or(Value::Null);
         let digest = identity::registration_digest(&typed);
@@ -168,7 +168,7 @@ impl TurnStartKernel {
             return if existing.digest == digest {
                 Ok(Registered::AlreadyInstalled)
             } else {
-                Err(vec![Violation { path: "/hook_id".into(), rule: Rule::DuplicateItem }])
+                Err(vec![Violation { path: "/hook_id".into(), rule: Rule::DuplicateItem }].into())
             };
         }
         let mut next = (**guard).clone();
@@ -197,7 +197,7 @@ impl TurnStartKernel {
     pub async fn dispatch(&self, request: &Value) -> TurnStartOutcome {
         let request = match validate_turn_start_request(request) {
             Ok(request) => request,
-            Err(violations) => return self.refused(violations),
+            Err(violations) => return self.refused(violations.into()),
         };
         if !self.profile.enabled {
             return TurnStartOutcome { admitted: true, ..self.refused(Vec::new()) };

@@ -192,6 +192,17 @@ pub fn timestamp<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str
 /// A digest-shaped id: `prefix` + 64 lowercase hex digits. Anything else is
 /// `bad_opaque_ref` (it is an opaque ref whose grammar core fixes).
 pub fn digest_id<'a>(r: &mut Report, v: &'a Value, path: &str, prefix: &str) -> Option<&'a str> {
+    digest_id_or(r, v, path, prefix, Rule::BadOpaqueRef)
+}
+
+/// A recomputed id (contract-v0 section 2): a string that is not `prefix` +
+/// 64 lowercase hex cannot equal its digest, so it is `mismatch`, the rule a
+/// wrong digest gets.
+pub fn recomputed_id<'a>(r: &mut Report, v: &'a Value, path: &str, prefix: &str, mismatch: Rule) -> Option<&'a str> {
+    digest_id_or(r, v, path, prefix, mismatch)
+}
+
+fn digest_id_or<'a>(r: &mut Report, v: &'a Value, path: &str, prefix: &str, rule: Rule) -> Option<&'a str> {
     let s = string(r, v, path)?;
     let ok = s
         .strip_prefix(prefix)
@@ -199,7 +210,7 @@ pub fn digest_id<'a>(r: &mut Report, v: &'a Value, path: &str, prefix: &str) -> 
     if ok {
         Some(s)
     } else {
-        r.add(path, Rule::BadOpaqueRef);
+        r.add(path, rule);
         None
     }
 }
@@ -267,7 +278,7 @@ pub fn object<'a>(r: &mut Report, v: &'a Value, path: &str, fields: &[&str]) -> 
     };
     for key in map.keys() {
         if !fields.contains(&key.as_str()) {
-            r.add(&child(path, key), Rule::UnknownField);
+            unknown_member(r, path, key);
         }
     }
     for field in fields {
@@ -276,6 +287,14 @@ pub fn object<'a>(r: &mut Report, v: &'a Value, path: &str, fields: &[&str]) -> 
         }
     }
     Some(map)
+}
+
+/// A member the contract does not define: `unknown_field`, or, when its name
+/// is credential-like, `credential_like_value` at the redacted path
+/// (`.../~0redacted~0`), so no report repeats the name.
+pub fn unknown_member(r: &mut Report, path: &str, key: &str) {
+    let rule = if is_credential_like(key) { Rule::CredentialLikeValue } else { Rule::UnknownField };
+    r.add(&child(path, key), rule);
 }
 
 /// An array of `min..=max` items (`too_few_items` / `too_many_items` at the
@@ -298,6 +317,18 @@ pub fn array<'a>(r: &mut Report, v: &'a Value, path: &str, min: usize, max: usiz
 /// Linear (a set of the strings seen), since an over-long provider array is
 /// still walked item by item.
 pub fn unique_strings(r: &mut Report, items: &[Value], path: &str) {
+    // The contract's arrays hold at most 32 items: comparing them pairwise is
+    // cheaper than hashing.
+    if items.len() <= 32 {
+        for (i, item) in items.iter().enumerate() {
+            if let Value::String(s) = item {
+                if items[..i].iter().any(|earlier| earlier.as_str() == Some(s)) {
+                    r.add(&super::report::index(path, i), Rule::DuplicateItem);
+                }
+            }
+        }
+        return;
+    }
     let mut seen = std::collections::HashSet::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         if let Value::String(s) = item {

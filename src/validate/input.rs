@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::grammar;
 use super::registration::event_kind;
-use super::report::{child, Report, Rule, Verdict};
+use super::report::{child, Report, Rule, Verdict, Violations};
 use crate::contract::{
     BoundaryAttestation, EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, PostWritebackHookInput,
     PostWritebackHookRegistration, ReadScope, RegistrationSchemaVersion, StepKind, Transition,
@@ -38,8 +38,8 @@ const PROJECTION_FIELDS: &[&str] = &["schema_version", "transition", "fact_refs"
 ///
 /// Choices where contract-v0 is silent:
 /// - a known `source.event_kind` the registration does not subscribe to is
-///   `not_allowed_value` at `/source/event_kind`: the kind exists, but it is
-///   outside the set this hook admits, like any other closed-set miss;
+///   `unknown_event_kind` at `/source/event_kind` (contract-v0 section 2), as
+///   an intent kind the registration does not list is `unknown_intent_kind`;
 /// - `hook_id` / `capability_id` are checked as tokens first, and compared
 ///   with the registration (`hook_mismatch` / `capability_mismatch`) only
 ///   when they are tokens, so one fault is one violation;
@@ -56,13 +56,28 @@ pub fn validate_hook_input(
     registration: &PostWritebackHookRegistration,
     registration_digest: &str,
 ) -> Verdict<PostWritebackHookInput> {
+    walk(doc, registration, registration_digest).finish(&grammar::integral_numbers(doc))
+}
+
+/// The verdict of `validate_hook_input` without the typed document.
+pub fn check_hook_input(
+    doc: &Value,
+    registration: &PostWritebackHookRegistration,
+    registration_digest: &str,
+) -> Result<(), Violations> {
+    walk(doc, registration, registration_digest).into_result()
+}
+
+fn walk(doc: &Value, registration: &PostWritebackHookRegistration, registration_digest: &str) -> Report {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
+    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return r };
 
     if let Some(v) = map.get("schema_version") {
         grammar::schema_version(&mut r, v, "/schema_version", HookInputSchemaVersion::VALUE);
     }
-    let dispatch_id = map.get("dispatch_id").and_then(|v| grammar::digest_id(&mut r, v, "/dispatch_id", "pwh_"));
+    let dispatch_id = map
+        .get("dispatch_id")
+        .and_then(|v| grammar::recomputed_id(&mut r, v, "/dispatch_id", "pwh_", Rule::DispatchIdMismatch));
     if let Some(v) = map.get("hook_id") {
         bound_token(&mut r, v, "/hook_id", &registration.hook_id, Rule::HookMismatch);
     }
@@ -96,7 +111,7 @@ pub fn validate_hook_input(
             r.add("/dispatch_id", Rule::DispatchIdMismatch);
         }
     }
-    r.finish(&grammar::integral_numbers(doc))
+    r
 }
 
 /// A token that must equal the admitted `expected` value; `mismatch` when it
@@ -148,7 +163,7 @@ fn source<'a>(r: &mut Report, v: &'a Value, registration: &PostWritebackHookRegi
     }
     let kind = map.get("event_kind").and_then(|v| event_kind(r, v, "/source/event_kind"));
     if kind.is_some_and(|k| !registration.event_kinds.contains(&k)) {
-        r.add("/source/event_kind", Rule::NotAllowedValue);
+        r.add("/source/event_kind", Rule::UnknownEventKind);
     }
     if let Some(v) = map.get("committed_at") {
         grammar::timestamp(r, v, "/source/committed_at");

@@ -4,9 +4,10 @@
 pub mod grammar;
 mod report;
 
-pub use report::{child, index, Report, Rule, Verdict, Violation};
+pub use report::{child, index, Report, Rule, Verdict, Violation, Violations, MAX_REPORTED, REDACTED};
 pub mod intent_kind;
 pub mod payload_schema;
+pub mod text;
 
 pub use intent_kind::{validate_intent_kind_definition, CompiledIntentKind, IntentKinds};
 
@@ -15,10 +16,10 @@ mod receipt;
 mod registration;
 mod result;
 
-pub use input::validate_hook_input;
+pub use input::{check_hook_input, validate_hook_input};
 pub use receipt::{validate_dispatch_receipt, validate_failure_receipt};
-pub use registration::validate_registration;
-pub use result::{validate_hook_result, ResultContext};
+pub use registration::{check_registration, validate_registration};
+pub use result::{check_hook_result, validate_hook_result, ResultContext};
 
 #[cfg(test)]
 pub(crate) mod fixtures;

@@ -222,7 +222,7 @@ fn check_object(schema: &PayloadObjectSchema, r: &mut Report, v: &Value, path: &
     };
     for key in m.keys() {
         if !schema.properties.contains_key(key) {
-            r.add(&child(path, key), Rule::UnknownField);
+            grammar::unknown_member(r, path, key);
         }
     }
     for (name, sub) in &schema.properties {

@@ -61,7 +61,7 @@ pub fn validate_dispatch_receipt(doc: &Value) -> Verdict<DispatchReceipt> {
         grammar::schema_version(&mut r, v, "/schema_version", DispatchReceiptSchemaVersion::VALUE);
     }
     if let Some(v) = map.get("dispatch_id") {
-        grammar::digest_id(&mut r, v, "/dispatch_id", "pwh_");
+        grammar::recomputed_id(&mut r, v, "/dispatch_id", "pwh_", Rule::DispatchIdMismatch);
     }
     let capability = map.get("capability_id").and_then(|v| grammar::token(&mut r, v, "/capability_id"));
     if let Some(hook) = map.get("hook_id").and_then(|v| grammar::token(&mut r, v, "/hook_id")) {
@@ -85,7 +85,7 @@ pub fn validate_dispatch_receipt(doc: &Value) -> Verdict<DispatchReceipt> {
     let intent_count = map.get("intent_ids").and_then(|v| {
         let items = grammar::unique_array(&mut r, v, "/intent_ids", 0, MAX_INTENTS);
         for (path, item) in &items {
-            grammar::digest_id(&mut r, item, path, "pwi_");
+            grammar::recomputed_id(&mut r, item, path, "pwi_", Rule::IntentIdMismatch);
         }
         v.is_array().then_some(items.len())
     });
@@ -114,7 +114,7 @@ pub fn validate_failure_receipt(doc: &Value) -> Verdict<FailureReceipt> {
         grammar::schema_version(&mut r, v, "/schema_version", FailureReceiptSchemaVersion::VALUE);
     }
     if let Some(v) = map.get("dispatch_id") {
-        grammar::digest_id(&mut r, v, "/dispatch_id", "pwh_");
+        grammar::recomputed_id(&mut r, v, "/dispatch_id", "pwh_", Rule::DispatchIdMismatch);
     }
     if let Some(v) = map.get("hook_id") {
         grammar::token(&mut r, v, "/hook_id");

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::grammar;
 use super::intent_kind::IntentKinds;
-use super::report::{child, Report, Rule, Verdict};
+use super::report::{child, Report, Rule, Verdict, Violations};
 use crate::contract::{EventKind, Phase, PostWritebackHookRegistration, ReadScope, RegistrationSchemaVersion};
 
 const FIELDS: &[&str] = &[
@@ -32,8 +32,17 @@ const BUDGET_FIELDS: &[&str] =
 ///   `capability_id` itself is a valid token, so one bad capability_id is one
 ///   violation, not one per owned name.
 pub fn validate_registration(doc: &Value, kinds: &IntentKinds) -> Verdict<PostWritebackHookRegistration> {
+    walk(doc, kinds).finish(&grammar::integral_numbers(doc))
+}
+
+/// The verdict of `validate_registration` without the typed document.
+pub fn check_registration(doc: &Value, kinds: &IntentKinds) -> Result<(), Violations> {
+    walk(doc, kinds).into_result()
+}
+
+fn walk(doc: &Value, kinds: &IntentKinds) -> Report {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
+    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return r };
 
     if let Some(v) = map.get("schema_version") {
         grammar::schema_version(&mut r, v, "/schema_version", RegistrationSchemaVersion::VALUE);
@@ -77,7 +86,7 @@ pub fn validate_registration(doc: &Value, kinds: &IntentKinds) -> Verdict<PostWr
     if let Some(v) = map.get("failure_policy") {
         failure_policy(&mut r, v, "/failure_policy");
     }
-    r.finish(&grammar::integral_numbers(doc))
+    r
 }
 
 fn budget(r: &mut Report, v: &Value) {

@@ -90,13 +90,93 @@ pub struct Violation {
     pub rule: Rule,
 }
 
-/// The verdict of a validator: the typed document, or every violation found.
-pub type Verdict<T> = Result<T, Vec<Violation>>;
+/// At most this many violations are reported; past it a validator only counts
+/// (`Violations::more`), so a hostile document of a million faults costs a
+/// counter, not a million reports.
+pub const MAX_REPORTED: usize = 100;
 
-/// Collects violations while a validator walks a document.
+/// The violations of a rejected document: the first `MAX_REPORTED` found, and
+/// how many more were found past them (0 when the list is complete).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Violations {
+    list: Vec<Violation>,
+    more: usize,
+}
+
+impl Violations {
+    pub fn new(list: Vec<Violation>, more: usize) -> Self {
+        Self { list, more }
+    }
+
+    /// How many violations were found past the reported ones.
+    pub fn more(&self) -> usize {
+        self.more
+    }
+
+    pub fn into_vec(self) -> Vec<Violation> {
+        self.list
+    }
+
+    /// Every path with `prefix` in front (a definition's index in a list).
+    pub fn prefixed(self, prefix: &str) -> Self {
+        let list =
+            self.list.into_iter().map(|v| Violation { path: format!("{prefix}{}", v.path), rule: v.rule }).collect();
+        Self { list, more: self.more }
+    }
+}
+
+impl std::ops::Deref for Violations {
+    type Target = Vec<Violation>;
+    fn deref(&self) -> &Vec<Violation> {
+        &self.list
+    }
+}
+
+impl From<Vec<Violation>> for Violations {
+    fn from(list: Vec<Violation>) -> Self {
+        Self { list, more: 0 }
+    }
+}
+
+/// Callers that keep only a list (a dispatch's failure rule, a refused
+/// turn-start request) take the reported violations.
+impl From<Violations> for Vec<Violation> {
+    fn from(v: Violations) -> Self {
+        v.list
+    }
+}
+
+impl PartialEq<Vec<Violation>> for Violations {
+    fn eq(&self, other: &Vec<Violation>) -> bool {
+        self.more == 0 && self.list == *other
+    }
+}
+
+impl IntoIterator for Violations {
+    type Item = Violation;
+    type IntoIter = std::vec::IntoIter<Violation>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Violations {
+    type Item = &'a Violation;
+    type IntoIter = std::slice::Iter<'a, Violation>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.iter()
+    }
+}
+
+/// The verdict of a validator: the typed document, or the violations found.
+pub type Verdict<T> = Result<T, Violations>;
+
+/// Collects violations while a validator walks a document: the first
+/// `MAX_REPORTED`, then only a count.
 #[derive(Default, Debug)]
 pub struct Report {
     violations: Vec<Violation>,
+    more: usize,
 }
 
 impl Report {
@@ -105,15 +185,31 @@ impl Report {
     }
 
     pub fn add(&mut self, path: &str, rule: Rule) {
-        self.violations.push(Violation { path: path.to_owned(), rule });
+        if self.violations.len() < MAX_REPORTED {
+            self.violations.push(Violation { path: path.to_owned(), rule });
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Counts `n` violations past the reported ones without building them
+    /// (the holes of a huge sparse array).
+    pub fn add_count(&mut self, n: usize) {
+        self.more = self.more.saturating_add(n);
+    }
+
+    /// The list is full: further violations are only counted.
+    pub fn is_full(&self) -> bool {
+        self.violations.len() >= MAX_REPORTED
     }
 
     pub fn is_clean(&self) -> bool {
         self.violations.is_empty()
     }
 
+    /// How many violations were found (reported and counted).
     pub fn len(&self) -> usize {
-        self.violations.len()
+        self.violations.len() + self.more
     }
 
     pub fn is_empty(&self) -> bool {
@@ -124,26 +220,45 @@ impl Report {
         &self.violations
     }
 
-    pub fn into_violations(self) -> Vec<Violation> {
-        self.violations
+    pub fn into_violations(self) -> Violations {
+        Violations { list: self.violations, more: self.more }
+    }
+
+    /// Finish without building the typed document (a caller that keeps its own).
+    pub fn into_result(self) -> Result<(), Violations> {
+        if self.violations.is_empty() {
+            Ok(())
+        } else {
+            Err(self.into_violations())
+        }
     }
 
     /// Finish: deserialize the accepted document into its contract type.
     pub fn finish<T: serde::de::DeserializeOwned>(self, doc: &serde_json::Value) -> Verdict<T> {
         if !self.violations.is_empty() {
-            return Err(self.violations);
+            return Err(self.into_violations());
         }
         // The walk accepted the document, so the shape matches the type; a
         // failure here is a bug in the validator, reported rather than panicked.
-        T::deserialize(doc).map_err(|_| vec![Violation { path: String::new(), rule: Rule::WrongType }])
+        T::deserialize(doc).map_err(|_| vec![Violation { path: String::new(), rule: Rule::WrongType }].into())
     }
 }
 
-/// `base` + `/` + the escaped reference token (RFC 6901: `~` -> `~0`, `/` -> `~1`).
+/// The reference token that stands for a credential-like member name, so no
+/// report ever repeats the name: the member name `~redacted~`, escaped as
+/// RFC 6901 says, so every path stays a JSON Pointer.
+pub const REDACTED: &str = "~0redacted~0";
+
+/// `base` + `/` + the escaped reference token (RFC 6901: `~` -> `~0`, `/` -> `~1`);
+/// a credential-like name becomes `~0redacted~0` (the name `~redacted~`).
 pub fn child(base: &str, token: &str) -> String {
     let mut out = String::with_capacity(base.len() + token.len() + 1);
     out.push_str(base);
     out.push('/');
+    if super::grammar::is_credential_like(token) {
+        out.push_str(REDACTED);
+        return out;
+    }
     for c in token.chars() {
         match c {
             '~' => out.push_str("~0"),
@@ -167,6 +282,22 @@ mod tests {
     fn pointer_tokens_are_escaped() {
         assert_eq!(child("", "a/b~c"), "/a~1b~0c");
         assert_eq!(index("/x", 3), "/x/3");
+        assert_eq!(child("/a", "sk_live_0123"), "/a/~0redacted~0");
+    }
+
+    #[test]
+    fn reports_are_capped_and_count_the_rest() {
+        let mut r = Report::new();
+        for i in 0..MAX_REPORTED + 7 {
+            r.add(&index("", i), Rule::WrongType);
+        }
+        r.add_count(3);
+        assert!(r.is_full());
+        assert_eq!(r.len(), MAX_REPORTED + 10);
+        let v = r.into_violations();
+        assert_eq!(v.len(), MAX_REPORTED);
+        assert_eq!(v.more(), 10);
+        assert_eq!(v[99].path, "/99");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::grammar;
 use super::input::bound_token;
 use super::intent_kind::{CompiledIntentKind, IntentKinds};
 use super::registration::failure_policy;
-use super::report::{child, index, Report, Rule, Verdict};
+use super::report::{child, index, Report, Rule, Verdict, Violations};
 use crate::contract::{
     HookResultSchemaVersion, IntentSchemaVersion, PostWritebackHookRegistration, PostWritebackHookResult, ResultStatus,
 };
@@ -59,8 +59,17 @@ pub struct ResultContext<'a> {
 ///   against, so the payload is only required to be an object;
 /// - `duplicate_item` compares the well-formed intent_ids as sent.
 pub fn validate_hook_result(doc: &Value, ctx: &ResultContext) -> Verdict<PostWritebackHookResult> {
+    walk(doc, ctx).finish(&grammar::integral_numbers(doc))
+}
+
+/// The verdict of `validate_hook_result` without the typed document.
+pub fn check_hook_result(doc: &Value, ctx: &ResultContext) -> Result<(), Violations> {
+    walk(doc, ctx).into_result()
+}
+
+fn walk(doc: &Value, ctx: &ResultContext) -> Report {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
+    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return r };
 
     if let Some(v) = map.get("schema_version") {
         grammar::schema_version(&mut r, v, "/schema_version", HookResultSchemaVersion::VALUE);
@@ -72,7 +81,7 @@ pub fn validate_hook_result(doc: &Value, ctx: &ResultContext) -> Verdict<PostWri
     if canonical::canonical_len(doc) > ctx.registration.budget.max_result_bytes as usize {
         r.add("", Rule::ResultTooLarge);
     }
-    r.finish(&grammar::integral_numbers(doc))
+    r
 }
 
 /// The intent list: its count against the status and budget, each intent, and
@@ -107,7 +116,9 @@ fn intent<'a>(r: &mut Report, v: &'a Value, path: &str, ctx: &ResultContext) -> 
     if let Some(v) = map.get("schema_version") {
         grammar::schema_version(r, v, &at("schema_version"), IntentSchemaVersion::VALUE);
     }
-    let id = map.get("intent_id").and_then(|v| grammar::digest_id(r, v, &at("intent_id"), "pwi_"));
+    let id = map
+        .get("intent_id")
+        .and_then(|v| grammar::recomputed_id(r, v, &at("intent_id"), "pwi_", Rule::IntentIdMismatch));
     if let Some(v) = map.get("hook_id") {
         bound_token(r, v, &at("hook_id"), &registration.hook_id, Rule::HookMismatch);
     }

@@ -3,7 +3,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::validate::Violation;
 
-fn pairs(v: Vec<Violation>) -> Vec<(String, Rule)> {
+fn pairs(v: impl IntoIterator<Item = Violation>) -> Vec<(String, Rule)> {
     v.into_iter().map(|v| (v.path, v.rule)).collect()
 }
 

@@ -270,7 +270,18 @@ fn property_names_are_tokens_and_children_are_still_walked() {
         "required": ["a/b", "Ok", "npm_x"],
         "additionalProperties": false
     });
+    // A credential-like name is no schema token; its node's path is redacted.
     assert_eq!(rejected(&schema), vec![p("/payload_schema", U), p("/payload_schema/properties/a~1b", U)]);
+    let mut bad_child = schema.clone();
+    bad_child["properties"]["npm_x"] = json!({"type": "number"});
+    assert_eq!(
+        rejected(&bad_child),
+        vec![
+            p("/payload_schema", U),
+            p("/payload_schema/properties/a~1b", U),
+            p("/payload_schema/properties/~0redacted~0", U)
+        ]
+    );
 }
 
 #[test]

@@ -95,9 +95,10 @@ fn schema_versions() {
 
 #[test]
 fn dispatch_id_shape_and_identity() {
-    assert_one(&set("/dispatch_id", json!("pwh_sha256_opaque")), "/dispatch_id", BadOpaqueRef);
-    assert_one(&set("/dispatch_id", json!(dispatch_id().to_uppercase())), "/dispatch_id", BadOpaqueRef);
-    assert_one(&set("/dispatch_id", json!(dispatch_id().replace("pwh_", "pwi_"))), "/dispatch_id", BadOpaqueRef);
+    // Not `pwh_` + 64 lowercase hex: it cannot equal the digest (contract-v0 section 2).
+    assert_one(&set("/dispatch_id", json!("pwh_sha256_opaque")), "/dispatch_id", DispatchIdMismatch);
+    assert_one(&set("/dispatch_id", json!(dispatch_id().to_uppercase())), "/dispatch_id", DispatchIdMismatch);
+    assert_one(&set("/dispatch_id", json!(dispatch_id().replace("pwh_", "pwi_"))), "/dispatch_id", DispatchIdMismatch);
     assert_one(&set("/dispatch_id", json!(format!("pwh_{}", "0".repeat(64)))), "/dispatch_id", DispatchIdMismatch);
     // Each identity part moves the id.
     assert_one(&set("/source/receipt_id", json!("receipt_other")), "/dispatch_id", DispatchIdMismatch);
@@ -189,7 +190,7 @@ fn event_kind_must_be_known_and_subscribed() {
     doc = with(doc, "/projection/transition", json!("replan_recorded"));
     doc = with(doc, "/dispatch_id", json!(id));
     let verdict = validate_hook_input(&doc, &typed(&only_completed), &digest);
-    assert_one(&verdict, "/source/event_kind", NotAllowedValue);
+    assert_one(&verdict, "/source/event_kind", UnknownEventKind);
 }
 
 #[test]

@@ -75,9 +75,9 @@ fn schema_version() {
 #[test]
 fn intent_id_shape_and_identity() {
     let path = "/intents/0/intent_id";
-    assert_one(&set("/intent_id", json!("pwi_sha256_opaque")), path, BadOpaqueRef);
-    assert_one(&set("/intent_id", json!(dispatch_id())), path, BadOpaqueRef);
-    assert_one(&set("/intent_id", json!(format!("pwi_{}", "A".repeat(64)))), path, BadOpaqueRef);
+    assert_one(&set("/intent_id", json!("pwi_sha256_opaque")), path, IntentIdMismatch);
+    assert_one(&set("/intent_id", json!(dispatch_id())), path, IntentIdMismatch);
+    assert_one(&set("/intent_id", json!(format!("pwi_{}", "A".repeat(64)))), path, IntentIdMismatch);
     assert_one(&set("/intent_id", json!(format!("pwi_{}", "a".repeat(64)))), path, IntentIdMismatch);
     // Each semantic input moves the id.
     assert_one(&set("/policy_version", json!("weekly_v1")), path, IntentIdMismatch);

@@ -2,6 +2,7 @@
 //! RFC fixtures in `super::fixtures`. Every case asserts the exact, sorted
 //! `(path, rule)` list, so a missing or extra violation fails.
 
+mod hostile;
 mod input;
 mod intent;
 mod read_scope;

@@ -95,7 +95,7 @@ fn grammars() {
         "/schema_version",
         BadSchemaVersion,
     );
-    assert_one(&set("/dispatch_id", json!("pwh_sha256_opaque")), "/dispatch_id", BadOpaqueRef);
+    assert_one(&set("/dispatch_id", json!("pwh_sha256_opaque")), "/dispatch_id", DispatchIdMismatch);
     assert_one(&set("/hook_id", json!("Hook")), "/hook_id", BadToken);
     assert_one(&set("/hook_id", json!("other_cap.hook")), "/hook_id", CapabilityMismatch);
     assert_one(&set("/capability_id", json!("sk_live_x")), "/capability_id", CredentialLikeValue);
@@ -129,7 +129,7 @@ fn intent_ids() {
     assert_one(&set("/intent_ids", ids(17)), "/intent_ids", TooManyItems);
     let id = format!("pwi_{}", "a".repeat(64));
     assert_one(&set("/intent_ids", json!([id, id])), "/intent_ids/1", DuplicateItem);
-    assert_one(&set("/intent_ids", json!([dispatch_id()])), "/intent_ids/0", BadOpaqueRef);
+    assert_one(&set("/intent_ids", json!([dispatch_id()])), "/intent_ids/0", IntentIdMismatch);
     assert_one(&set("/intent_ids", json!("pwi_x")), "/intent_ids", WrongType);
 }
 
@@ -190,7 +190,7 @@ fn several_faults_are_all_reported() {
             ("/failure/code", NotAllowedValue),
             ("/failure/rule", NotAllowedValue),
             ("/intent_ids", TooManyItems),
-            ("/intent_ids/0", BadOpaqueRef),
+            ("/intent_ids/0", IntentIdMismatch),
             ("/receipt_id", BadOpaqueRef),
         ],
     );
@@ -214,7 +214,11 @@ fn failure_receipt_validation() {
         "/schema_version",
         BadSchemaVersion,
     );
-    assert_one(&set_failure("/dispatch_id", json!(format!("pwi_{}", "a".repeat(64)))), "/dispatch_id", BadOpaqueRef);
+    assert_one(
+        &set_failure("/dispatch_id", json!(format!("pwi_{}", "a".repeat(64)))),
+        "/dispatch_id",
+        DispatchIdMismatch,
+    );
     assert_one(&set_failure("/hook_id", json!("ghp_hook")), "/hook_id", CredentialLikeValue);
     assert_one(&set_failure("/code", json!("exhausted")), "/code", NotAllowedValue);
     assert_one(&set_failure("/rule", json!("bad_rule")), "/rule", NotAllowedValue);

@@ -1,0 +1,100 @@
+// Misuse is a coded error at the call (issue 9, item 9): a hook without a
+// provider function, `register(null)`, `dispatch` with a BigInt or a cycle,
+// and `HookRuntime.open` with a journalPath that is not a string each throw
+// LoopxHooksError ERR_LOOPX_INVALID_ARGUMENT, naming the argument and never
+// repeating its contents; nothing is installed and no attempt is spent.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import { LoopxHooksError } from '../lib/index.js'
+import { HookRuntime, TempDir, goodProvider, registration, request, signalKind } from './support/runtime.js'
+
+const SECRET = 'planted_secret_value_7f3a'
+
+/** Runs `call` and returns what it threw (or rejected with). */
+async function thrown(call: () => unknown): Promise<unknown> {
+  try {
+    await call()
+  } catch (error) {
+    return error
+  }
+  throw new Error('did not throw')
+}
+
+function expectMisuse(error: unknown, names: string): void {
+  expect(error).toBeInstanceOf(LoopxHooksError)
+  const e = error as LoopxHooksError
+  expect(e.code).toBe('ERR_LOOPX_INVALID_ARGUMENT')
+  expect(e.message).toContain(names)
+  expect(e.message).not.toContain(SECRET)
+}
+
+describe('misuse throws a coded error at the call', () => {
+  const tmp = new TempDir('loopx-hostile-misuse-')
+  let runtime: HookRuntime
+  const kind = signalKind('misuse')
+  beforeAll(async () => {
+    runtime = await HookRuntime.open({ journalPath: tmp.path('j.db'), profile: { enabled: true } })
+    runtime.defineIntentKind(kind)
+  })
+  afterAll(async () => {
+    await runtime.close()
+    tmp.cleanup()
+  })
+
+  it('register with a provider that is not a function, or with null, installs nothing', async () => {
+    const reg = registration('misuse.not_a_function')
+    expectMisuse(await thrown(() => runtime.register({ registration: reg, provider: SECRET as never })), 'provider')
+    expectMisuse(await thrown(() => runtime.register({ registration: reg } as never)), 'provider')
+    expectMisuse(await thrown(() => runtime.register(null as never)), 'hook')
+    expectMisuse(
+      await thrown(() => runtime.register({ registration: null, provider: () => 0 } as never)),
+      'registration',
+    )
+    // Nothing was installed: the request reaches no hook, so no attempt is spent.
+    const outcome = await runtime.dispatch(request())
+    expect(outcome.hooks).toEqual([])
+    // The same registration with a real provider still installs.
+    const provider = goodProvider()
+    runtime.register({ registration: reg, provider })
+    expect((await runtime.dispatch(request())).hooks.map((h) => h.hookId)).toEqual(['misuse.not_a_function'])
+  })
+
+  it('dispatch with a BigInt, a cycle, or no object', async () => {
+    const withBigInt = { ...request(), extra: { note: SECRET, n: 10n } }
+    expectMisuse(await thrown(() => runtime.dispatch(withBigInt as never)), 'dispatch: request')
+    const cyclic: Record<string, unknown> = { ...request(), note: SECRET }
+    cyclic.self = cyclic
+    expectMisuse(await thrown(() => runtime.dispatch(cyclic as never)), 'dispatch: request')
+    for (const bad of [null, undefined, 42, SECRET, [request()]]) {
+      expectMisuse(await thrown(() => runtime.dispatch(bad as never)), 'dispatch: request')
+    }
+    const throwing = { ...request() }
+    Object.defineProperty(throwing, 'settlement', {
+      enumerable: true,
+      get: () => {
+        throw new Error(SECRET)
+      },
+    })
+    expectMisuse(await thrown(() => runtime.dispatch(throwing)), 'dispatch: request')
+  })
+
+  it('HookRuntime.open with options that are not what the signature says', async () => {
+    expectMisuse(await thrown(() => HookRuntime.open({ journalPath: 42 } as never)), 'journalPath')
+    expectMisuse(await thrown(() => HookRuntime.open({ journalPath: '' })), 'journalPath')
+    expectMisuse(await thrown(() => HookRuntime.open(null as never)), 'options')
+    expectMisuse(
+      await thrown(() => HookRuntime.open({ journalPath: tmp.path('x.db'), synchronous: SECRET as never })),
+      'synchronous',
+    )
+    expectMisuse(
+      await thrown(() => HookRuntime.open({ journalPath: tmp.path('x.db'), busyTimeoutMs: -1 })),
+      'busyTimeoutMs',
+    )
+    const profile: Record<string, unknown> = { enabled: true, secret: SECRET }
+    profile.self = profile
+    expectMisuse(
+      await thrown(() => HookRuntime.open({ journalPath: tmp.path('x.db'), profile: profile as never })),
+      'profile',
+    )
+  })
+})

@@ -1,0 +1,155 @@
+/**
+ * The document validators, fast path (issue 8, item 4). The rules all live in
+ * the addon; this layer only decides how a document crosses:
+ * - a registration given as context is parsed and digested once per object
+ *   (a `HookContext`, cached by the object and re-made when its JSON text
+ *   changes, so mutating it afterwards is seen) or per text;
+ * - a JS object crosses as ONE JSON text when a quick walk finds nothing
+ *   JSON.stringify would hide or change (a hole, a function, a non-finite or
+ *   unsafe number, a cycle, a class instance, a Proxy, toJSON, nesting past
+ *   127); on any doubt it goes to the addon's exact walk, which reports each
+ *   `not_json_value` at its path. Both give the same verdict, and an accepted
+ *   object comes back as the very object given.
+ */
+import { types } from 'node:util'
+
+import * as addon from '../index.js'
+import type { ValidationResult } from '../index.js'
+import type { PostWritebackHookInput, PostWritebackHookRegistration, PostWritebackHookResult } from '../bindings/index'
+
+const MAX_DEPTH = 127
+
+/** True when JSON.stringify(value) denotes exactly what the exact walk would read. */
+function plainTree(value: unknown, depth: number, ancestors: object[]): boolean {
+  if (typeof value !== 'object') {
+    return (
+      typeof value === 'string' ||
+      typeof value === 'boolean' ||
+      // Past 2^53 the walk and the text may pick different integer representations.
+      (typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER)
+    )
+  }
+  if (value === null) return true
+  // A Proxy may answer Array.isArray and getPrototypeOf unlike the exact walk's reads.
+  if (depth >= MAX_DEPTH || ancestors.includes(value) || types.isProxy(value)) return false
+  ancestors.push(value)
+  const ok = Array.isArray(value) ? plainArray(value, depth, ancestors) : plainObject(value, depth, ancestors)
+  ancestors.pop()
+  return ok
+}
+
+function plainArray(array: unknown[], depth: number, ancestors: object[]): boolean {
+  // A subclass or an own toJSON changes what JSON.stringify writes.
+  if (Object.getPrototypeOf(array) !== Array.prototype || Object.hasOwn(array, 'toJSON')) return false
+  for (let i = 0; i < array.length; i++) {
+    if (!(i in array) || !plainTree(array[i], depth + 1, ancestors)) return false
+  }
+  return true
+}
+
+function plainObject(object: object, depth: number, ancestors: object[]): boolean {
+  const proto: unknown = Object.getPrototypeOf(object)
+  if (proto !== Object.prototype && proto !== null) return false
+  // An own toJSON that is a function is a member the walk refuses; any other is data.
+  const record = object as Record<string, unknown>
+  for (const key of Object.keys(record)) if (!plainTree(record[key], depth + 1, ancestors)) return false
+  return true
+}
+
+/** The JSON text of `doc` when it may cross as text; undefined to use the exact walk. */
+function fastText(doc: unknown): string | undefined {
+  if (doc === null || typeof doc !== 'object') return undefined
+  // An inherited toJSON (a polluted prototype) would change every text.
+  if ('toJSON' in Object.prototype || 'toJSON' in Array.prototype) return undefined
+  try {
+    return plainTree(doc, 0, []) ? JSON.stringify(doc) : undefined
+  } catch {
+    // A getter that throws: the exact walk reports it at its path.
+    return undefined
+  }
+}
+
+interface Compiled {
+  text: string
+  context: addon.HookContext
+}
+const byObject = new WeakMap<object, Compiled>()
+const byText = new Map<string, addon.HookContext>()
+const TEXT_CACHE = 64
+
+/**
+ * The compiled context of `registration`, or undefined when it cannot be
+ * compiled here (not JSON, or a shape the addon refuses: the addon's own
+ * call then throws its coded error).
+ */
+function compiled(registration: unknown): addon.HookContext | undefined {
+  try {
+    if (typeof registration === 'string') {
+      let context = byText.get(registration)
+      if (context === undefined) {
+        context = new addon.HookContext(registration)
+        if (byText.size >= TEXT_CACHE) byText.delete(byText.keys().next().value!)
+        byText.set(registration, context)
+      }
+      return context
+    }
+    if (registration === null || typeof registration !== 'object') return undefined
+    const text = fastText(registration)
+    if (text === undefined) return undefined
+    const hit = byObject.get(registration)
+    if (hit !== undefined && hit.text === text) return hit.context
+    const context = new addon.HookContext(text)
+    byObject.set(registration, { text, context })
+    return context
+  } catch {
+    return undefined
+  }
+}
+
+/** Compiles a registration once, for callers that hold it themselves. */
+export function compileHookContext(registration: PostWritebackHookRegistration | string): addon.HookContext {
+  return new addon.HookContext(registration)
+}
+
+type Context = PostWritebackHookRegistration | string | addon.HookContext
+
+function contextOf(registration: Context): addon.HookContext | undefined {
+  return registration instanceof addon.HookContext ? registration : compiled(registration)
+}
+
+/** A registration against the defined intent kinds. */
+export function validateRegistration(
+  doc: unknown,
+  kinds: addon.IntentKinds,
+): ValidationResult<PostWritebackHookRegistration> {
+  const text = fastText(doc)
+  if (text === undefined) return addon.validateRegistration(doc, kinds)
+  return addon.checkRegistrationText(text, kinds) ?? { ok: true, value: doc as PostWritebackHookRegistration }
+}
+
+/** A hook input against the registration it was built for (an object, its text, or a `HookContext`). */
+export function validateHookInput(doc: unknown, registration: Context): ValidationResult<PostWritebackHookInput> {
+  const context = contextOf(registration)
+  // A registration the addon refuses: its own call throws the coded error.
+  if (context === undefined) return addon.validateHookInput(doc, registration as PostWritebackHookRegistration | string)
+  const text = fastText(doc)
+  if (text === undefined) return addon.validateHookInputIn(doc, context)
+  return addon.checkHookInputText(text, context) ?? { ok: true, value: doc as PostWritebackHookInput }
+}
+
+/** A provider's result against the admitted registration, core's dispatch id and the intent kinds. */
+export function validateHookResult(
+  doc: unknown,
+  registration: Context,
+  dispatchId: string,
+  kinds: addon.IntentKinds,
+): ValidationResult<PostWritebackHookResult> {
+  const context = contextOf(registration)
+  if (context === undefined)
+    return addon.validateHookResult(doc, registration as PostWritebackHookRegistration | string, dispatchId, kinds)
+  const text = fastText(doc)
+  if (text === undefined) return addon.validateHookResultIn(doc, context, dispatchId, kinds)
+  return (
+    addon.checkHookResultText(text, context, dispatchId, kinds) ?? { ok: true, value: doc as PostWritebackHookResult }
+  )
+}
