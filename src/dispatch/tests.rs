@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::builder::{build_intent, IntentOrigin, IntentSpec};
 use crate::contract::{FailureCode, PostWritebackHookInput};
-use crate::journal::JournalOptions;
+use crate::journal::{JournalError, JournalOptions};
 use crate::validate::fixtures;
 
 /// What a test provider does when invoked.

@@ -56,12 +56,19 @@ enum Step {
     Abort(JournalError),
 }
 
+/// Receives a command's answer on the writer thread, after its batch committed.
+pub type Answer<T> = Box<dyn FnOnce(Result<T>) + Send>;
+
+/// Called on the writer thread once every command of a batch was answered, so
+/// that answers gathered by [`Answer`]s can be handed on in one go.
+pub type AfterBatch = Arc<dyn Fn() + Send + Sync>;
+
 struct Task<A, T> {
     args: A,
     op: Op<A, T>,
     durable: bool,
     out: Option<Result<T>>,
-    reply: oneshot::Sender<Result<T>>,
+    reply: Answer<T>,
 }
 
 impl<A: Send, T: Send> Job for Task<A, T> {
@@ -90,8 +97,7 @@ impl<A: Send, T: Send> Job for Task<A, T> {
             (Err(e), _) => Err(e.clone()),
             (Ok(()), None) => Err(JournalError::Closed),
         };
-        // The caller may have stopped waiting; that is not the writer's concern.
-        let _ = self.reply.send(answer);
+        (self.reply)(answer);
     }
 }
 
@@ -123,6 +129,7 @@ pub(crate) struct Writer {
     tx: RwLock<Option<mpsc::Sender<Box<dyn Job>>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     counters: Arc<Counters>,
+    after_batch: Arc<RwLock<Vec<AfterBatch>>>,
 }
 
 impl Writer {
@@ -130,10 +137,12 @@ impl Writer {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         let counters = Arc::new(Counters::default());
         let thread_counters = Arc::clone(&counters);
+        let after_batch: Arc<RwLock<Vec<AfterBatch>>> = Arc::default();
+        let thread_after = Arc::clone(&after_batch);
         let thread = std::thread::Builder::new()
             .name("loopx-journal-writer".into())
-            .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters))?;
-        Ok(Writer { tx: RwLock::new(Some(tx)), thread: Mutex::new(Some(thread)), counters })
+            .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters, &thread_after))?;
+        Ok(Writer { tx: RwLock::new(Some(tx)), thread: Mutex::new(Some(thread)), counters, after_batch })
     }
 
     /// Queues a command; its reply resolves after the commit that holds it.
@@ -143,12 +152,35 @@ impl Writer {
         T: Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
-        let job = Box::new(Task { args, op, durable, out: None, reply });
+        // The caller may have stopped waiting; that is not the writer's concern.
+        let answer: Answer<T> = Box::new(move |r| {
+            let _ = reply.send(r);
+        });
+        match self.submit_then(durable, args, op, answer) {
+            Ok(()) => Reply::waiting(rx),
+            Err(e) => Reply::ready(Err(e)),
+        }
+    }
+
+    /// Queues a command whose answer is handed to `then` on the writer thread
+    /// after its commit (no waiter to wake per command). When the writer is
+    /// closed, `then` is dropped uncalled and the error returned.
+    pub(crate) fn submit_then<A, T>(&self, durable: bool, args: A, op: Op<A, T>, then: Answer<T>) -> Result<()>
+    where
+        A: Send + 'static,
+        T: Send + 'static,
+    {
+        let job = Box::new(Task { args, op, durable, out: None, reply: then });
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref().map(|tx| tx.send(job)) {
-            Some(Ok(())) => Reply::waiting(rx),
-            _ => Reply::ready(Err(JournalError::Closed)),
+            Some(Ok(())) => Ok(()),
+            _ => Err(JournalError::Closed),
         }
+    }
+
+    /// Adds a callback run after each batch's answers.
+    pub(crate) fn after_batch(&self, f: AfterBatch) {
+        self.after_batch.write().unwrap_or_else(|p| p.into_inner()).push(f);
     }
 
     /// Drops the sender (the thread drains the queue, then exits) and joins.
@@ -173,7 +205,13 @@ impl Writer {
     }
 }
 
-fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, synchronous_full: bool, counters: &Counters) {
+fn run(
+    conn: Connection,
+    rx: mpsc::Receiver<Box<dyn Job>>,
+    synchronous_full: bool,
+    counters: &Counters,
+    after_batch: &RwLock<Vec<AfterBatch>>,
+) {
     let mut level: Option<&'static str> = None;
     while let Ok(first) = rx.recv() {
         // Let submitters that are already runnable queue their commands too:
@@ -198,6 +236,9 @@ fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, synchronous_full: boo
         counters.max_batch.fetch_max(batch.len() as u64, Ordering::Relaxed);
         for job in batch {
             job.answer(&result);
+        }
+        for f in after_batch.read().unwrap_or_else(|p| p.into_inner()).iter() {
+            f();
         }
     }
     // The sender is gone and the queue is empty: dropping `conn` closes it,
