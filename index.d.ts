@@ -44,18 +44,45 @@ export declare class IntentKinds {
 export declare class NativeHookRuntime {
   /** Defines an intent kind; returns the verdict. */
   defineIntentKind(definition: unknown): { ok: true } | { ok: false; violations: Violation[] }
-  /** Installs `provider` behind `registration`; returns the verdict. */
-  register(registration: unknown, provider: (inputJson: string) => Promise<string> | string): { ok: true } | { ok: false; violations: Violation[] }
+  /** Installs `registration`, whose provider the TypeScript layer calls; returns the verdict. */
+  register(registration: unknown): { ok: true } | { ok: false; violations: Violation[] }
   /**
-   * Dispatches one request (JSON text of a `DispatchRequest`); resolves to
-   * the `DispatchOutcome` as JSON text once its records are durable.
+   * Sets the one callback that receives, per group commit, every dispatch
+   * it finished (JSON text, see `finished_json`). Weak: it never keeps the
+   * process alive by itself.
    */
-  dispatch(requestJson: string): Promise<string>
-  /** Re-dispatches every checkpointed identity without a final receipt. */
-  recover(): Promise<string>
+  onFinished(callback: (finishedJson: string) => void): void
+  /** Dispatches in flight at once (the profile's `maxInFlight`). */
+  get maxInFlight(): number
+  /** Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous. */
+  prepare(requestJson: string): NativePlan
+  /**
+   * `prepare` for many requests in one call; with `onlyHookIds`, request i
+   * runs only that hook (recovery). A malformed request prepares none.
+   */
+  prepareMany(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Array<NativePlan>
+  /**
+   * Step 2, just before calling the provider of `slot`: queues its
+   * checkpoint and returns the call's limit, or null when the wall budget
+   * is spent (do not call it).
+   */
+  begin(ticketId: number, slot: number): NativeLimit | null
+  /**
+   * Step 3: the calls' replies (text, or a `\u0000` marker), in plan order.
+   * Returns the outcome as JSON text when nothing needs recording;
+   * otherwise null, and the outcome arrives through `onFinished`.
+   */
+  complete(ticketId: number, replies: Array<string>): string | null
+  /** Drops a prepared dispatch that will not be completed. */
+  cancel(ticketId: number): void
+  /** What `recover()` re-dispatches, as JSON text `{ requests: string[], hookIds: string[], skipped }`. */
+  recoveryItems(): string
   /** The journal this runtime writes, for readers and the outbox. */
   journal(): NativeJournal
-  /** Finishes queued writes and closes the journal; later calls fail with `journal_closed`. */
+  /**
+   * Waits for dispatches in flight to record, then closes the journal;
+   * later calls fail with `journal_closed`.
+   */
   close(): Promise<void>
 }
 
@@ -71,14 +98,14 @@ export declare class NativeInboxStore {
 }
 
 export declare class NativeJournal {
-  getDispatch(dispatchId: string): Promise<string>
+  getDispatch(dispatchId: string): string
   /** Dispatches, oldest first, paged by `after` (a cursor from the last page). */
-  listDispatches(queryJson?: string): Promise<string>
-  listFailures(dispatchId: string): Promise<string>
+  listDispatches(queryJson?: string): string
+  listFailures(dispatchId: string): string
   /** Intents, oldest first; `pendingOnly` keeps undecided and admitted-not-done ones. */
-  listIntents(queryJson?: string): Promise<string>
-  stats(): Promise<string>
-  /** `PRAGMA integrity_check` is ok. */
+  listIntents(queryJson?: string): string
+  stats(): string
+  /** `PRAGMA integrity_check` is ok. Reads the whole file: off the JS thread. */
   integrityCheck(): Promise<string>
   /** Records an executor's decision on an intent, once per intent_id. */
   decide(intentId: string, executorId: string, decision: 'admit' | 'reject', reasonCode: string): Promise<string>
@@ -142,6 +169,32 @@ export interface InboxOpenOptions {
 
 /** `"pwi_" + sha256(JCS({domain, dispatch_id, intent_kind, policy_version, payload}))`. */
 export declare function intentId(parts: { dispatchId: string; intentKind: string; policyVersion: string; payload: unknown }): string
+
+/** One provider call the caller makes, in hook_id order. */
+export interface NativeCall {
+  slot: number
+  hookId: string
+  inputJson: string
+  /** A reply text longer than this is `result_too_large` without crossing. */
+  maxReplyLength: number
+}
+
+/** A call's limit from the moment it is made, and whether it is the dispatch's wall budget. */
+export interface NativeLimit {
+  ms: number
+  wall: boolean
+}
+
+/**
+ * `done` (the outcome as JSON text), `wait` (the ticket to wait for, then
+ * prepare again) or `calls` to make before `complete(ticket, replies)`.
+ */
+export interface NativePlan {
+  ticket: number
+  done?: string
+  wait?: number
+  calls?: Array<NativeCall>
+}
 
 /** Opens (creating on first use) the inbox file at `path`. */
 export declare function openNativeInbox(path: string, options?: InboxOpenOptions | undefined | null): Promise<NativeInboxStore>

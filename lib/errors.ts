@@ -40,3 +40,19 @@ export async function native<T>(promise: Promise<T>): Promise<T> {
     rethrowNative(error)
   }
 }
+
+/**
+ * Runs a synchronous addon call; an Error it throws with a stable
+ * `ERR_LOOPX_*` code becomes a `LoopxHooksError` with that code.
+ */
+export function sync<T>(call: () => T): T {
+  try {
+    return call()
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code
+    if (error instanceof Error && !(error instanceof LoopxHooksError) && typeof code === 'string') {
+      if (code.startsWith('ERR_LOOPX_')) throw new LoopxHooksError(code, error.message)
+    }
+    throw error
+  }
+}

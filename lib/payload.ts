@@ -80,7 +80,16 @@ export type HookResultOf<D> =
   | { schema_version: 'loopx_post_writeback_hook_result_v0'; status: 'proposed'; intents: IntentOf<D>[] }
 
 /** A provider for a registration naming the kinds `D`. */
-export type ProviderOf<D> = (input: Readonly<PostWritebackHookInput>) => HookResultOf<D> | Promise<HookResultOf<D>>
+export type ProviderOf<D> = (
+  input: Readonly<PostWritebackHookInput>,
+  context: ProviderContext,
+) => HookResultOf<D> | Promise<HookResultOf<D>>
+
+/** What a post-writeback provider receives besides its input. */
+export interface ProviderContext {
+  /** Aborts at the hook's timeout, at the dispatch's wall budget and at `runtime.close()`. */
+  readonly signal: AbortSignal
+}
 
 /** What a provider decides for one intent; core fills in the rest. */
 export interface IntentSpecOf<D> {

@@ -1,13 +1,13 @@
-//! A JS provider function behind both provider traits: the post-writeback
-//! dispatcher's `Provider` and the turn-start kernel's `TurnStartProvider`.
-//! Input JSON text goes in; the answer comes back as a `ProviderReply`.
+//! A JS provider function behind the turn-start kernel's `TurnStartProvider`
+//! (input JSON text in, a `ProviderReply` back), and the markers by which
+//! lib/runtime.ts reports a post-writeback provider call it made itself.
 
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 
-use crate::dispatch::{Provider, ProviderReply, ReplyFuture};
+use crate::dispatch::{CallResult, ProviderReply, ReplyFuture};
 use crate::turn_start::TurnStartProvider;
 
 /// A provider as the JS wrapper presents it (lib/provider.ts): input JSON
@@ -48,9 +48,15 @@ fn parse_reply(text: String) -> ProviderReply {
     }
 }
 
-impl Provider for JsProvider {
-    fn invoke(&self, input_json: String) -> ReplyFuture {
-        self.call(input_json)
+/// A post-writeback provider call as lib/runtime.ts reports it: the reply
+/// text, or a marker for what happened instead.
+pub(crate) fn call_result(text: String) -> CallResult {
+    match text.strip_prefix('\u{0}') {
+        Some("timed_out") => CallResult::TimedOut,
+        Some("wall") => CallResult::WallExceeded,
+        Some("too_large") => CallResult::TooLarge,
+        Some("not_started") => CallResult::NotStarted,
+        _ => CallResult::Reply(parse_reply(text)),
     }
 }
 
