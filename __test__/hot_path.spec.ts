@@ -190,3 +190,44 @@ describe('dispatchMany', () => {
     expect(await many.runtime.journal.stats()).toEqual(await one.runtime.journal.stats())
   })
 })
+
+describe('the checkpoint is queued, not awaited, before the provider is called', () => {
+  it('a crash before it commits loses only the checkpoint: the same request then records once', async () => {
+    const dir = fx.tempDir()
+    const journalPath = dir.path('crash.journal')
+    const lib = join(__dirname, '..', 'lib', 'index.js')
+    const reg = registration('alpha.crash')
+    const { signalKind } = await import('./support/runtime')
+    // The provider kills its process in the very turn it is called.
+    const script = `
+      const { HookRuntime } = require(${JSON.stringify(lib)});
+      (async () => {
+        const runtime = await HookRuntime.open({ journalPath: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
+        runtime.defineIntentKind(${JSON.stringify(signalKind('alpha'))});
+        runtime.register({ registration: ${JSON.stringify(reg)}, provider: () => { process.kill(process.pid, 'SIGKILL') } });
+        await runtime.dispatch(${JSON.stringify(request())});
+      })();
+    `
+    const killed = (() => {
+      try {
+        execFileSync(process.execPath, ['-e', script], { stdio: 'pipe', timeout: 20_000 })
+        return null
+      } catch (e) {
+        return (e as { signal: string | null }).signal
+      }
+    })()
+    expect(killed).toBe('SIGKILL')
+    const { runtime } = await fx.runtime({ journalPath, capabilities: ['alpha'] })
+    const rows = (await runtime.journal.listDispatches()).items
+    // Either the checkpoint reached the file or nothing did; never a final record.
+    expect(rows.length).toBeLessThanOrEqual(1)
+    for (const row of rows) expect(row).toMatchObject({ state: 'checkpointed', attempts: 0, receipt: null })
+    const provider = goodProvider()
+    runtime.register({ registration: reg, provider })
+    // The orchestrator re-dispatches from its committed primary receipt (or recover() finds the checkpoint).
+    const out = await runtime.dispatch(request())
+    expect(out.hooks[0]).toMatchObject({ outcome: 'recorded', attempt: 1 })
+    expect(provider.calls).toBe(1)
+    expect(await runtime.journal.stats()).toMatchObject({ proposed: 1, checkpointed: 0, failed: 0 })
+  })
+})
