@@ -151,4 +151,6 @@ impl Dispatcher {
 }
 
 #[cfg(test)]
+mod steps_tests;
+#[cfg(test)]
 mod tests;

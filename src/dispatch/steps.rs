@@ -63,7 +63,7 @@ pub enum Completion {
 }
 
 enum Slot {
-    Done(HookOutcome),
+    Done(Box<HookOutcome>),
     Call {
         hook: Arc<RegisteredHook>,
         dispatch_id: String,
@@ -155,7 +155,7 @@ impl Dispatcher {
             // invoked or recorded, so a later dispatch with room runs them.
             if i >= ceiling {
                 let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
-                slots.push(Slot::Done(failed(&hook, &dispatch_id, 0, &f)));
+                slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, 0, &f))));
                 continue;
             }
             let row = match self.journal.get_dispatch(&dispatch_id) {
@@ -168,7 +168,7 @@ impl Dispatcher {
             let row_final = row.as_ref().is_some_and(|r| r.state.is_final());
             if row_final && self.profile.replay == ReplayMode::Return {
                 if let Some(row) = &row {
-                    slots.push(Slot::Done(from_final(&hook, &dispatch_id, row, None)));
+                    slots.push(Slot::Done(Box::new(from_final(&hook, &dispatch_id, row, None))));
                 }
                 unclaim.push(dispatch_id);
                 continue;
@@ -179,7 +179,7 @@ impl Dispatcher {
                 Ok(input) => input,
                 Err(v) => {
                     let f = Failure::new(FailureCode::InputBoundaryRejected, v.first().map(|v| v.rule));
-                    slots.push(Slot::Done(failed(&hook, &dispatch_id, 0, &f)));
+                    slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, 0, &f))));
                     unclaim.push(dispatch_id);
                     continue;
                 }
@@ -188,7 +188,7 @@ impl Dispatcher {
                 // Verification compares results; an exhausted identity has none.
                 Some(row) if row_final && row.result_digest.is_none() => {
                     unclaim.push(dispatch_id.clone());
-                    Slot::Done(from_final(&hook, &dispatch_id, &row, None))
+                    Slot::Done(Box::new(from_final(&hook, &dispatch_id, &row, None)))
                 }
                 Some(row) if row_final => Slot::Call {
                     hook: hook.clone(),
@@ -301,7 +301,7 @@ impl Dispatcher {
         for (i, (slot, result)) in flight.slots.into_iter().zip(by_slot).enumerate() {
             let result = result.unwrap_or(CallResult::NotStarted);
             match slot {
-                Slot::Done(o) => outcomes.push(Some(o)),
+                Slot::Done(o) => outcomes.push(Some(*o)),
                 Slot::Call { hook, dispatch_id, begun: false, .. } => {
                     let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
                     outcomes.push(Some(failed(&hook, &dispatch_id, 0, &f)));
@@ -419,7 +419,7 @@ fn done_outcome(slots: Vec<Slot>) -> DispatchOutcome {
         slots
             .into_iter()
             .filter_map(|s| match s {
-                Slot::Done(o) => Some(o),
+                Slot::Done(o) => Some(*o),
                 _ => None,
             })
             .collect(),
