@@ -122,18 +122,32 @@ export declare class NativeTurnStartKernel {
   /** `profileJson`: a `TurnStartProfile` as JSON text (default: phase disabled). */
   constructor(profileJson?: string | undefined | null)
   /**
-   * Installs `provider` behind `registration`. The same identity twice is
-   * accepted once (`alreadyInstalled: true`, the first provider kept).
+   * Installs `registration`, whose provider the TypeScript layer calls.
+   * The same identity twice is accepted once (`alreadyInstalled: true`:
+   * the caller keeps the first provider).
    */
-  register(registration: unknown, provider: (inputJson: string) => Promise<string> | string): { ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }
+  register(registration: unknown): { ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }
   /** The installed hook_ids, in dispatch order. */
   get hookIds(): Array<string>
   /**
-   * One turn-start dispatch of a request given as JSON text; resolves to
-   * the `TurnStartOutcome` as JSON text. Text that is not JSON is a
-   * refused request (`not_json_value` at the root).
+   * Step 1 of a turn-start dispatch (the request as JSON text): the plan.
+   * Text that is not JSON is a refused request (`not_json_value` at the root).
    */
-  dispatchTurnStart(requestJson: string): Promise<string>
+  prepareTurnStart(requestJson: string): NativeTurnStartPlan
+  /**
+   * Step 2: the calls' replies (text, or a `\u0000` marker), in plan order;
+   * the `TurnStartOutcome` as JSON text.
+   */
+  completeTurnStart(plan: NativeTurnStartPlan, replies: Array<string>): string
+}
+
+/**
+ * A prepared turn-start dispatch: `done` when nothing is to be called,
+ * else `calls` to make before `completeTurnStart(plan, replies)`.
+ */
+export declare class NativeTurnStartPlan {
+  get done(): string | null
+  get calls(): Array<NativeTurnStartCall>
 }
 
 /**
@@ -194,6 +208,15 @@ export interface NativePlan {
   done?: string
   wait?: number
   calls?: Array<NativeCall>
+}
+
+/** One provider call: its hook, its input and its limit from the call. */
+export interface NativeTurnStartCall {
+  hookId: string
+  inputJson: string
+  timeoutMs: number
+  /** A reply text longer than this is `result_too_large` without crossing. */
+  maxReplyLength: number
 }
 
 /** Opens (creating on first use) the inbox file at `path`. */

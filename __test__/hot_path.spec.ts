@@ -8,7 +8,17 @@ import { join } from 'node:path'
 
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { LoopxHooksError, type DispatchOutcome, type PostWritebackHookInput } from '../lib/index.js'
+import { readFileSync } from 'node:fs'
+
+import {
+  LoopxHooksError,
+  TurnStartKernel,
+  type DispatchOutcome,
+  type PostWritebackHookInput,
+  type TurnStartHookInput,
+  type TurnStartHookRegistration,
+  type TurnStartReceipt,
+} from '../lib/index.js'
 import { Fixtures, goodProvider, hookOutcome, registration, request, signalResult, sleep } from './support/runtime'
 
 const fx = new Fixtures()
@@ -229,5 +239,72 @@ describe('the checkpoint is queued, not awaited, before the provider is called',
     expect(out.hooks[0]).toMatchObject({ outcome: 'recorded', attempt: 1 })
     expect(provider.calls).toBe(1)
     expect(await runtime.journal.stats()).toMatchObject({ proposed: 1, checkpointed: 0, failed: 0 })
+  })
+})
+
+describe('the turn-start kernel calls its providers on the JS thread too', () => {
+  const example = JSON.parse(
+    readFileSync(join(__dirname, '..', 'examples', 'turn_start_registration.json'), 'utf8'),
+  ) as TurnStartHookRegistration
+  const reg = (capability: string, timeoutMs: number): TurnStartHookRegistration => {
+    const r = structuredClone(example)
+    r.capability_id = capability
+    r.hook_id = `${capability}.turn_start_read`
+    r.budget.timeout_ms = timeoutMs
+    return r
+  }
+  const receipt = (input: TurnStartHookInput): TurnStartReceipt => ({
+    schema_version: 'loopx_turn_start_hook_receipt_v0',
+    hook_id: input.hook_id,
+    status: 'empty',
+    error_code: null,
+    agent_read_required: false,
+    observations_new: 0,
+    pending: 0,
+    direct_questions: 0,
+    verified_replies: 0,
+    routes_ok: 1,
+    routes_failed: 0,
+    reactions_added: 0,
+    external_writes_performed: 0,
+  })
+  const request = {
+    turn: { goal_id: 'goal_opaque', agent_id: 'agent_opaque', turn_instance_id: 'turn_opaque' },
+    quota: { max_units: 3 },
+  }
+
+  it('a hook that busy-loops 1.5 s does not time out the fast hook after it', async () => {
+    const kernel = new TurnStartKernel({ profile: { enabled: true } })
+    kernel.register({
+      registration: reg('aslow', 5000),
+      provider: (input) => {
+        busy(1500)
+        return receipt(input)
+      },
+    })
+    kernel.register({ registration: reg('bfast', 50), provider: async (input) => receipt(input) })
+    const out = await kernel.dispatchTurnStart(request)
+    expect(out.hooks.map((h) => [h.hookId, h.receipt.status, h.kernelFailure])).toEqual([
+      ['aslow.turn_start_read', 'empty', null],
+      ['bfast.turn_start_read', 'empty', null],
+    ])
+  })
+
+  it('a turn-start provider observes its AbortSignal abort at its timeout', async () => {
+    const kernel = new TurnStartKernel({ profile: { enabled: true } })
+    let reason: string | undefined
+    kernel.register({
+      registration: reg('wait', 40),
+      provider: (_input, { signal }) =>
+        new Promise((_resolve, reject) => {
+          signal.addEventListener('abort', () => {
+            reason = (signal.reason as DOMException).name
+            reject(new Error('aborted'))
+          })
+        }),
+    })
+    const out = await kernel.dispatchTurnStart(request)
+    expect(out.hooks[0]!.receipt.status).toBe('timed_out')
+    expect(reason).toBe('TimeoutError')
   })
 })

@@ -1,9 +1,10 @@
 /**
- * The one JS wrapper around every provider: the input crosses as JSON text
- * and is parsed into a frozen object of the provider's own; the result goes
- * back as JSON text, or as a compact failure marker when the provider threw,
- * rejected, or returned something JSON cannot hold. The provider's message
- * and stack never leave this function.
+ * The one JS wrapper around every provider call (post-writeback and
+ * turn-start), made on the JS thread: the input arrives as JSON text and is
+ * parsed into a frozen object of the provider's own; the result goes back as
+ * JSON text, or as a compact marker when the provider threw, rejected,
+ * returned something JSON cannot hold, ran out of time or answered too much.
+ * The provider's message and stack never leave this function.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 
@@ -52,27 +53,6 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
     (typeof value === 'object' || typeof value === 'function') &&
     typeof (value as { then?: unknown }).then === 'function'
   )
-}
-
-/**
- * A turn-start provider behind the addon's threadsafe function. One that
- * answers synchronously is answered synchronously: the addon receives the
- * text in the same call, with no promise to attach to and wait for. A
- * thenable is awaited.
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any input type, so every typed provider is assignable
-export function wrapProvider(provider: (input: any) => unknown): (inputJson: string) => Promise<string> | string {
-  return (inputJson: string) => {
-    let result: unknown
-    try {
-      const input = deepFreeze(JSON.parse(inputJson))
-      result = providerScope.run(true, () => provider(input))
-      if (!isThenable(result)) return reply(result)
-    } catch {
-      return FAILED
-    }
-    return Promise.resolve(result).then(reply, () => FAILED)
-  }
 }
 
 /** Markers for what happened instead of a reply (the addon maps each to its failure code). */

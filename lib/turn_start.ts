@@ -14,15 +14,18 @@ import type {
   TurnStartReceipt,
   TurnStartRequest,
 } from '../bindings/index'
-import { LoopxHooksError, native } from './errors.js'
-import { providerScope, wrapProvider } from './provider.js'
+import { LoopxHooksError, sync } from './errors.js'
+import { CallContext, FAILED, callProvider, providerScope, type RawProvider } from './provider.js'
 
 /**
  * A turn-start provider: bounded external reads, owner-private inbox and
  * cursor writes, and (when registered) acknowledgement reactions are its own;
  * it answers with its public receipt. It receives a frozen input.
  */
-export type TurnStartProviderFn = (input: Readonly<TurnStartHookInput>) => TurnStartReceipt | Promise<TurnStartReceipt>
+export type TurnStartProviderFn = (
+  input: Readonly<TurnStartHookInput>,
+  context: { readonly signal: AbortSignal },
+) => TurnStartReceipt | Promise<TurnStartReceipt>
 
 export interface TurnStartHookDefinition {
   registration: TurnStartHookRegistration
@@ -36,6 +39,8 @@ export interface TurnStartKernelOptions {
 
 export class TurnStartKernel {
   readonly #native: NativeTurnStartKernel
+  readonly #providers = new Map<string, RawProvider>()
+  readonly #active = new Set<CallContext>()
 
   constructor(options: TurnStartKernelOptions = {}) {
     this.#native = new NativeTurnStartKernel(options.profile ? JSON.stringify(options.profile) : undefined)
@@ -48,10 +53,12 @@ export class TurnStartKernel {
    * and keeps its first provider: duplicate hook identities run once.
    */
   register(hook: TurnStartHookDefinition): { alreadyInstalled: boolean } {
-    const verdict = this.#native.register(hook.registration, wrapProvider(hook.provider))
+    const verdict = this.#native.register(hook.registration)
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_REGISTRATION_REJECTED', 'registration_rejected', verdict.violations)
     }
+    // The same identity again keeps its first provider.
+    if (!verdict.alreadyInstalled) this.#providers.set(hook.registration.hook_id, hook.provider as RawProvider)
     return { alreadyInstalled: verdict.alreadyInstalled }
   }
 
@@ -62,8 +69,9 @@ export class TurnStartKernel {
 
   /**
    * One turn-start dispatch. An invalid request resolves `admitted: false`
-   * with its violations and invokes nothing. A provider cannot dispatch from
-   * inside itself.
+   * with its violations and invokes nothing. Each provider is called on this
+   * thread with `(input, { signal })`; its `timeout_ms` counts from that call
+   * and the signal aborts at it. A provider cannot dispatch from inside itself.
    */
   async dispatchTurnStart(request: TurnStartRequest): Promise<TurnStartOutcome> {
     if (providerScope.getStore()) {
@@ -75,6 +83,17 @@ export class TurnStartKernel {
     } catch {
       text = '' // a cycle or a BigInt: refused as not_json_value
     }
-    return JSON.parse(await native(this.#native.dispatchTurnStart(text)))
+    const plan = sync(() => this.#native.prepareTurnStart(text))
+    if (plan.done != null) return JSON.parse(plan.done) as TurnStartOutcome
+    // Each provider is called here, in order, its timeout counted from its call.
+    const replies: string[] = []
+    for (const call of plan.calls) {
+      const provider = this.#providers.get(call.hookId)
+      const limit = { ms: call.timeoutMs, wall: false }
+      const context = new CallContext(this.#active, false)
+      const reply = provider ? callProvider(provider, call.inputJson, limit, call.maxReplyLength, context) : FAILED
+      replies.push(typeof reply === 'string' ? reply : await reply)
+    }
+    return JSON.parse(sync(() => this.#native.completeTurnStart(plan, replies))) as TurnStartOutcome
   }
 }

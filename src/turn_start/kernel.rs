@@ -3,11 +3,12 @@
 //! in hook_id byte order, under its timeout, turns whatever a provider answers
 //! into one public receipt, projects the required reads of the hooks whose
 //! receipts need them into the Agent and CLI channels (deduplicated by
-//! command, `before_work`), and decides the lane. Providers are a trait; the
-//! binding implements it over JS functions, tests in Rust.
+//! command, `before_work`), and decides the lane. The dispatch itself is two
+//! synchronous steps (`steps.rs`) around the provider calls: the JS layer
+//! calls JS providers on its own thread; `dispatch` drives the same steps
+//! over Rust providers.
 
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,7 +23,8 @@ use super::outcome::{
     InteractionChannel, ReadOrdering, RequiredReadProjection, TurnStartHookOutcome, TurnStartKernelFailure,
     TurnStartLane, TurnStartLaneReason, TurnStartOutcome,
 };
-use super::request::{validate_turn_start_request, TurnIdentity, TurnStartRequest};
+use super::request::{TurnIdentity, TurnStartRequest};
+use super::steps::TurnStartCallResult;
 use super::validate::{validate_turn_start_receipt, validate_turn_start_registration};
 use crate::contract::FailureCode;
 use crate::identity;
@@ -75,7 +77,8 @@ pub struct InstalledTurnStartHook {
     pub registration: TurnStartHookRegistration,
     /// sha256 of the registration's canonical JSON: with hook_id, its identity.
     pub digest: String,
-    pub provider: Arc<dyn TurnStartProvider>,
+    /// `None` when the caller of the kernel's steps invokes it (a JS function).
+    pub provider: Option<Arc<dyn TurnStartProvider>>,
 }
 
 /// How a registration was taken.
@@ -106,6 +109,16 @@ impl TurnStartKernel {
     /// `AlreadyInstalled`; another registration under an installed hook_id is
     /// `duplicate_item` at `/hook_id`.
     pub fn register(&self, doc: &Value, provider: Arc<dyn TurnStartProvider>) -> Result<Registered, Vec<Violation>> {
+        self.install(doc, Some(provider))
+    }
+
+    /// Installs a registration whose provider the caller of
+    /// [`TurnStartKernel::prepare`] / [`TurnStartKernel::complete`] invokes itself.
+    pub fn register_external(&self, doc: &Value) -> Result<Registered, Vec<Violation>> {
+        self.install(doc, None)
+    }
+
+    fn install(&self, doc: &Value, provider: Option<Arc<dyn TurnStartProvider>>) -> Result<Registered, Vec<Violation>> {
         let registration = validate_turn_start_registration(doc)?;
         let typed = serde_json::to_value(&registration).unwrap_or(Value::Null);
         let digest = identity::registration_digest(&typed);
@@ -134,35 +147,8 @@ impl TurnStartKernel {
         self.snapshot().iter().map(|h| h.registration.hook_id.clone()).collect()
     }
 
-    fn snapshot(&self) -> Arc<Vec<Arc<InstalledTurnStartHook>>> {
+    pub(super) fn snapshot(&self) -> Arc<Vec<Arc<InstalledTurnStartHook>>> {
         self.hooks.read().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// One turn-start dispatch. An invalid request is refused with its
-    /// violations before any provider is invoked.
-    pub async fn dispatch(&self, request: &Value) -> TurnStartOutcome {
-        let request = match validate_turn_start_request(request) {
-            Ok(request) => request,
-            Err(violations) => return self.refused(violations),
-        };
-        if !self.profile.enabled {
-            return TurnStartOutcome { admitted: true, ..self.refused(Vec::new()) };
-        }
-        let hooks = self.snapshot();
-        let mut outcomes = Vec::with_capacity(hooks.len());
-        for hook in hooks.iter().filter(|h| self.profile.allows(&h.registration.hook_id)) {
-            outcomes.push(run_hook(hook, &request).await);
-        }
-        let required_reads = project_required_reads(&hooks, &outcomes);
-        let lane = decide_lane(outcomes.iter().map(|o| &o.receipt));
-        TurnStartOutcome {
-            admitted: true,
-            violations: Vec::new(),
-            phase_enabled: true,
-            hooks: outcomes,
-            required_reads,
-            lane,
-        }
     }
 }
 
@@ -241,7 +227,8 @@ fn registration_rule(registration: &TurnStartHookRegistration, receipt: &TurnSta
     None
 }
 
-async fn run_hook(hook: &InstalledTurnStartHook, request: &TurnStartRequest) -> TurnStartHookOutcome {
+/// The input one hook receives.
+pub(super) fn hook_input(hook: &InstalledTurnStartHook, request: &TurnStartRequest) -> String {
     let registration = &hook.registration;
     let input = TurnStartHookInput {
         hook_id: registration.hook_id.clone(),
@@ -250,16 +237,23 @@ async fn run_hook(hook: &InstalledTurnStartHook, request: &TurnStartRequest) -> 
         budget: registration.budget,
         write_scopes: registration.write_scopes.clone(),
     };
-    let input_json = serde_json::to_string(&input).unwrap_or_default();
-    let timeout = Duration::from_millis(u64::from(registration.budget.timeout_ms));
+    serde_json::to_string(&input).unwrap_or_default()
+}
+
+/// Turns what one provider call produced into the hook's outcome.
+pub(super) fn judge(hook: &InstalledTurnStartHook, call: TurnStartCallResult) -> TurnStartHookOutcome {
+    let registration = &hook.registration;
     let none = (0, 0);
-    let text = match tokio::time::timeout(timeout, hook.provider.invoke(input_json)).await {
-        Err(_) => return failed(hook, TurnStartStatus::TimedOut, FailureCode::ProducerTimedOut, None, none),
-        Ok(ProviderReply::Threw) => {
+    let text = match call {
+        TurnStartCallResult::TimedOut => {
+            return failed(hook, TurnStartStatus::TimedOut, FailureCode::ProducerTimedOut, None, none)
+        }
+        TurnStartCallResult::TooLarge => return rejected(hook, Rule::ResultTooLarge, none),
+        TurnStartCallResult::Reply(ProviderReply::Threw) => {
             return failed(hook, TurnStartStatus::ProviderContractError, FailureCode::ProducerFailed, None, none)
         }
-        Ok(ProviderReply::NotJson) => return rejected(hook, Rule::NotJsonValue, none),
-        Ok(ProviderReply::Json(text)) => text,
+        TurnStartCallResult::Reply(ProviderReply::NotJson) => return rejected(hook, Rule::NotJsonValue, none),
+        TurnStartCallResult::Reply(ProviderReply::Json(text)) => text,
     };
     if text.len() > MAX_RECEIPT_BYTES {
         return rejected(hook, Rule::ResultTooLarge, none);
@@ -277,7 +271,7 @@ async fn run_hook(hook: &InstalledTurnStartHook, request: &TurnStartRequest) -> 
 
 /// The required reads of the hooks whose receipts need them, deduplicated by
 /// command in hook order, each projected into the Agent then the CLI channel.
-fn project_required_reads(
+pub(super) fn project_required_reads(
     hooks: &[Arc<InstalledTurnStartHook>],
     outcomes: &[TurnStartHookOutcome],
 ) -> Vec<RequiredReadProjection> {

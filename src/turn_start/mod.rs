@@ -8,6 +8,7 @@ pub mod inbox;
 mod kernel;
 mod outcome;
 mod request;
+mod steps;
 mod validate;
 
 pub use contract::*;
@@ -19,6 +20,7 @@ pub use outcome::*;
 pub use request::{
     validate_turn_start_request, TurnIdentity, TurnStartQuotaRequest, TurnStartRequest, MAX_QUOTA_UNITS,
 };
+pub use steps::{TurnStartCall, TurnStartCallResult, TurnStartPlan, TurnStartPrepared};
 pub use validate::{command, is_command_word, validate_turn_start_receipt, validate_turn_start_registration};
 
 #[cfg(test)]
