@@ -7,6 +7,10 @@
 //! answered only after COMMIT returned. Many dispatches in flight therefore
 //! share one transaction and, when durable, one fsync.
 //!
+//! A batch holding only checkpoints lingers up to [`CHECKPOINT_LINGER`] for
+//! more commands first: a checkpoint is never awaited, and the record of a
+//! provider that answered at once then shares its transaction.
+//!
 //! Durability per batch: a batch of checkpoints only commits with
 //! `synchronous=NORMAL`, which in WAL mode writes the frames without an fsync;
 //! any batch holding a record or outbox command commits with FULL (when the
@@ -22,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 use serde::Serialize;
@@ -32,6 +36,8 @@ use super::{JournalError, JournalOptions, Reply, Result};
 
 /// Commands per transaction, at most.
 pub(crate) const MAX_BATCH: usize = 256;
+/// How long a batch holding only checkpoints waits for a record to join it.
+const CHECKPOINT_LINGER: Duration = Duration::from_millis(1);
 /// Whole-batch retries after the busy timeout expired.
 const BUSY_RETRIES: u32 = 3;
 
@@ -218,9 +224,18 @@ fn run(
         // no fixed delay, and nothing to wait for when the process is idle.
         std::thread::yield_now();
         let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(job) => batch.push(job),
+        drain(&rx, &mut batch);
+        // A batch of checkpoints only is nobody's wait: linger briefly so the
+        // record that usually follows (a provider that answers at once) joins
+        // it in one transaction, one commit per dispatch instead of two.
+        let until = Instant::now() + CHECKPOINT_LINGER;
+        while batch.len() < MAX_BATCH && !batch.iter().any(|j| j.durable()) {
+            let left = until.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(job) => {
+                    batch.push(job);
+                    drain(&rx, &mut batch);
+                }
                 Err(_) => break,
             }
         }
@@ -243,6 +258,16 @@ fn run(
     }
     // The sender is gone and the queue is empty: dropping `conn` closes it,
     // which checkpoints the WAL when this is the file's last connection.
+}
+
+/// Adds whatever is already queued, up to [`MAX_BATCH`].
+fn drain(rx: &mpsc::Receiver<Box<dyn Job>>, batch: &mut Vec<Box<dyn Job>>) {
+    while batch.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(job) => batch.push(job),
+            Err(_) => break,
+        }
+    }
 }
 
 fn commit_batch(
