@@ -3,6 +3,7 @@
 //! Providers are a trait and the journal is plain Rust, so none of this knows
 //! about JavaScript.
 
+mod complete;
 mod driver;
 mod flight;
 mod outcome;
