@@ -61,18 +61,45 @@ export declare class IntentKinds {
 export declare class NativeHookRuntime {
   /** Defines an intent kind; returns the verdict. */
   defineIntentKind(definition: unknown): { ok: true } | { ok: false; violations: Violation[] }
-  /** Installs `provider` behind `registration`; returns the verdict. */
-  register(registration: unknown, provider: (inputJson: string) => Promise<string> | string): { ok: true } | { ok: false; violations: Violation[] }
+  /** Installs `registration`, whose provider the TypeScript layer calls; returns the verdict. */
+  register(registration: unknown): { ok: true } | { ok: false; violations: Violation[] }
   /**
-   * Dispatches one request (JSON text of a `DispatchRequest`); resolves to
-   * the `DispatchOutcome` as JSON text once its records are durable.
+   * Sets the one callback that receives, per group commit, every dispatch
+   * it finished (JSON text, see `finished_json`). Weak: it never keeps the
+   * process alive by itself.
    */
-  dispatch(requestJson: string): Promise<string>
-  /** Re-dispatches every checkpointed identity without a final receipt. */
-  recover(): Promise<string>
+  onFinished(callback: (finishedJson: string) => void): void
+  /** Dispatches in flight at once (the profile's `maxInFlight`). */
+  get maxInFlight(): number
+  /** Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous. */
+  prepare(requestJson: string): NativePlan
+  /**
+   * `prepare` for many requests in one call; with `onlyHookIds`, request i
+   * runs only that hook (recovery). A malformed request prepares none.
+   */
+  prepareMany(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Array<NativePlan>
+  /**
+   * Step 2, just before calling the provider of `slot`: queues its
+   * checkpoint and returns the call's limit, or null when the wall budget
+   * is spent (do not call it).
+   */
+  begin(ticketId: number, slot: number): NativeLimit | null
+  /**
+   * Step 3: the calls' replies (text, or a `\u0000` marker), in plan order.
+   * Returns the outcome as JSON text when nothing needs recording;
+   * otherwise null, and the outcome arrives through `onFinished`.
+   */
+  complete(ticketId: number, replies: Array<string>): string | null
+  /** Drops a prepared dispatch that will not be completed. */
+  cancel(ticketId: number): void
+  /** What `recover()` re-dispatches, as JSON text `{ requests: string[], hookIds: string[], skipped }`. */
+  recoveryItems(): string
   /** The journal this runtime writes, for readers and the outbox. */
   journal(): NativeJournal
-  /** Finishes queued writes and closes the journal; later calls fail with `journal_closed`. */
+  /**
+   * Waits for dispatches in flight to record, then closes the journal;
+   * later calls fail with `journal_closed`.
+   */
   close(): Promise<void>
 }
 
@@ -88,14 +115,14 @@ export declare class NativeInboxStore {
 }
 
 export declare class NativeJournal {
-  getDispatch(dispatchId: string): Promise<string>
+  getDispatch(dispatchId: string): string
   /** Dispatches, oldest first, paged by `after` (a cursor from the last page). */
-  listDispatches(queryJson?: string): Promise<string>
-  listFailures(dispatchId: string): Promise<string>
+  listDispatches(queryJson?: string): string
+  listFailures(dispatchId: string): string
   /** Intents, oldest first; `pendingOnly` keeps undecided and admitted-not-done ones. */
-  listIntents(queryJson?: string): Promise<string>
-  stats(): Promise<string>
-  /** `PRAGMA integrity_check` is ok. */
+  listIntents(queryJson?: string): string
+  stats(): string
+  /** `PRAGMA integrity_check` is ok. Reads the whole file: off the JS thread. */
   integrityCheck(): Promise<string>
   /** The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`. */
   integrity(): Promise<string>
@@ -120,29 +147,32 @@ export declare class NativeTurnStartKernel {
   /** `profileJson`: a `TurnStartProfile` as JSON text (default: phase disabled). */
   constructor(profileJson?: string | undefined | null)
   /**
-   * Installs `provider` behind `registration`. The same identity twice is
-   * accepted once (`alreadyInstalled: true`, the first provider kept).
+   * Installs `registration`, whose provider the TypeScript layer calls.
+   * The same identity twice is accepted once (`alreadyInstalled: true`:
+   * the caller keeps the first provider).
    */
-  register(registration: unknown, provider: (inputJson: string) => Promise<string> | string): { ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }
-  /**
-   * Attaches the owner-private inbox store, which core counts pending
-   * material in itself when a hook fails.
-   */
-  useInbox(inbox: NativeInboxStore): void
-  /**
-   * One operation of an invocation's session (`op`, arguments as JSON
-   * text); resolves to its result as JSON text. Refused with
-   * `ERR_LOOPX_SESSION_CLOSED` once the invocation is over.
-   */
-  sessionCall(token: string, op: string, argsJson: string): Promise<string>
+  register(registration: unknown): { ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }
   /** The installed hook_ids, in dispatch order. */
   get hookIds(): Array<string>
   /**
-   * One turn-start dispatch of a request given as JSON text; resolves to
-   * the `TurnStartOutcome` as JSON text. Text that is not JSON is a
-   * refused request (`not_json_value` at the root).
+   * Step 1 of a turn-start dispatch (the request as JSON text): the plan.
+   * Text that is not JSON is a refused request (`not_json_value` at the root).
    */
-  dispatchTurnStart(requestJson: string): Promise<string>
+  prepareTurnStart(requestJson: string): NativeTurnStartPlan
+  /**
+   * Step 2: the calls' replies (text, or a `\u0000` marker), in plan order;
+   * the `TurnStartOutcome` as JSON text.
+   */
+  completeTurnStart(plan: NativeTurnStartPlan, replies: Array<string>): string
+}
+
+/**
+ * A prepared turn-start dispatch: `done` when nothing is to be called,
+ * else `calls` to make before `completeTurnStart(plan, replies)`.
+ */
+export declare class NativeTurnStartPlan {
+  get done(): string | null
+  get calls(): Array<NativeTurnStartCall>
 }
 
 /**
@@ -189,6 +219,41 @@ export interface InboxOpenOptions {
 
 /** `"pwi_" + sha256(JCS({domain, dispatch_id, intent_kind, policy_version, payload}))`. */
 export declare function intentId(parts: { dispatchId: string; intentKind: string; policyVersion: string; payload: unknown }): string
+
+/** One provider call the caller makes, in hook_id order. */
+export interface NativeCall {
+  slot: number
+  hookId: string
+  inputJson: string
+  /** A reply text longer than this is `result_too_large` without crossing. */
+  maxReplyLength: number
+}
+
+/** A call's limit from the moment it is made, and whether it is the dispatch's wall budget. */
+export interface NativeLimit {
+  ms: number
+  wall: boolean
+}
+
+/**
+ * `done` (the outcome as JSON text), `wait` (the ticket to wait for, then
+ * prepare again) or `calls` to make before `complete(ticket, replies)`.
+ */
+export interface NativePlan {
+  ticket: number
+  done?: string
+  wait?: number
+  calls?: Array<NativeCall>
+}
+
+/** One provider call: its hook, its input and its limit from the call. */
+export interface NativeTurnStartCall {
+  hookId: string
+  inputJson: string
+  timeoutMs: number
+  /** A reply text longer than this is `result_too_large` without crossing. */
+  maxReplyLength: number
+}
 
 /** Opens (creating on first use) the inbox file at `path`. */
 export declare function openNativeInbox(path: string, options?: InboxOpenOptions | undefined | null): Promise<NativeInboxStore>

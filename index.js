@@ -843,6 +843,7 @@ module.exports.NativeHookRuntime = nativeBinding.NativeHookRuntime
 module.exports.NativeInboxStore = nativeBinding.NativeInboxStore
 module.exports.NativeJournal = nativeBinding.NativeJournal
 module.exports.NativeTurnStartKernel = nativeBinding.NativeTurnStartKernel
+module.exports.NativeTurnStartPlan = nativeBinding.NativeTurnStartPlan
 module.exports.buildIntent = nativeBinding.buildIntent
 module.exports.canonicalJson = nativeBinding.canonicalJson
 module.exports.checkHookInputText = nativeBinding.checkHookInputText

@@ -659,7 +659,9 @@ describe('budgets, retries and recovery', () => {
       (async () => {
         const runtime = await HookRuntime.open({ journalPath: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
         runtime.defineIntentKind(${JSON.stringify(signalKind('alpha'))});
-        runtime.register({ registration: ${JSON.stringify(reg)}, provider: () => { process.kill(process.pid, 'SIGKILL'); return new Promise(() => {}) } });
+        // Dies mid-invocation, once its checkpoint (queued, not awaited, before the call) has committed;
+        // a crash before that commit loses only the checkpoint (hot_path.spec.ts covers that window).
+        runtime.register({ registration: ${JSON.stringify(reg)}, provider: () => new Promise(() => { setTimeout(() => process.kill(process.pid, 'SIGKILL'), 200) }) });
         await runtime.dispatch(${JSON.stringify(request())});
         process.exit(3);
       })();

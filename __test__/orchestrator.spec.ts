@@ -712,8 +712,9 @@ describe('crash after the primary writeback, and recover()', () => {
         hooks.defineIntentKind(kind)
         hooks.register({
           registration: JSON.parse(regJson),
-          provider: (input) => {
-            if (mode === 'kill_in_provider') process.kill(process.pid, 'SIGKILL')
+          provider: async (input) => {
+            // Dies mid-invocation once its checkpoint (queued, not awaited, before the call) has committed.
+            if (mode === 'kill_in_provider') await new Promise(() => setTimeout(() => process.kill(process.pid, 'SIGKILL'), 200))
             return proposed([intent(input, kind, { operation: 'evaluate', policyVersion: 'v0', payload: { ref: input.source.receipt_id, level: 1 } })])
           },
         })

@@ -97,7 +97,7 @@ async function run(reg: TurnStartHookRegistration, provider: TurnStartProviderFn
 describe('budgets and scopes are enforced by core, not self-reported', () => {
   it('a write outside the registration scopes is a coded error', async () => {
     const codes: (string | undefined)[] = []
-    const { inbox } = await run(registration(['owner_private_inbox']), async (input, session) => {
+    const { inbox } = await run(registration(['owner_private_inbox']), async (input, { session }) => {
       codes.push(await codeOf(session!.capture(captureInput('m1', 'turn_start'))))
       codes.push(await codeOf(session!.claimCursor('route', 'history', 1000)))
       codes.push(await codeOf(session!.beginReaction(message('m1'))))
@@ -116,7 +116,7 @@ describe('budgets and scopes are enforced by core, not self-reported', () => {
   it('a realtime-collection capture cannot use the reaction scope (no session capture from the collector)', async () => {
     let code: string | undefined
     const all: Scope[] = ['owner_private_inbox', 'owner_private_cursor', 'provider_message_reaction']
-    const { inbox } = await run(registration(all), async (input, session) => {
+    const { inbox } = await run(registration(all), async (input, { session }) => {
       code = await codeOf(session!.capture(captureInput('c1', 'collector')))
       return receipt(input.hook_id)
     })
@@ -127,7 +127,7 @@ describe('budgets and scopes are enforced by core, not self-reported', () => {
   it('core counts and bounds route reads and reaction attempts, and its count of writes stands', async () => {
     const all: Scope[] = ['owner_private_inbox', 'owner_private_cursor', 'provider_message_reaction']
     const seen: (string | undefined)[] = []
-    const { outcome } = await run(registration(all, 3, 2), async (input, session) => {
+    const { outcome } = await run(registration(all, 3, 2), async (input, { session }) => {
       const s = session as TurnStartSession
       seen.push(await codeOf(s.readRoute('a')), await codeOf(s.readRoute('b')), await codeOf(s.readRoute('c')))
       await s.capture(captureInput('m1', 'turn_start'))
@@ -152,7 +152,7 @@ describe('budgets and scopes are enforced by core, not self-reported', () => {
 
   it('a session is refused once its invocation is over', async () => {
     let kept: TurnStartSession | undefined
-    const { inbox } = await run(registration(['owner_private_inbox']), (input, session) => {
+    const { inbox } = await run(registration(['owner_private_inbox']), (input, { session }) => {
       kept = session
       return receipt(input.hook_id)
     })
@@ -165,7 +165,7 @@ describe('budgets and scopes are enforced by core, not self-reported', () => {
     const calls: [unknown, unknown][] = []
     kernel.register({
       registration: registration(['owner_private_inbox']),
-      provider: (input, session) => {
+      provider: (input, { session }) => {
         calls.push([Object.keys(input).includes('session'), session])
         return receipt(input.hook_id)
       },

@@ -472,7 +472,7 @@ function report(
   const o1 = median(d.map((r) => r.ours1))
   const p1 = median(d.map((r) => r.plain1))
   const r1 = ratioMed(d, (r) => r.ours1 / r.plain1)
-  add('durable1', 'durable dispatches/s, 1 in flight', fmt(o1), fmt(p1), r1, '(info)', null, {
+  add('durable1', 'durable dispatches/s, 1 in flight', fmt(o1), fmt(p1), r1, '>= 1x', r1 >= 1, {
     rounds: d.map((r) => [r.ours1, r.plain1]),
   })
   const fl = median(d.map((r) => r.floor))
@@ -521,8 +521,9 @@ function report(
       fmt(ours, 'µs'),
       fmt(plain, 'µs'),
       ratio,
-      '<= 0.05x',
-      ratio <= 0.05,
+      // Issue 8: at most 1/10 of the plain path at p50, 1/20 at p99.
+      q === 'P50' ? '<= 0.1x' : '<= 0.05x',
+      ratio <= (q === 'P50' ? 0.1 : 0.05),
       {
         roundsUs: d.map((r) => [r[key].ours * 1000, r[key].plain * 1000]),
       },

@@ -3,10 +3,15 @@ import type { ReplayMode } from "./ReplayMode";
 
 /**
  * The profile. Defaults: phase disabled, every hook allowed, `return`
- * replays, 16 hooks and 60 s per dispatch.
+ * replays, 16 hooks and 60 s per dispatch, 256 dispatches in flight.
  */
 export type Profile = { enabled: boolean, 
 /**
  * When set, only these hook_ids are invoked.
  */
-allowlist?: Array<string>, replay: ReplayMode, maxHooksPerDispatch: number, maxDispatchWallMs: number, };
+allowlist?: Array<string>, replay: ReplayMode, maxHooksPerDispatch: number, maxDispatchWallMs: number, 
+/**
+ * Dispatches in flight at once in this runtime; past it `dispatch` waits
+ * its turn (FIFO), or refuses when asked not to wait.
+ */
+maxInFlight: number, };

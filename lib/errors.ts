@@ -7,6 +7,7 @@ import type { Violation } from '../bindings/index'
  * in step.
  */
 export type LoopxHooksErrorCode =
+  | 'ERR_LOOPX_BACKPRESSURE'
   | 'ERR_LOOPX_BUDGET_EXHAUSTED'
   | 'ERR_LOOPX_CREDENTIAL_LIKE_VALUE'
   | 'ERR_LOOPX_DUPLICATE_INTENT'
@@ -99,5 +100,21 @@ export async function native<T>(promise: Promise<T>): Promise<T> {
     return await promise
   } catch (error) {
     rethrowNative(error)
+  }
+}
+
+/**
+ * Runs a synchronous addon call; an Error it throws with a stable
+ * `ERR_LOOPX_*` code becomes a `LoopxHooksError` with that code.
+ */
+export function sync<T>(call: () => T): T {
+  try {
+    return call()
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code
+    if (error instanceof Error && !(error instanceof LoopxHooksError) && typeof code === 'string') {
+      if (code.startsWith('ERR_LOOPX_')) throw new LoopxHooksError(code as LoopxHooksErrorCode, error.message)
+    }
+    throw error
   }
 }

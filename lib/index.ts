@@ -54,6 +54,7 @@ export {
   type TurnStartHookDefinition,
   type TurnStartKernelOptions,
   type TurnStartProviderFn,
+  type TurnStartContext,
 } from './turn_start.js'
 export { InboxStore, type InboxOptions } from './inbox.js'
 export { TurnStartSession } from './turn_start_session.js'
@@ -65,6 +66,7 @@ export {
   type IntentOf,
   type HookResultOf,
   type ProviderOf,
+  type ProviderContext,
   type IntentSpecOf,
   type HookInputFor,
   type SettlementMember,

@@ -3,7 +3,8 @@
  * executors. An executor opens the journal file on its own (no dispatcher
  * needed), lists pending intents oldest first, admits or rejects each once,
  * and marks admitted ones done. These are records; nothing here performs an
- * effect.
+ * effect. Readers are synchronous reads on this thread (cached statements on
+ * a WAL reader connection) behind a promise API; decisions go to the writer.
  */
 import { openNativeJournal, openNativeJournalReader, type NativeJournal } from '../index.js'
 import type {
@@ -16,7 +17,7 @@ import type {
   Page,
   StoredIntent,
 } from '../bindings/index'
-import { native } from './errors.js'
+import { native, sync } from './errors.js'
 import { claim, consume, type ClaimOptions, type ConsumeOptions } from './consume.js'
 
 export type { ClaimOptions, ConsumeOptions } from './consume.js'
@@ -73,19 +74,19 @@ export class HookJournal implements AsyncDisposable {
   }
 
   async getDispatch(dispatchId: string): Promise<DispatchRow | null> {
-    return JSON.parse(await native(this.#journal.getDispatch(dispatchId)))
+    return JSON.parse(sync(() => this.#journal.getDispatch(dispatchId)))
   }
 
   async listDispatches(query: DispatchQuery = {}): Promise<Page<DispatchRow>> {
-    return JSON.parse(await native(this.#journal.listDispatches(JSON.stringify(query))))
+    return JSON.parse(sync(() => this.#journal.listDispatches(JSON.stringify(query))))
   }
 
   async listFailures(dispatchId: string): Promise<FailureRow[]> {
-    return JSON.parse(await native(this.#journal.listFailures(dispatchId)))
+    return JSON.parse(sync(() => this.#journal.listFailures(dispatchId)))
   }
 
   async listIntents(query: IntentQuery = {}): Promise<Page<StoredIntent>> {
-    return JSON.parse(await native(this.#journal.listIntents(JSON.stringify(query))))
+    return JSON.parse(sync(() => this.#journal.listIntents(JSON.stringify(query))))
   }
 
   /** Intents awaiting an executor, oldest first. */
@@ -124,7 +125,7 @@ export class HookJournal implements AsyncDisposable {
   }
 
   async stats(): Promise<JournalStats> {
-    return JSON.parse(await native(this.#journal.stats()))
+    return JSON.parse(sync(() => this.#journal.stats()))
   }
 
   /** Whether SQLite's `PRAGMA integrity_check` says ok. */

@@ -111,7 +111,14 @@ export type HookInputFor<Scopes extends readonly ReadScope[]> = number extends S
 /** A provider for a registration naming the kinds `D`, receiving `Input`. */
 export type ProviderOf<D, Input = PostWritebackHookInput> = (
   input: Readonly<Input>,
+  context: ProviderContext,
 ) => HookResultOf<D> | Promise<HookResultOf<D>>
+
+/** What a post-writeback provider receives besides its input. */
+export interface ProviderContext {
+  /** Aborts at the hook's timeout, at the dispatch's wall budget and at `runtime.close()`. */
+  readonly signal: AbortSignal
+}
 
 /** What a provider decides for one intent; core fills in the rest. */
 export interface IntentSpecOf<D> {

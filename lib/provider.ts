@@ -1,9 +1,10 @@
 /**
- * The one JS wrapper around every provider: the input crosses as JSON text
- * and is parsed into a frozen object of the provider's own; the result goes
- * back as JSON text, or as a compact failure marker when the provider threw,
- * rejected, or returned something JSON cannot hold. The provider's message
- * and stack never leave this function.
+ * The one JS wrapper around every provider call (post-writeback and
+ * turn-start), made on the JS thread: the input arrives as JSON text and is
+ * parsed into a frozen object of the provider's own; the result goes back as
+ * JSON text, or as a compact marker when the provider threw, rejected,
+ * returned something JSON cannot hold, ran out of time or answered too much.
+ * The provider's message and stack never leave this function.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 
@@ -34,7 +35,7 @@ function strictJson(value: unknown): string | undefined {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any input type, so every typed provider is assignable
-export type RawProvider = (input: any) => unknown
+export type RawProvider = (input: any, context: CallContext) => unknown
 
 /** The reply for a provider's (settled) result: its JSON text or the not-JSON marker. */
 function reply(result: unknown): string {
@@ -54,22 +55,100 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   )
 }
 
+/** Markers for what happened instead of a reply (the addon maps each to its failure code). */
+export const TIMED_OUT = '\u0000timed_out'
+export const WALL = '\u0000wall'
+export const TOO_LARGE = '\u0000too_large'
+export const NOT_STARTED = '\u0000not_started'
+export { FAILED }
+
 /**
- * A provider that answers synchronously is answered synchronously: the addon
- * receives the text in the same call, with no promise to attach to and wait
- * for (one main-thread round trip less per dispatch). A thenable is awaited
- * exactly as before.
+ * The second argument of a post-writeback provider. The AbortController is
+ * made only when the provider reads `signal`, so one that never looks costs
+ * nothing; `active` lets `close()` abort every signal handed out.
  */
-export function wrapProvider(provider: RawProvider): (inputJson: string) => Promise<string> | string {
-  return (inputJson: string) => {
-    let result: unknown
-    try {
-      const input = deepFreeze(JSON.parse(inputJson))
-      result = providerScope.run(true, () => provider(input))
-      if (!isThenable(result)) return reply(result)
-    } catch {
-      return FAILED
-    }
-    return Promise.resolve(result).then(reply, () => FAILED)
+export class CallContext {
+  #controller: AbortController | undefined
+  readonly #active: Set<CallContext>
+  readonly #closing: boolean
+
+  constructor(active: Set<CallContext>, closing: boolean) {
+    this.#active = active
+    this.#closing = closing
   }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController()
+      this.#active.add(this)
+      if (this.#closing) this.abort(new DOMException('the runtime is closing', 'AbortError'))
+    }
+    return this.#controller.signal
+  }
+
+  abort(reason: DOMException): void {
+    this.#controller?.abort(reason)
+  }
+
+  finish(): void {
+    if (this.#controller) this.#active.delete(this)
+  }
+}
+
+export interface CallLimit {
+  /** Milliseconds from the call (start-to-close). */
+  ms: number
+  /** The dispatch's wall budget, not the hook's own timeout, is the bound. */
+  wall: boolean
+}
+
+function bounded(text: string, maxLength: number): string {
+  // A UTF-16 length above the bound is above it in UTF-8 bytes too.
+  return text.length > maxLength && text.charCodeAt(0) !== 0 ? TOO_LARGE : text
+}
+
+/**
+ * Calls a post-writeback provider on this thread: the reply's JSON text, or a
+ * marker. A synchronous answer is returned synchronously. The limit counts
+ * from this call; past it the signal aborts and the reply is the marker
+ * (whatever the provider settles to later is dropped). A reply longer than
+ * `maxLength` never crosses into the addon.
+ */
+export function callProvider(
+  provider: RawProvider,
+  inputJson: string,
+  limit: CallLimit,
+  maxLength: number,
+  context: CallContext,
+): string | Promise<string> {
+  const over = limit.wall ? WALL : TIMED_OUT
+  const start = performance.now()
+  let result: unknown
+  try {
+    const input = deepFreeze(JSON.parse(inputJson))
+    result = providerScope.run(true, () => provider(input, context))
+  } catch {
+    context.finish()
+    return FAILED
+  }
+  if (!isThenable(result)) {
+    context.finish()
+    return performance.now() - start > limit.ms ? over : bounded(reply(result), maxLength)
+  }
+  return new Promise<string>((resolve) => {
+    const timer = setTimeout(() => {
+      context.abort(new DOMException('the provider ran out of time', 'TimeoutError'))
+      context.finish()
+      resolve(over)
+    }, limit.ms)
+    const settle = (text: string): void => {
+      clearTimeout(timer)
+      context.finish()
+      resolve(performance.now() - start > limit.ms ? over : bounded(text, maxLength))
+    }
+    Promise.resolve(result).then(
+      (value) => settle(reply(value)),
+      () => settle(FAILED),
+    )
+  })
 }

@@ -6,15 +6,17 @@
 import { openNativeRuntime, type NativeHookRuntime } from '../index.js'
 import type { DispatchOutcome, DispatchRequest, IntentKindDefinition, Profile, RecoverReport } from '../bindings/index'
 import { checkHook, checkJsonObject, checkRuntimeOptions } from './args.js'
-import { LoopxHooksError, native } from './errors.js'
+import { LoopxHooksError, native, sync } from './errors.js'
+import { Flights } from './flights.js'
+import { Gate } from './gate.js'
 import { HookJournal } from './journal.js'
-import { providerScope, wrapProvider } from './provider.js'
+import { providerScope } from './provider.js'
 import type { HookDefinition } from './hooks.js'
 
 export interface HookRuntimeOptions {
   /** The journal file, created on first use. */
   journalPath: string
-  /** Defaults: phase disabled, all hooks, `return` replays, 16 hooks and 60 s per dispatch. */
+  /** Defaults: phase disabled, all hooks, `return` replays, 16 hooks and 60 s per dispatch, 256 in flight. */
   profile?: Partial<Profile>
   /** `'full'` (default) fsyncs each group commit of final records; `'normal'` survives a process crash, not a power cut. */
   synchronous?: 'full' | 'normal'
@@ -22,12 +24,31 @@ export interface HookRuntimeOptions {
   busyTimeoutMs?: number
 }
 
+export interface DispatchOptions {
+  /**
+   * When `maxInFlight` dispatches are already in flight: `true` (default)
+   * waits its turn, first come first served; `false` rejects at once with
+   * `ERR_LOOPX_BACKPRESSURE`.
+   */
+  wait?: boolean
+}
+
+function reentrant(what: string): void {
+  if (providerScope.getStore()) {
+    throw new LoopxHooksError('ERR_LOOPX_REENTRANT_DISPATCH', `${what} called from inside a provider`)
+  }
+}
+
 export class HookRuntime implements AsyncDisposable {
   readonly #native: NativeHookRuntime
+  readonly #flights: Flights
+  readonly #gate: Gate
   readonly journal: HookJournal
 
   private constructor(runtime: NativeHookRuntime) {
     this.#native = runtime
+    this.#flights = new Flights(runtime)
+    this.#gate = new Gate(runtime.maxInFlight)
     this.journal = new HookJournal(runtime.journal())
   }
 
@@ -59,41 +80,113 @@ export class HookRuntime implements AsyncDisposable {
    */
   register(hook: HookDefinition): void {
     checkHook(hook)
-    const verdict = this.#native.register(hook.registration, wrapProvider(hook.provider))
+    const verdict = this.#native.register(hook.registration)
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_REGISTRATION_REJECTED', 'registration_rejected', verdict.violations)
     }
+    this.#flights.providers.set(hook.registration.hook_id, hook.provider)
+  }
+
+  /** Takes `n` places in flight, waiting FIFO or refusing. */
+  async #enter(n: number, options: DispatchOptions): Promise<void> {
+    if (this.#gate.tryAcquire(n)) return
+    if (options.wait === false) {
+      throw new LoopxHooksError('ERR_LOOPX_BACKPRESSURE', `${this.#gate.limit} dispatches are in flight`)
+    }
+    await this.#gate.acquire(n)
+  }
+
+  /** Runs requests in chunks of at most `maxInFlight`, each chunk prepared in one call. */
+  async #chunks(
+    texts: () => Generator<string[]>,
+    onlyHookIds: string[] | undefined,
+    options: DispatchOptions,
+  ): Promise<DispatchOutcome[]> {
+    const out: DispatchOutcome[] = []
+    for (const part of texts()) {
+      await this.#enter(part.length, options)
+      try {
+        const only = onlyHookIds?.slice(out.length, out.length + part.length)
+        out.push(...(await this.#flights.many(part, only)))
+      } finally {
+        this.#gate.release(part.length)
+      }
+    }
+    return out
   }
 
   /**
    * Dispatches a committed writeback to every admitted hook. Resolves once
-   * its records are durable. A provider cannot dispatch from inside itself.
+   * its records are durable. Each provider is called on this thread with
+   * `(input, { signal })`; its `timeout_ms` counts from that call. Past
+   * `maxInFlight` dispatches in flight it waits its turn (see `options.wait`).
+   * A provider cannot dispatch from inside itself.
    */
-  async dispatch(request: DispatchRequest): Promise<DispatchOutcome> {
+  async dispatch(request: DispatchRequest, options: DispatchOptions = {}): Promise<DispatchOutcome> {
     checkJsonObject(request, 'dispatch: request')
-    if (providerScope.getStore()) {
-      throw new LoopxHooksError('ERR_LOOPX_REENTRANT_DISPATCH', 'dispatch called from inside a provider')
+    reentrant('dispatch')
+    await this.#enter(1, options)
+    try {
+      return await this.#flights.one(JSON.stringify(request))
+    } finally {
+      this.#gate.release(1)
     }
-    return JSON.parse(await native(this.#native.dispatch(JSON.stringify(request))))
-  }
-
-  /** Re-dispatches every checkpointed identity that has no final receipt. */
-  async recover(): Promise<RecoverReport> {
-    if (providerScope.getStore()) {
-      throw new LoopxHooksError('ERR_LOOPX_REENTRANT_DISPATCH', 'recover called from inside a provider')
-    }
-    return JSON.parse(await native(this.#native.recover()))
   }
 
   /**
-   * Refuses new dispatches, waits for those in flight to record (each is
-   * bounded by its timeouts), then closes the journal.
+   * Dispatches many committed writebacks (catch-up), prepared in one call
+   * per chunk of `maxInFlight`: the same outcomes, in order, as one
+   * `dispatch` each. A request that is not a `DispatchRequest` rejects the
+   * chunk it is in before anything of that chunk runs.
+   */
+  async dispatchMany(requests: readonly DispatchRequest[], options: DispatchOptions = {}): Promise<DispatchOutcome[]> {
+    if (!Array.isArray(requests)) {
+      throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'dispatchMany: requests must be an array')
+    }
+    requests.forEach((r, i) => checkJsonObject(r, `dispatchMany: requests[${i}]`))
+    reentrant('dispatchMany')
+    const size = this.#gate.limit
+    return this.#chunks(
+      function* () {
+        for (let at = 0; at < requests.length; at += size) {
+          yield requests.slice(at, at + size).map((r) => JSON.stringify(r))
+        }
+      },
+      undefined,
+      options,
+    )
+  }
+
+  /** Re-dispatches every checkpointed identity that has no final receipt, oldest first. */
+  async recover(): Promise<RecoverReport> {
+    reentrant('recover')
+    const items = JSON.parse(sync(() => this.#native.recoveryItems())) as {
+      requests: string[]
+      hookIds: string[]
+      skipped: number
+    }
+    const size = this.#gate.limit
+    const outcomes = await this.#chunks(
+      function* () {
+        for (let at = 0; at < items.requests.length; at += size) yield items.requests.slice(at, at + size)
+      },
+      items.hookIds,
+      {},
+    )
+    return { outcomes: outcomes.flatMap((o) => o.hooks), skipped: items.skipped }
+  }
+
+  /**
+   * Refuses new dispatches, aborts the signals of providers in flight, waits
+   * for dispatches in flight to record (each is bounded by its timeouts),
+   * then closes the journal.
    */
   async close(): Promise<void> {
-    if (providerScope.getStore()) {
-      throw new LoopxHooksError('ERR_LOOPX_REENTRANT_DISPATCH', 'close called from inside a provider')
-    }
+    reentrant('close')
+    this.#flights.closing = true
+    this.#flights.abortAll()
     await native(this.#native.close())
+    await this.#flights.drain()
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

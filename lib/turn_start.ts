@@ -14,9 +14,9 @@ import type {
   TurnStartReceipt,
   TurnStartRequest,
 } from '../bindings/index'
-import { LoopxHooksError, native } from './errors.js'
+import { LoopxHooksError, sync } from './errors.js'
 import { nativeInboxOf, type InboxStore } from './inbox.js'
-import { providerScope, wrapProvider } from './provider.js'
+import { CallContext, FAILED, callProvider, providerScope, type RawProvider } from './provider.js'
 import { TurnStartSession } from './turn_start_session.js'
 
 /**
@@ -26,9 +26,16 @@ import { TurnStartSession } from './turn_start_session.js'
  * the kernel has an inbox store, its session: the inbox as core grants it to
  * this invocation (scopes, budget, counted by core).
  */
+export interface TurnStartContext {
+  /** Aborts at the hook's `timeout_ms`, counted from this call. */
+  readonly signal: AbortSignal
+  /** The inbox as core grants it to this call, when the kernel has an inbox store. */
+  readonly session: TurnStartSession | undefined
+}
+
 export type TurnStartProviderFn = (
   input: Readonly<TurnStartHookInput>,
-  session?: TurnStartSession,
+  context: TurnStartContext,
 ) => TurnStartReceipt | Promise<TurnStartReceipt>
 
 export interface TurnStartHookDefinition {
@@ -51,6 +58,8 @@ export interface TurnStartKernelOptions {
 
 export class TurnStartKernel {
   readonly #native: NativeTurnStartKernel
+  readonly #providers = new Map<string, RawProvider>()
+  readonly #active = new Set<CallContext>()
 
   constructor(options: TurnStartKernelOptions = {}) {
     this.#native = new NativeTurnStartKernel(options.profile ? JSON.stringify(options.profile) : undefined)
@@ -65,15 +74,25 @@ export class TurnStartKernel {
    */
   register(hook: TurnStartHookDefinition): { alreadyInstalled: boolean } {
     const kernel = this.#native
-    const provider = (input: Readonly<TurnStartHookInput>) => {
+    // The input's session token becomes the session object; the provider
+    // sees neither the token nor anything else the kernel did not grant it.
+    const provider = (input: Readonly<TurnStartHookInput>, call: CallContext) => {
       const { session, ...rest } = input
       const own = Object.freeze(rest) as Readonly<TurnStartHookInput>
-      return hook.provider(own, session !== undefined ? new TurnStartSession(kernel, session) : undefined)
+      const context: TurnStartContext = {
+        get signal() {
+          return call.signal
+        },
+        session: session !== undefined ? new TurnStartSession(kernel, session) : undefined,
+      }
+      return hook.provider(own, context)
     }
-    const verdict = this.#native.register(hook.registration, wrapProvider(provider))
+    const verdict = this.#native.register(hook.registration)
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_REGISTRATION_REJECTED', 'registration_rejected', verdict.violations)
     }
+    // The same identity again keeps its first provider.
+    if (!verdict.alreadyInstalled) this.#providers.set(hook.registration.hook_id, provider as RawProvider)
     return { alreadyInstalled: verdict.alreadyInstalled }
   }
 
@@ -84,8 +103,9 @@ export class TurnStartKernel {
 
   /**
    * One turn-start dispatch. An invalid request resolves `admitted: false`
-   * with its violations and invokes nothing. A provider cannot dispatch from
-   * inside itself.
+   * with its violations and invokes nothing. Each provider is called on this
+   * thread with `(input, { signal })`; its `timeout_ms` counts from that call
+   * and the signal aborts at it. A provider cannot dispatch from inside itself.
    */
   async dispatchTurnStart(request: TurnStartRequest): Promise<TurnStartOutcome> {
     if (providerScope.getStore()) {
@@ -97,6 +117,17 @@ export class TurnStartKernel {
     } catch {
       text = '' // a cycle or a BigInt: refused as not_json_value
     }
-    return JSON.parse(await native(this.#native.dispatchTurnStart(text)))
+    const plan = sync(() => this.#native.prepareTurnStart(text))
+    if (plan.done != null) return JSON.parse(plan.done) as TurnStartOutcome
+    // Each provider is called here, in order, its timeout counted from its call.
+    const replies: string[] = []
+    for (const call of plan.calls) {
+      const provider = this.#providers.get(call.hookId)
+      const limit = { ms: call.timeoutMs, wall: false }
+      const context = new CallContext(this.#active, false)
+      const reply = provider ? callProvider(provider, call.inputJson, limit, call.maxReplyLength, context) : FAILED
+      replies.push(typeof reply === 'string' ? reply : await reply)
+    }
+    return JSON.parse(sync(() => this.#native.completeTurnStart(plan, replies))) as TurnStartOutcome
   }
 }

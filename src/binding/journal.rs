@@ -1,6 +1,9 @@
 //! `NativeJournal`: the readers and the outbox over a journal file, for
-//! inspection and for governed executors (which need no dispatcher). Every
-//! call runs off the JS thread and resolves to JSON text. Rows carry their
+//! inspection and for governed executors (which need no dispatcher). Readers
+//! are synchronous point reads on the calling (JS) thread through a reader
+//! connection's cached statements, as better-sqlite3 does: a WAL read costs
+//! less than any thread hop. Outbox decisions go to the writer. Values come
+//! back as JSON text. Rows carry their
 //! documents as the journal does not store them whole: a dispatch's receipt
 //! and an intent's document are rebuilt by `dispatch::with_receipt` and
 //! `dispatch::with_intent_doc`.
@@ -11,7 +14,7 @@ use std::time::Duration;
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 
-use super::error::{async_error, misuse, Code};
+use super::error::{async_error, misuse, Code, Result as BindingResult};
 use super::runtime::journal_error;
 use crate::dispatch::{with_intent_doc, with_receipt};
 use crate::journal::{
@@ -53,23 +56,19 @@ struct IntentQuery {
     limit: Option<u32>,
 }
 
-fn query<T: for<'de> Deserialize<'de> + Default>(json: Option<String>) -> napi::Result<T> {
+fn query<T: for<'de> Deserialize<'de> + Default>(json: Option<String>) -> BindingResult<T> {
     match json {
         None => Ok(T::default()),
-        Some(text) => serde_json::from_str(&text)
-            .map_err(|_| async_error(misuse(Code::InvalidArgument, "unknown or mistyped query field"))),
+        Some(text) => {
+            serde_json::from_str(&text).map_err(|_| misuse(Code::InvalidArgument, "unknown or mistyped query field"))
+        }
     }
 }
 
-/// Runs a blocking journal call on the blocking pool; its value as JSON text.
-async fn blocking<T: Serialize + Send + 'static>(
-    job: impl FnOnce() -> crate::journal::Result<T> + Send + 'static,
-) -> napi::Result<String> {
-    let value = tokio::task::spawn_blocking(job)
-        .await
-        .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
-        .map_err(|e| async_error(journal_error(e)))?;
-    serde_json::to_string(&value).map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+/// A reader's value as JSON text.
+fn read<T: Serialize>(value: crate::journal::Result<T>) -> napi::Result<String, Code> {
+    let value = value.map_err(journal_error)?;
+    serde_json::to_string(&value).map_err(|_| misuse(Code::Internal, "value could not be serialized"))
 }
 
 /// Opens (creating on first use) a journal for reading and outbox decisions.
@@ -101,40 +100,35 @@ pub async fn open_native_journal_reader(
 #[napi]
 impl NativeJournal {
     #[napi]
-    pub async fn get_dispatch(&self, dispatch_id: String) -> napi::Result<String> {
-        let j = self.journal.clone();
-        blocking(move || Ok(j.get_dispatch(&dispatch_id)?.map(with_receipt))).await
+    pub fn get_dispatch(&self, dispatch_id: String) -> napi::Result<String, Code> {
+        read(self.journal.get_dispatch(&dispatch_id).map(|row| row.map(with_receipt)))
     }
 
     /// Dispatches, oldest first, paged by `after` (a cursor from the last page).
     #[napi(ts_args_type = "queryJson?: string")]
-    pub async fn list_dispatches(&self, query_json: Option<String>) -> napi::Result<String> {
+    pub fn list_dispatches(&self, query_json: Option<String>) -> napi::Result<String, Code> {
         let q: DispatchQuery = query(query_json)?;
         let state = match q.state.as_deref() {
             None => None,
-            Some(s) => Some(
-                DispatchState::parse(s)
-                    .ok_or_else(|| async_error(misuse(Code::InvalidArgument, "unknown dispatch state")))?,
-            ),
+            Some(s) => {
+                Some(DispatchState::parse(s).ok_or_else(|| misuse(Code::InvalidArgument, "unknown dispatch state"))?)
+            }
         };
         let filter = DispatchFilter { state, hook_id: q.hook_id, after_cursor: q.after, limit: q.limit.unwrap_or(100) };
-        let j = self.journal.clone();
-        blocking(move || {
-            let page = j.list_dispatches(&filter)?;
-            Ok(Page { items: page.items.into_iter().map(with_receipt).collect(), next_cursor: page.next_cursor })
-        })
-        .await
+        read(self.journal.list_dispatches(&filter).map(|page| Page {
+            items: page.items.into_iter().map(with_receipt).collect(),
+            next_cursor: page.next_cursor,
+        }))
     }
 
     #[napi]
-    pub async fn list_failures(&self, dispatch_id: String) -> napi::Result<String> {
-        let j = self.journal.clone();
-        blocking(move || j.list_failures(&dispatch_id)).await
+    pub fn list_failures(&self, dispatch_id: String) -> napi::Result<String, Code> {
+        read(self.journal.list_failures(&dispatch_id))
     }
 
     /// Intents, oldest first; `pendingOnly` keeps undecided and admitted-not-done ones.
     #[napi(ts_args_type = "queryJson?: string")]
-    pub async fn list_intents(&self, query_json: Option<String>) -> napi::Result<String> {
+    pub fn list_intents(&self, query_json: Option<String>) -> napi::Result<String, Code> {
         let q: IntentQuery = query(query_json)?;
         let filter = IntentFilter {
             dispatch_id: q.dispatch_id,
@@ -144,32 +138,37 @@ impl NativeJournal {
             after_seq: q.after.unwrap_or(0),
             limit: q.limit.unwrap_or(100),
         };
-        let j = self.journal.clone();
-        blocking(move || {
-            let page = j.list_intents(&filter)?;
-            Ok(Page { items: page.items.into_iter().map(with_intent_doc).collect(), next_cursor: page.next_cursor })
-        })
-        .await
+        read(self.journal.list_intents(&filter).map(|page| Page {
+            items: page.items.into_iter().map(with_intent_doc).collect(),
+            next_cursor: page.next_cursor,
+        }))
     }
 
     #[napi]
-    pub async fn stats(&self) -> napi::Result<String> {
-        let j = self.journal.clone();
-        blocking(move || j.stats()).await
+    pub fn stats(&self) -> napi::Result<String, Code> {
+        read(self.journal.stats())
     }
 
-    /// `PRAGMA integrity_check` is ok.
+    /// `PRAGMA integrity_check` is ok. Reads the whole file: off the JS thread.
     #[napi]
     pub async fn integrity_check(&self) -> napi::Result<String> {
         let j = self.journal.clone();
-        blocking(move || j.integrity_check()).await
+        let value = tokio::task::spawn_blocking(move || j.integrity_check())
+            .await
+            .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
+            .map_err(|e| async_error(journal_error(e)))?;
+        Ok(value.to_string())
     }
 
     /// The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`.
     #[napi]
     pub async fn integrity(&self) -> napi::Result<String> {
         let j = self.journal.clone();
-        blocking(move || j.integrity()).await
+        let verdict = tokio::task::spawn_blocking(move || j.integrity())
+            .await
+            .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
+            .map_err(|e| async_error(journal_error(e)))?;
+        serde_json::to_string(&verdict).map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
     }
 
     /// Claims up to `batch` open intents for `leaseMs` (see `journal::lease`).

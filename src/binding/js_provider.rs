@@ -1,45 +1,12 @@
-//! A JS provider function behind both provider traits: the post-writeback
-//! dispatcher's `Provider` and the turn-start kernel's `TurnStartProvider`.
-//! Input JSON text goes in; the answer comes back as a `ProviderReply`.
+//! JS providers are called by the TypeScript layer on the JS thread
+//! (lib/provider.ts `callProvider`); what a call produced crosses back as the
+//! reply's JSON text, or as a `\u0000`-prefixed marker (JSON text never
+//! starts with NUL) for what happened instead.
 
-use std::sync::Arc;
+use crate::dispatch::{CallResult, ProviderReply};
+use crate::turn_start::TurnStartCallResult;
 
-use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
-
-use crate::dispatch::{Provider, ProviderReply, ReplyFuture};
-use crate::turn_start::TurnStartProvider;
-
-/// A provider as the JS wrapper presents it (lib/provider.ts): input JSON
-/// text in, result or receipt JSON text (or a `\u0000`-prefixed failure
-/// marker) out, possibly via a promise. Weak, so installed providers never
-/// keep the process alive by themselves.
-pub(crate) type JsProviderFn = ThreadsafeFunction<String, Either<Promise<String>, String>, String, Status, false, true>;
-
-pub(crate) struct JsProvider {
-    function: Arc<JsProviderFn>,
-}
-
-impl JsProvider {
-    pub(crate) fn new(function: JsProviderFn) -> Self {
-        JsProvider { function: Arc::new(function) }
-    }
-
-    /// One invocation: a throw, a rejection or a failed call is `Threw`.
-    fn call(&self, input_json: String) -> ReplyFuture {
-        let function = self.function.clone();
-        Box::pin(async move {
-            match function.call_async_catch(input_json).await {
-                Ok(Either::A(promise)) => promise.await.map(parse_reply).unwrap_or(ProviderReply::Threw),
-                Ok(Either::B(text)) => parse_reply(text),
-                Err(_) => ProviderReply::Threw,
-            }
-        })
-    }
-}
-
-/// The wrapper marks its own verdicts with a NUL byte, which JSON text
-/// never starts with.
+/// A settled reply: JSON text, or the provider threw / returned what JSON cannot hold.
 fn parse_reply(text: String) -> ProviderReply {
     match text.strip_prefix('\u{0}') {
         Some("not_json") => ProviderReply::NotJson,
@@ -48,14 +15,22 @@ fn parse_reply(text: String) -> ProviderReply {
     }
 }
 
-impl Provider for JsProvider {
-    fn invoke(&self, input_json: String) -> ReplyFuture {
-        self.call(input_json)
+/// A post-writeback provider call as lib/runtime.ts reports it.
+pub(crate) fn call_result(text: String) -> CallResult {
+    match text.strip_prefix('\u{0}') {
+        Some("timed_out") => CallResult::TimedOut,
+        Some("wall") => CallResult::WallExceeded,
+        Some("too_large") => CallResult::TooLarge,
+        Some("not_started") => CallResult::NotStarted,
+        _ => CallResult::Reply(parse_reply(text)),
     }
 }
 
-impl TurnStartProvider for JsProvider {
-    fn invoke(&self, input_json: String) -> ReplyFuture {
-        self.call(input_json)
+/// A turn-start provider call as lib/turn_start.ts reports it.
+pub(crate) fn turn_start_call_result(text: String) -> TurnStartCallResult {
+    match text.strip_prefix('\u{0}') {
+        Some("timed_out") => TurnStartCallResult::TimedOut,
+        Some("too_large") => TurnStartCallResult::TooLarge,
+        _ => TurnStartCallResult::Reply(parse_reply(text)),
     }
 }

@@ -1,16 +1,19 @@
-//! `HookRuntime`: the dispatcher over a journal file, with JS providers as
-//! threadsafe functions. Documents cross as JSON text, once each way.
+//! `NativeHookRuntime`: the dispatcher's synchronous steps over a journal
+//! file. The TypeScript layer (lib/runtime.ts) calls the providers itself
+//! between `prepare`/`begin` and `complete`; dispatches whose records need a
+//! commit come back through one callback per group commit.
 
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use super::error::{async_error, internal, misuse, Code, Result as BindingResult};
-use super::js_provider::{JsProvider, JsProviderFn};
+use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
-use crate::dispatch::{DispatchRequest, Dispatcher, Profile, Provider};
+use crate::dispatch::{max_reply_len, DispatchRequest, Dispatcher, Finished, Prepared, Profile};
 use crate::journal::{Journal, JournalError, JournalOptions};
 use crate::validate::Violations;
 
@@ -27,6 +30,10 @@ fn verdict(env: &Env, result: std::result::Result<(), Violations>) -> BindingRes
     Ok(out)
 }
 
+fn to_json<T: serde::Serialize>(value: &T) -> BindingResult<String> {
+    serde_json::to_string(value).map_err(|_| misuse(Code::Internal, "value could not be serialized"))
+}
+
 #[napi(object)]
 pub struct RuntimeOptions {
     pub journal_path: String,
@@ -35,6 +42,33 @@ pub struct RuntimeOptions {
     /// `false` commits final records with synchronous=NORMAL. Default true.
     pub synchronous_full: Option<bool>,
     pub busy_timeout_ms: Option<u32>,
+}
+
+/// One provider call the caller makes, in hook_id order.
+#[napi(object)]
+pub struct NativeCall {
+    pub slot: u32,
+    pub hook_id: String,
+    pub input_json: String,
+    /// A reply text longer than this is `result_too_large` without crossing.
+    pub max_reply_length: u32,
+}
+
+/// `done` (the outcome as JSON text), `wait` (the ticket to wait for, then
+/// prepare again) or `calls` to make before `complete(ticket, replies)`.
+#[napi(object)]
+pub struct NativePlan {
+    pub ticket: i64,
+    pub done: Option<String>,
+    pub wait: Option<i64>,
+    pub calls: Option<Vec<NativeCall>>,
+}
+
+/// A call's limit from the moment it is made, and whether it is the dispatch's wall budget.
+#[napi(object)]
+pub struct NativeLimit {
+    pub ms: u32,
+    pub wall: bool,
 }
 
 #[napi]
@@ -66,6 +100,54 @@ async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntim
     Ok(NativeHookRuntime { dispatcher: Arc::new(Dispatcher::new(Arc::new(journal), profile)) })
 }
 
+fn parse_request(text: &str) -> BindingResult<DispatchRequest> {
+    serde_json::from_str(text)
+        .map_err(|_| misuse(Code::InvalidArgument, "request does not have the DispatchRequest shape"))
+}
+
+fn ticket(t: i64) -> BindingResult<u64> {
+    u64::try_from(t).map_err(|_| misuse(Code::InvalidArgument, "unknown ticket"))
+}
+
+fn plan(prepared: Prepared) -> BindingResult<NativePlan> {
+    Ok(match prepared {
+        Prepared::Done(outcome) => NativePlan { ticket: 0, done: Some(to_json(&outcome)?), wait: None, calls: None },
+        Prepared::Wait(holder) => NativePlan { ticket: 0, done: None, wait: Some(holder as i64), calls: None },
+        Prepared::Run(p) => NativePlan {
+            ticket: p.ticket as i64,
+            done: None,
+            wait: None,
+            calls: Some(
+                p.calls
+                    .into_iter()
+                    .map(|c| NativeCall {
+                        slot: c.slot as u32,
+                        max_reply_length: u32::try_from(max_reply_len(&c.hook)).unwrap_or(u32::MAX),
+                        hook_id: c.hook.registration.hook_id.clone(),
+                        input_json: c.input_json,
+                    })
+                    .collect(),
+            ),
+        },
+    })
+}
+
+/// One group commit's finished dispatches as JSON text: `[ticket, outcome, null]`
+/// or `[ticket, null, [code, message]]` each.
+fn finished_json(batch: Vec<Finished>) -> String {
+    let items: Vec<serde_json::Value> = batch
+        .into_iter()
+        .map(|f| match f.outcome {
+            Ok(outcome) => serde_json::json!([f.ticket, outcome, null]),
+            Err(e) => {
+                let err = journal_error(e);
+                serde_json::json!([f.ticket, null, [err.status.as_ref(), err.reason]])
+            }
+        })
+        .collect();
+    serde_json::Value::Array(items).to_string()
+}
+
 #[napi]
 impl NativeHookRuntime {
     /// Defines an intent kind; returns the verdict.
@@ -78,38 +160,110 @@ impl NativeHookRuntime {
         verdict(env, result)
     }
 
-    /// Installs `provider` behind `registration`; returns the verdict.
+    /// Installs `registration`, whose provider the TypeScript layer calls; returns the verdict.
     #[napi(
-        ts_args_type = "registration: unknown, provider: (inputJson: string) => Promise<string> | string",
+        ts_args_type = "registration: unknown",
         ts_return_type = "{ ok: true } | { ok: false; violations: Violation[] }"
     )]
-    pub fn register<'e>(&self, env: &'e Env, registration: JsAny, provider: JsProviderFn) -> Result<Object<'e>, Code> {
-        let provider: Arc<dyn Provider> = Arc::new(JsProvider::new(provider));
+    pub fn register<'e>(&self, env: &'e Env, registration: JsAny) -> Result<Object<'e>, Code> {
         let result =
-            read_document(registration).and_then(|doc| self.dispatcher.register(doc.value(), provider).map(|_| ()));
+            read_document(registration).and_then(|doc| self.dispatcher.register_external(doc.value()).map(|_| ()));
         verdict(env, result)
     }
 
-    /// Dispatches one request (JSON text of a `DispatchRequest`); resolves to
-    /// the `DispatchOutcome` as JSON text once its records are durable.
-    #[napi]
-    pub async fn dispatch(&self, request_json: String) -> napi::Result<String> {
-        self.dispatch_json(request_json).await.map_err(async_error)
+    /// Sets the one callback that receives, per group commit, every dispatch
+    /// it finished (JSON text, see `finished_json`). Weak: it never keeps the
+    /// process alive by itself.
+    #[napi(ts_args_type = "callback: (finishedJson: string) => void")]
+    pub fn on_finished(&self, callback: ThreadsafeFunction<String, (), String, Status, false, true>) {
+        self.dispatcher.set_deliver(Box::new(move |batch| {
+            callback.call(finished_json(batch), ThreadsafeFunctionCallMode::NonBlocking);
+        }));
     }
 
-    async fn dispatch_json(&self, request_json: String) -> BindingResult<String> {
-        let request: DispatchRequest = serde_json::from_str(&request_json)
-            .map_err(|_| misuse(Code::InvalidArgument, "request does not have the DispatchRequest shape"))?;
-        let outcome = self.dispatcher.dispatch(&request).await.map_err(journal_error)?;
-        serde_json::to_string(&outcome).map_err(|_| misuse(Code::Internal, "outcome could not be serialized"))
+    /// Dispatches in flight at once (the profile's `maxInFlight`).
+    #[napi(getter)]
+    pub fn max_in_flight(&self) -> u32 {
+        self.dispatcher.profile().max_in_flight
     }
 
-    /// Re-dispatches every checkpointed identity without a final receipt.
+    /// Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous.
     #[napi]
-    pub async fn recover(&self) -> napi::Result<String> {
-        let report = self.dispatcher.recover().await.map_err(|e| async_error(journal_error(e)))?;
-        serde_json::to_string(&report)
-            .map_err(|_| async_error(misuse(Code::Internal, "report could not be serialized")))
+    pub fn prepare(&self, request_json: String) -> Result<NativePlan, Code> {
+        let request = parse_request(&request_json)?;
+        plan(self.dispatcher.prepare(request).map_err(journal_error)?)
+    }
+
+    /// `prepare` for many requests in one call; with `onlyHookIds`, request i
+    /// runs only that hook (recovery). A malformed request prepares none.
+    #[napi]
+    pub fn prepare_many(
+        &self,
+        requests_json: Vec<String>,
+        only_hook_ids: Option<Vec<String>>,
+    ) -> Result<Vec<NativePlan>, Code> {
+        let requests = requests_json.iter().map(|t| parse_request(t)).collect::<BindingResult<Vec<_>>>()?;
+        if only_hook_ids.as_ref().is_some_and(|ids| ids.len() != requests.len()) {
+            return Err(misuse(Code::InvalidArgument, "onlyHookIds must have one hook_id per request"));
+        }
+        let mut plans = Vec::with_capacity(requests.len());
+        for (i, request) in requests.into_iter().enumerate() {
+            let only = only_hook_ids.as_ref().map(|ids| ids[i].as_str());
+            match self.dispatcher.prepare_for(request, only).map_err(journal_error).and_then(plan) {
+                Ok(p) => plans.push(p),
+                Err(e) => {
+                    for p in &plans {
+                        if p.calls.is_some() {
+                            self.dispatcher.cancel(p.ticket as u64);
+                        }
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(plans)
+    }
+
+    /// Step 2, just before calling the provider of `slot`: queues its
+    /// checkpoint and returns the call's limit, or null when the wall budget
+    /// is spent (do not call it).
+    #[napi]
+    pub fn begin(&self, ticket_id: i64, slot: u32) -> Result<Option<NativeLimit>, Code> {
+        let limit = self.dispatcher.begin(ticket(ticket_id)?, slot as usize).map_err(journal_error)?;
+        Ok(limit.map(|l| NativeLimit { ms: u32::try_from(l.ms).unwrap_or(u32::MAX), wall: l.wall }))
+    }
+
+    /// Step 3: the calls' replies (text, or a `\u0000` marker), in plan order.
+    /// Returns the outcome as JSON text when nothing needs recording;
+    /// otherwise null, and the outcome arrives through `onFinished`.
+    #[napi]
+    pub fn complete(&self, ticket_id: i64, replies: Vec<String>) -> Result<Option<String>, Code> {
+        let results = replies.into_iter().map(call_result).collect();
+        match self.dispatcher.complete(ticket(ticket_id)?, results).map_err(journal_error)? {
+            crate::dispatch::Completion::Done(outcome) => Ok(Some(to_json(&outcome)?)),
+            crate::dispatch::Completion::Pending => Ok(None),
+        }
+    }
+
+    /// Drops a prepared dispatch that will not be completed.
+    #[napi]
+    pub fn cancel(&self, ticket_id: i64) {
+        if let Ok(t) = u64::try_from(ticket_id) {
+            self.dispatcher.cancel(t);
+        }
+    }
+
+    /// What `recover()` re-dispatches, as JSON text `{ requests: string[], hookIds: string[], skipped }`.
+    #[napi]
+    pub fn recovery_items(&self) -> Result<String, Code> {
+        let (items, skipped) = self.dispatcher.recovery_items().map_err(journal_error)?;
+        let mut requests = Vec::with_capacity(items.len());
+        let mut hook_ids = Vec::with_capacity(items.len());
+        for (request, hook_id) in items {
+            requests.push(to_json(&request)?);
+            hook_ids.push(hook_id);
+        }
+        to_json(&serde_json::json!({ "requests": requests, "hookIds": hook_ids, "skipped": skipped }))
     }
 
     /// The journal this runtime writes, for readers and the outbox.
@@ -118,7 +272,8 @@ impl NativeHookRuntime {
         crate::binding::journal::NativeJournal { journal: self.dispatcher.journal().clone() }
     }
 
-    /// Finishes queued writes and closes the journal; later calls fail with `journal_closed`.
+    /// Waits for dispatches in flight to record, then closes the journal;
+    /// later calls fail with `journal_closed`.
     #[napi]
     pub async fn close(&self) -> napi::Result<()> {
         self.dispatcher.close().await;

@@ -1,7 +1,7 @@
 //! The turn-start room, exported to JS: the validators (like `validators.rs`:
 //! a JS value or JSON text in, `{ ok: true, value }` or `{ ok: false,
-//! violations }` out, never a throw on a bad document) and the kernel, with
-//! JS providers as threadsafe functions.
+//! violations }` out, never a throw on a bad document) and the kernel's two
+//! synchronous steps, between which lib/turn_start.ts calls the providers.
 
 use std::sync::Arc;
 
@@ -9,13 +9,15 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 
-use super::error::{async_error, internal, misuse, Code};
+use super::error::{internal, misuse, Code};
 use super::inbox::{arg, fail, inbox_error, invalid, NativeInboxStore};
-use super::js_provider::{JsProvider, JsProviderFn};
+use super::js_provider::turn_start_call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::run;
 use crate::turn_start::inbox::{CaptureInput, CursorKind, MessageRef, ReactionResult};
-use crate::turn_start::{self, Registered, TurnStartKernel, TurnStartProfile, TurnStartProvider};
+use crate::turn_start::{
+    self, Registered, TurnStartKernel, TurnStartPlan, TurnStartPrepared, TurnStartProfile, MAX_RECEIPT_BYTES,
+};
 use crate::turn_start::{SessionError, TurnStartSession};
 use crate::validate::{Rule, Violation};
 
@@ -49,15 +51,15 @@ impl NativeTurnStartKernel {
         Ok(NativeTurnStartKernel { kernel: Arc::new(TurnStartKernel::new(profile)) })
     }
 
-    /// Installs `provider` behind `registration`. The same identity twice is
-    /// accepted once (`alreadyInstalled: true`, the first provider kept).
+    /// Installs `registration`, whose provider the TypeScript layer calls.
+    /// The same identity twice is accepted once (`alreadyInstalled: true`:
+    /// the caller keeps the first provider).
     #[napi(
-        ts_args_type = "registration: unknown, provider: (inputJson: string) => Promise<string> | string",
+        ts_args_type = "registration: unknown",
         ts_return_type = "{ ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }"
     )]
-    pub fn register<'e>(&self, env: &'e Env, registration: JsAny, provider: JsProviderFn) -> Result<Object<'e>, Code> {
-        let provider: Arc<dyn TurnStartProvider> = Arc::new(JsProvider::new(provider));
-        let result = read_document(registration).and_then(|doc| self.kernel.register(doc.value(), provider));
+    pub fn register<'e>(&self, env: &'e Env, registration: JsAny) -> Result<Object<'e>, Code> {
+        let result = read_document(registration).and_then(|doc| self.kernel.register_external(doc.value()));
         let build = || -> Result<Object<'e>> {
             let mut out = Object::new(env)?;
             match result {
@@ -99,17 +101,74 @@ impl NativeTurnStartKernel {
         self.kernel.hook_ids()
     }
 
-    /// One turn-start dispatch of a request given as JSON text; resolves to
-    /// the `TurnStartOutcome` as JSON text. Text that is not JSON is a
-    /// refused request (`not_json_value` at the root).
+    /// Step 1 of a turn-start dispatch (the request as JSON text): the plan.
+    /// Text that is not JSON is a refused request (`not_json_value` at the root).
     #[napi]
-    pub async fn dispatch_turn_start(&self, request_json: String) -> napi::Result<String> {
-        let outcome = match serde_json::from_str::<Value>(&request_json) {
-            Ok(doc) => self.kernel.dispatch(&doc).await,
-            Err(_) => self.kernel.refused(vec![Violation { path: String::new(), rule: Rule::NotJsonValue }]),
+    pub fn prepare_turn_start(&self, request_json: String) -> Result<NativeTurnStartPlan, Code> {
+        let prepared = match serde_json::from_str::<Value>(&request_json) {
+            Ok(doc) => self.kernel.prepare(&doc),
+            Err(_) => TurnStartPrepared::Done(
+                self.kernel.refused(vec![Violation { path: String::new(), rule: Rule::NotJsonValue }]),
+            ),
         };
-        serde_json::to_string(&outcome)
-            .map_err(|_| async_error(misuse(Code::Internal, "outcome could not be serialized")))
+        Ok(match prepared {
+            TurnStartPrepared::Done(outcome) => NativeTurnStartPlan { done: Some(to_json(&outcome)?), plan: None },
+            TurnStartPrepared::Run(plan) => NativeTurnStartPlan { done: None, plan: Some(plan) },
+        })
+    }
+
+    /// Step 2: the calls' replies (text, or a `\u0000` marker), in plan order;
+    /// the `TurnStartOutcome` as JSON text.
+    #[napi]
+    pub fn complete_turn_start(&self, plan: &NativeTurnStartPlan, replies: Vec<String>) -> Result<String, Code> {
+        let Some(p) = &plan.plan else { return Err(misuse(Code::InvalidArgument, "the plan has nothing to complete")) };
+        let results = replies.into_iter().map(turn_start_call_result).collect();
+        to_json(&self.kernel.complete(p, results))
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> napi::Result<String, Code> {
+    serde_json::to_string(value).map_err(|_| misuse(Code::Internal, "outcome could not be serialized"))
+}
+
+/// A prepared turn-start dispatch: `done` when nothing is to be called,
+/// else `calls` to make before `completeTurnStart(plan, replies)`.
+#[napi]
+pub struct NativeTurnStartPlan {
+    done: Option<String>,
+    plan: Option<TurnStartPlan>,
+}
+
+/// One provider call: its hook, its input and its limit from the call.
+#[napi(object)]
+pub struct NativeTurnStartCall {
+    pub hook_id: String,
+    pub input_json: String,
+    pub timeout_ms: u32,
+    /// A reply text longer than this is `result_too_large` without crossing.
+    pub max_reply_length: u32,
+}
+
+#[napi]
+impl NativeTurnStartPlan {
+    #[napi(getter)]
+    pub fn done(&self) -> Option<String> {
+        self.done.clone()
+    }
+
+    #[napi(getter)]
+    pub fn calls(&self) -> Vec<NativeTurnStartCall> {
+        self.plan.as_ref().map_or_else(Vec::new, |p| {
+            p.calls
+                .iter()
+                .map(|c| NativeTurnStartCall {
+                    hook_id: c.hook.registration.hook_id.clone(),
+                    input_json: c.input_json.clone(),
+                    timeout_ms: c.hook.registration.budget.timeout_ms,
+                    max_reply_length: MAX_RECEIPT_BYTES as u32,
+                })
+                .collect()
+        })
     }
 }
 

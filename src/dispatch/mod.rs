@@ -3,6 +3,9 @@
 //! Providers are a trait and the journal is plain Rust, so none of this knows
 //! about JavaScript.
 
+mod complete;
+mod driver;
+mod flight;
 mod outcome;
 mod profile;
 mod projection;
@@ -10,21 +13,26 @@ mod provider;
 mod registry;
 mod request;
 mod run;
+mod steps;
 mod stored;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
 
+pub use flight::{Deliver, Finished};
 pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
 pub use profile::{Profile, ReplayMode};
 pub use provider::{Provider, ProviderReply, ReplyFuture};
 pub use registry::{RegisteredHook, Registry};
 pub use request::{admit, AdmissionRefusal, DispatchRequest, EventFacts, SettlementIdentity, WritebackReceipt};
+pub use run::{max_reply_len, CallResult};
+pub use steps::{Completion, Limit, Plan, PlannedCall, Prepared};
 pub use stored::{intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt};
 
-use crate::journal::{Journal, JournalError};
+use crate::journal::Journal;
 use crate::validate::{validate_intent_kind_definition, IntentKinds, Rule, Violation, Violations};
 
 /// What is installed at the composition root, swapped whole on change so a
@@ -51,77 +59,40 @@ pub struct Dispatcher {
     journal: Arc<Journal>,
     profile: Profile,
     installed: RwLock<Arc<Installed>>,
-    /// One lock per dispatch identity in flight: two runs of one identity in
-    /// this process take turns, so the second replays the first's receipt (or
-    /// sees its failure) instead of invoking the provider again.
-    identities: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// Dispatches and recoveries in flight; `close()` waits for them.
-    running: tokio::sync::watch::Sender<usize>,
-    closing: std::sync::atomic::AtomicBool,
-}
-
-/// Counts one dispatch or recovery as running until dropped.
-struct Running<'a>(&'a tokio::sync::watch::Sender<usize>);
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        self.0.send_modify(|n| *n -= 1);
-    }
-}
-
-/// Holds one identity's lock; forgets the identity when the last holder leaves.
-pub(crate) struct IdentityGuard<'a> {
-    dispatcher: &'a Dispatcher,
-    dispatch_id: String,
-    _guard: tokio::sync::OwnedMutexGuard<()>,
-}
-
-impl Drop for IdentityGuard<'_> {
-    fn drop(&mut self) {
-        let mut map = self.dispatcher.identities.lock().unwrap_or_else(|p| p.into_inner());
-        // Two references: the map's and our guard's mutex; anyone else waiting holds a third.
-        if map.get(&self.dispatch_id).is_some_and(|m| Arc::strong_count(m) <= 2) {
-            map.remove(&self.dispatch_id);
-        }
-    }
+    shared: Arc<flight::Shared>,
+    flights: Mutex<HashMap<u64, steps::Flight>>,
+    next_ticket: AtomicU64,
+    closing: AtomicBool,
 }
 
 impl Dispatcher {
     pub fn new(journal: Arc<Journal>, profile: Profile) -> Self {
+        let shared = Arc::new(flight::Shared::new());
+        let flush = Arc::clone(&shared);
+        journal.after_batch(Arc::new(move || flush.flush()));
         Dispatcher {
             journal,
             profile,
             installed: RwLock::new(Arc::new(Installed::default())),
-            identities: Mutex::new(HashMap::new()),
-            running: tokio::sync::watch::channel(0).0,
-            closing: std::sync::atomic::AtomicBool::new(false),
+            shared,
+            flights: Mutex::new(HashMap::new()),
+            next_ticket: AtomicU64::new(1),
+            closing: AtomicBool::new(false),
         }
     }
 
-    /// Waits for this identity's earlier runs in this process to finish.
-    pub(crate) async fn lock_identity(&self, dispatch_id: &str) -> IdentityGuard<'_> {
-        let mutex = {
-            let mut map = self.identities.lock().unwrap_or_else(|p| p.into_inner());
-            map.entry(dispatch_id.to_owned()).or_default().clone()
-        };
-        let guard = mutex.lock_owned().await;
-        IdentityGuard { dispatcher: self, dispatch_id: dispatch_id.to_owned(), _guard: guard }
-    }
-
-    fn start(&self) -> Result<Running<'_>, JournalError> {
-        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(JournalError::Closed);
-        }
-        self.running.send_modify(|n| *n += 1);
-        Ok(Running(&self.running))
+    /// Where dispatches finished by a group commit go when no Rust caller
+    /// awaits them (the binding hands them to JS in one call per commit).
+    pub fn set_deliver(&self, deliver: Deliver) {
+        self.shared.set_deliver(deliver);
     }
 
     /// Refuses new dispatches, lets those in flight finish and record (each is
     /// bounded by its hooks' timeouts and the profile's wall budget), then
     /// closes the journal.
     pub async fn close(&self) {
-        self.closing.store(true, std::sync::atomic::Ordering::SeqCst);
-        let mut running = self.running.subscribe();
+        self.closing.store(true, Ordering::SeqCst);
+        let mut running = self.shared.running.subscribe();
         let _ = running.wait_for(|n| *n == 0).await;
         let journal = self.journal.clone();
         let _ = tokio::task::spawn_blocking(move || journal.close()).await;
@@ -163,63 +134,24 @@ impl Dispatcher {
     /// Installs a provider behind a validated registration (`registration_rejected`
     /// when invalid: nothing is installed and nothing is invoked).
     pub fn register(&self, doc: &Value, provider: Arc<dyn Provider>) -> Result<String, Violations> {
+        self.install(doc, Some(provider))
+    }
+
+    /// Installs a registration whose provider the caller of the steps
+    /// ([`Dispatcher::prepare`]...) invokes itself (the JS binding).
+    pub fn register_external(&self, doc: &Value) -> Result<String, Violations> {
+        self.install(doc, None)
+    }
+
+    fn install(&self, doc: &Value, provider: Option<Arc<dyn Provider>>) -> Result<String, Violations> {
         self.update(|installed| {
             let kinds = installed.kinds.clone();
             installed.registry.register(doc, &kinds, provider).map(|hook| hook.digest.clone())
         })
     }
-
-    /// Dispatches one committed writeback to every admitted hook, in hook_id
-    /// byte order, each isolated from the others. Resolves once every record
-    /// it made is durable.
-    pub async fn dispatch(&self, request: &DispatchRequest) -> Result<DispatchOutcome, JournalError> {
-        let _running = self.start()?;
-        if let Err(refusal) = admit(request, self.profile.enabled) {
-            return Ok(DispatchOutcome::refused(refusal));
-        }
-        let installed = self.snapshot();
-        let hooks: Vec<&Arc<RegisteredHook>> = installed
-            .registry
-            .subscribed(&request.event.event_kind)
-            .filter(|h| self.profile.allows(&h.registration.hook_id))
-            .collect();
-        let deadline = tokio::time::Instant::now()
-            + std::time::Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));
-        let mut outcomes = Vec::with_capacity(hooks.len());
-        for (i, hook) in hooks.into_iter().enumerate() {
-            let over_ceiling = i >= self.profile.max_hooks_per_dispatch as usize;
-            let outcome = run::run_hook(self, &installed.kinds, hook, request, deadline, over_ceiling).await?;
-            outcomes.push(outcome);
-        }
-        Ok(DispatchOutcome { admitted: true, refusal: None, hooks: outcomes })
-    }
-
-    /// Re-dispatches every checkpointed identity without a final receipt.
-    pub async fn recover(&self) -> Result<RecoverReport, JournalError> {
-        let _running = self.start()?;
-        let journal = self.journal.clone();
-        let pending =
-            tokio::task::spawn_blocking(move || journal.unfinished()).await.map_err(|_| JournalError::Closed)??;
-        let installed = self.snapshot();
-        let mut report = RecoverReport { outcomes: Vec::new(), skipped: 0 };
-        for row in pending {
-            let hook = installed.registry.find(&row.hook_id, &row.registration_digest);
-            let request: Option<DispatchRequest> =
-                row.request_json.as_deref().and_then(|text| serde_json::from_str(text).ok());
-            match (hook, request) {
-                (Some(hook), Some(request))
-                    if admit(&request, self.profile.enabled).is_ok() && self.profile.allows(&row.hook_id) =>
-                {
-                    let deadline = tokio::time::Instant::now()
-                        + std::time::Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));
-                    report.outcomes.push(run::run_hook(self, &installed.kinds, hook, &request, deadline, false).await?);
-                }
-                _ => report.skipped += 1,
-            }
-        }
-        Ok(report)
-    }
 }
 
+#[cfg(test)]
+mod steps_tests;
 #[cfg(test)]
 mod tests;

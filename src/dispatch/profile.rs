@@ -19,7 +19,7 @@ pub enum ReplayMode {
 }
 
 /// The profile. Defaults: phase disabled, every hook allowed, `return`
-/// replays, 16 hooks and 60 s per dispatch.
+/// replays, 16 hooks and 60 s per dispatch, 256 dispatches in flight.
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[ts(export, optional_fields)]
@@ -30,6 +30,9 @@ pub struct Profile {
     pub replay: ReplayMode,
     pub max_hooks_per_dispatch: u32,
     pub max_dispatch_wall_ms: u32,
+    /// Dispatches in flight at once in this runtime; past it `dispatch` waits
+    /// its turn (FIFO), or refuses when asked not to wait.
+    pub max_in_flight: u32,
 }
 
 impl Default for Profile {
@@ -40,6 +43,7 @@ impl Default for Profile {
             replay: ReplayMode::Return,
             max_hooks_per_dispatch: 16,
             max_dispatch_wall_ms: 60_000,
+            max_in_flight: 256,
         }
     }
 }

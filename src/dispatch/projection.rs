@@ -107,7 +107,7 @@ mod tests {
         RegisteredHook {
             registration: typed(&doc),
             digest: identity::registration_digest(&doc),
-            provider: Arc::new(Never),
+            provider: Some(Arc::new(Never)),
         }
     }
 

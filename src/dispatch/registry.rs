@@ -16,7 +16,8 @@ pub struct RegisteredHook {
     pub registration: PostWritebackHookRegistration,
     /// sha256 of the registration's canonical JSON: part of every dispatch identity.
     pub digest: String,
-    pub provider: Arc<dyn Provider>,
+    /// `None` when the caller of the dispatch steps invokes it (a JS function).
+    pub provider: Option<Arc<dyn Provider>>,
 }
 
 /// The hooks, sorted by hook_id.
@@ -32,7 +33,7 @@ impl Registry {
         &mut self,
         doc: &Value,
         kinds: &IntentKinds,
-        provider: Arc<dyn Provider>,
+        provider: Option<Arc<dyn Provider>>,
     ) -> Result<Arc<RegisteredHook>, Violations> {
         let registration = validate_registration(doc, kinds)?;
         if self.hooks.iter().any(|h| h.registration.hook_id == registration.hook_id) {

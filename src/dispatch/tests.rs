@@ -9,12 +9,12 @@ use serde_json::{json, Value};
 use super::*;
 use crate::builder::{build_intent, IntentOrigin, IntentSpec};
 use crate::contract::{FailureCode, PostWritebackHookInput};
-use crate::journal::JournalOptions;
+use crate::journal::{JournalError, JournalOptions};
 use crate::validate::fixtures;
 
 /// What a test provider does when invoked.
 #[derive(Clone)]
-enum Behaviour {
+pub(super) enum Behaviour {
     /// One intent whose payload carries this segment ref.
     Propose(&'static str),
     NotApplicable,
@@ -51,7 +51,7 @@ impl TestProvider {
     }
 }
 
-fn result_for(input_json: &str, b: &Behaviour) -> ProviderReply {
+pub(super) fn result_for(input_json: &str, b: &Behaviour) -> ProviderReply {
     let input: PostWritebackHookInput = serde_json::from_str(input_json).unwrap();
     match b {
         Behaviour::Propose(segment) => {
@@ -103,9 +103,9 @@ impl Provider for TestProvider {
     }
 }
 
-struct Fixture {
+pub(super) struct Fixture {
     dir: std::path::PathBuf,
-    dispatcher: Dispatcher,
+    pub(super) dispatcher: Dispatcher,
 }
 
 impl Drop for Fixture {
@@ -114,7 +114,7 @@ impl Drop for Fixture {
     }
 }
 
-fn fixture(profile: Profile) -> Fixture {
+pub(super) fn fixture(profile: Profile) -> Fixture {
     static N: AtomicU32 = AtomicU32::new(0);
     let dir = std::env::temp_dir().join(format!(
         "loopx-dispatch-{}-{}",
@@ -128,11 +128,11 @@ fn fixture(profile: Profile) -> Fixture {
     Fixture { dir, dispatcher }
 }
 
-fn enabled() -> Profile {
+pub(super) fn enabled() -> Profile {
     Profile { enabled: true, ..Profile::default() }
 }
 
-fn registration(hook: &str, invocations: u32, timeout_ms: u32) -> Value {
+pub(super) fn registration(hook: &str, invocations: u32, timeout_ms: u32) -> Value {
     let mut r = fixtures::registration();
     r["hook_id"] = json!(format!("periodic_report.{hook}"));
     r["budget"]["max_invocations_per_dispatch"] = json!(invocations);
@@ -146,7 +146,7 @@ fn install(f: &Fixture, hook: &str, invocations: u32, b: Behaviour) -> Arc<TestP
     p
 }
 
-fn request(receipt_id: &str) -> DispatchRequest {
+pub(super) fn request(receipt_id: &str) -> DispatchRequest {
     let mut r = request::tests::request();
     r.receipt.receipt_id = receipt_id.into();
     r

@@ -37,13 +37,14 @@ use tokio::sync::oneshot;
 pub use lease::{ClaimRequest, MAX_CLAIM_BATCH, MAX_LEASE_MS};
 pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
 pub use read::IntegrityVerdict;
+pub use record::{RecordAnswer, RecordCommand};
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use types::{
     Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, IntentRow,
     RecordOutcome,
 };
-pub use writer::WriterStats;
+pub use writer::{AfterBatch, Answer, WriterStats};
 
 /// What can go wrong. `Display` names the kind of failure only: never the
 /// journal's path, a stored document or an SQL statement.
@@ -240,6 +241,12 @@ impl Journal {
     pub fn close(&self) {
         self.readers.close();
         self.writer.close();
+    }
+
+    /// Runs `f` on the writer thread after each group commit's commands were
+    /// answered (see [`Journal::record_many`]).
+    pub fn after_batch(&self, f: AfterBatch) {
+        self.writer.after_batch(f);
     }
 
     /// Group-commit counters of this journal's writer.

@@ -53,6 +53,17 @@ impl Readers {
 
     /// Runs `f` in one read transaction on a pooled connection.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.pooled(|c| in_read_txn(c, f))
+    }
+
+    /// Runs one statement on a pooled connection: a single statement reads
+    /// one snapshot by itself, so no explicit transaction (two statements
+    /// less on the replay path).
+    fn one<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.pooled(f)
+    }
+
+    fn pooled<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(JournalError::Closed);
         }
@@ -64,7 +75,7 @@ impl Readers {
                 connect_read_only(&self.path, self.busy_timeout_ms)?
             }
         };
-        let out = in_read_txn(&conn, f);
+        let out = f(&conn);
         if !self.closed.load(Ordering::SeqCst) {
             let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
             if idle.len() < POOL {
@@ -162,10 +173,9 @@ fn query<T>(
 
 impl Journal {
     pub fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
-        self.readers.with(|c| {
-            let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1");
-            Ok(c.prepare_cached(&sql)?.query_row([dispatch_id], dispatch_row).optional()?)
-        })
+        static SQL: std::sync::LazyLock<String> =
+            std::sync::LazyLock::new(|| format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1"));
+        self.readers.one(|c| Ok(c.prepare_cached(&SQL)?.query_row([dispatch_id], dispatch_row).optional()?))
     }
 
     /// Dispatches in insertion order, paged by `seq`.

@@ -7,7 +7,22 @@ use super::read::{dispatch_row, DISPATCH_COLS};
 use super::types::{
     Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, RecordOutcome,
 };
+use super::writer::Answer;
 use super::{arg, DispatchRow, Journal, JournalError, Reply, Result};
+
+/// One record of a dispatch's final command (see [`Journal::record_many`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordCommand {
+    Final(FinalRecord),
+    Failure(FailureRecord),
+}
+
+/// The answer to one [`RecordCommand`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordAnswer {
+    Final(RecordOutcome),
+    Failure(FailureOutcome),
+}
 
 impl Journal {
     /// Inserts the checkpoint row of a dispatch identity, or reads where it stands.
@@ -28,6 +43,29 @@ impl Journal {
         }
     }
 
+    /// Queues a checkpoint without waiting for it: the writer's queue runs it
+    /// before any record queued later, and `then` hears its answer on the
+    /// writer thread. Argument errors are returned at once and queue nothing.
+    pub fn checkpoint_then(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
+        check_checkpoint(&c)?;
+        self.writer.submit_then(false, c, run_checkpoint, then)
+    }
+
+    /// Records several final records and failed attempts (one dispatch's) as
+    /// one command in one group commit. Each runs in its own savepoint: one
+    /// that fails (say [`JournalError::DuplicateIntent`]) is rolled back alone
+    /// and answered with its error while the others commit. `then` hears the
+    /// answers, in order, on the writer thread after the commit.
+    pub fn record_many(&self, records: Vec<RecordCommand>, then: Answer<Vec<Result<RecordAnswer>>>) -> Result<()> {
+        for r in &records {
+            match r {
+                RecordCommand::Final(f) => check_final(f)?,
+                RecordCommand::Failure(f) => check_failure(f)?,
+            }
+        }
+        self.writer.submit_then(true, records, run_many, then)
+    }
+
     /// Records the final receipt (and intents, and for exhausted the failure)
     /// of a checkpointed, not yet final identity. [`JournalError::UnknownDispatch`]
     /// without a checkpoint; [`JournalError::DuplicateIntent`] (nothing written)
@@ -42,11 +80,7 @@ impl Journal {
     /// Records a failed attempt: state `failed`, attempts = max(used, attempt).
     /// Recording the same attempt twice keeps the first row (idempotent).
     pub fn record_failure(&self, r: FailureRecord) -> Reply<FailureOutcome> {
-        let checked = arg::digest_id(&r.dispatch_id, "pwh_", "dispatch_id")
-            .and_then(|()| attempt(r.attempt))
-            .and_then(|()| arg::token(&r.code, "code"))
-            .and_then(|()| arg::opt_token(r.rule.as_deref(), "rule"));
-        match checked {
+        match check_failure(&r) {
             Ok(()) => self.writer.submit(true, r, run_failure),
             Err(e) => Reply::ready(Err(e)),
         }
@@ -59,6 +93,13 @@ fn attempt(n: u32) -> Result<()> {
     } else {
         Err(JournalError::InvalidArgument { what: "attempt" })
     }
+}
+
+fn check_failure(r: &FailureRecord) -> Result<()> {
+    arg::digest_id(&r.dispatch_id, "pwh_", "dispatch_id")?;
+    attempt(r.attempt)?;
+    arg::token(&r.code, "code")?;
+    arg::opt_token(r.rule.as_deref(), "rule")
 }
 
 fn check_checkpoint(c: &Checkpoint) -> Result<()> {
@@ -135,6 +176,32 @@ fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<Checkpo
     } else {
         CheckpointState::Pending { attempts_used: s.attempts }
     })
+}
+
+// The writer's operation signature takes its arguments by reference to their own type.
+#[allow(clippy::ptr_arg)]
+fn run_many(conn: &Connection, records: &Vec<RecordCommand>, now: i64) -> Result<Vec<Result<RecordAnswer>>> {
+    let mut answers = Vec::with_capacity(records.len());
+    for r in records {
+        conn.execute_batch("SAVEPOINT rec")?;
+        let answer = match r {
+            RecordCommand::Final(f) => run_final(conn, f, now).map(RecordAnswer::Final),
+            RecordCommand::Failure(f) => run_failure(conn, f, now).map(RecordAnswer::Failure),
+        };
+        match answer {
+            // The batch cannot go on: the writer rolls it back and may retry.
+            Err(JournalError::Busy) => return Err(JournalError::Busy),
+            Err(e) => {
+                conn.execute_batch("ROLLBACK TO rec; RELEASE rec")?;
+                answers.push(Err(e));
+            }
+            Ok(a) => {
+                conn.execute_batch("RELEASE rec")?;
+                answers.push(Ok(a));
+            }
+        }
+    }
+    Ok(answers)
 }
 
 fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutcome> {

@@ -7,6 +7,10 @@
 //! answered only after COMMIT returned. Many dispatches in flight therefore
 //! share one transaction and, when durable, one fsync.
 //!
+//! A batch holding only checkpoints lingers up to [`CHECKPOINT_LINGER`] for
+//! more commands first: a checkpoint is never awaited, and the record of a
+//! provider that answered at once then shares its transaction.
+//!
 //! Durability per batch: a batch of checkpoints only commits with
 //! `synchronous=NORMAL`, which in WAL mode writes the frames without an fsync;
 //! any batch holding a record or outbox command commits with FULL (when the
@@ -22,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 use serde::Serialize;
@@ -32,6 +36,8 @@ use super::{JournalError, JournalOptions, Reply, Result};
 
 /// Commands per transaction, at most.
 pub(crate) const MAX_BATCH: usize = 256;
+/// How long a batch holding only checkpoints waits for a record to join it.
+const CHECKPOINT_LINGER: Duration = Duration::from_millis(1);
 /// Whole-batch retries after the busy timeout expired.
 const BUSY_RETRIES: u32 = 3;
 
@@ -56,12 +62,19 @@ enum Step {
     Abort(JournalError),
 }
 
+/// Receives a command's answer on the writer thread, after its batch committed.
+pub type Answer<T> = Box<dyn FnOnce(Result<T>) + Send>;
+
+/// Called on the writer thread once every command of a batch was answered, so
+/// that answers gathered by [`Answer`]s can be handed on in one go.
+pub type AfterBatch = Arc<dyn Fn() + Send + Sync>;
+
 struct Task<A, T> {
     args: A,
     op: Op<A, T>,
     durable: bool,
     out: Option<Result<T>>,
-    reply: oneshot::Sender<Result<T>>,
+    reply: Answer<T>,
 }
 
 impl<A: Send, T: Send> Job for Task<A, T> {
@@ -90,8 +103,7 @@ impl<A: Send, T: Send> Job for Task<A, T> {
             (Err(e), _) => Err(e.clone()),
             (Ok(()), None) => Err(JournalError::Closed),
         };
-        // The caller may have stopped waiting; that is not the writer's concern.
-        let _ = self.reply.send(answer);
+        (self.reply)(answer);
     }
 }
 
@@ -125,6 +137,7 @@ pub(crate) struct Writer {
     counters: Arc<Counters>,
     /// The answer once there is no queue: Closed, or ReadOnly for a reader-only journal.
     refusal: JournalError,
+    after_batch: Arc<RwLock<Vec<AfterBatch>>>,
 }
 
 impl Writer {
@@ -138,14 +151,17 @@ impl Writer {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         let counters = Arc::new(Counters::default());
         let thread_counters = Arc::clone(&counters);
+        let after_batch: Arc<RwLock<Vec<AfterBatch>>> = Arc::default();
+        let thread_after = Arc::clone(&after_batch);
         let thread = std::thread::Builder::new()
             .name("loopx-journal-writer".into())
-            .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters, &commits))?;
+            .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters, &commits, &thread_after))?;
         Ok(Writer {
             tx: RwLock::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
             counters,
             refusal: JournalError::Closed,
+            after_batch,
         })
     }
 
@@ -156,6 +172,7 @@ impl Writer {
             thread: Mutex::new(None),
             counters: Arc::default(),
             refusal: JournalError::ReadOnly,
+            after_batch: Arc::default(),
         }
     }
 
@@ -166,13 +183,36 @@ impl Writer {
         T: Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
-        let job = Box::new(Task { args, op, durable, out: None, reply });
+        // The caller may have stopped waiting; that is not the writer's concern.
+        let answer: Answer<T> = Box::new(move |r| {
+            let _ = reply.send(r);
+        });
+        match self.submit_then(durable, args, op, answer) {
+            Ok(()) => Reply::waiting(rx),
+            Err(e) => Reply::ready(Err(e)),
+        }
+    }
+
+    /// Queues a command whose answer is handed to `then` on the writer thread
+    /// after its commit (no waiter to wake per command). When the writer is
+    /// closed, `then` is dropped uncalled and the error returned.
+    pub(crate) fn submit_then<A, T>(&self, durable: bool, args: A, op: Op<A, T>, then: Answer<T>) -> Result<()>
+    where
+        A: Send + 'static,
+        T: Send + 'static,
+    {
+        let job = Box::new(Task { args, op, durable, out: None, reply: then });
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref().map(|tx| tx.send(job)) {
-            Some(Ok(())) => Reply::waiting(rx),
-            Some(Err(_)) => Reply::ready(Err(JournalError::Closed)),
-            None => Reply::ready(Err(self.refusal.clone())),
+            Some(Ok(())) => Ok(()),
+            Some(Err(_)) => Err(JournalError::Closed),
+            None => Err(self.refusal.clone()),
         }
+    }
+
+    /// Adds a callback run after each batch's answers.
+    pub(crate) fn after_batch(&self, f: AfterBatch) {
+        self.after_batch.write().unwrap_or_else(|p| p.into_inner()).push(f);
     }
 
     /// Drops the sender (the thread drains the queue, then exits) and joins.
@@ -203,6 +243,7 @@ fn run(
     synchronous_full: bool,
     counters: &Counters,
     commits: &super::lease::CommitSignal,
+    after_batch: &RwLock<Vec<AfterBatch>>,
 ) {
     let mut level: Option<&'static str> = None;
     while let Ok(first) = rx.recv() {
@@ -210,9 +251,18 @@ fn run(
         // no fixed delay, and nothing to wait for when the process is idle.
         std::thread::yield_now();
         let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(job) => batch.push(job),
+        drain(&rx, &mut batch);
+        // A batch of checkpoints only is nobody's wait: linger briefly so the
+        // record that usually follows (a provider that answers at once) joins
+        // it in one transaction, one commit per dispatch instead of two.
+        let until = Instant::now() + CHECKPOINT_LINGER;
+        while batch.len() < MAX_BATCH && !batch.iter().any(|j| j.durable()) {
+            let left = until.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(job) => {
+                    batch.push(job);
+                    drain(&rx, &mut batch);
+                }
                 Err(_) => break,
             }
         }
@@ -233,9 +283,22 @@ fn run(
         for job in batch {
             job.answer(&result);
         }
+        for f in after_batch.read().unwrap_or_else(|p| p.into_inner()).iter() {
+            f();
+        }
     }
     // The sender is gone and the queue is empty: dropping `conn` closes it,
     // which checkpoints the WAL when this is the file's last connection.
+}
+
+/// Adds whatever is already queued, up to [`MAX_BATCH`].
+fn drain(rx: &mpsc::Receiver<Box<dyn Job>>, batch: &mut Vec<Box<dyn Job>>) {
+    while batch.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(job) => batch.push(job),
+            Err(_) => break,
+        }
+    }
 }
 
 fn commit_batch(

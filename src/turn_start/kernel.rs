@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -21,12 +20,12 @@ use super::contract::{
     TurnStartWriteScope,
 };
 use super::inbox::InboxStore;
-use super::lane::{decide_outcome_lane, project_required_reads};
 use super::outcome::{
     PendingStanding, TurnStartHookOutcome, TurnStartKernelFailure, TurnStartLane, TurnStartLaneReason, TurnStartOutcome,
 };
-use super::request::{validate_turn_start_request, TurnIdentity, TurnStartRequest};
+use super::request::{TurnIdentity, TurnStartRequest};
 use super::session::{SessionCounts, TurnStartSession};
+use super::steps::TurnStartCallResult;
 use super::validate::{validate_turn_start_receipt, validate_turn_start_registration};
 use crate::contract::FailureCode;
 use crate::identity;
@@ -84,7 +83,8 @@ pub struct InstalledTurnStartHook {
     pub registration: TurnStartHookRegistration,
     /// sha256 of the registration's canonical JSON: with hook_id, its identity.
     pub digest: String,
-    pub provider: Arc<dyn TurnStartProvider>,
+    /// `None` when the caller of the kernel's steps invokes it (a JS function).
+    pub provider: Option<Arc<dyn TurnStartProvider>>,
 }
 
 /// How a registration was taken.
@@ -130,7 +130,7 @@ impl TurnStartKernel {
     }
 
     /// Opens a session for one invocation of `hook`, when an inbox is attached.
-    fn open_session(&self, hook: &InstalledTurnStartHook) -> Option<(String, Arc<TurnStartSession>)> {
+    pub(super) fn open_session(&self, hook: &InstalledTurnStartHook) -> Option<(String, Arc<TurnStartSession>)> {
         let store = self.inbox.read().unwrap_or_else(|p| p.into_inner()).clone()?;
         let r = &hook.registration;
         let session = Arc::new(TurnStartSession::new(store, r.write_scopes.clone(), r.budget));
@@ -141,15 +141,16 @@ impl TurnStartKernel {
         Some((token, session))
     }
 
-    fn close_session(&self, token: &str, session: &TurnStartSession) -> SessionCounts {
+    pub(super) fn close_session(&self, token: &str, session: &TurnStartSession) -> SessionCounts {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(token);
         session.close()
     }
 
-    /// The inbox's durably pending count, or None (no store, or it cannot be read).
-    async fn inbox_pending(&self) -> Option<u32> {
+    /// The inbox's durably pending count, or None (no store, or it cannot be
+    /// read). A point count on the inbox's own connection, read in the step.
+    pub(super) fn inbox_pending(&self) -> Option<u32> {
         let store = self.inbox.read().unwrap_or_else(|p| p.into_inner()).clone()?;
-        tokio::task::spawn_blocking(move || store.pending_count()).await.ok()?.ok()
+        store.pending_count().ok()
     }
 
     pub fn profile(&self) -> &TurnStartProfile {
@@ -160,6 +161,16 @@ impl TurnStartKernel {
     /// `AlreadyInstalled`; another registration under an installed hook_id is
     /// `duplicate_item` at `/hook_id`.
     pub fn register(&self, doc: &Value, provider: Arc<dyn TurnStartProvider>) -> Result<Registered, Violations> {
+        self.install(doc, Some(provider))
+    }
+
+    /// Installs a registration whose provider the caller of
+    /// [`TurnStartKernel::prepare`] / [`TurnStartKernel::complete`] invokes itself.
+    pub fn register_external(&self, doc: &Value) -> Result<Registered, Violations> {
+        self.install(doc, None)
+    }
+
+    fn install(&self, doc: &Value, provider: Option<Arc<dyn TurnStartProvider>>) -> Result<Registered, Violations> {
         let registration = validate_turn_start_registration(doc)?;
         let typed = serde_json::to_value(&registration).unwrap_or(Value::Null);
         let digest = identity::registration_digest(&typed);
@@ -188,46 +199,8 @@ impl TurnStartKernel {
         self.snapshot().iter().map(|h| h.registration.hook_id.clone()).collect()
     }
 
-    fn snapshot(&self) -> Arc<Vec<Arc<InstalledTurnStartHook>>> {
+    pub(super) fn snapshot(&self) -> Arc<Vec<Arc<InstalledTurnStartHook>>> {
         self.hooks.read().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// One turn-start dispatch. An invalid request is refused with its
-    /// violations before any provider is invoked.
-    pub async fn dispatch(&self, request: &Value) -> TurnStartOutcome {
-        let request = match validate_turn_start_request(request) {
-            Ok(request) => request,
-            Err(violations) => return self.refused(violations.into()),
-        };
-        if !self.profile.enabled {
-            return TurnStartOutcome { admitted: true, ..self.refused(Vec::new()) };
-        }
-        let hooks = self.snapshot();
-        let mut outcomes = Vec::with_capacity(hooks.len());
-        for hook in hooks.iter().filter(|h| self.profile.allows(&h.registration.hook_id)) {
-            let session = self.open_session(hook);
-            let mut outcome = run_hook(hook, &request, session.as_ref().map(|(t, _)| t.clone())).await;
-            if let Some((token, session)) = session {
-                apply_counts(&mut outcome, self.close_session(&token, &session));
-            }
-            outcomes.push(outcome);
-        }
-        if outcomes.iter().any(|o| o.receipt.status.failure_code().is_some()) {
-            let pending = self.inbox_pending().await;
-            for outcome in outcomes.iter_mut().filter(|o| o.receipt.status.failure_code().is_some()) {
-                fail_closed(outcome, pending);
-            }
-        }
-        let required_reads = project_required_reads(&hooks, &outcomes);
-        let lane = decide_outcome_lane(&outcomes);
-        TurnStartOutcome {
-            admitted: true,
-            violations: Vec::new(),
-            phase_enabled: true,
-            hooks: outcomes,
-            required_reads,
-            lane,
-        }
     }
 }
 
@@ -288,7 +261,7 @@ fn failed(
 /// count from the inbox store, or, without one, its standing is unknown and
 /// the read stays required. A failure receipt has no new observations, so
 /// pending material makes the lane `material_still_pending`.
-fn fail_closed(outcome: &mut TurnStartHookOutcome, pending: Option<u32>) {
+pub(super) fn fail_closed(outcome: &mut TurnStartHookOutcome, pending: Option<u32>) {
     match pending {
         Some(n) => {
             outcome.receipt.pending = n;
@@ -325,17 +298,14 @@ fn registration_rule(registration: &TurnStartHookRegistration, receipt: &TurnSta
 
 /// Core's counts stand where the provider reported less: the writes it made
 /// through its session are never hidden by its own receipt.
-fn apply_counts(outcome: &mut TurnStartHookOutcome, counts: SessionCounts) {
+pub(super) fn apply_counts(outcome: &mut TurnStartHookOutcome, counts: SessionCounts) {
     let receipt = &mut outcome.receipt;
     receipt.external_writes_performed = receipt.external_writes_performed.max(counts.external_writes);
     receipt.reactions_added = receipt.reactions_added.max(counts.reactions_added);
 }
 
-async fn run_hook(
-    hook: &InstalledTurnStartHook,
-    request: &TurnStartRequest,
-    session: Option<String>,
-) -> TurnStartHookOutcome {
+/// The input one hook receives, with its session token when an inbox is attached.
+pub(super) fn hook_input(hook: &InstalledTurnStartHook, request: &TurnStartRequest, session: Option<String>) -> String {
     let registration = &hook.registration;
     let input = TurnStartHookInput {
         hook_id: registration.hook_id.clone(),
@@ -345,16 +315,23 @@ async fn run_hook(
         write_scopes: registration.write_scopes.clone(),
         session,
     };
-    let input_json = serde_json::to_string(&input).unwrap_or_default();
-    let timeout = Duration::from_millis(u64::from(registration.budget.timeout_ms));
+    serde_json::to_string(&input).unwrap_or_default()
+}
+
+/// Turns what one provider call produced into the hook's outcome.
+pub(super) fn judge(hook: &InstalledTurnStartHook, call: TurnStartCallResult) -> TurnStartHookOutcome {
+    let registration = &hook.registration;
     let none = (0, 0);
-    let text = match tokio::time::timeout(timeout, hook.provider.invoke(input_json)).await {
-        Err(_) => return failed(hook, TurnStartStatus::TimedOut, FailureCode::ProducerTimedOut, None, none),
-        Ok(ProviderReply::Threw) => {
+    let text = match call {
+        TurnStartCallResult::TimedOut => {
+            return failed(hook, TurnStartStatus::TimedOut, FailureCode::ProducerTimedOut, None, none)
+        }
+        TurnStartCallResult::TooLarge => return rejected(hook, Rule::ResultTooLarge, none),
+        TurnStartCallResult::Reply(ProviderReply::Threw) => {
             return failed(hook, TurnStartStatus::ProviderContractError, FailureCode::ProducerFailed, None, none)
         }
-        Ok(ProviderReply::NotJson) => return rejected(hook, Rule::NotJsonValue, none),
-        Ok(ProviderReply::Json(text)) => text,
+        TurnStartCallResult::Reply(ProviderReply::NotJson) => return rejected(hook, Rule::NotJsonValue, none),
+        TurnStartCallResult::Reply(ProviderReply::Json(text)) => text,
     };
     if text.len() > MAX_RECEIPT_BYTES {
         return rejected(hook, Rule::ResultTooLarge, none);

@@ -10,6 +10,7 @@ mod lane;
 mod outcome;
 mod request;
 mod session;
+mod steps;
 mod validate;
 
 pub use contract::*;
@@ -23,6 +24,7 @@ pub use request::{
     validate_turn_start_request, TurnIdentity, TurnStartQuotaRequest, TurnStartRequest, MAX_QUOTA_UNITS,
 };
 pub use session::{SessionCounts, SessionError, TurnStartSession};
+pub use steps::{TurnStartCall, TurnStartCallResult, TurnStartPlan, TurnStartPrepared};
 pub use validate::{command, is_command_word, validate_turn_start_receipt, validate_turn_start_registration};
 
 #[cfg(test)]

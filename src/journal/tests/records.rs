@@ -180,3 +180,42 @@ fn exhausted_at_a_failed_attempt_keeps_that_attempts_row() {
     assert_eq!((row.state, row.attempts), (DispatchState::Exhausted, 1));
     assert_eq!(j.unfinished().unwrap(), vec![]);
 }
+
+/// One dispatch's records as one command: each in its own savepoint, answered
+/// in order on the writer thread after the commit; the queued checkpoints
+/// before it run first.
+#[test]
+fn record_many_isolates_each_record_and_answers_after_the_commit() {
+    let dir = TempDir::new("many");
+    let j = open(&dir.file("j.sqlite"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let noted = tx.clone();
+    j.checkpoint_then(checkpoint("a"), Box::new(move |r| noted.send(format!("{:?}", r.map(|_| ()))).unwrap())).unwrap();
+    j.checkpoint_then(checkpoint("b"), Box::new(|_| ())).unwrap();
+    let mut b = proposed("b", 1, "rb", &["b1"]);
+    b.intents.push(intent("a1", &dispatch_id("a")));
+    let records = vec![
+        RecordCommand::Final(proposed("a", 1, "ra", &["a1"])),
+        RecordCommand::Final(b),
+        RecordCommand::Failure(FailureRecord {
+            dispatch_id: dispatch_id("b"),
+            attempt: 1,
+            code: "producer_failed".into(),
+            rule: None,
+        }),
+    ];
+    j.record_many(records, Box::new(move |r| tx.send(format!("{r:?}")).unwrap())).unwrap();
+    assert_eq!(rx.recv().unwrap(), "Ok(())", "the checkpoint is answered first");
+    let answers = rx.recv().unwrap();
+    assert_eq!(answers, "Ok([Ok(Final(Recorded)), Err(DuplicateIntent), Ok(Failure(Recorded { attempts_used: 1 }))])");
+    assert_eq!(j.get_dispatch(&dispatch_id("a")).unwrap().unwrap().state, DispatchState::Proposed);
+    let b = j.get_dispatch(&dispatch_id("b")).unwrap().unwrap();
+    assert_eq!((b.state, b.attempts), (DispatchState::Failed, 1), "b's final record was rolled back alone");
+    // Argument errors are refused before anything is queued.
+    let bad =
+        RecordCommand::Failure(FailureRecord { dispatch_id: "x".into(), attempt: 1, code: "c".into(), rule: None });
+    assert_eq!(
+        j.record_many(vec![bad], Box::new(|_| ())).unwrap_err(),
+        JournalError::InvalidArgument { what: "dispatch_id" }
+    );
+}

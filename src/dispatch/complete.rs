@@ -1,0 +1,187 @@
+//! The last step of a dispatch: the providers' results validated, every
+//! record of the dispatch handed to the writer as one command, and the
+//! outcome settled on the writer thread once that command's commit is known.
+
+use std::sync::{Arc, Mutex};
+
+use super::outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
+use super::registry::RegisteredHook;
+use super::run::{accept, failed, from_final, outcome, receipt, CallResult, Failure};
+use super::steps::{admitted, bad_ticket, Completion, Slot};
+use super::stored::stored_intent;
+use super::{Dispatcher, Finished};
+use crate::contract::{DispatchStatus, FailureCode, FailureDetail, ResultStatus};
+use crate::journal::{
+    FailureOutcome, FailureRecord, FinalRecord, FinalStatus, JournalError, RecordAnswer, RecordCommand, RecordOutcome,
+};
+
+/// A record's hook, with the outcome to report when it is recorded as made.
+struct Pending {
+    slot: usize,
+    hook: Arc<RegisteredHook>,
+    dispatch_id: String,
+    recorded: HookOutcome,
+    new_digest: Option<String>,
+}
+
+impl Dispatcher {
+    /// Validates the calls' results (one per planned call, in order) and hands
+    /// every record of the dispatch to the writer as one command.
+    pub fn complete(&self, ticket: u64, results: Vec<CallResult>) -> Result<Completion, JournalError> {
+        let flight = self.flights.lock().unwrap_or_else(|p| p.into_inner()).remove(&ticket).ok_or_else(bad_ticket)?;
+        let claimed = flight.claimed.clone();
+        let finish_now = |outcome| {
+            self.shared.release(&claimed, ticket);
+            self.shared.stop_running();
+            outcome
+        };
+        if results.len() != flight.calls.len() {
+            return finish_now(Err(JournalError::InvalidArgument { what: "results" }));
+        }
+        let mut by_slot: Vec<Option<CallResult>> = (0..flight.slots.len()).map(|_| None).collect();
+        for (slot, r) in flight.calls.iter().zip(results) {
+            by_slot[*slot] = Some(r);
+        }
+        let kinds = &flight.installed.kinds;
+        let mut outcomes: Vec<Option<HookOutcome>> = Vec::with_capacity(flight.slots.len());
+        let mut records = Vec::new();
+        let mut pending = Vec::new();
+        for (i, (slot, result)) in flight.slots.into_iter().zip(by_slot).enumerate() {
+            let result = result.unwrap_or(CallResult::NotStarted);
+            match slot {
+                Slot::Done(o) => outcomes.push(Some(*o)),
+                Slot::Call { hook, dispatch_id, begun: false, .. } => {
+                    let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
+                    outcomes.push(Some(failed(&hook, &dispatch_id, 0, &f)));
+                }
+                Slot::Call { hook, dispatch_id, verify: Some(row), .. } => {
+                    outcomes.push(Some(match accept(&hook, kinds, result, &dispatch_id) {
+                        Ok(accepted) => from_final(&hook, &dispatch_id, &row, Some(&accepted.digest)),
+                        Err(f) => failed(&hook, &dispatch_id, 0, &f),
+                    }));
+                }
+                Slot::Call { hook, dispatch_id, attempt, .. } => {
+                    outcomes.push(None);
+                    let (record, recorded, new_digest) = match accept(&hook, kinds, result, &dispatch_id) {
+                        Ok(accepted) => {
+                            let (status, final_status, kind) = match accepted.result.status {
+                                ResultStatus::Proposed => {
+                                    (DispatchStatus::Proposed, FinalStatus::Proposed, HookOutcomeKind::Recorded)
+                                }
+                                ResultStatus::NotApplicable => (
+                                    DispatchStatus::NotApplicable,
+                                    FinalStatus::NotApplicable,
+                                    HookOutcomeKind::NotApplicable,
+                                ),
+                            };
+                            let r =
+                                receipt(&flight.request, &hook, &dispatch_id, status, attempt, Some(&accepted), None);
+                            let record = RecordCommand::Final(FinalRecord {
+                                dispatch_id: dispatch_id.clone(),
+                                attempt,
+                                status: final_status,
+                                result_digest: Some(accepted.digest.clone()),
+                                intents: accepted.result.intents.iter().map(stored_intent).collect(),
+                                failure: None,
+                            });
+                            let recorded =
+                                HookOutcome { receipt: Some(r), ..outcome(&hook, &dispatch_id, kind, attempt) };
+                            (record, recorded, Some(accepted.digest))
+                        }
+                        Err(f) => {
+                            let record = RecordCommand::Failure(FailureRecord {
+                                dispatch_id: dispatch_id.clone(),
+                                attempt,
+                                code: f.code.as_str().into(),
+                                rule: f.rule.map(|r| r.as_str().into()),
+                            });
+                            (record, failed(&hook, &dispatch_id, attempt, &f), None)
+                        }
+                    };
+                    records.push(record);
+                    pending.push(Pending { slot: i, hook, dispatch_id, recorded, new_digest });
+                }
+                Slot::Exhaust { hook, dispatch_id, used } => {
+                    outcomes.push(None);
+                    let detail = FailureDetail { code: FailureCode::DispatchBudgetExhausted, rule: None };
+                    let r = receipt(
+                        &flight.request,
+                        &hook,
+                        &dispatch_id,
+                        DispatchStatus::Exhausted,
+                        used,
+                        None,
+                        Some(detail),
+                    );
+                    records.push(RecordCommand::Final(FinalRecord {
+                        dispatch_id: dispatch_id.clone(),
+                        attempt: used,
+                        status: FinalStatus::Exhausted,
+                        result_digest: None,
+                        intents: Vec::new(),
+                        failure: Some((FailureCode::DispatchBudgetExhausted.as_str().into(), None)),
+                    }));
+                    let recorded = HookOutcome {
+                        receipt: Some(r),
+                        failure_code: Some(FailureCode::DispatchBudgetExhausted),
+                        ..outcome(&hook, &dispatch_id, HookOutcomeKind::Exhausted, used)
+                    };
+                    pending.push(Pending { slot: i, hook, dispatch_id, recorded, new_digest: None });
+                }
+            }
+        }
+        if records.is_empty() {
+            return finish_now(Ok(Completion::Done(admitted(outcomes.into_iter().flatten().collect()))));
+        }
+        let shared = self.shared.clone();
+        let checkpoint_error = flight.checkpoint_error.clone();
+        let then_claimed = claimed.clone();
+        let then = Box::new(move |answers: Result<Vec<Result<RecordAnswer, JournalError>>, JournalError>| {
+            let outcome = settle(outcomes, pending, answers, &checkpoint_error);
+            shared.release(&then_claimed, ticket);
+            shared.finish(Finished { ticket, outcome });
+            shared.stop_running();
+        });
+        match self.journal.record_many(records, then) {
+            Ok(()) => Ok(Completion::Pending),
+            Err(e) => finish_now(Err(e)),
+        }
+    }
+
+    /// Drops a prepared dispatch its caller will not complete: nothing more is
+    /// recorded for it (a queued checkpoint stays for `recover()`).
+    pub fn cancel(&self, ticket: u64) {
+        if let Some(flight) = self.flights.lock().unwrap_or_else(|p| p.into_inner()).remove(&ticket) {
+            self.shared.release(&flight.claimed, ticket);
+            self.shared.stop_running();
+        }
+    }
+}
+
+/// The dispatch's outcome once its records' fate is known.
+fn settle(
+    mut outcomes: Vec<Option<HookOutcome>>,
+    pending: Vec<Pending>,
+    answers: Result<Vec<Result<RecordAnswer, JournalError>>, JournalError>,
+    checkpoint_error: &Mutex<Option<JournalError>>,
+) -> Result<DispatchOutcome, JournalError> {
+    let explain = |e: JournalError| match (&e, checkpoint_error.lock().unwrap_or_else(|p| p.into_inner()).clone()) {
+        (JournalError::UnknownDispatch, Some(cause)) => cause,
+        _ => e,
+    };
+    let answers = answers.map_err(explain)?;
+    for (p, answer) in pending.into_iter().zip(answers) {
+        outcomes[p.slot] = Some(match answer.map_err(explain)? {
+            RecordAnswer::Final(RecordOutcome::Recorded) | RecordAnswer::Failure(FailureOutcome::Recorded { .. }) => {
+                p.recorded
+            }
+            RecordAnswer::Final(RecordOutcome::AlreadyFinal { row }) => {
+                from_final(&p.hook, &p.dispatch_id, &row, p.new_digest.as_deref())
+            }
+            RecordAnswer::Failure(FailureOutcome::AlreadyFinal { row }) => {
+                from_final(&p.hook, &p.dispatch_id, &row, None)
+            }
+        });
+    }
+    Ok(admitted(outcomes.into_iter().flatten().collect()))
+}

@@ -1,0 +1,283 @@
+//! One dispatch as synchronous steps, so that a caller on one thread (the JS
+//! thread) drives it with no hop of its own: [`Dispatcher::prepare`] decides
+//! everything that needs no provider, [`Dispatcher::begin`] queues a hook's
+//! checkpoint just before its provider is called and gives the call's limit,
+//! and [`Dispatcher::complete`] (`complete.rs`) validates what the providers
+//! answered and hands all the dispatch's records to the writer as one
+//! command. The dispatch finishes on the writer thread after that command's
+//! group commit.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::outcome::{DispatchOutcome, HookOutcome};
+use super::profile::ReplayMode;
+use super::projection::{dispatch_id_for, project};
+use super::registry::RegisteredHook;
+use super::request::{admit, DispatchRequest};
+use super::run::{failed, from_final, Failure};
+use super::{Dispatcher, Installed};
+use crate::contract::FailureCode;
+use crate::journal::{Checkpoint, DispatchRow, JournalError};
+
+/// A provider call the caller makes, in hook_id order.
+pub struct PlannedCall {
+    pub slot: usize,
+    pub hook: Arc<RegisteredHook>,
+    /// The projected, public-safe input as JSON text.
+    pub input_json: String,
+}
+
+pub struct Plan {
+    pub ticket: u64,
+    pub calls: Vec<PlannedCall>,
+}
+
+/// What `prepare` decided.
+pub enum Prepared {
+    /// Refused, or every hook answered without a provider call or a record
+    /// (replays, input rejections, ceilings).
+    Done(DispatchOutcome),
+    /// An identity of this dispatch is in flight in this process under that
+    /// ticket: prepare again once it finished (it then replays or retries).
+    Wait(u64),
+    /// Call `calls` (each after `begin`), then `complete`.
+    Run(Plan),
+}
+
+/// How long one call may take, counted from the call (start-to-close).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    pub ms: u64,
+    /// The dispatch's wall budget, not the hook's own timeout, is the bound.
+    pub wall: bool,
+}
+
+pub enum Completion {
+    Done(DispatchOutcome),
+    /// Finishes after the group commit holding its records (see [`Finished`]).
+    Pending,
+}
+
+pub(super) enum Slot {
+    Done(Box<HookOutcome>),
+    Call {
+        hook: Arc<RegisteredHook>,
+        dispatch_id: String,
+        attempt: u32,
+        verify: Option<Box<DispatchRow>>,
+        checkpoint: bool,
+        begun: bool,
+    },
+    Exhaust {
+        hook: Arc<RegisteredHook>,
+        dispatch_id: String,
+        used: u32,
+    },
+}
+
+pub(super) struct Flight {
+    pub(super) request: DispatchRequest,
+    pub(super) installed: Arc<Installed>,
+    deadline: Instant,
+    pub(super) slots: Vec<Slot>,
+    /// Slot indices of the planned calls, in order.
+    pub(super) calls: Vec<usize>,
+    pub(super) claimed: Vec<String>,
+    /// A queued checkpoint that failed (say BUSY) explains a record's `unknown_dispatch`.
+    pub(super) checkpoint_error: Arc<Mutex<Option<JournalError>>>,
+}
+
+pub(super) fn bad_ticket() -> JournalError {
+    JournalError::InvalidArgument { what: "ticket" }
+}
+
+impl Dispatcher {
+    /// Admission, projection, identities and each identity's standing (read
+    /// on a reader connection), replays in `return` mode answered at once.
+    pub fn prepare(&self, request: DispatchRequest) -> Result<Prepared, JournalError> {
+        self.prepare_for(request, None)
+    }
+
+    /// `prepare` for one installed hook only (recovery; no per-dispatch ceiling).
+    pub fn prepare_for(&self, request: DispatchRequest, only_hook: Option<&str>) -> Result<Prepared, JournalError> {
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(JournalError::Closed);
+        }
+        self.shared.start_running();
+        let prepared = self.prepare_inner(request, only_hook);
+        if !matches!(prepared, Ok(Prepared::Run(_))) {
+            self.shared.stop_running();
+        }
+        prepared
+    }
+
+    fn prepare_inner(&self, request: DispatchRequest, only_hook: Option<&str>) -> Result<Prepared, JournalError> {
+        if let Err(refusal) = admit(&request, self.profile.enabled) {
+            return Ok(Prepared::Done(DispatchOutcome::refused(refusal)));
+        }
+        let installed = self.snapshot();
+        let hooks: Vec<Arc<RegisteredHook>> = installed
+            .registry
+            .subscribed(&request.event.event_kind)
+            .filter(|h| self.profile.allows(&h.registration.hook_id))
+            .filter(|h| only_hook.is_none_or(|id| h.registration.hook_id == id))
+            .cloned()
+            .collect();
+        let ceiling = if only_hook.is_some() { usize::MAX } else { self.profile.max_hooks_per_dispatch as usize };
+        let ids: Vec<String> = hooks.iter().map(|h| dispatch_id_for(&request, h)).collect();
+        let ticket = self.next_ticket.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // Claim before reading standings: a claim is released only after its
+        // holder's records committed, so what we read next is current.
+        let mut claimed: Vec<String> = ids.iter().take(ceiling).cloned().collect();
+        if let Err(holder) = self.shared.try_claim(&claimed, ticket) {
+            return Ok(Prepared::Wait(holder));
+        }
+        let deadline = Instant::now() + Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));
+        let mut slots = Vec::with_capacity(hooks.len());
+        let mut calls = Vec::new();
+        let mut plan = Vec::new();
+        let mut unclaim = Vec::new();
+        for (i, (hook, dispatch_id)) in hooks.into_iter().zip(ids).enumerate() {
+            // Hooks past the per-dispatch ceiling are not started: nothing is
+            // invoked or recorded, so a later dispatch with room runs them.
+            if i >= ceiling {
+                let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
+                slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, 0, &f))));
+                continue;
+            }
+            let row = match self.journal.get_dispatch(&dispatch_id) {
+                Ok(row) => row,
+                Err(e) => {
+                    self.shared.release(&claimed, ticket);
+                    return Err(e);
+                }
+            };
+            let row_final = row.as_ref().is_some_and(|r| r.state.is_final());
+            if row_final && self.profile.replay == ReplayMode::Return {
+                if let Some(row) = &row {
+                    slots.push(Slot::Done(Box::new(from_final(&hook, &dispatch_id, row, None))));
+                }
+                unclaim.push(dispatch_id);
+                continue;
+            }
+            // An input the boundary cannot prove public-safe is neither sent
+            // nor journaled (the request itself may carry what must not be stored).
+            let input = match project(&request, &hook, &dispatch_id) {
+                Ok(input) => input,
+                Err(v) => {
+                    let f = Failure::new(FailureCode::InputBoundaryRejected, v.first().map(|v| v.rule));
+                    slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, 0, &f))));
+                    unclaim.push(dispatch_id);
+                    continue;
+                }
+            };
+            let slot = match row {
+                // Verification compares results; an exhausted identity has none.
+                Some(row) if row_final && row.result_digest.is_none() => {
+                    unclaim.push(dispatch_id.clone());
+                    Slot::Done(Box::new(from_final(&hook, &dispatch_id, &row, None)))
+                }
+                Some(row) if row_final => Slot::Call {
+                    hook: hook.clone(),
+                    dispatch_id,
+                    attempt: 0,
+                    verify: Some(Box::new(row)),
+                    checkpoint: false,
+                    begun: false,
+                },
+                Some(row) if row.attempts >= hook.registration.budget.max_invocations_per_dispatch => {
+                    Slot::Exhaust { hook: hook.clone(), dispatch_id, used: row.attempts }
+                }
+                Some(row) => Slot::Call {
+                    hook: hook.clone(),
+                    dispatch_id,
+                    attempt: row.attempts + 1,
+                    verify: None,
+                    checkpoint: false,
+                    begun: false,
+                },
+                None => Slot::Call {
+                    hook: hook.clone(),
+                    dispatch_id,
+                    attempt: 1,
+                    verify: None,
+                    checkpoint: true,
+                    begun: false,
+                },
+            };
+            if matches!(slot, Slot::Call { .. }) {
+                calls.push(i);
+                plan.push(PlannedCall { slot: i, hook, input_json: input.to_string() });
+            }
+            slots.push(slot);
+        }
+        self.shared.release(&unclaim, ticket);
+        claimed.retain(|id| !unclaim.contains(id));
+        if !slots.iter().any(|s| !matches!(s, Slot::Done(_))) {
+            self.shared.release(&claimed, ticket);
+            return Ok(Prepared::Done(done_outcome(slots)));
+        }
+        let flight = Flight { request, installed, deadline, slots, calls, claimed, checkpoint_error: Arc::default() };
+        self.flights.lock().unwrap_or_else(|p| p.into_inner()).insert(ticket, flight);
+        Ok(Prepared::Run(Plan { ticket, calls: plan }))
+    }
+
+    /// Called just before the provider of `slot` is: queues its checkpoint
+    /// (not awaited; the writer commits it before any later record) and gives
+    /// the call's limit, or `None` when the wall budget is already spent (the
+    /// provider is then not called and nothing is recorded for it).
+    pub fn begin(&self, ticket: u64, slot: usize) -> Result<Option<Limit>, JournalError> {
+        let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+        let flight = flights.get_mut(&ticket).ok_or_else(bad_ticket)?;
+        let now = Instant::now();
+        if now >= flight.deadline {
+            return Ok(None);
+        }
+        let remaining = (flight.deadline - now).as_millis() as u64 + 1;
+        let Some(Slot::Call { hook, dispatch_id, checkpoint, begun, .. }) = flight.slots.get_mut(slot) else {
+            return Err(bad_ticket());
+        };
+        if *checkpoint {
+            let failed = flight.checkpoint_error.clone();
+            let c = Checkpoint {
+                dispatch_id: dispatch_id.clone(),
+                hook_id: hook.registration.hook_id.clone(),
+                capability_id: hook.registration.capability_id.clone(),
+                receipt_id: flight.request.receipt.receipt_id.clone(),
+                effect_id: flight.request.receipt.effect_id.clone(),
+                event_kind: flight.request.event.event_kind.clone(),
+                registration_digest: hook.digest.clone(),
+                request_json: serde_json::to_string(&flight.request).unwrap_or_default(),
+            };
+            self.journal.checkpoint_then(
+                c,
+                Box::new(move |r| {
+                    if let Err(e) = r {
+                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    }
+                }),
+            )?;
+            *checkpoint = false;
+        }
+        *begun = true;
+        let own = u64::from(hook.registration.budget.timeout_ms);
+        Ok(Some(Limit { ms: own.min(remaining), wall: remaining < own }))
+    }
+}
+
+pub(super) fn admitted(hooks: Vec<HookOutcome>) -> DispatchOutcome {
+    DispatchOutcome { admitted: true, refusal: None, hooks }
+}
+
+fn done_outcome(slots: Vec<Slot>) -> DispatchOutcome {
+    admitted(
+        slots
+            .into_iter()
+            .filter_map(|s| match s {
+                Slot::Done(o) => Some(*o),
+                _ => None,
+            })
+            .collect(),
+    )
+}

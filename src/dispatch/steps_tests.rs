@@ -1,0 +1,221 @@
+//! The synchronous steps as a caller on one thread drives them (the JS
+//! binding's path): what is answered in `prepare`, what `begin` queues, what
+//! `complete` records, and how finished dispatches are handed on.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::tests::{enabled, fixture, registration, request, result_for, Behaviour};
+use super::*;
+use crate::contract::FailureCode;
+use crate::journal::JournalError;
+use crate::validate::Rule;
+
+/// Every batch the deliver callback received.
+type Batches = Arc<Mutex<Vec<Vec<Finished>>>>;
+
+fn collect(d: &Dispatcher) -> Batches {
+    let batches: Batches = Arc::default();
+    let sink = batches.clone();
+    d.set_deliver(Box::new(move |batch| sink.lock().unwrap().push(batch)));
+    batches
+}
+
+/// Waits (bounded) until `n` dispatches were delivered.
+fn delivered(batches: &Batches, n: usize) -> Vec<Finished> {
+    let until = Instant::now() + Duration::from_secs(10);
+    while batches.lock().unwrap().iter().map(Vec::len).sum::<usize>() < n {
+        assert!(Instant::now() < until, "dispatches were not delivered");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    batches.lock().unwrap().iter_mut().flat_map(std::mem::take).collect()
+}
+
+fn run(p: &Prepared) -> &Plan {
+    match p {
+        Prepared::Run(plan) => plan,
+        _ => panic!("expected a plan"),
+    }
+}
+
+/// Calls each planned provider as the JS layer does, with `b`'s answer.
+fn answers(d: &Dispatcher, plan: &Plan, b: &Behaviour) -> Vec<CallResult> {
+    plan.calls
+        .iter()
+        .map(|c| match d.begin(plan.ticket, c.slot).unwrap() {
+            Some(_) => CallResult::Reply(result_for(&c.input_json, b)),
+            None => CallResult::NotStarted,
+        })
+        .collect()
+}
+
+fn install(d: &Dispatcher, hook: &str) {
+    d.register_external(&registration(hook, 2, 1000)).unwrap();
+}
+
+#[test]
+fn many_dispatches_finish_through_one_callback_per_group_commit() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    let batches = collect(d);
+    let n = 64;
+    for i in 0..n {
+        let p = d.prepare(request(&format!("r{i}"))).unwrap();
+        let plan = run(&p);
+        let results = answers(d, plan, &Behaviour::Propose("s"));
+        assert!(matches!(d.complete(plan.ticket, results).unwrap(), Completion::Pending));
+    }
+    let done = delivered(&batches, n);
+    assert_eq!(done.len(), n);
+    assert!(done.iter().all(|f| f.outcome.as_ref().unwrap().hooks[0].outcome == HookOutcomeKind::Recorded));
+    // One delivery per commit at most: many dispatches share a wake-up.
+    assert!(batches.lock().unwrap().len() as u64 <= d.journal().writer_stats().commits);
+    assert_eq!(d.journal().stats().unwrap().proposed, n as u64);
+}
+
+#[test]
+fn a_return_mode_replay_is_answered_by_prepare_without_the_writer() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    let batches = collect(d);
+    let p = d.prepare(request("r1")).unwrap();
+    let plan = run(&p);
+    let results = answers(d, plan, &Behaviour::Propose("s"));
+    d.complete(plan.ticket, results).unwrap();
+    let recorded = delivered(&batches, 1).remove(0).outcome.unwrap();
+    let commands = d.journal().writer_stats().commands;
+    match d.prepare(request("r1")).unwrap() {
+        Prepared::Done(out) => {
+            assert_eq!(out.hooks[0].outcome, HookOutcomeKind::Replayed);
+            assert_eq!(out.hooks[0].receipt, recorded.hooks[0].receipt);
+        }
+        _ => panic!("a final identity replays in prepare"),
+    }
+    assert_eq!(d.journal().writer_stats().commands, commands);
+}
+
+#[test]
+fn a_second_run_of_an_identity_waits_for_the_first_then_replays() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    let batches = collect(d);
+    let first = d.prepare(request("r1")).unwrap();
+    let plan = run(&first);
+    match d.prepare(request("r1")).unwrap() {
+        Prepared::Wait(ticket) => assert_eq!(ticket, plan.ticket),
+        _ => panic!("the identity is in flight"),
+    }
+    // Another identity is not held up.
+    assert!(matches!(d.prepare(request("r2")).unwrap(), Prepared::Run(_)));
+    let results = answers(d, plan, &Behaviour::Propose("s"));
+    d.complete(plan.ticket, results).unwrap();
+    delivered(&batches, 1);
+    assert!(
+        matches!(d.prepare(request("r1")).unwrap(), Prepared::Done(o) if o.hooks[0].outcome == HookOutcomeKind::Replayed)
+    );
+}
+
+#[test]
+fn cancel_releases_the_identity_and_records_nothing() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    let p = d.prepare(request("r1")).unwrap();
+    d.cancel(run(&p).ticket);
+    assert!(matches!(d.prepare(request("r1")).unwrap(), Prepared::Run(_)));
+    // `begin` never ran, so not even a checkpoint was queued.
+    assert_eq!(d.journal().writer_stats().commands, 0);
+}
+
+#[test]
+fn begin_queues_the_checkpoint_and_a_spent_wall_starts_nothing() {
+    let f = fixture(Profile { max_dispatch_wall_ms: 30, ..enabled() });
+    let d = &f.dispatcher;
+    install(d, "a");
+    install(d, "b");
+    let p = d.prepare(request("r1")).unwrap();
+    let plan = run(&p);
+    let limit = d.begin(plan.ticket, plan.calls[0].slot).unwrap().unwrap();
+    assert!(limit.wall && limit.ms <= 31, "the 30 ms wall is tighter than the 1000 ms timeout: {limit:?}");
+    std::thread::sleep(Duration::from_millis(40));
+    assert_eq!(d.begin(plan.ticket, plan.calls[1].slot).unwrap(), None);
+    let a = CallResult::Reply(result_for(&plan.calls[0].input_json, &Behaviour::NotApplicable));
+    let collected = collect(d);
+    d.complete(plan.ticket, vec![a, CallResult::NotStarted]).unwrap();
+    let out = delivered(&collected, 1).remove(0).outcome.unwrap();
+    assert_eq!(out.hooks[0].outcome, HookOutcomeKind::NotApplicable);
+    assert_eq!((out.hooks[1].failure_code, out.hooks[1].attempt), (Some(FailureCode::DispatchBudgetExhausted), 0));
+    // b was never started: no checkpoint, nothing for recover().
+    assert!(d.journal().get_dispatch(&out.hooks[1].dispatch_id).unwrap().is_none());
+    assert!(d.journal().get_dispatch(&out.hooks[0].dispatch_id).unwrap().unwrap().state.is_final());
+}
+
+#[test]
+fn call_results_map_to_their_failure_codes() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    let batches = collect(d);
+    let cases = [
+        (CallResult::TimedOut, FailureCode::ProducerTimedOut, None),
+        (CallResult::WallExceeded, FailureCode::DispatchBudgetExhausted, None),
+        (CallResult::TooLarge, FailureCode::ResultContractRejected, Some(Rule::ResultTooLarge)),
+        (CallResult::Reply(ProviderReply::Threw), FailureCode::ProducerFailed, None),
+        (CallResult::Reply(ProviderReply::NotJson), FailureCode::ResultContractRejected, Some(Rule::NotJsonValue)),
+    ];
+    for (i, (result, code, rule)) in cases.into_iter().enumerate() {
+        let p = d.prepare(request(&format!("r{i}"))).unwrap();
+        let plan = run(&p);
+        d.begin(plan.ticket, plan.calls[0].slot).unwrap().unwrap();
+        d.complete(plan.ticket, vec![result]).unwrap();
+        let out = delivered(&batches, 1).remove(0).outcome.unwrap();
+        let h = &out.hooks[0];
+        assert_eq!(
+            (h.outcome, h.failure_code, h.failure_rule, h.attempt),
+            (HookOutcomeKind::Failed, Some(code), rule, 1)
+        );
+        let failures = d.journal().list_failures(&h.dispatch_id).unwrap();
+        assert_eq!(failures.len(), 1, "the failed attempt is recorded");
+    }
+}
+
+#[test]
+fn verify_mode_agreement_needs_no_writer() {
+    let f = fixture(Profile { replay: ReplayMode::Verify, ..enabled() });
+    let d = &f.dispatcher;
+    install(d, "a");
+    let batches = collect(d);
+    let p = d.prepare(request("r1")).unwrap();
+    let plan = run(&p);
+    let results = answers(d, plan, &Behaviour::Propose("s"));
+    d.complete(plan.ticket, results).unwrap();
+    delivered(&batches, 1);
+    let commands = d.journal().writer_stats().commands;
+    for (b, kind) in
+        [(Behaviour::Propose("s"), HookOutcomeKind::Replayed), (Behaviour::Propose("t"), HookOutcomeKind::Conflict)]
+    {
+        let p = d.prepare(request("r1")).unwrap();
+        let plan = run(&p);
+        let results = answers(d, plan, &b);
+        match d.complete(plan.ticket, results).unwrap() {
+            Completion::Done(out) => assert_eq!(out.hooks[0].outcome, kind),
+            Completion::Pending => panic!("verification records nothing"),
+        }
+    }
+    assert_eq!(d.journal().writer_stats().commands, commands);
+}
+
+#[test]
+fn complete_refuses_a_wrong_number_of_results_and_releases_the_identity() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    let p = d.prepare(request("r1")).unwrap();
+    let e = d.complete(run(&p).ticket, vec![]).err().unwrap();
+    assert_eq!(e, JournalError::InvalidArgument { what: "results" });
+    assert!(matches!(d.prepare(request("r1")).unwrap(), Prepared::Run(_)));
+    assert_eq!(d.begin(12345, 0).unwrap_err(), JournalError::InvalidArgument { what: "ticket" });
+}

@@ -1,0 +1,130 @@
+//! One turn-start dispatch as two synchronous steps around the provider
+//! calls, so the JS layer calls each provider on its own thread with its
+//! timeout counted from the call: a good hook is never timed out behind a
+//! busy event loop. [`TurnStartKernel::dispatch`] drives the same steps over
+//! Rust providers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::kernel::{apply_counts, fail_closed, hook_input, judge, InstalledTurnStartHook, TurnStartKernel};
+use super::lane::{decide_outcome_lane, project_required_reads};
+use super::session::TurnStartSession;
+use super::outcome::TurnStartOutcome;
+use super::request::validate_turn_start_request;
+use crate::provider_reply::ProviderReply;
+
+/// What came of one provider call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TurnStartCallResult {
+    Reply(ProviderReply),
+    /// `timeout_ms` ran out, counted from the call.
+    TimedOut,
+    /// The reply text was longer than `MAX_RECEIPT_BYTES`; it was not kept.
+    TooLarge,
+}
+
+/// One provider call to make, in hook_id order.
+pub struct TurnStartCall {
+    pub hook: Arc<InstalledTurnStartHook>,
+    pub input_json: String,
+    /// The call's session (token and grants) when an inbox is attached; closed
+    /// in [`TurnStartKernel::complete`], so it lives exactly as long as the call.
+    session: Option<(String, Arc<TurnStartSession>)>,
+}
+
+/// The calls of one dispatch, with the hooks they were planned against.
+pub struct TurnStartPlan {
+    pub calls: Vec<TurnStartCall>,
+    hooks: Arc<Vec<Arc<InstalledTurnStartHook>>>,
+}
+
+pub enum TurnStartPrepared {
+    /// Refused, or the phase is disabled: nothing to call.
+    Done(TurnStartOutcome),
+    Run(TurnStartPlan),
+}
+
+impl TurnStartKernel {
+    /// Validates the request and plans one call per allowed hook. An invalid
+    /// request is refused with its violations before any provider is invoked.
+    pub fn prepare(&self, request: &Value) -> TurnStartPrepared {
+        let request = match validate_turn_start_request(request) {
+            Ok(request) => request,
+            Err(violations) => return TurnStartPrepared::Done(self.refused(violations.into())),
+        };
+        if !self.profile().enabled {
+            return TurnStartPrepared::Done(TurnStartOutcome { admitted: true, ..self.refused(Vec::new()) });
+        }
+        let hooks = self.snapshot();
+        let calls = hooks
+            .iter()
+            .filter(|h| self.profile().allows(&h.registration.hook_id))
+            .map(|h| {
+                let session = self.open_session(h);
+                let token = session.as_ref().map(|(t, _)| t.clone());
+                TurnStartCall { hook: h.clone(), input_json: hook_input(h, &request, token), session }
+            })
+            .collect();
+        TurnStartPrepared::Run(TurnStartPlan { calls, hooks })
+    }
+
+    /// Judges the calls' results (one per planned call, in order; a missing
+    /// one is a provider that threw), closes their sessions (core's counts
+    /// stand where a receipt reported less), fails closed where a hook
+    /// failed, projects the required reads and decides the lane.
+    pub fn complete(&self, plan: &TurnStartPlan, results: Vec<TurnStartCallResult>) -> TurnStartOutcome {
+        let mut results = results.into_iter();
+        let mut outcomes: Vec<_> = plan
+            .calls
+            .iter()
+            .map(|c| {
+                let mut outcome =
+                    judge(&c.hook, results.next().unwrap_or(TurnStartCallResult::Reply(ProviderReply::Threw)));
+                if let Some((token, session)) = &c.session {
+                    apply_counts(&mut outcome, self.close_session(token, session));
+                }
+                outcome
+            })
+            .collect();
+        if outcomes.iter().any(|o| o.receipt.status.failure_code().is_some()) {
+            let pending = self.inbox_pending();
+            for outcome in outcomes.iter_mut().filter(|o| o.receipt.status.failure_code().is_some()) {
+                fail_closed(outcome, pending);
+            }
+        }
+        let required_reads = project_required_reads(&plan.hooks, &outcomes);
+        let lane = decide_outcome_lane(&outcomes);
+        TurnStartOutcome {
+            admitted: true,
+            violations: Vec::new(),
+            phase_enabled: true,
+            hooks: outcomes,
+            required_reads,
+            lane,
+        }
+    }
+
+    /// One turn-start dispatch over Rust providers, each under its timeout
+    /// (its late answer is dropped with its future).
+    pub async fn dispatch(&self, request: &Value) -> TurnStartOutcome {
+        let plan = match self.prepare(request) {
+            TurnStartPrepared::Done(outcome) => return outcome,
+            TurnStartPrepared::Run(plan) => plan,
+        };
+        let mut results = Vec::with_capacity(plan.calls.len());
+        for call in &plan.calls {
+            let timeout = Duration::from_millis(u64::from(call.hook.registration.budget.timeout_ms));
+            results.push(match &call.hook.provider {
+                None => TurnStartCallResult::Reply(ProviderReply::Threw),
+                Some(p) => match tokio::time::timeout(timeout, p.invoke(call.input_json.clone())).await {
+                    Ok(reply) => TurnStartCallResult::Reply(reply),
+                    Err(_) => TurnStartCallResult::TimedOut,
+                },
+            });
+        }
+        self.complete(&plan, results)
+    }
+}
