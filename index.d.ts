@@ -152,6 +152,17 @@ export declare class NativeTurnStartKernel {
    * the caller keeps the first provider).
    */
   register(registration: unknown): { ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }
+  /**
+   * Attaches the owner-private inbox store, which core counts pending
+   * material in itself when a hook fails.
+   */
+  useInbox(inbox: NativeInboxStore): void
+  /**
+   * One operation of an invocation's session (`op`, arguments as JSON
+   * text); resolves to its result as JSON text. Refused with
+   * `ERR_LOOPX_SESSION_CLOSED` once the invocation is over.
+   */
+  sessionCall(token: string, op: string, argsJson: string): Promise<string>
   /** The installed hook_ids, in dispatch order. */
   get hookIds(): Array<string>
   /**

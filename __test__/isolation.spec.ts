@@ -792,7 +792,7 @@ describe('runtime and journal misuse', () => {
     expect(j.intents.map((i) => i.capability_id)).toStrictEqual(['beta'])
   })
 
-  it('maxHooksPerDispatch: hooks past the ceiling fail with dispatch_budget_exhausted, attempt 0, not invoked', async () => {
+  it('maxHooksPerDispatch: hooks past the ceiling fail with dispatch_budget_exhausted, attempt 0, not invoked, owed', async () => {
     const dir = fx.tempDir()
     const journalPath = dir.path('ceiling.journal')
     const { runtime } = await fx.runtime({
@@ -815,7 +815,13 @@ describe('runtime and journal misuse', () => {
     ])
     expect(ids.map((id) => providers[id]!.calls)).toStrictEqual([0, 0, 1, 1])
     const j = await journalContents(runtime)
-    expect(j.dispatches.map((d) => d.hook_id)).toStrictEqual(['alpha.a', 'beta.b'])
+    // Issue 12 item 1: the hooks that did not get their turn are journaled as owed (deferred, no attempt used).
+    expect(j.dispatches.map((d) => [d.hook_id, d.state, d.attempts])).toStrictEqual([
+      ['alpha.a', 'proposed', 1],
+      ['beta.b', 'proposed', 1],
+      ['delta.d', 'checkpointed', 0],
+      ['gamma.c', 'checkpointed', 0],
+    ])
     expect(j.failures).toStrictEqual([])
     // Nothing was spent: a dispatch with room runs them normally, on their first attempt.
     await runtime.close()

@@ -79,10 +79,20 @@ async fn max_invocations_bounds_an_identity_s_whole_life_crashes_included() {
     wait_for(|| !f.dispatcher.journal().unfinished().unwrap().is_empty());
     let id = f.dispatcher.journal().unfinished().unwrap()[0].dispatch_id.clone();
     wait_for(|| standing(&f, &id) == Some((DispatchState::Checkpointed, 1)));
+    // Each recovery comes once the crashed attempt can no longer be live.
+    let presumed_lost = Duration::from_millis(50 + steps::LIVE_GRACE_MS as u64 + 50);
+    // Within that window another process may still be running it: a run then shares the attempt.
+    assert!(invoke_and_die(&f, Some("periodic_report.a")));
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(standing(&f, &id), Some((DispatchState::Checkpointed, 1)));
+    std::thread::sleep(presumed_lost);
     assert!(invoke_and_die(&f, Some("periodic_report.a")));
     wait_for(|| standing(&f, &id) == Some((DispatchState::Checkpointed, 2)));
+    std::thread::sleep(presumed_lost);
     assert!(invoke_and_die(&f, Some("periodic_report.a")));
     wait_for(|| standing(&f, &id) == Some((DispatchState::Checkpointed, 3)));
+    // At the budget, and no longer possibly live: exhausted without a call.
+    std::thread::sleep(presumed_lost);
     let report = f.dispatcher.recover().await.unwrap();
     assert_eq!(report.outcomes[0].outcome, HookOutcomeKind::Exhausted);
     assert_eq!(report.outcomes[0].attempt, 3);
@@ -133,4 +143,33 @@ async fn per_dispatch_result_byte_ceiling_defers_what_exceeds_it() {
     );
     let report = f.dispatcher.recover().await.unwrap();
     assert_eq!(report.outcomes[0].outcome, HookOutcomeKind::Recorded);
+}
+
+#[tokio::test]
+async fn several_processes_invoking_one_fresh_identity_at_once_share_its_first_attempt() {
+    use crate::journal::{Journal, JournalOptions};
+    let f = fixture(enabled());
+    let p = TestProvider::new(Behaviour::Propose("s"));
+    f.dispatcher.register(&registration("a", 1, 5_000), p.clone()).unwrap();
+    // Another process: its own dispatcher on the same journal file.
+    let journal = Journal::open(f.dir.join("j.sqlite"), JournalOptions::default()).unwrap();
+    let other = Dispatcher::new(std::sync::Arc::new(journal), enabled());
+    other.define_intent_kind(&crate::validate::fixtures::kind_definition()).unwrap();
+    let q = TestProvider::new(Behaviour::Propose("s"));
+    other.register(&registration("a", 1, 5_000), q.clone()).unwrap();
+    // The other process has begun attempt 1 (its checkpoint committed) and is still calling.
+    let steps::Prepared::Run(plan) = other.prepare(request("r1")).unwrap() else { panic!("expected a plan") };
+    other.begin(plan.ticket, plan.calls[0].slot).unwrap().unwrap();
+    wait_for(|| !f.dispatcher.journal().unfinished().unwrap().is_empty());
+    // This process does not exhaust the identity under that live call: it shares attempt 1.
+    let out = f.dispatcher.dispatch(&request("r1")).await.unwrap();
+    assert_eq!((out.hooks[0].outcome, out.hooks[0].attempt), (HookOutcomeKind::Recorded, 1));
+    let reply =
+        super::run::CallResult::Reply(super::tests::result_for(&plan.calls[0].input_json, &Behaviour::Propose("s")));
+    let finished = other.shared.wait_for(plan.ticket);
+    assert!(matches!(other.complete(plan.ticket, vec![reply]).unwrap(), steps::Completion::Pending));
+    let theirs = finished.await.unwrap().unwrap();
+    assert_eq!(theirs.hooks[0].outcome, HookOutcomeKind::Replayed);
+    assert_eq!(theirs.hooks[0].receipt, out.hooks[0].receipt);
+    assert_eq!(p.calls(), 1);
 }

@@ -18,7 +18,7 @@ use super::request::{admit, DispatchRequest};
 use super::run::{failed, from_final, Failure};
 use super::{Dispatcher, Installed};
 use crate::contract::FailureCode;
-use crate::journal::{Checkpoint, DispatchRow, JournalError};
+use crate::journal::{Checkpoint, DispatchRow, DispatchState, JournalError};
 
 /// A provider call the caller makes, in hook_id order.
 pub struct PlannedCall {
@@ -179,7 +179,11 @@ impl Dispatcher {
                     unclaim.push(dispatch_id);
                     continue;
                 }
-                Some(row) if !row_final && row.attempts >= hook.registration.budget.max_invocations_per_dispatch => {
+                Some(row)
+                    if !row_final
+                        && row.attempts >= hook.registration.budget.max_invocations_per_dispatch
+                        && !may_be_live(row, &hook) =>
+                {
                     slots.push(Slot::Exhaust { hook: hook.clone(), dispatch_id, used: row.attempts });
                     continue;
                 }
@@ -197,12 +201,15 @@ impl Dispatcher {
                 unclaim.push(dispatch_id);
                 continue;
             }
+            let fresh = row.is_none();
             let (attempt, verify) = match row {
                 Some(row) if row_final => (0, Some(Box::new(row))),
+                // Another process may be running that attempt: share it, as
+                // two processes invoking one fresh identity at once do.
+                Some(row) if may_be_live(&row, &hook) => (row.attempts, None),
                 Some(row) => (row.attempts + 1, None),
                 None => (1, None),
             };
-            let fresh = attempt == 1 && verify.is_none();
             calls.push(i);
             plan.push(PlannedCall { slot: i, hook: hook.clone(), input_json: input.to_string() });
             slots.push(Slot::Call { hook, dispatch_id, attempt, verify, fresh, begun: false });
@@ -251,6 +258,24 @@ impl Dispatcher {
         let own = u64::from(hook.registration.budget.timeout_ms);
         Ok(Some(Limit { ms: own.min(remaining), wall: remaining < own }))
     }
+}
+
+/// How long past its hook's timeout a checkpointed attempt is still presumed
+/// live (the time its dispatch needs to record the outcome).
+pub(super) const LIVE_GRACE_MS: i64 = 250;
+
+/// Whether the last counted attempt of an unfinished identity may still be
+/// running in another process: it has no recorded outcome and its checkpoint
+/// is younger than the hook's timeout plus [`LIVE_GRACE_MS`]. Past that it was
+/// cut short (a crash) and stays counted. A claim serializes runs within this
+/// process, so only another process (or a cancelled flight) gets here.
+fn may_be_live(row: &DispatchRow, hook: &RegisteredHook) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    row.state == DispatchState::Checkpointed
+        && row.attempts >= 1
+        && now.saturating_sub(row.updated_at) <= i64::from(hook.registration.budget.timeout_ms) + LIVE_GRACE_MS
 }
 
 /// The checkpoint of `hook`'s identity preceding invocation `attempt` (0: deferred).

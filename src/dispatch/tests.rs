@@ -104,7 +104,7 @@ impl Provider for TestProvider {
 }
 
 pub(super) struct Fixture {
-    dir: std::path::PathBuf,
+    pub(super) dir: std::path::PathBuf,
     pub(super) dispatcher: Dispatcher,
 }
 
