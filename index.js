@@ -723,11 +723,13 @@ if (!nativeBinding || forceWasi) {
 
 if (!nativeBinding) {
   if (loadErrors.length > 0) {
-    const error = new Error(
-      `Cannot find native binding. ` +
-        `npm has a bug related to optional dependencies (https://github.com/npm/cli/issues/4828). ` +
-        'Please try `npm i` again after removing both package-lock.json and node_modules directory.',
-    )
+    // Patched by scripts/loader.mjs: an error that names the platform and says what to do.
+    let error
+    try {
+      error = require('./lib/native_error.js').missingBinding(__dirname, process.platform, process.arch, isMusl())
+    } catch {
+      error = new Error('Cannot find native binding for ' + process.platform + '-' + process.arch)
+    }
     // assign instead of the `new Error(message, { cause })` options form,
     // which Node < 16.9 silently ignores
     error.cause = createLoadErrorChain(loadErrors)

@@ -23,7 +23,7 @@ const fx = new Fixtures()
 afterEach(() => fx.cleanup())
 
 describe('RFC §10: no hook is silently lost', () => {
-  it('one hook hanging until the wall ceiling does not consume another hook\'s slot: recover() runs it once', async () => {
+  it("one hook hanging until the wall ceiling does not consume another hook's slot: recover() runs it once", async () => {
     const { runtime } = await fx.runtime({ profile: { maxDispatchWallMs: 60 }, capabilities: ['alpha', 'beta'] })
     const a = counted(() => new Promise(() => {}))
     const b = goodProvider()
@@ -99,7 +99,10 @@ describe('RFC §10: per-dispatch ceilings on intents and result bytes', () => {
 
   it('a result past maxResultBytesPerDispatch is deferred like the hook-count ceiling', async () => {
     // One proposed signal result is a few hundred canonical bytes: the second does not fit.
-    const { runtime } = await fx.runtime({ profile: { maxResultBytesPerDispatch: 900 }, capabilities: ['alpha', 'beta'] })
+    const { runtime } = await fx.runtime({
+      profile: { maxResultBytesPerDispatch: 900 },
+      capabilities: ['alpha', 'beta'],
+    })
     runtime.register({ registration: registration('alpha.a'), provider: goodProvider() })
     runtime.register({
       registration: registration('beta.b', { budget: { max_invocations_per_dispatch: 2 } }),
@@ -139,7 +142,7 @@ function runChild(args: string[]): Promise<{ lines: Line[]; signal: NodeJS.Signa
   })
 }
 
-describe('contract-v0 §1: max_invocations_per_dispatch bounds an identity\'s whole life, crashes included', () => {
+describe("contract-v0 §1: max_invocations_per_dispatch bounds an identity's whole life, crashes included", () => {
   it('a provider that SIGKILLs its own process ends exhausted after its budget and is not called again', async () => {
     const journal = fx.tempDir().path('self-killer.journal')
     const invocations = 3

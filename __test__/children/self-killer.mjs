@@ -17,7 +17,10 @@ try {
   runtime.register(
     defineHook({
       kinds: [KIND],
-      registration: { ...REGISTRATION, budget: { ...REGISTRATION.budget, max_invocations_per_dispatch: INVOCATIONS, timeout_ms: TIMEOUT_MS } },
+      registration: {
+        ...REGISTRATION,
+        budget: { ...REGISTRATION.budget, max_invocations_per_dispatch: INVOCATIONS, timeout_ms: TIMEOUT_MS },
+      },
       provider: async (input) => {
         const before = Date.now()
         let row = await runtime.journal.getDispatch(input.dispatch_id)
