@@ -55,7 +55,7 @@ async fn a_hook_the_wall_ceiling_left_without_its_turn_stays_owed() {
     assert_eq!(out.hooks[1].attempt, 0);
     assert_eq!(standing(&f, &out.hooks[1].dispatch_id), Some((DispatchState::Checkpointed, 0)));
     let report = f.dispatcher.recover().await.unwrap();
-    let b_out = report.outcomes.iter().find(|o| o.hook_id == "periodic_report.b").unwrap();
+    let b_out = report.outcomes.iter().find(|o| o.hook_id == out.hooks[1].hook_id).unwrap();
     assert_eq!((b_out.outcome, b_out.attempt), (HookOutcomeKind::Recorded, 1));
     assert_eq!(b.calls(), 1);
 }
@@ -77,19 +77,20 @@ async fn max_invocations_bounds_an_identity_s_whole_life_crashes_included() {
     assert!(invoke_and_die(&f, None));
     // The checkpoint is queued, not awaited; it reaches the journal with the next commit.
     wait_for(|| !f.dispatcher.journal().unfinished().unwrap().is_empty());
-    let id = f.dispatcher.journal().unfinished().unwrap()[0].dispatch_id.clone();
+    let row = f.dispatcher.journal().unfinished().unwrap().remove(0);
+    let (id, hook) = (row.dispatch_id, row.hook_id);
     wait_for(|| standing(&f, &id) == Some((DispatchState::Checkpointed, 1)));
     // Each recovery comes once the crashed attempt can no longer be live.
     let presumed_lost = Duration::from_millis(50 + steps::LIVE_GRACE_MS as u64 + 50);
     // Within that window another process may still be running it: a run then shares the attempt.
-    assert!(invoke_and_die(&f, Some("periodic_report.a")));
+    assert!(invoke_and_die(&f, Some(&hook)));
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(standing(&f, &id), Some((DispatchState::Checkpointed, 1)));
     std::thread::sleep(presumed_lost);
-    assert!(invoke_and_die(&f, Some("periodic_report.a")));
+    assert!(invoke_and_die(&f, Some(&hook)));
     wait_for(|| standing(&f, &id) == Some((DispatchState::Checkpointed, 2)));
     std::thread::sleep(presumed_lost);
-    assert!(invoke_and_die(&f, Some("periodic_report.a")));
+    assert!(invoke_and_die(&f, Some(&hook)));
     wait_for(|| standing(&f, &id) == Some((DispatchState::Checkpointed, 3)));
     // At the budget, and no longer possibly live: exhausted without a call.
     std::thread::sleep(presumed_lost);
