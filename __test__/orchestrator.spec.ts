@@ -579,6 +579,22 @@ describe('primary steps and the committed-receipt boundary', () => {
     expect(w2.seam.dispatchMarker(result.primary.receipt!.receipt_id)).toMatchObject({ admitted: true })
     expect(p2.calls).toBe(1)
   })
+
+  it('RFC §10: a hook that did not get its turn is not lost once the receipt is marked dispatched: TurnSettlement.recover() runs it once', async () => {
+    const a = proposer()
+    const b = proposer()
+    const w = await world({ 'synth.a': a, 'synth.b': b }, { profile: { enabled: true, maxHooksPerDispatch: 1 } })
+    const result = await w.seam.settle(request(1))
+    expect(result.dispatch!.hooks.map((h) => [h.hookId, h.outcome, h.attempt])).toEqual([
+      ['synth.a', 'recorded', 1],
+      ['synth.b', 'failed', 0],
+    ])
+    expect(w.seam.dispatchMarker(result.primary.receipt!.receipt_id)).toMatchObject({ admitted: true })
+    const report = await w.seam.recover()
+    expect(report.redispatched).toEqual([])
+    expect(report.hooks!.outcomes.map((o) => [o.hookId, o.outcome, o.attempt])).toEqual([['synth.b', 'recorded', 1]])
+    expect([a.calls, b.calls]).toEqual([1, 1])
+  })
 })
 
 describe('packaging', () => {
