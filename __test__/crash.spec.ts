@@ -195,7 +195,7 @@ describe('crash safety under SIGKILL', () => {
       }
       const unfinished = before.rows.filter((r) => r.state === 'checkpointed' || r.state === 'failed')
       expect(
-        unfinished.every((r) => r.state === 'checkpointed' && r.attempts === 0),
+        unfinished.every((r) => r.state === 'checkpointed' && r.attempts === 1),
         `${where}: unfinished rows`,
       ).toBe(true)
       if (unfinished.length > 0) stats.midRunRounds++

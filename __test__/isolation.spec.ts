@@ -653,7 +653,8 @@ describe('budgets, retries and recovery', () => {
     const dir = fx.tempDir()
     const journalPath = dir.path('crash.journal')
     const lib = join(__dirname, '..', 'lib', 'index.js')
-    const reg = registration('alpha.crash')
+    // A long timeout: the recovery below starts well within it, while the crashed attempt may still be live.
+    const reg = registration('alpha.crash', { budget: { timeout_ms: 20_000 } })
     const script = `
       const { HookRuntime } = require(${JSON.stringify(lib)});
       (async () => {
@@ -680,7 +681,8 @@ describe('budgets, retries and recovery', () => {
     const { runtime } = await fx.runtime({ journalPath, capabilities: ['alpha'] })
     const rows = await runtime.journal.listDispatches()
     expect(rows.items).toHaveLength(1)
-    expect(rows.items[0]).toMatchObject({ state: 'checkpointed', attempts: 0, receipt: null, request: request() })
+    // Issue 12 item 2: the invocation cut short counts (its checkpoint raised attempts to 1).
+    expect(rows.items[0]).toMatchObject({ state: 'checkpointed', attempts: 1, receipt: null, request: request() })
     const provider = goodProvider()
     runtime.register({ registration: reg, provider })
     const report = await runtime.recover()
@@ -689,6 +691,8 @@ describe('budgets, retries and recovery', () => {
     expect(report.outcomes[0]).toMatchObject({
       hookId: 'alpha.crash',
       dispatchId: rows.items[0]!.dispatch_id,
+      // Within timeout_ms + 250 ms of the crashed attempt's checkpoint it may still be live in
+      // another process, so the recovery shares attempt 1 (README "Dispatch").
       outcome: 'recorded',
       attempt: 1,
     })
@@ -792,7 +796,7 @@ describe('runtime and journal misuse', () => {
     expect(j.intents.map((i) => i.capability_id)).toStrictEqual(['beta'])
   })
 
-  it('maxHooksPerDispatch: hooks past the ceiling fail with dispatch_budget_exhausted, attempt 0, not invoked', async () => {
+  it('maxHooksPerDispatch: hooks past the ceiling fail with dispatch_budget_exhausted, attempt 0, not invoked, owed', async () => {
     const dir = fx.tempDir()
     const journalPath = dir.path('ceiling.journal')
     const { runtime } = await fx.runtime({
@@ -815,7 +819,13 @@ describe('runtime and journal misuse', () => {
     ])
     expect(ids.map((id) => providers[id]!.calls)).toStrictEqual([0, 0, 1, 1])
     const j = await journalContents(runtime)
-    expect(j.dispatches.map((d) => d.hook_id)).toStrictEqual(['alpha.a', 'beta.b'])
+    // Issue 12 item 1: the hooks that did not get their turn are journaled as owed (deferred, no attempt used).
+    expect(j.dispatches.map((d) => [d.hook_id, d.state, d.attempts])).toStrictEqual([
+      ['alpha.a', 'proposed', 1],
+      ['beta.b', 'proposed', 1],
+      ['delta.d', 'checkpointed', 0],
+      ['gamma.c', 'checkpointed', 0],
+    ])
     expect(j.failures).toStrictEqual([])
     // Nothing was spent: a dispatch with room runs them normally, on their first attempt.
     await runtime.close()

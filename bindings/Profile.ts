@@ -3,13 +3,25 @@ import type { ReplayMode } from "./ReplayMode";
 
 /**
  * The profile. Defaults: phase disabled, every hook allowed, `return`
- * replays, 16 hooks and 60 s per dispatch, 256 dispatches in flight.
+ * replays, 16 hooks, 60 s, 64 intents and 256 KiB of results per dispatch,
+ * 256 dispatches in flight.
  */
 export type Profile = { enabled: boolean, 
 /**
  * When set, only these hook_ids are invoked.
  */
 allowlist?: Array<string>, replay: ReplayMode, maxHooksPerDispatch: number, maxDispatchWallMs: number, 
+/**
+ * Intents recorded across all hooks of one dispatch; a result that would
+ * pass it is deferred (the identity stays owed), like a hook past
+ * `max_hooks_per_dispatch`.
+ */
+maxIntentsPerDispatch: number, 
+/**
+ * Canonical result bytes recorded across all hooks of one dispatch;
+ * treated like `max_intents_per_dispatch`.
+ */
+maxResultBytesPerDispatch: number, 
 /**
  * Dispatches in flight at once in this runtime; past it `dispatch` waits
  * its turn (FIFO), or refuses when asked not to wait.

@@ -29,9 +29,10 @@ export const REGISTRATION = {
   intent_kinds: ['crashtest.mark'],
   requested_read_scope: ['settlement_identity'],
   budget: {
-    // One invocation over the identity's whole life: a crash between the
-    // checkpoint and the final record must not spend it.
-    max_invocations_per_dispatch: 1,
+    // Every invocation whose checkpoint reached the journal counts, crashes
+    // included (contract-v0 §1): a killed dispatcher's attempt plus the
+    // recovery's one. One would leave a crashed identity exhausted.
+    max_invocations_per_dispatch: 2,
     max_intents_per_dispatch: 1,
     max_result_bytes: 4096,
     timeout_ms: 10_000,

@@ -5,14 +5,16 @@
 use std::sync::{Arc, Mutex};
 
 use super::outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
+use super::profile::Profile;
 use super::registry::RegisteredHook;
-use super::run::{accept, failed, from_final, outcome, receipt, CallResult, Failure};
-use super::steps::{admitted, bad_ticket, Completion, Slot};
+use super::run::{accept, failed, from_final, outcome, receipt, Accepted, CallResult, Failure};
+use super::steps::{admitted, bad_ticket, checkpoint_for, Completion, Slot};
 use super::stored::stored_intent;
 use super::{Dispatcher, Finished};
 use crate::contract::{DispatchStatus, FailureCode, FailureDetail, ResultStatus};
 use crate::journal::{
-    FailureOutcome, FailureRecord, FinalRecord, FinalStatus, JournalError, RecordAnswer, RecordCommand, RecordOutcome,
+    CheckpointState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, JournalError, RecordAnswer,
+    RecordCommand, RecordOutcome,
 };
 
 /// A record's hook, with the outcome to report when it is recorded as made.
@@ -46,10 +48,20 @@ impl Dispatcher {
         let mut outcomes: Vec<Option<HookOutcome>> = Vec::with_capacity(flight.slots.len());
         let mut records = Vec::new();
         let mut pending = Vec::new();
+        let mut totals = Totals::new(&self.profile);
         for (i, (slot, result)) in flight.slots.into_iter().zip(by_slot).enumerate() {
             let result = result.unwrap_or(CallResult::NotStarted);
             match slot {
                 Slot::Done(o) => outcomes.push(Some(*o)),
+                // Not started (the wall budget was spent): it stays owed.
+                Slot::Call { hook, dispatch_id, begun: false, fresh: true, .. } | Slot::Defer { hook, dispatch_id } => {
+                    outcomes.push(None);
+                    records.push(RecordCommand::Defer(checkpoint_for(&flight.request, &hook, &dispatch_id, 0)));
+                    let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
+                    let recorded = failed(&hook, &dispatch_id, 0, &f);
+                    pending.push(Pending { slot: i, hook, dispatch_id, recorded, new_digest: None });
+                }
+                // Not started, and already owed by its unfinished row.
                 Slot::Call { hook, dispatch_id, begun: false, .. } => {
                     let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
                     outcomes.push(Some(failed(&hook, &dispatch_id, 0, &f)));
@@ -62,7 +74,8 @@ impl Dispatcher {
                 }
                 Slot::Call { hook, dispatch_id, attempt, .. } => {
                     outcomes.push(None);
-                    let (record, recorded, new_digest) = match accept(&hook, kinds, result, &dispatch_id) {
+                    let accepted = accept(&hook, kinds, result, &dispatch_id).and_then(|a| totals.admit(a));
+                    let (record, recorded, new_digest) = match accepted {
                         Ok(accepted) => {
                             let (status, final_status, kind) = match accepted.result.status {
                                 ResultStatus::Proposed => {
@@ -158,6 +171,41 @@ impl Dispatcher {
     }
 }
 
+/// What the dispatch's accepted results add up to, against the profile's
+/// per-dispatch ceilings on intents and result bytes.
+struct Totals {
+    intents: usize,
+    bytes: usize,
+    max_intents: usize,
+    max_bytes: usize,
+}
+
+impl Totals {
+    fn new(profile: &Profile) -> Self {
+        Totals {
+            intents: 0,
+            bytes: 0,
+            max_intents: profile.max_intents_per_dispatch as usize,
+            max_bytes: profile.max_result_bytes_per_dispatch as usize,
+        }
+    }
+
+    /// Keeps `a` within the ceilings, or refuses it: the result is not
+    /// recorded and the attempt it spent fails with `dispatch_budget_exhausted`,
+    /// so the identity stays owed (a later dispatch or `recover()` runs it
+    /// again, within its own invocation budget).
+    fn admit(&mut self, a: Accepted) -> Result<Accepted, Failure> {
+        let intents = self.intents + a.result.intents.len();
+        let bytes = self.bytes + a.bytes;
+        if intents > self.max_intents || bytes > self.max_bytes {
+            return Err(Failure::new(FailureCode::DispatchBudgetExhausted, None));
+        }
+        self.intents = intents;
+        self.bytes = bytes;
+        Ok(a)
+    }
+}
+
 /// The dispatch's outcome once its records' fate is known.
 fn settle(
     mut outcomes: Vec<Option<HookOutcome>>,
@@ -178,9 +226,9 @@ fn settle(
             RecordAnswer::Final(RecordOutcome::AlreadyFinal { row }) => {
                 from_final(&p.hook, &p.dispatch_id, &row, p.new_digest.as_deref())
             }
-            RecordAnswer::Failure(FailureOutcome::AlreadyFinal { row }) => {
-                from_final(&p.hook, &p.dispatch_id, &row, None)
-            }
+            RecordAnswer::Failure(FailureOutcome::AlreadyFinal { row })
+            | RecordAnswer::Deferred(CheckpointState::Final { row }) => from_final(&p.hook, &p.dispatch_id, &row, None),
+            RecordAnswer::Deferred(_) => p.recorded,
         });
     }
     Ok(admitted(outcomes.into_iter().flatten().collect()))

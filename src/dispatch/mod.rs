@@ -152,6 +152,8 @@ impl Dispatcher {
 }
 
 #[cfg(test)]
+mod budget_tests;
+#[cfg(test)]
 mod steps_tests;
 #[cfg(test)]
 mod tests;

@@ -19,7 +19,8 @@ pub enum ReplayMode {
 }
 
 /// The profile. Defaults: phase disabled, every hook allowed, `return`
-/// replays, 16 hooks and 60 s per dispatch, 256 dispatches in flight.
+/// replays, 16 hooks, 60 s, 64 intents and 256 KiB of results per dispatch,
+/// 256 dispatches in flight.
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[ts(export, optional_fields)]
@@ -30,6 +31,13 @@ pub struct Profile {
     pub replay: ReplayMode,
     pub max_hooks_per_dispatch: u32,
     pub max_dispatch_wall_ms: u32,
+    /// Intents recorded across all hooks of one dispatch; a result that would
+    /// pass it is deferred (the identity stays owed), like a hook past
+    /// `max_hooks_per_dispatch`.
+    pub max_intents_per_dispatch: u32,
+    /// Canonical result bytes recorded across all hooks of one dispatch;
+    /// treated like `max_intents_per_dispatch`.
+    pub max_result_bytes_per_dispatch: u32,
     /// Dispatches in flight at once in this runtime; past it `dispatch` waits
     /// its turn (FIFO), or refuses when asked not to wait.
     pub max_in_flight: u32,
@@ -43,6 +51,8 @@ impl Default for Profile {
             replay: ReplayMode::Return,
             max_hooks_per_dispatch: 16,
             max_dispatch_wall_ms: 60_000,
+            max_intents_per_dispatch: 64,
+            max_result_bytes_per_dispatch: 262_144,
             max_in_flight: 256,
         }
     }

@@ -32,6 +32,8 @@ impl Failure {
 pub(super) struct Accepted {
     pub result: PostWritebackHookResult,
     pub digest: String,
+    /// Length of the result's canonical JSON.
+    pub bytes: usize,
 }
 
 pub(super) fn outcome(hook: &RegisteredHook, dispatch_id: &str, kind: HookOutcomeKind, attempt: u32) -> HookOutcome {
@@ -155,5 +157,5 @@ pub(super) fn accept(
     let ctx = ResultContext { registration: &hook.registration, dispatch_id, kinds };
     let result = validate_hook_result(&doc, &ctx)
         .map_err(|v| Failure::new(FailureCode::ResultContractRejected, v.first().map(|v| v.rule)))?;
-    Ok(Accepted { digest: identity::result_digest(&doc), result })
+    Ok(Accepted { digest: identity::result_digest(&doc), bytes: crate::canonical::canonical_len(&doc), result })
 }

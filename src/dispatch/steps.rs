@@ -18,7 +18,7 @@ use super::request::{admit, DispatchRequest};
 use super::run::{failed, from_final, Failure};
 use super::{Dispatcher, Installed};
 use crate::contract::FailureCode;
-use crate::journal::{Checkpoint, DispatchRow, JournalError};
+use crate::journal::{Checkpoint, DispatchRow, DispatchState, JournalError};
 
 /// A provider call the caller makes, in hook_id order.
 pub struct PlannedCall {
@@ -66,8 +66,14 @@ pub(super) enum Slot {
         dispatch_id: String,
         attempt: u32,
         verify: Option<Box<DispatchRow>>,
-        checkpoint: bool,
+        /// The identity had no row when prepared.
+        fresh: bool,
         begun: bool,
+    },
+    /// Past a per-dispatch ceiling with no row yet: journaled as deferred.
+    Defer {
+        hook: Arc<RegisteredHook>,
+        dispatch_id: String,
     },
     Exhaust {
         hook: Arc<RegisteredHook>,
@@ -99,7 +105,7 @@ impl Dispatcher {
         self.prepare_for(request, None)
     }
 
-    /// `prepare` for one installed hook only (recovery; no per-dispatch ceiling).
+    /// `prepare` for one installed hook only (recovery; no hook-count ceiling).
     pub fn prepare_for(&self, request: DispatchRequest, only_hook: Option<&str>) -> Result<Prepared, JournalError> {
         if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(JournalError::Closed);
@@ -124,12 +130,13 @@ impl Dispatcher {
             .filter(|h| only_hook.is_none_or(|id| h.registration.hook_id == id))
             .cloned()
             .collect();
+        // Recovery runs one hook: the hook-count ceiling does not apply.
         let ceiling = if only_hook.is_some() { usize::MAX } else { self.profile.max_hooks_per_dispatch as usize };
         let ids: Vec<String> = hooks.iter().map(|h| dispatch_id_for(&request, h)).collect();
         let ticket = self.next_ticket.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // Claim before reading standings: a claim is released only after its
         // holder's records committed, so what we read next is current.
-        let mut claimed: Vec<String> = ids.iter().take(ceiling).cloned().collect();
+        let mut claimed: Vec<String> = ids.clone();
         if let Err(holder) = self.shared.try_claim(&claimed, ticket) {
             return Ok(Prepared::Wait(holder));
         }
@@ -139,13 +146,6 @@ impl Dispatcher {
         let mut plan = Vec::new();
         let mut unclaim = Vec::new();
         for (i, (hook, dispatch_id)) in hooks.into_iter().zip(ids).enumerate() {
-            // Hooks past the per-dispatch ceiling are not started: nothing is
-            // invoked or recorded, so a later dispatch with room runs them.
-            if i >= ceiling {
-                let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
-                slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, 0, &f))));
-                continue;
-            }
             let row = match self.journal.get_dispatch(&dispatch_id) {
                 Ok(row) => row,
                 Err(e) => {
@@ -172,45 +172,47 @@ impl Dispatcher {
                     continue;
                 }
             };
-            let slot = match row {
+            match &row {
                 // Verification compares results; an exhausted identity has none.
                 Some(row) if row_final && row.result_digest.is_none() => {
-                    unclaim.push(dispatch_id.clone());
-                    Slot::Done(Box::new(from_final(&hook, &dispatch_id, &row, None)))
+                    slots.push(Slot::Done(Box::new(from_final(&hook, &dispatch_id, row, None))));
+                    unclaim.push(dispatch_id);
+                    continue;
                 }
-                Some(row) if row_final => Slot::Call {
-                    hook: hook.clone(),
-                    dispatch_id,
-                    attempt: 0,
-                    verify: Some(Box::new(row)),
-                    checkpoint: false,
-                    begun: false,
-                },
-                Some(row) if row.attempts >= hook.registration.budget.max_invocations_per_dispatch => {
-                    Slot::Exhaust { hook: hook.clone(), dispatch_id, used: row.attempts }
+                Some(row)
+                    if !row_final
+                        && row.attempts >= hook.registration.budget.max_invocations_per_dispatch
+                        && !may_be_live(row, &hook) =>
+                {
+                    slots.push(Slot::Exhaust { hook: hook.clone(), dispatch_id, used: row.attempts });
+                    continue;
                 }
-                Some(row) => Slot::Call {
-                    hook: hook.clone(),
-                    dispatch_id,
-                    attempt: row.attempts + 1,
-                    verify: None,
-                    checkpoint: false,
-                    begun: false,
-                },
-                None => Slot::Call {
-                    hook: hook.clone(),
-                    dispatch_id,
-                    attempt: 1,
-                    verify: None,
-                    checkpoint: true,
-                    begun: false,
-                },
-            };
-            if matches!(slot, Slot::Call { .. }) {
-                calls.push(i);
-                plan.push(PlannedCall { slot: i, hook, input_json: input.to_string() });
+                _ => {}
             }
-            slots.push(slot);
+            // Only hooks whose provider would be called count against the
+            // ceiling. One past it is not invoked but stays owed: a new
+            // identity is journaled as deferred, an unfinished one already is.
+            if calls.len() >= ceiling {
+                let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
+                slots.push(match row {
+                    None => Slot::Defer { hook, dispatch_id: dispatch_id.clone() },
+                    Some(_) => Slot::Done(Box::new(failed(&hook, &dispatch_id, 0, &f))),
+                });
+                unclaim.push(dispatch_id);
+                continue;
+            }
+            let fresh = row.is_none();
+            let (attempt, verify) = match row {
+                Some(row) if row_final => (0, Some(Box::new(row))),
+                // Another process may be running that attempt: share it, as
+                // two processes invoking one fresh identity at once do.
+                Some(row) if may_be_live(&row, &hook) => (row.attempts, None),
+                Some(row) => (row.attempts + 1, None),
+                None => (1, None),
+            };
+            calls.push(i);
+            plan.push(PlannedCall { slot: i, hook: hook.clone(), input_json: input.to_string() });
+            slots.push(Slot::Call { hook, dispatch_id, attempt, verify, fresh, begun: false });
         }
         self.shared.release(&unclaim, ticket);
         claimed.retain(|id| !unclaim.contains(id));
@@ -226,7 +228,7 @@ impl Dispatcher {
     /// Called just before the provider of `slot` is: queues its checkpoint
     /// (not awaited; the writer commits it before any later record) and gives
     /// the call's limit, or `None` when the wall budget is already spent (the
-    /// provider is then not called and nothing is recorded for it).
+    /// provider is then not called; `complete` journals it as deferred).
     pub fn begin(&self, ticket: u64, slot: usize) -> Result<Option<Limit>, JournalError> {
         let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
         let flight = flights.get_mut(&ticket).ok_or_else(bad_ticket)?;
@@ -235,21 +237,14 @@ impl Dispatcher {
             return Ok(None);
         }
         let remaining = (flight.deadline - now).as_millis() as u64 + 1;
-        let Some(Slot::Call { hook, dispatch_id, checkpoint, begun, .. }) = flight.slots.get_mut(slot) else {
+        let Some(Slot::Call { hook, dispatch_id, attempt, verify, begun, .. }) = flight.slots.get_mut(slot) else {
             return Err(bad_ticket());
         };
-        if *checkpoint {
+        // Every invocation (not a verify-mode replay) is counted by its
+        // checkpoint, so one cut short by a crash still spends an attempt.
+        if verify.is_none() && !*begun {
             let failed = flight.checkpoint_error.clone();
-            let c = Checkpoint {
-                dispatch_id: dispatch_id.clone(),
-                hook_id: hook.registration.hook_id.clone(),
-                capability_id: hook.registration.capability_id.clone(),
-                receipt_id: flight.request.receipt.receipt_id.clone(),
-                effect_id: flight.request.receipt.effect_id.clone(),
-                event_kind: flight.request.event.event_kind.clone(),
-                registration_digest: hook.digest.clone(),
-                request_json: serde_json::to_string(&flight.request).unwrap_or_default(),
-            };
+            let c = checkpoint_for(&flight.request, hook, dispatch_id, *attempt);
             self.journal.checkpoint_then(
                 c,
                 Box::new(move |r| {
@@ -258,11 +253,48 @@ impl Dispatcher {
                     }
                 }),
             )?;
-            *checkpoint = false;
         }
         *begun = true;
         let own = u64::from(hook.registration.budget.timeout_ms);
         Ok(Some(Limit { ms: own.min(remaining), wall: remaining < own }))
+    }
+}
+
+/// How long past its hook's timeout a checkpointed attempt is still presumed
+/// live (the time its dispatch needs to record the outcome).
+pub(super) const LIVE_GRACE_MS: i64 = 250;
+
+/// Whether the last counted attempt of an unfinished identity may still be
+/// running in another process: it has no recorded outcome and its checkpoint
+/// is younger than the hook's timeout plus [`LIVE_GRACE_MS`]. Past that it was
+/// cut short (a crash) and stays counted. A claim serializes runs within this
+/// process, so only another process (or a cancelled flight) gets here.
+fn may_be_live(row: &DispatchRow, hook: &RegisteredHook) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    row.state == DispatchState::Checkpointed
+        && row.attempts >= 1
+        && now.saturating_sub(row.updated_at) <= i64::from(hook.registration.budget.timeout_ms) + LIVE_GRACE_MS
+}
+
+/// The checkpoint of `hook`'s identity preceding invocation `attempt` (0: deferred).
+pub(super) fn checkpoint_for(
+    request: &DispatchRequest,
+    hook: &RegisteredHook,
+    dispatch_id: &str,
+    attempt: u32,
+) -> Checkpoint {
+    Checkpoint {
+        dispatch_id: dispatch_id.to_owned(),
+        hook_id: hook.registration.hook_id.clone(),
+        capability_id: hook.registration.capability_id.clone(),
+        receipt_id: request.receipt.receipt_id.clone(),
+        effect_id: request.receipt.effect_id.clone(),
+        event_kind: request.event.event_kind.clone(),
+        registration_digest: hook.digest.clone(),
+        request_json: serde_json::to_string(request).unwrap_or_default(),
+        attempt,
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::tests::{enabled, fixture, registration, request, result_for, Behaviour};
 use super::*;
 use crate::contract::FailureCode;
-use crate::journal::JournalError;
+use crate::journal::{DispatchState, JournalError};
 use crate::validate::Rule;
 
 /// Every batch the deliver callback received.
@@ -148,8 +148,9 @@ fn begin_queues_the_checkpoint_and_a_spent_wall_starts_nothing() {
     let out = delivered(&collected, 1).remove(0).outcome.unwrap();
     assert_eq!(out.hooks[0].outcome, HookOutcomeKind::NotApplicable);
     assert_eq!((out.hooks[1].failure_code, out.hooks[1].attempt), (Some(FailureCode::DispatchBudgetExhausted), 0));
-    // b was never started: no checkpoint, nothing for recover().
-    assert!(d.journal().get_dispatch(&out.hooks[1].dispatch_id).unwrap().is_none());
+    // b was never started: journaled as deferred (owed, no attempt used) for recover().
+    let b = d.journal().get_dispatch(&out.hooks[1].dispatch_id).unwrap().unwrap();
+    assert_eq!((b.state, b.attempts), (DispatchState::Checkpointed, 0));
     assert!(d.journal().get_dispatch(&out.hooks[0].dispatch_id).unwrap().unwrap().state.is_final());
 }
 

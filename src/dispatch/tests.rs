@@ -25,7 +25,7 @@ pub(super) enum Behaviour {
     Malformed,
 }
 
-struct TestProvider {
+pub(super) struct TestProvider {
     behaviour: std::sync::Mutex<Behaviour>,
     calls: AtomicU32,
     /// The last JSON result it returned.
@@ -33,7 +33,7 @@ struct TestProvider {
 }
 
 impl TestProvider {
-    fn new(b: Behaviour) -> Arc<Self> {
+    pub(super) fn new(b: Behaviour) -> Arc<Self> {
         Arc::new(TestProvider {
             behaviour: std::sync::Mutex::new(b),
             calls: AtomicU32::new(0),
@@ -43,10 +43,10 @@ impl TestProvider {
     fn last_result(&self) -> Value {
         serde_json::from_str(self.last.lock().unwrap().as_deref().unwrap()).unwrap()
     }
-    fn set(&self, b: Behaviour) {
+    pub(super) fn set(&self, b: Behaviour) {
         *self.behaviour.lock().unwrap() = b;
     }
-    fn calls(&self) -> u32 {
+    pub(super) fn calls(&self) -> u32 {
         self.calls.load(Ordering::SeqCst)
     }
 }
@@ -104,7 +104,7 @@ impl Provider for TestProvider {
 }
 
 pub(super) struct Fixture {
-    dir: std::path::PathBuf,
+    pub(super) dir: std::path::PathBuf,
     pub(super) dispatcher: Dispatcher,
 }
 
@@ -140,7 +140,7 @@ pub(super) fn registration(hook: &str, invocations: u32, timeout_ms: u32) -> Val
     r
 }
 
-fn install(f: &Fixture, hook: &str, invocations: u32, b: Behaviour) -> Arc<TestProvider> {
+pub(super) fn install(f: &Fixture, hook: &str, invocations: u32, b: Behaviour) -> Arc<TestProvider> {
     let p = TestProvider::new(b);
     f.dispatcher.register(&registration(hook, invocations, 50), p.clone()).unwrap();
     p

@@ -15,6 +15,9 @@ use super::{arg, DispatchRow, Journal, JournalError, Reply, Result};
 pub enum RecordCommand {
     Final(FinalRecord),
     Failure(FailureRecord),
+    /// A hook that did not get its turn: its checkpoint (attempt 0) is
+    /// written if the identity has no row, so it stays owed.
+    Defer(Checkpoint),
 }
 
 /// The answer to one [`RecordCommand`].
@@ -22,6 +25,7 @@ pub enum RecordCommand {
 pub enum RecordAnswer {
     Final(RecordOutcome),
     Failure(FailureOutcome),
+    Deferred(CheckpointState),
 }
 
 impl Journal {
@@ -61,6 +65,7 @@ impl Journal {
             match r {
                 RecordCommand::Final(f) => check_final(f)?,
                 RecordCommand::Failure(f) => check_failure(f)?,
+                RecordCommand::Defer(c) => check_deferred(c)?,
             }
         }
         self.writer.submit_then(true, records, run_many, then)
@@ -100,6 +105,13 @@ fn check_failure(r: &FailureRecord) -> Result<()> {
     attempt(r.attempt)?;
     arg::token(&r.code, "code")?;
     arg::opt_token(r.rule.as_deref(), "rule")
+}
+
+fn check_deferred(c: &Checkpoint) -> Result<()> {
+    if c.attempt != 0 {
+        return Err(JournalError::InvalidArgument { what: "attempt" });
+    }
+    check_checkpoint(c)
 }
 
 fn check_checkpoint(c: &Checkpoint) -> Result<()> {
@@ -152,7 +164,7 @@ fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<Checkpo
         .prepare_cached(
             "INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
                event_kind, registration_digest, created_at, updated_at)
-             VALUES (?1, 'checkpointed', 0, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
+             VALUES (?1, 'checkpointed', ?9, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
              ON CONFLICT (dispatch_id) DO NOTHING",
         )?
         .execute(params![
@@ -163,7 +175,8 @@ fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<Checkpo
             c.effect_id,
             c.event_kind,
             c.registration_digest,
-            now
+            now,
+            c.attempt
         ])?;
     if inserted == 1 {
         conn.prepare_cached("INSERT INTO requests (seq, request) VALUES (?1, ?2)")?
@@ -171,11 +184,14 @@ fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<Checkpo
         return Ok(CheckpointState::Fresh);
     }
     let s = standing(conn, &c.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
-    Ok(if s.state.is_final() {
-        CheckpointState::Final { row: Box::new(s) }
-    } else {
-        CheckpointState::Pending { attempts_used: s.attempts }
-    })
+    if s.state.is_final() {
+        return Ok(CheckpointState::Final { row: Box::new(s) });
+    }
+    if c.attempt > s.attempts {
+        conn.prepare_cached("UPDATE dispatches SET attempts = ?2, updated_at = ?3 WHERE dispatch_id = ?1")?
+            .execute(params![c.dispatch_id, c.attempt, now])?;
+    }
+    Ok(CheckpointState::Pending { attempts_used: s.attempts })
 }
 
 // The writer's operation signature takes its arguments by reference to their own type.
@@ -187,6 +203,7 @@ fn run_many(conn: &Connection, records: &Vec<RecordCommand>, now: i64) -> Result
         let answer = match r {
             RecordCommand::Final(f) => run_final(conn, f, now).map(RecordAnswer::Final),
             RecordCommand::Failure(f) => run_failure(conn, f, now).map(RecordAnswer::Failure),
+            RecordCommand::Defer(c) => run_checkpoint(conn, c, now).map(RecordAnswer::Deferred),
         };
         match answer {
             // The batch cannot go on: the writer rolls it back and may retry.

@@ -47,7 +47,8 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, in order; `MIGRATIONS[i].to == i + 1`.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }, Migration { to: 2, sql: V2 }];
+pub(crate) const MIGRATIONS: &[Migration] =
+    &[Migration { to: 1, sql: V1 }, Migration { to: 2, sql: V2 }, Migration { to: 3, sql: V3 }];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS[MIGRATIONS.len() - 1].to;
@@ -118,6 +119,15 @@ CREATE INDEX intents_open ON intents(capability_id, intent_kind)
 const V2: &str = "
 ALTER TABLE intents ADD COLUMN lease_owner TEXT;
 ALTER TABLE intents ADD COLUMN lease_until INTEGER;
+";
+
+/// Version 3: `attempts` counts invocations begun (each checkpoint raises it
+/// to the attempt it precedes), not only recorded failures, and a
+/// checkpointed row with 0 attempts is a deferred hook never invoked. Before
+/// v3 a checkpoint was written only just before an invocation, so a v2
+/// checkpointed row with 0 attempts was invoked once and cut short: it counts.
+const V3: &str = "
+UPDATE dispatches SET attempts = 1 WHERE state = 'checkpointed' AND attempts = 0;
 ";
 
 /// The SQL condition that selects open intents; queries must spell it exactly

@@ -78,14 +78,20 @@ pub struct Checkpoint {
     /// The public-safe dispatch request, enough to re-dispatch on recover.
     /// Stored verbatim; the journal does not parse it.
     pub request_json: String,
+    /// The invocation this checkpoint precedes (1-based): an unfinished row's
+    /// `attempts` becomes at least this, so an invocation cut short by a crash
+    /// still counts against the lifetime budget. 0 journals the identity as
+    /// deferred: owed (recover() runs it) with no attempt used.
+    pub attempt: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CheckpointState {
-    /// The row was created now; no attempt used.
+    /// The row was created now (with `attempts` = the checkpoint's attempt).
     Fresh,
-    /// The identity exists without a final receipt (checkpointed or failed).
+    /// The identity exists without a final receipt (checkpointed or failed);
+    /// `attempts_used` is its count before this checkpoint raised it.
     Pending { attempts_used: u32 },
     /// The identity is final: replay it, do not invoke. The row's columns
     /// (with its intent ids) are the receipt; `dispatch::receipt_from_row`
@@ -94,7 +100,7 @@ pub enum CheckpointState {
 }
 
 impl CheckpointState {
-    /// Attempts already used; 0 when fresh, the final attempt count is not kept here.
+    /// Attempts used before this checkpoint; 0 when fresh, the final attempt count is not kept here.
     pub fn attempts_used(&self) -> Option<u32> {
         match self {
             CheckpointState::Fresh => Some(0),

@@ -117,7 +117,7 @@ fn two_journals_race_to_record_one_dispatch() {
         let seed = format!("r{round}");
         let states = [a.checkpoint(checkpoint(&seed)).wait().unwrap(), b.checkpoint(checkpoint(&seed)).wait().unwrap()];
         assert_eq!(states[0], CheckpointState::Fresh);
-        assert_eq!(states[1], CheckpointState::Pending { attempts_used: 0 });
+        assert_eq!(states[1], CheckpointState::Pending { attempts_used: 1 });
         let barrier = Arc::new(Barrier::new(2));
         let threads: Vec<_> = [(Arc::clone(&a), "from-a"), (Arc::clone(&b), "from-b")]
             .into_iter()

@@ -1,6 +1,7 @@
 //! Journal tests on real files in a temporary directory (std::env::temp_dir,
 //! one unique directory per test, removed when the test ends).
 
+mod attempts;
 mod concurrency;
 mod hostile;
 mod lease;
@@ -90,6 +91,7 @@ pub(super) fn checkpoint(seed: &str) -> Checkpoint {
         event_kind: "todo_completed".into(),
         registration_digest: hex("registration"),
         request_json,
+        attempt: 1,
     }
 }
 

@@ -36,7 +36,7 @@ fn creates_then_reopens() {
     j.close();
     assert_eq!(header(&path), (APPLICATION_ID, SCHEMA_VERSION, "wal".into()));
     let j = open(&path);
-    assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 0 });
+    assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 1 });
     assert!(j.integrity_check().unwrap());
 }
 

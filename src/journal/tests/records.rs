@@ -7,7 +7,7 @@ fn checkpoint_is_fresh_then_pending_then_final() {
     let dir = TempDir::new("cp");
     let j = open(&dir.file("j.sqlite"));
     assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Fresh);
-    assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 0 });
+    assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 1 });
     let rec = proposed("a", 1, "result-1", &["a1"]);
     assert_eq!(j.record_final(rec.clone()).wait().unwrap(), RecordOutcome::Recorded);
     let row = j.get_dispatch(&rec.dispatch_id).unwrap().unwrap();

@@ -1,0 +1,171 @@
+// Issue 12 items 1, 2 and 5: RFC §10 "no hook is silently lost" (the matrix
+// row "Multiple hooks": one hook's failure must not consume another's slot),
+// contract-v0 §1 "max_invocations_per_dispatch bounds an identity's whole
+// life", crashes included, and the per-dispatch intent and byte ceilings.
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, it } from 'vitest'
+
+import {
+  Fixtures,
+  counted,
+  goodProvider,
+  journalContents,
+  registration,
+  request,
+  signalResult,
+  sleep,
+} from './support/runtime'
+
+const fx = new Fixtures()
+afterEach(() => fx.cleanup())
+
+describe('RFC §10: no hook is silently lost', () => {
+  it("one hook hanging until the wall ceiling does not consume another hook's slot: recover() runs it once", async () => {
+    const { runtime } = await fx.runtime({ profile: { maxDispatchWallMs: 60 }, capabilities: ['alpha', 'beta'] })
+    const a = counted(() => new Promise(() => {}))
+    const b = goodProvider()
+    runtime.register({
+      registration: registration('alpha.a', { budget: { timeout_ms: 5000, max_invocations_per_dispatch: 2 } }),
+      provider: a,
+    })
+    runtime.register({ registration: registration('beta.b'), provider: b })
+    const outcome = await runtime.dispatch(request())
+    expect(outcome.hooks.map((h) => [h.hookId, h.outcome, h.attempt, h.failureCode])).toStrictEqual([
+      ['alpha.a', 'failed', 1, 'dispatch_budget_exhausted'],
+      ['beta.b', 'failed', 0, 'dispatch_budget_exhausted'],
+    ])
+    expect([a.calls, b.calls]).toStrictEqual([1, 0])
+    // The journal holds b before recover(): owed, with no attempt used.
+    const before = await journalContents(runtime)
+    const owed = before.dispatches.find((d) => d.hook_id === 'beta.b')
+    expect([owed?.state, owed?.attempts]).toStrictEqual(['checkpointed', 0])
+
+    const report = await runtime.recover()
+    const bOut = report.outcomes.find((o) => o.hookId === 'beta.b')
+    expect([bOut?.outcome, bOut?.attempt]).toStrictEqual(['recorded', 1])
+    expect(b.calls).toBe(1)
+    const after = await journalContents(runtime)
+    expect(after.dispatches.find((d) => d.hook_id === 'beta.b')?.state).toBe('proposed')
+  })
+
+  it('hooks past maxHooksPerDispatch are journaled as owed and a later dispatch of the same receipt runs them', async () => {
+    const { runtime } = await fx.runtime({ profile: { maxHooksPerDispatch: 1 }, capabilities: ['alpha', 'beta'] })
+    const a = goodProvider()
+    const b = goodProvider()
+    runtime.register({ registration: registration('alpha.a'), provider: a })
+    runtime.register({ registration: registration('beta.b'), provider: b })
+    const first = await runtime.dispatch(request())
+    expect(first.hooks.map((h) => [h.outcome, h.attempt])).toStrictEqual([
+      ['recorded', 1],
+      ['failed', 0],
+    ])
+    const j = await journalContents(runtime)
+    expect(j.dispatches.map((d) => [d.hook_id, d.state, d.attempts])).toStrictEqual([
+      ['alpha.a', 'proposed', 1],
+      ['beta.b', 'checkpointed', 0],
+    ])
+    // a replays without an invocation, so b has the one slot.
+    const again = await runtime.dispatch(request())
+    expect(again.hooks.map((h) => [h.outcome, h.attempt])).toStrictEqual([
+      ['replayed', 1],
+      ['recorded', 1],
+    ])
+    expect([a.calls, b.calls]).toStrictEqual([1, 1])
+  })
+})
+
+describe('RFC §10: per-dispatch ceilings on intents and result bytes', () => {
+  it('a result past maxIntentsPerDispatch is deferred, not lost: the identity stays owed and recover() records it', async () => {
+    const { runtime } = await fx.runtime({ profile: { maxIntentsPerDispatch: 1 }, capabilities: ['alpha', 'beta'] })
+    const b = counted((input) => signalResult(input, { level: 7 }))
+    runtime.register({ registration: registration('alpha.a'), provider: goodProvider() })
+    runtime.register({
+      registration: registration('beta.b', { budget: { max_invocations_per_dispatch: 2 } }),
+      provider: b,
+    })
+    const outcome = await runtime.dispatch(request())
+    expect(outcome.hooks.map((h) => [h.outcome, h.attempt, h.failureCode])).toStrictEqual([
+      ['recorded', 1, null],
+      ['failed', 1, 'dispatch_budget_exhausted'],
+    ])
+    const report = await runtime.recover()
+    expect(report.outcomes.map((o) => [o.hookId, o.outcome, o.attempt])).toStrictEqual([['beta.b', 'recorded', 2]])
+    expect(b.calls).toBe(2)
+    expect((await runtime.journal.stats()).intents).toBe(2)
+  })
+
+  it('a result past maxResultBytesPerDispatch is deferred like the hook-count ceiling', async () => {
+    // One proposed signal result is a few hundred canonical bytes: the second does not fit.
+    const { runtime } = await fx.runtime({
+      profile: { maxResultBytesPerDispatch: 900 },
+      capabilities: ['alpha', 'beta'],
+    })
+    runtime.register({ registration: registration('alpha.a'), provider: goodProvider() })
+    runtime.register({
+      registration: registration('beta.b', { budget: { max_invocations_per_dispatch: 2 } }),
+      provider: goodProvider({ level: 3 }),
+    })
+    const outcome = await runtime.dispatch(request())
+    expect(outcome.hooks.map((h) => [h.outcome, h.failureCode])).toStrictEqual([
+      ['recorded', null],
+      ['failed', 'dispatch_budget_exhausted'],
+    ])
+    const j = await journalContents(runtime)
+    expect(j.dispatches.find((d) => d.hook_id === 'beta.b')?.state).toBe('failed')
+  })
+})
+
+type Line = { t: 'ready' } | { t: 'invoked'; attempts: number } | { t: 'done'; hooks: unknown[] } | { t: 'error' }
+
+function runChild(args: string[]): Promise<{ lines: Line[]; signal: NodeJS.Signals | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(__dirname, 'children', 'self-killer.mjs'), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    let stderr = ''
+    const guard = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c))
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c))
+    child.on('error', reject)
+    child.on('close', (_code, signal) => {
+      clearTimeout(guard)
+      const lines = out
+        .split('\n')
+        .filter((l) => l.length > 0)
+        .map((l) => JSON.parse(l) as Line)
+      resolve({ lines, signal, stderr })
+    })
+  })
+}
+
+describe("contract-v0 §1: max_invocations_per_dispatch bounds an identity's whole life, crashes included", () => {
+  it('a provider that SIGKILLs its own process ends exhausted after its budget and is not called again', async () => {
+    const journal = fx.tempDir().path('self-killer.journal')
+    const invocations = 3
+    // The child's timeout_ms is 300: past it plus the 250 ms grace a crashed
+    // attempt can no longer be live in another process, and counts as spent.
+    const presumedLost = 300 + 250 + 150
+    for (let attempt = 1; attempt <= invocations; attempt++) {
+      if (attempt > 1) await sleep(presumedLost)
+      const run = await runChild([journal, attempt === 1 ? 'dispatch' : 'recover', String(attempt)])
+      expect(run.signal, run.stderr).toBe('SIGKILL')
+      expect(run.lines.filter((l) => l.t === 'invoked')).toStrictEqual([{ t: 'invoked', attempts: attempt }])
+      const db = new Database(journal, { readonly: true, fileMustExist: true })
+      const rows = db.prepare('SELECT state, attempts FROM dispatches').all()
+      db.close()
+      expect(rows).toStrictEqual([{ state: 'checkpointed', attempts: attempt }])
+    }
+    await sleep(presumedLost)
+    const last = await runChild([journal, 'recover', String(invocations + 1)])
+    expect(last.signal, last.stderr).toBeNull()
+    expect(last.lines.filter((l) => l.t === 'invoked')).toStrictEqual([])
+    expect(last.lines.at(-1)).toStrictEqual({
+      t: 'done',
+      hooks: [{ outcome: 'exhausted', attempt: invocations, code: 'dispatch_budget_exhausted' }],
+    })
+  })
+})

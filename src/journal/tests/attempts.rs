@@ -1,0 +1,95 @@
+//! Lifetime attempts (contract-v0 §1): a checkpoint counts its invocation,
+//! a deferred checkpoint counts none, and schema v3's migration.
+
+use rusqlite::Connection;
+
+use super::super::open::upgrade;
+use super::super::schema::MIGRATIONS;
+use super::*;
+
+fn at(seed: &str, attempt: u32) -> Checkpoint {
+    Checkpoint { attempt, ..checkpoint(seed) }
+}
+
+fn attempts(j: &Journal, seed: &str) -> (DispatchState, u32) {
+    let row = j.get_dispatch(&dispatch_id(seed)).unwrap().unwrap();
+    (row.state, row.attempts)
+}
+
+fn record(j: &Journal, records: Vec<RecordCommand>) -> Vec<Result<RecordAnswer>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    j.record_many(records, Box::new(move |r| tx.send(r).unwrap())).unwrap();
+    rx.recv().unwrap().unwrap()
+}
+
+#[test]
+fn an_invocation_whose_checkpoint_reached_the_journal_counts_as_an_attempt() {
+    let dir = TempDir::new("attempts");
+    let j = open(&dir.file("j.sqlite"));
+    assert_eq!(j.checkpoint(at("a", 1)).wait().unwrap(), CheckpointState::Fresh);
+    // No result was recorded (the process died): the invocation still counts.
+    assert_eq!(attempts(&j, "a"), (DispatchState::Checkpointed, 1));
+    assert_eq!(j.checkpoint(at("a", 2)).wait().unwrap(), CheckpointState::Pending { attempts_used: 1 });
+    assert_eq!(attempts(&j, "a"), (DispatchState::Checkpointed, 2));
+    // A late or repeated checkpoint never lowers the count.
+    assert_eq!(j.checkpoint(at("a", 1)).wait().unwrap(), CheckpointState::Pending { attempts_used: 2 });
+    assert_eq!(attempts(&j, "a"), (DispatchState::Checkpointed, 2));
+    // A failure recorded for the attempt keeps the count.
+    j.record_failure(FailureRecord {
+        dispatch_id: dispatch_id("a"),
+        attempt: 2,
+        code: "producer_failed".into(),
+        rule: None,
+    })
+    .wait()
+    .unwrap();
+    assert_eq!(attempts(&j, "a"), (DispatchState::Failed, 2));
+    assert_eq!(j.checkpoint(at("a", 3)).wait().unwrap(), CheckpointState::Pending { attempts_used: 2 });
+    assert_eq!(attempts(&j, "a"), (DispatchState::Failed, 3));
+}
+
+#[test]
+fn a_hook_that_did_not_get_its_turn_is_journaled_as_owed_with_no_attempt_used() {
+    let dir = TempDir::new("deferred");
+    let j = open(&dir.file("j.sqlite"));
+    let answers = record(&j, vec![RecordCommand::Defer(at("b", 0))]);
+    assert_eq!(answers, vec![Ok(RecordAnswer::Deferred(CheckpointState::Fresh))]);
+    assert_eq!(attempts(&j, "b"), (DispatchState::Checkpointed, 0));
+    let owed = j.unfinished().unwrap();
+    assert_eq!(owed.iter().map(|r| r.dispatch_id.clone()).collect::<Vec<_>>(), vec![dispatch_id("b")]);
+    assert!(owed[0].request_json.is_some(), "recover() needs the request");
+    // Deferring an identity that has attempts leaves them as they are.
+    j.checkpoint(at("c", 1)).wait().unwrap();
+    let answers = record(&j, vec![RecordCommand::Defer(at("c", 0))]);
+    assert_eq!(answers, vec![Ok(RecordAnswer::Deferred(CheckpointState::Pending { attempts_used: 1 }))]);
+    assert_eq!(attempts(&j, "c"), (DispatchState::Checkpointed, 1));
+    // A deferral is attempt 0 by definition.
+    let err = j.record_many(vec![RecordCommand::Defer(at("d", 1))], Box::new(|_| ())).unwrap_err();
+    assert_eq!(err, JournalError::InvalidArgument { what: "attempt" });
+}
+
+#[test]
+fn a_version_2_checkpoint_without_attempts_migrates_as_one_invocation_cut_short() {
+    let dir = TempDir::new("migrate-v3");
+    let path = dir.file("j.sqlite");
+    let c = Connection::open(&path).unwrap();
+    c.execute_batch("PRAGMA journal_mode=WAL").unwrap();
+    upgrade(&c, &MIGRATIONS[..2]).unwrap();
+    let insert = |seed: &str, state: &str, attempts: u32| {
+        c.execute(
+            "INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, \
+             event_kind, registration_digest, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, 'periodic_report.runtime_trigger', 'periodic_report', 'receipt_a', 'effect_a', \
+             'todo_completed', ?4, 1, 1)",
+            rusqlite::params![dispatch_id(seed), state, attempts, hex("registration")],
+        )
+        .unwrap();
+    };
+    insert("crashed", "checkpointed", 0);
+    insert("failed", "failed", 2);
+    drop(c);
+    let j = open(&path);
+    assert_eq!(attempts(&j, "crashed"), (DispatchState::Checkpointed, 1));
+    assert_eq!(attempts(&j, "failed"), (DispatchState::Failed, 2));
+    assert!(j.integrity_check().unwrap());
+}
