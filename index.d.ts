@@ -69,6 +69,8 @@ export declare class NativeHookRuntime {
    * process alive by itself.
    */
   onFinished(callback: (finishedJson: string) => void): void
+  /** The journal writer's counters and histograms (JSON text of `WriterStats`, camelCase). */
+  writerStats(): string
   /** Dispatches in flight at once (the profile's `maxInFlight`). */
   get maxInFlight(): number
   /** Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous. */
@@ -152,6 +154,17 @@ export declare class NativeTurnStartKernel {
    * the caller keeps the first provider).
    */
   register(registration: unknown): { ok: true; alreadyInstalled: boolean } | { ok: false; violations: Violation[] }
+  /**
+   * Attaches the owner-private inbox store, which core counts pending
+   * material in itself when a hook fails.
+   */
+  useInbox(inbox: NativeInboxStore): void
+  /**
+   * One operation of an invocation's session (`op`, arguments as JSON
+   * text); resolves to its result as JSON text. Refused with
+   * `ERR_LOOPX_SESSION_CLOSED` once the invocation is over.
+   */
+  sessionCall(token: string, op: string, argsJson: string): Promise<string>
   /** The installed hook_ids, in dispatch order. */
   get hookIds(): Array<string>
   /**

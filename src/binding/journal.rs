@@ -168,7 +168,8 @@ impl NativeJournal {
             .await
             .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
             .map_err(|e| async_error(journal_error(e)))?;
-        serde_json::to_string(&verdict).map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+        serde_json::to_string(&verdict)
+            .map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
     }
 
     /// Claims up to `batch` open intents for `leaseMs` (see `journal::lease`).

@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use super::kernel::{apply_counts, fail_closed, hook_input, judge, InstalledTurnStartHook, TurnStartKernel};
 use super::lane::{decide_outcome_lane, project_required_reads};
-use super::session::TurnStartSession;
 use super::outcome::TurnStartOutcome;
 use super::request::validate_turn_start_request;
+use super::session::TurnStartSession;
 use crate::provider_reply::ProviderReply;
 
 /// What came of one provider call.

@@ -4,6 +4,7 @@
 mod concurrency;
 mod hostile;
 mod lease;
+mod observe;
 mod open;
 mod outbox;
 mod read;
