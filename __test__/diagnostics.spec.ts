@@ -225,14 +225,22 @@ describe('loopx-hooks:commit and loopx-hooks:outbox', () => {
     expect(outbox[3]!.error).toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
   })
 
-  it('publish nothing and build no message while nobody subscribes', async () => {
+  it('publish nothing once unsubscribed: the hasSubscribers guards read false again', async () => {
     const { runtime } = await fx.runtime({ capabilities: ['theta'] })
     runtime.register({ registration: registration('theta.hook'), provider: goodProvider() })
-    for (const name of Object.values(channels)) {
-      expect(diagnostics_channel.channel(name).hasSubscribers).toBe(false)
-    }
+    // Subscribed once and unsubscribed: the guards the dispatcher reads are false again.
+    listen()
+    expect(diagnostics_channel.tracingChannel(channels.dispatch).hasSubscribers).toBe(true)
+    for (const u of undo.splice(0)) u()
+    expect(diagnostics_channel.tracingChannel(channels.dispatch).hasSubscribers).toBe(false)
+    expect(diagnostics_channel.tracingChannel(channels.hook).hasSubscribers).toBe(false)
+    expect(diagnostics_channel.channel(channels.commit).hasSubscribers).toBe(false)
+    expect(diagnostics_channel.channel(channels.outbox).hasSubscribers).toBe(false)
+    const events = listen()
+    for (const u of undo.splice(0)) u()
     const outcome = await runtime.dispatch(request())
     expect(hookOutcome(outcome, 'theta.hook').outcome).toBe('recorded')
+    expect(events).toEqual([])
   })
 })
 
