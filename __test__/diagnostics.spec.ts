@@ -160,10 +160,19 @@ describe('loopx-hooks:dispatch and loopx-hooks:hook', () => {
     runtime.register({ registration: registration('eps.hook'), provider: goodProvider() })
     const events = listen()
     await runtime.close()
-    await expect(runtime.dispatch(request())).rejects.toMatchObject({ code: expect.stringMatching(/^ERR_LOOPX_/) })
-    // A dispatch refused before it started (closed runtime) has no trace to end: nothing half-open remains.
-    const starts = names(events, 'dispatch:start').length
-    expect(names(events, 'dispatch:asyncEnd').length).toBe(starts)
+    const error = await runtime.dispatch(request()).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: expect.stringMatching(/^ERR_LOOPX_/) })
+    expect(names(events, 'dispatch')).toEqual([
+      'dispatch:start',
+      'dispatch:end',
+      'dispatch:error',
+      'dispatch:asyncStart',
+      'dispatch:asyncEnd',
+    ])
+    const m = events.find(([n]) => n === 'dispatch:error')![1] as DispatchMessage
+    expect(m.error).toBe(error)
+    expect(m.result).toBeUndefined()
+    expect(runtime.metrics().dispatches.errors).toEqual({ [(error as { code: string }).code]: 1 })
   })
 
   it('traces every request of dispatchMany, replays included', async () => {

@@ -150,7 +150,7 @@ export interface HookRuntimeMetrics {
     latencyMicros: Histogram
   }
   writer: {
-    /** Commands queued and not yet answered, now. */
+    /** Commands queued whose group commit has not finished, now. */
     queueDepth: number
     /** Whole-batch retries after SQLITE_BUSY. */
     busyRetries: number

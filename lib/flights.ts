@@ -95,6 +95,16 @@ export class Flights {
     native.onFinished((text) => this.#finished(text))
   }
 
+  /** A synchronous step whose coded error (closed, invalid request) counts as a dispatch error. */
+  #counted<T>(step: () => T): T {
+    try {
+      return sync(step)
+    } catch (error) {
+      this.tally.error(error)
+      throw error
+    }
+  }
+
   /** Runs `run` as a `loopx-hooks:dispatch` trace when someone subscribes. */
   #traced(
     requestJson: string,
@@ -112,7 +122,7 @@ export class Flights {
 
   async #one(requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Promise<DispatchOutcome> {
     for (;;) {
-      const plan = sync(() =>
+      const plan = this.#counted(() =>
         onlyHookId === undefined
           ? this.#native.prepare(requestJson)
           : this.#native.prepareMany([requestJson], [onlyHookId])[0]!,
@@ -124,7 +134,7 @@ export class Flights {
 
   /** Runs many requests, prepared in one call; outcomes in request order. */
   many(requestsJson: string[], onlyHookIds?: string[]): Promise<DispatchOutcome[]> {
-    const plans = sync(() => this.#native.prepareMany(requestsJson, onlyHookIds))
+    const plans = this.#counted(() => this.#native.prepareMany(requestsJson, onlyHookIds))
     return Promise.all(
       plans.map((plan, i) =>
         this.#traced(requestsJson[i]!, (trace) =>

@@ -83,7 +83,7 @@ export function instrument(runtime?: HookRuntime | null, options: InstrumentOpti
   const observables: Array<() => void> = []
   if (runtime) {
     const queueDepth = meter.createObservableGauge('loopx_hooks.writer.queue_depth', {
-      description: 'Journal writer commands queued and not yet answered',
+      description: 'Journal writer commands queued whose group commit has not finished',
     })
     const commits = meter.createObservableCounter('loopx_hooks.writer.commits', {
       description: 'Journal writer group commits (all)',

@@ -146,7 +146,7 @@ pub struct WriterStats {
     pub busy_retries: u64,
     /// The largest batch so far.
     pub max_batch: u64,
-    /// Commands queued and not yet answered, now.
+    /// Commands queued whose batch has not finished yet, now.
     pub queue_depth: u64,
     /// Microseconds spent in transactions (BEGIN to end of COMMIT), summed over batches.
     pub commit_micros: u64,
@@ -337,10 +337,11 @@ fn run(
         counters.commit_micros.fetch_add(micros, Ordering::Relaxed);
         counters.batch_size_buckets[bucket(&BATCH_SIZE_BOUNDS, size)].fetch_add(1, Ordering::Relaxed);
         counters.commit_micros_buckets[bucket(&COMMIT_MICROS_BOUNDS, micros)].fetch_add(1, Ordering::Relaxed);
+        // Before the answers, so a caller that saw its answer never sees its command still queued.
+        counters.queued.fetch_sub(size, Ordering::Relaxed);
         for job in batch {
             job.answer(&result);
         }
-        counters.queued.fetch_sub(size, Ordering::Relaxed);
         for f in after_batch.read().unwrap_or_else(|p| p.into_inner()).iter() {
             f(&info);
         }
