@@ -69,6 +69,8 @@ export declare class NativeHookRuntime {
    * process alive by itself.
    */
   onFinished(callback: (finishedJson: string) => void): void
+  /** The journal writer's counters and histograms (JSON text of `WriterStats`, camelCase). */
+  writerStats(): string
   /** Dispatches in flight at once (the profile's `maxInFlight`). */
   get maxInFlight(): number
   /** Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous. */

@@ -74,8 +74,8 @@ async function allIntents(journal: HookJournal): Promise<StoredIntent[]> {
   for (;;) {
     const page = await journal.listIntents({ limit: 1000, ...(after !== undefined ? { after } : {}) })
     all.push(...page.items)
-    if (page.next_cursor === null) return all
-    after = page.next_cursor
+    if (page.nextCursor === null) return all
+    after = page.nextCursor
   }
 }
 

@@ -46,6 +46,13 @@ describe('README code blocks', () => {
     mkdirSync(join(tmp, 'src'), { recursive: true })
     mkdirSync(join(tmp, 'node_modules'), { recursive: true })
     symlinkSync(root, join(tmp, 'node_modules', 'loopx-hooks'), 'dir')
+    // The optional peer the OpenTelemetry block imports, installed as a user of loopx-hooks/otel would.
+    mkdirSync(join(tmp, 'node_modules', '@opentelemetry'), { recursive: true })
+    symlinkSync(
+      join(root, 'node_modules', '@opentelemetry', 'api'),
+      join(tmp, 'node_modules', '@opentelemetry', 'api'),
+      'dir',
+    )
     writeFileSync(join(tmp, 'package.json'), JSON.stringify({ name: 'readme-check', private: true, type: 'module' }))
     const files = compiled.map((b) => {
       const name = `block_line_${b.line}.ts`

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import * as root from '../lib/index.js'
 import * as orchestrator from '../lib/orchestrator/index.js'
 import * as periodicReport from '../lib/capabilities/periodic_report/index.js'
+import * as otel from '../lib/otel.js'
 import {
   defineHook,
   defineIntentKind,
@@ -52,7 +53,7 @@ describe('the root export', () => {
 
   it('every export of every subpath is named in the README', () => {
     const readme = readFileSync(join(repo, 'README.md'), 'utf8')
-    const missing = Object.entries({ root, orchestrator, periodicReport }).flatMap(([where, mod]) =>
+    const missing = Object.entries({ root, orchestrator, periodicReport, otel }).flatMap(([where, mod]) =>
       Object.keys(mod)
         .filter((name) => name !== 'default') // the CommonJS interop's module object
         .filter((name) => !new RegExp('`(new )?' + name + '[`(.]').test(readme))

@@ -51,9 +51,12 @@ export async function claim(journal: NativeJournal, o: ClaimOptions): Promise<St
 }
 
 /** A claim, or nothing when other processes kept the journal busy past the busy timeout: try again later. */
-async function claimOrNothing(journal: NativeJournal, o: ClaimOptions): Promise<StoredIntent[]> {
+async function claimOrNothing(
+  take: (o: ClaimOptions) => Promise<StoredIntent[]>,
+  o: ClaimOptions,
+): Promise<StoredIntent[]> {
   try {
-    return await claim(journal, o)
+    return await take(o)
   } catch (error) {
     if (error instanceof LoopxHooksError && error.code === 'ERR_LOOPX_JOURNAL_BUSY') return []
     throw error
@@ -71,9 +74,11 @@ function aborted(signal: AbortSignal | undefined): { promise: Promise<void>; dis
   return { promise, dispose: () => signal.removeEventListener('abort', onAbort) }
 }
 
+/** `take` makes each claim (the journal's own, so claims reach the outbox channel). */
 export async function* consume(
   journal: NativeJournal,
   o: ConsumeOptions,
+  take: (o: ClaimOptions) => Promise<StoredIntent[]> = (c) => claim(journal, c),
 ): AsyncGenerator<StoredIntent, void, undefined> {
   const pollMs = o.pollMs ?? 200
   if (!Number.isInteger(pollMs) || pollMs < 1 || pollMs > 60_000) {
@@ -84,7 +89,7 @@ export async function* consume(
     while (!o.signal?.aborted) {
       // Read before claiming, so a commit between the claim and the wait is not missed.
       const generation = journal.commitGeneration()
-      const claimed = await claimOrNothing(journal, o)
+      const claimed = await claimOrNothing(take, o)
       for (const intent of claimed) {
         if (o.signal?.aborted) return
         yield intent

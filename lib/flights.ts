@@ -5,11 +5,34 @@
  * `complete` (validation, one record command). A dispatch whose records need
  * a commit is finished by `onFinished`, which the addon calls once per group
  * commit with every dispatch that commit finished.
+ *
+ * Diagnostics (see diagnostics.ts) are published here, only while someone
+ * subscribes; the runtime's tally is kept always.
  */
 import type { NativeHookRuntime, NativePlan } from '../index.js'
 import type { DispatchOutcome } from '../bindings/index'
 import { LoopxHooksError, sync, type LoopxHooksErrorCode } from './errors.js'
-import { CallContext, FAILED, NOT_STARTED, callProvider, type RawProvider } from './provider.js'
+import {
+  CallContext,
+  FAILED,
+  NOT_JSON,
+  NOT_STARTED,
+  TIMED_OUT,
+  TOO_LARGE,
+  WALL,
+  callProvider,
+  type RawProvider,
+} from './provider.js'
+import {
+  Tally,
+  commitChannel,
+  dispatchChannel,
+  hookChannel,
+  type CommitMessage,
+  type DispatchMessage,
+  type HookMessage,
+  type ProviderReply,
+} from './diagnostics.js'
 
 interface Flight {
   promise: Promise<DispatchOutcome>
@@ -19,6 +42,41 @@ interface Flight {
 
 type FinishedItem = [number, DispatchOutcome | null, [string, string] | null]
 
+interface BatchInfo {
+  size: number
+  micros: number
+  durable: boolean
+  busyRetries: number
+  committed: boolean
+}
+
+const REPLY_KINDS: Record<string, ProviderReply> = {
+  [FAILED]: 'threw',
+  [NOT_JSON]: 'not_json',
+  [TIMED_OUT]: 'timed_out',
+  [WALL]: 'wall',
+  [TOO_LARGE]: 'too_large',
+}
+
+function replyKind(text: string): ProviderReply {
+  return text.charCodeAt(0) === 0 ? (REPLY_KINDS[text] ?? 'threw') : 'replied'
+}
+
+/** The dispatch trace's context: ids from the request, read only when someone subscribes. */
+function dispatchMessage(runtime: object, requestJson: string): DispatchMessage {
+  const r = JSON.parse(requestJson) as {
+    settlement?: { goal_id?: string; turn_instance_id?: string }
+    receipt?: { receipt_id?: string; effect_id?: string }
+  }
+  return {
+    runtime,
+    effectId: String(r.receipt?.effect_id ?? ''),
+    receiptId: String(r.receipt?.receipt_id ?? ''),
+    goalId: String(r.settlement?.goal_id ?? ''),
+    turnInstanceId: String(r.settlement?.turn_instance_id ?? ''),
+  }
+}
+
 export class Flights {
   readonly #native: NativeHookRuntime
   readonly providers = new Map<string, RawProvider>()
@@ -27,33 +85,63 @@ export class Flights {
   readonly #flights = new Map<number, Flight>()
   #keepAlive: ReturnType<typeof setInterval> | undefined
   closing = false
+  /** The `HookRuntime` named in diagnostics messages. */
+  readonly #owner: object
+  readonly tally = new Tally()
 
-  constructor(native: NativeHookRuntime) {
+  constructor(native: NativeHookRuntime, owner: object) {
     this.#native = native
+    this.#owner = owner
     native.onFinished((text) => this.#finished(text))
   }
 
+  /** A synchronous step whose coded error (closed, invalid request) counts as a dispatch error. */
+  #counted<T>(step: () => T): T {
+    try {
+      return sync(step)
+    } catch (error) {
+      this.tally.error(error)
+      throw error
+    }
+  }
+
+  /** Runs `run` as a `loopx-hooks:dispatch` trace when someone subscribes. */
+  #traced(
+    requestJson: string,
+    run: (trace: DispatchMessage | undefined) => Promise<DispatchOutcome>,
+  ): Promise<DispatchOutcome> {
+    if (!dispatchChannel.hasSubscribers) return run(undefined)
+    const trace = dispatchMessage(this.#owner, requestJson)
+    return dispatchChannel.tracePromise(() => run(trace), trace)
+  }
+
   /** Runs one request (JSON text), waiting its turn behind a run of the same identity in this process. */
-  async one(requestJson: string, onlyHookId?: string): Promise<DispatchOutcome> {
+  one(requestJson: string, onlyHookId?: string): Promise<DispatchOutcome> {
+    return this.#traced(requestJson, (trace) => this.#one(requestJson, onlyHookId, trace))
+  }
+
+  async #one(requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Promise<DispatchOutcome> {
     for (;;) {
-      const plan = sync(() =>
+      const plan = this.#counted(() =>
         onlyHookId === undefined
           ? this.#native.prepare(requestJson)
           : this.#native.prepareMany([requestJson], [onlyHookId])[0]!,
       )
-      if (plan.wait == null) return this.#run(plan)
+      if (plan.wait == null) return this.#run(plan, trace)
       await this.#after(plan.wait)
     }
   }
 
   /** Runs many requests, prepared in one call; outcomes in request order. */
   many(requestsJson: string[], onlyHookIds?: string[]): Promise<DispatchOutcome[]> {
-    const plans = sync(() => this.#native.prepareMany(requestsJson, onlyHookIds))
+    const plans = this.#counted(() => this.#native.prepareMany(requestsJson, onlyHookIds))
     return Promise.all(
       plans.map((plan, i) =>
-        plan.wait == null
-          ? this.#run(plan)
-          : this.#after(plan.wait).then(() => this.one(requestsJson[i]!, onlyHookIds?.[i])),
+        this.#traced(requestsJson[i]!, (trace) =>
+          plan.wait == null
+            ? this.#run(plan, trace)
+            : this.#after(plan.wait).then(() => this.#one(requestsJson[i]!, onlyHookIds?.[i], trace)),
+        ),
       ),
     )
   }
@@ -73,8 +161,12 @@ export class Flights {
     else await new Promise((go) => setImmediate(go))
   }
 
-  #run(plan: NativePlan): Promise<DispatchOutcome> {
-    if (plan.done != null) return Promise.resolve(JSON.parse(plan.done) as DispatchOutcome)
+  #run(plan: NativePlan, trace: DispatchMessage | undefined): Promise<DispatchOutcome> {
+    if (plan.done != null) {
+      const outcome = JSON.parse(plan.done) as DispatchOutcome
+      this.tally.outcome(outcome)
+      return Promise.resolve(outcome)
+    }
     const ticket = plan.ticket
     let flight!: Flight
     const promise = new Promise<DispatchOutcome>((resolve, reject) => {
@@ -93,7 +185,7 @@ export class Flights {
       this.#settle(ticket, null, error)
     }
     try {
-      const replies = this.#calls(plan, 0, [])
+      const replies = this.#calls(plan, 0, [], trace)
       if (Array.isArray(replies)) finish(replies)
       else replies.then(finish).catch(fail)
     } catch (error) {
@@ -103,7 +195,12 @@ export class Flights {
   }
 
   /** The providers of a plan in order; synchronous while they answer synchronously. */
-  #calls(plan: NativePlan, from: number, replies: string[]): string[] | Promise<string[]> {
+  #calls(
+    plan: NativePlan,
+    from: number,
+    replies: string[],
+    trace: DispatchMessage | undefined,
+  ): string[] | Promise<string[]> {
     const calls = plan.calls ?? []
     for (let i = from; i < calls.length; i++) {
       const call = calls[i]!
@@ -114,11 +211,21 @@ export class Flights {
       }
       const provider = this.providers.get(call.hookId)
       const context = new CallContext(this.active, this.closing)
-      const reply = provider ? callProvider(provider, call.inputJson, limit, call.maxReplyLength, context) : FAILED
+      const hook = hookChannel.hasSubscribers ? this.#hookMessage(trace, call.hookId, call.inputJson) : undefined
+      if (hook) hookChannel.start.publish(hook)
+      const probe = this.#probe(hook)
+      const reply = provider
+        ? callProvider(provider, call.inputJson, limit, call.maxReplyLength, context, probe)
+        : probe.settled(FAILED, 0, undefined)
+      if (hook) hookChannel.end.publish(hook)
       if (typeof reply !== 'string') {
         return reply.then((text) => {
+          if (hook) {
+            hookChannel.asyncStart.publish(hook)
+            hookChannel.asyncEnd.publish(hook)
+          }
           replies.push(text)
-          return this.#calls(plan, i + 1, replies)
+          return this.#calls(plan, i + 1, replies, trace)
         })
       }
       replies.push(reply)
@@ -126,10 +233,47 @@ export class Flights {
     return replies
   }
 
+  #hookMessage(dispatch: DispatchMessage | undefined, hookId: string, inputJson: string): HookMessage {
+    const input = JSON.parse(inputJson) as { dispatch_id?: string }
+    return { runtime: this.#owner, dispatch, hookId, dispatchId: String(input.dispatch_id ?? '') }
+  }
+
+  /** Counts the call; tells the hook trace how it ended (the thrown error too, in memory). */
+  #probe(hook: HookMessage | undefined): { settled(reply: string, ms: number, error: unknown): string } {
+    return {
+      settled: (text: string, ms: number, error: unknown): string => {
+        const kind = replyKind(text)
+        this.tally.provider(kind, ms)
+        if (hook) {
+          hook.reply = kind
+          hook.durationMs = ms
+          if (kind === 'threw') {
+            hook.error = error
+            hookChannel.error.publish(hook)
+          }
+        }
+        return text
+      },
+    }
+  }
+
   /** One group commit's finished dispatches. Never throws: it runs as the addon's callback. */
   #finished(text: string): void {
     try {
-      for (const [ticket, outcome, error] of JSON.parse(text) as FinishedItem[]) {
+      const { batch, finished } = JSON.parse(text) as { batch: BatchInfo; finished: FinishedItem[] }
+      if (commitChannel.hasSubscribers) {
+        const message: CommitMessage = {
+          runtime: this.#owner,
+          size: batch.size,
+          latencyMs: batch.micros / 1000,
+          durable: batch.durable,
+          busyRetries: batch.busyRetries,
+          committed: batch.committed,
+          dispatches: finished.length,
+        }
+        commitChannel.publish(message)
+      }
+      for (const [ticket, outcome, error] of finished) {
         this.#settle(ticket, outcome, error && new LoopxHooksError(error[0] as LoopxHooksErrorCode, error[1]))
       }
     } catch {
@@ -145,7 +289,12 @@ export class Flights {
       clearInterval(this.#keepAlive)
       this.#keepAlive = undefined
     }
-    if (outcome) flight.resolve(outcome)
-    else flight.reject(error)
+    if (outcome) {
+      this.tally.outcome(outcome)
+      flight.resolve(outcome)
+    } else {
+      this.tally.error(error)
+      flight.reject(error)
+    }
   }
 }

@@ -34,6 +34,16 @@ export { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 export { compileHookContext, validateHookInput, validateHookResult, validateRegistration } from './validators.js'
 export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
 export {
+  channels,
+  type CommitMessage,
+  type DispatchMessage,
+  type HookMessage,
+  type OutboxMessage,
+  type ProviderReply,
+  type Histogram,
+  type HookRuntimeMetrics,
+} from './diagnostics.js'
+export {
   HookJournal,
   type DispatchQuery,
   type IntentQuery,

@@ -19,6 +19,7 @@ import type {
 } from '../bindings/index'
 import { native, sync } from './errors.js'
 import { claim, consume, type ClaimOptions, type ConsumeOptions } from './consume.js'
+import { tracedOutbox } from './diagnostics.js'
 
 export type { ClaimOptions, ConsumeOptions } from './consume.js'
 
@@ -103,7 +104,10 @@ export class HookJournal implements AsyncDisposable {
    * `ERR_LOOPX_LEASE_EXPIRED`.
    */
   async claim(options: ClaimOptions): Promise<StoredIntent[]> {
-    return claim(this.#journal, options)
+    return tracedOutbox(
+      () => ({ journal: this, action: 'claim', executorId: options.executorId }),
+      () => claim(this.#journal, options),
+    )
   }
 
   /**
@@ -112,16 +116,25 @@ export class HookJournal implements AsyncDisposable {
    * Woken at once by commits in this process, by polling for others.
    */
   consume(options: ConsumeOptions): AsyncGenerator<StoredIntent, void, undefined> {
-    return consume(this.#journal, options)
+    return consume(this.#journal, options, (o) => this.claim(o))
   }
 
   /** Admits or rejects an intent once: the same decision again is a no-op, another one a conflict. */
   async decide(d: Decision): Promise<DecideOutcome> {
-    return JSON.parse(await native(this.#journal.decide(d.intentId, d.executorId, d.decision, d.reasonCode)))
+    return tracedOutbox(
+      () => ({ journal: this, action: 'decide', executorId: d.executorId, intentId: d.intentId, decision: d.decision }),
+      async () =>
+        JSON.parse(
+          await native(this.#journal.decide(d.intentId, d.executorId, d.decision, d.reasonCode)),
+        ) as DecideOutcome,
+    )
   }
 
   async markDone(intentId: string, executorId: string): Promise<DoneOutcome> {
-    return JSON.parse(await native(this.#journal.markDone(intentId, executorId)))
+    return tracedOutbox(
+      () => ({ journal: this, action: 'done', executorId, intentId }),
+      async () => JSON.parse(await native(this.#journal.markDone(intentId, executorId))) as DoneOutcome,
+    )
   }
 
   async stats(): Promise<JournalStats> {

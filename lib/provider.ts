@@ -60,7 +60,7 @@ export const TIMED_OUT = '\u0000timed_out'
 export const WALL = '\u0000wall'
 export const TOO_LARGE = '\u0000too_large'
 export const NOT_STARTED = '\u0000not_started'
-export { FAILED }
+export { FAILED, NOT_JSON }
 
 /**
  * The second argument of a post-writeback provider. The AbortController is
@@ -102,6 +102,12 @@ export interface CallLimit {
   wall: boolean
 }
 
+/** Told once how a provider call ended, for diagnostics and metrics. */
+export interface ProviderProbe {
+  /** `reply` is the reply text or marker; `error` is what the provider threw or rejected with. */
+  settled(reply: string, ms: number, error: unknown): void
+}
+
 function bounded(text: string, maxLength: number): string {
   // A UTF-16 length above the bound is above it in UTF-8 bytes too.
   return text.length > maxLength && text.charCodeAt(0) !== 0 ? TOO_LARGE : text
@@ -120,35 +126,44 @@ export function callProvider(
   limit: CallLimit,
   maxLength: number,
   context: CallContext,
+  probe?: ProviderProbe,
 ): string | Promise<string> {
   const over = limit.wall ? WALL : TIMED_OUT
   const start = performance.now()
+  const told = (text: string, error?: unknown): string => {
+    probe?.settled(text, performance.now() - start, error)
+    return text
+  }
   let result: unknown
   try {
     const input = deepFreeze(JSON.parse(inputJson))
     result = providerScope.run(true, () => provider(input, context))
-  } catch {
+  } catch (error) {
     context.finish()
-    return FAILED
+    return told(FAILED, error)
   }
   if (!isThenable(result)) {
     context.finish()
-    return performance.now() - start > limit.ms ? over : bounded(reply(result), maxLength)
+    return told(performance.now() - start > limit.ms ? over : bounded(reply(result), maxLength))
   }
   return new Promise<string>((resolve) => {
+    let done = false
     const timer = setTimeout(() => {
+      done = true
       context.abort(new DOMException('the provider ran out of time', 'TimeoutError'))
       context.finish()
-      resolve(over)
+      resolve(told(over))
     }, limit.ms)
-    const settle = (text: string): void => {
+    const settle = (text: string, error?: unknown): void => {
+      // Past the limit the reply was already given; whatever came later is dropped.
+      if (done) return
       clearTimeout(timer)
       context.finish()
-      resolve(performance.now() - start > limit.ms ? over : bounded(text, maxLength))
+      resolve(told(performance.now() - start > limit.ms ? over : bounded(text, maxLength), error))
     }
     Promise.resolve(result).then(
       (value) => settle(reply(value)),
-      () => settle(FAILED),
+      (error: unknown) => settle(FAILED, error),
     )
   })
 }

@@ -8,6 +8,7 @@ import type { DispatchOutcome, DispatchRequest, IntentKindDefinition, Profile, R
 import { checkHook, checkJsonObject, checkRuntimeOptions } from './args.js'
 import { LoopxHooksError, native, sync } from './errors.js'
 import { Flights } from './flights.js'
+import { histogram, type Histogram, type HookRuntimeMetrics } from './diagnostics.js'
 import { Gate } from './gate.js'
 import { HookJournal } from './journal.js'
 import { providerScope } from './provider.js'
@@ -33,6 +34,22 @@ export interface DispatchOptions {
   wait?: boolean
 }
 
+/** The addon's writer counters (src/journal/writer.rs `WriterStats`). */
+interface WriterStats {
+  commits: number
+  commands: number
+  durableCommits: number
+  busyRetries: number
+  maxBatch: number
+  queueDepth: number
+  commitMicros: number
+  batchSizeBuckets: number[]
+  commitMicrosBuckets: number[]
+}
+// The same bounds as src/journal/writer.rs (BATCH_SIZE_BOUNDS, COMMIT_MICROS_BOUNDS).
+const BATCH_SIZE_BOUNDS = [1, 2, 4, 8, 16, 32, 64, 128]
+const COMMIT_MICROS_BOUNDS = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 50_000]
+
 function reentrant(what: string): void {
   if (providerScope.getStore()) {
     throw new LoopxHooksError('ERR_LOOPX_REENTRANT_DISPATCH', `${what} called from inside a provider`)
@@ -47,7 +64,7 @@ export class HookRuntime implements AsyncDisposable {
 
   private constructor(runtime: NativeHookRuntime) {
     this.#native = runtime
-    this.#flights = new Flights(runtime)
+    this.#flights = new Flights(runtime, this)
     this.#gate = new Gate(runtime.maxInFlight)
     this.journal = new HookJournal(runtime.journal())
   }
@@ -174,6 +191,41 @@ export class HookRuntime implements AsyncDisposable {
       {},
     )
     return { outcomes: outcomes.flatMap((o) => o.hooks), skipped: items.skipped }
+  }
+
+  /**
+   * Counts since the runtime opened, for hosts without OpenTelemetry:
+   * dispatches by outcome, hook outcomes and failure codes, provider calls
+   * and their latency, the journal writer's commits (batch sizes, latency),
+   * its queue depth and busy retries. A snapshot; the same figures the
+   * `loopx-hooks/otel` bridge exports.
+   */
+  metrics(): HookRuntimeMetrics {
+    const w = JSON.parse(sync(() => this.#native.writerStats())) as WriterStats
+    const t = this.#flights.tally
+    const copy = (h: Histogram): Histogram => ({ ...h, bounds: [...h.bounds], counts: [...h.counts] })
+    const filled = (bounds: number[], counts: number[], sum: number): Histogram => ({
+      ...histogram(bounds),
+      counts: [...counts],
+      count: counts.reduce((a, b) => a + b, 0),
+      sum,
+    })
+    return {
+      dispatches: { resolved: t.resolved, admitted: t.admitted, refused: t.refused, errors: { ...t.errors } },
+      hookOutcomes: { ...t.hookOutcomes },
+      failureCodes: { ...t.failureCodes },
+      providerReplies: { ...t.providerReplies },
+      providerLatencyMs: copy(t.providerLatencyMs),
+      commits: {
+        count: w.commits,
+        durable: w.durableCommits,
+        commands: w.commands,
+        maxBatch: w.maxBatch,
+        batchSize: filled(BATCH_SIZE_BOUNDS, w.batchSizeBuckets, w.commands),
+        latencyMicros: filled(COMMIT_MICROS_BOUNDS, w.commitMicrosBuckets, w.commitMicros),
+      },
+      writer: { queueDepth: w.queueDepth, busyRetries: w.busyRetries },
+    }
   }
 
   /**

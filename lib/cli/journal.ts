@@ -75,8 +75,8 @@ async function* allDispatches(journal: HookJournal, query: { state?: DispatchSta
       ...(cursor !== undefined ? { after: cursor } : {}),
     })
     yield* page.items
-    if (page.next_cursor === null) return
-    cursor = page.next_cursor
+    if (page.nextCursor === null) return
+    cursor = page.nextCursor
   }
 }
 
@@ -93,8 +93,8 @@ async function* allIntents(journal: HookJournal, o: JournalOptions) {
     })
     // Intents carry their hook_id in the document; the journal filters by capability, not hook.
     yield* o.hook === undefined ? page.items : page.items.filter((i) => i.intent.hook_id === o.hook)
-    if (page.next_cursor === null) return
-    cursor = page.next_cursor
+    if (page.nextCursor === null) return
+    cursor = page.nextCursor
   }
 }
 

@@ -14,7 +14,7 @@ use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
 use crate::dispatch::{max_reply_len, DispatchRequest, Dispatcher, Finished, Prepared, Profile};
-use crate::journal::{Journal, JournalError, JournalOptions};
+use crate::journal::{BatchInfo, Journal, JournalError, JournalOptions};
 use crate::validate::Violations;
 
 pub(crate) fn journal_error(e: JournalError) -> napi::Error<Code> {
@@ -132,9 +132,10 @@ fn plan(prepared: Prepared) -> BindingResult<NativePlan> {
     })
 }
 
-/// One group commit's finished dispatches as JSON text: `[ticket, outcome, null]`
-/// or `[ticket, null, [code, message]]` each.
-fn finished_json(batch: Vec<Finished>) -> String {
+/// One group commit as JSON text: `{ batch, finished }`, `batch` its
+/// [`BatchInfo`] and `finished` its dispatches, `[ticket, outcome, null]` or
+/// `[ticket, null, [code, message]]` each.
+fn finished_json(batch: Vec<Finished>, info: &BatchInfo) -> String {
     let items: Vec<serde_json::Value> = batch
         .into_iter()
         .map(|f| match f.outcome {
@@ -145,7 +146,7 @@ fn finished_json(batch: Vec<Finished>) -> String {
             }
         })
         .collect();
-    serde_json::Value::Array(items).to_string()
+    serde_json::json!({ "batch": info, "finished": items }).to_string()
 }
 
 #[napi]
@@ -176,9 +177,15 @@ impl NativeHookRuntime {
     /// process alive by itself.
     #[napi(ts_args_type = "callback: (finishedJson: string) => void")]
     pub fn on_finished(&self, callback: ThreadsafeFunction<String, (), String, Status, false, true>) {
-        self.dispatcher.set_deliver(Box::new(move |batch| {
-            callback.call(finished_json(batch), ThreadsafeFunctionCallMode::NonBlocking);
+        self.dispatcher.set_deliver(Box::new(move |batch, info| {
+            callback.call(finished_json(batch, info), ThreadsafeFunctionCallMode::NonBlocking);
         }));
+    }
+
+    /// The journal writer's counters and histograms (JSON text of `WriterStats`, camelCase).
+    #[napi]
+    pub fn writer_stats(&self) -> Result<String, Code> {
+        to_json(&self.dispatcher.journal().writer_stats())
     }
 
     /// Dispatches in flight at once (the profile's `maxInFlight`).

@@ -9,7 +9,7 @@ use std::sync::{Mutex, RwLock};
 use tokio::sync::{oneshot, watch, Notify};
 
 use super::outcome::DispatchOutcome;
-use crate::journal::JournalError;
+use crate::journal::{BatchInfo, JournalError};
 
 /// A dispatch whose records committed (or failed to).
 #[derive(Debug)]
@@ -19,7 +19,7 @@ pub struct Finished {
 }
 
 /// Receives, on the writer thread, every dispatch one group commit finished.
-pub type Deliver = Box<dyn Fn(Vec<Finished>) + Send + Sync>;
+pub type Deliver = Box<dyn Fn(Vec<Finished>, &BatchInfo) + Send + Sync>;
 
 pub(super) struct Shared {
     /// dispatch_id -> the ticket of the dispatch that holds it. Two runs of
@@ -109,7 +109,7 @@ impl Shared {
 
     /// Hands on what the last batch finished: to its Rust waiter, else to the
     /// delivery callback, all in one call.
-    pub(super) fn flush(&self) {
+    pub(super) fn flush(&self, batch: &BatchInfo) {
         let done = std::mem::take(&mut *lock(&self.finished));
         if done.is_empty() {
             return;
@@ -128,7 +128,7 @@ impl Shared {
         }
         if !rest.is_empty() {
             if let Some(deliver) = self.deliver.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
-                deliver(rest);
+                deliver(rest, batch);
             }
         }
     }

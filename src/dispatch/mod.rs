@@ -69,7 +69,7 @@ impl Dispatcher {
     pub fn new(journal: Arc<Journal>, profile: Profile) -> Self {
         let shared = Arc::new(flight::Shared::new());
         let flush = Arc::clone(&shared);
-        journal.after_batch(Arc::new(move || flush.flush()));
+        journal.after_batch(Arc::new(move |batch| flush.flush(batch)));
         Dispatcher {
             journal,
             profile,

@@ -17,7 +17,7 @@ type Batches = Arc<Mutex<Vec<Vec<Finished>>>>;
 fn collect(d: &Dispatcher) -> Batches {
     let batches: Batches = Arc::default();
     let sink = batches.clone();
-    d.set_deliver(Box::new(move |batch| sink.lock().unwrap().push(batch)));
+    d.set_deliver(Box::new(move |batch, _| sink.lock().unwrap().push(batch)));
     batches
 }
 

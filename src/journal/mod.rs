@@ -44,7 +44,7 @@ pub use types::{
     Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, IntentRow,
     RecordOutcome,
 };
-pub use writer::{AfterBatch, Answer, WriterStats};
+pub use writer::{AfterBatch, Answer, BatchInfo, WriterStats, BATCH_SIZE_BOUNDS, COMMIT_MICROS_BOUNDS};
 
 /// What can go wrong. `Display` names the kind of failure only: never the
 /// journal's path, a stored document or an SQL statement.

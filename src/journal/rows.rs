@@ -93,11 +93,13 @@ pub struct StoredIntent {
     pub doc_json: Option<String>,
 }
 
+/// One page of a reader: not a contract document, so camelCase (`nextCursor`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
 #[ts(export)]
 pub struct Page<T> {
     pub items: Vec<T>,
-    /// Pass as the next `after_*`; `None` when this page was the last.
+    /// Pass as `after` of the next query; null when this page was the last.
     #[ts(type = "number | null")]
     pub next_cursor: Option<i64>,
 }

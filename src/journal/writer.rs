@@ -67,7 +67,32 @@ pub type Answer<T> = Box<dyn FnOnce(Result<T>) + Send>;
 
 /// Called on the writer thread once every command of a batch was answered, so
 /// that answers gathered by [`Answer`]s can be handed on in one go.
-pub type AfterBatch = Arc<dyn Fn() + Send + Sync>;
+pub type AfterBatch = Arc<dyn Fn(&BatchInfo) + Send + Sync>;
+
+/// What one group commit was, for observers (diagnostics channels, metrics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchInfo {
+    /// Commands in the transaction.
+    pub size: u64,
+    /// From BEGIN to the end of COMMIT (retries included), in microseconds.
+    pub micros: u64,
+    /// Committed with `synchronous=FULL`.
+    pub durable: bool,
+    /// Whole-batch retries after BUSY.
+    pub busy_retries: u64,
+    /// The transaction committed (false: every command was answered an error).
+    pub committed: bool,
+}
+
+/// Upper bounds of the batch-size histogram (commands); one more bucket counts the rest.
+pub const BATCH_SIZE_BOUNDS: [u64; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+/// Upper bounds of the commit-latency histogram (microseconds); one more bucket counts the rest.
+pub const COMMIT_MICROS_BOUNDS: [u64; 8] = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 50_000];
+
+fn bucket(bounds: &[u64; 8], value: u64) -> usize {
+    bounds.iter().position(|b| value <= *b).unwrap_or(bounds.len())
+}
 
 struct Task<A, T> {
     args: A,
@@ -109,6 +134,7 @@ impl<A: Send, T: Send> Job for Task<A, T> {
 
 /// Group-commit counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct WriterStats {
     /// Transactions committed.
     pub commits: u64,
@@ -120,6 +146,14 @@ pub struct WriterStats {
     pub busy_retries: u64,
     /// The largest batch so far.
     pub max_batch: u64,
+    /// Commands queued whose batch has not finished yet, now.
+    pub queue_depth: u64,
+    /// Microseconds spent in transactions (BEGIN to end of COMMIT), summed over batches.
+    pub commit_micros: u64,
+    /// Batches per size bucket (see [`BATCH_SIZE_BOUNDS`]; the last bucket is the rest).
+    pub batch_size_buckets: [u64; 9],
+    /// Batches per latency bucket (see [`COMMIT_MICROS_BOUNDS`]; the last bucket is the rest).
+    pub commit_micros_buckets: [u64; 9],
 }
 
 #[derive(Default)]
@@ -129,6 +163,10 @@ struct Counters {
     durable_commits: AtomicU64,
     busy_retries: AtomicU64,
     max_batch: AtomicU64,
+    queued: AtomicU64,
+    commit_micros: AtomicU64,
+    batch_size_buckets: [AtomicU64; 9],
+    commit_micros_buckets: [AtomicU64; 9],
 }
 
 pub(crate) struct Writer {
@@ -203,10 +241,18 @@ impl Writer {
     {
         let job = Box::new(Task { args, op, durable, out: None, reply: then });
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
+        // Counted before sending so the writer's decrement never comes first.
+        self.counters.queued.fetch_add(1, Ordering::Relaxed);
         match guard.as_ref().map(|tx| tx.send(job)) {
             Some(Ok(())) => Ok(()),
-            Some(Err(_)) => Err(JournalError::Closed),
-            None => Err(self.refusal.clone()),
+            Some(Err(_)) => {
+                self.counters.queued.fetch_sub(1, Ordering::Relaxed);
+                Err(JournalError::Closed)
+            }
+            None => {
+                self.counters.queued.fetch_sub(1, Ordering::Relaxed);
+                Err(self.refusal.clone())
+            }
         }
     }
 
@@ -233,6 +279,10 @@ impl Writer {
             durable_commits: c.durable_commits.load(Ordering::Relaxed),
             busy_retries: c.busy_retries.load(Ordering::Relaxed),
             max_batch: c.max_batch.load(Ordering::Relaxed),
+            queue_depth: c.queued.load(Ordering::Relaxed),
+            commit_micros: c.commit_micros.load(Ordering::Relaxed),
+            batch_size_buckets: std::array::from_fn(|i| c.batch_size_buckets[i].load(Ordering::Relaxed)),
+            commit_micros_buckets: std::array::from_fn(|i| c.commit_micros_buckets[i].load(Ordering::Relaxed)),
         }
     }
 }
@@ -268,7 +318,11 @@ fn run(
         }
         let wakes = batch.iter().any(|j| j.durable());
         let durable = synchronous_full && wakes;
-        let result = commit_batch(&conn, &mut batch, durable, &mut level, counters);
+        let started = Instant::now();
+        let (result, busy_retries) = commit_batch(&conn, &mut batch, durable, &mut level, counters);
+        let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let size = batch.len() as u64;
+        let info = BatchInfo { size, micros, durable, busy_retries, committed: result.is_ok() };
         if result.is_ok() && wakes {
             commits.send_modify(|g| *g = g.wrapping_add(1));
         }
@@ -278,13 +332,18 @@ fn run(
                 counters.durable_commits.fetch_add(1, Ordering::Relaxed);
             }
         }
-        counters.commands.fetch_add(batch.len() as u64, Ordering::Relaxed);
-        counters.max_batch.fetch_max(batch.len() as u64, Ordering::Relaxed);
+        counters.commands.fetch_add(size, Ordering::Relaxed);
+        counters.max_batch.fetch_max(size, Ordering::Relaxed);
+        counters.commit_micros.fetch_add(micros, Ordering::Relaxed);
+        counters.batch_size_buckets[bucket(&BATCH_SIZE_BOUNDS, size)].fetch_add(1, Ordering::Relaxed);
+        counters.commit_micros_buckets[bucket(&COMMIT_MICROS_BOUNDS, micros)].fetch_add(1, Ordering::Relaxed);
+        // Before the answers, so a caller that saw its answer never sees its command still queued.
+        counters.queued.fetch_sub(size, Ordering::Relaxed);
         for job in batch {
             job.answer(&result);
         }
         for f in after_batch.read().unwrap_or_else(|p| p.into_inner()).iter() {
-            f();
+            f(&info);
         }
     }
     // The sender is gone and the queue is empty: dropping `conn` closes it,
@@ -307,11 +366,13 @@ fn commit_batch(
     durable: bool,
     level: &mut Option<&'static str>,
     counters: &Counters,
-) -> Result<()> {
+) -> (Result<()>, u64) {
     let wanted = if durable { "FULL" } else { "NORMAL" };
     if *level != Some(wanted) {
         // May not change inside a transaction, so it is set per batch.
-        conn.pragma_update(None, "synchronous", wanted)?;
+        if let Err(e) = conn.pragma_update(None, "synchronous", wanted) {
+            return (Err(e.into()), 0);
+        }
         *level = Some(wanted);
     }
     let mut tries = 0;
@@ -322,7 +383,7 @@ fn commit_batch(
                 counters.busy_retries.fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_millis(10 << tries));
             }
-            other => return other,
+            other => return (other, u64::from(tries)),
         }
     }
 }

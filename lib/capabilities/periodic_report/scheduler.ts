@@ -115,8 +115,8 @@ export class PeriodicReportScheduler {
         limit: this.#pageSize,
       })
       for (const item of page.items) await this.#handle(item, pass)
-      if (page.next_cursor === null) break
-      after = page.next_cursor
+      if (page.nextCursor === null) break
+      after = page.nextCursor
     }
     return pass
   }

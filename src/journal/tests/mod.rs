@@ -5,6 +5,7 @@ mod attempts;
 mod concurrency;
 mod hostile;
 mod lease;
+mod observe;
 mod open;
 mod outbox;
 mod read;

@@ -1,0 +1,293 @@
+// Visibility (issue 10, item 1): the dispatcher publishes its life on
+// node:diagnostics_channel (a TracingChannel per dispatch and per provider
+// call, messages per group commit and per outbox action); a provider's
+// thrown Error reaches subscribers as the object while the journal and the
+// outcome stay free of it; runtime.metrics() counts the same figures.
+import diagnostics_channel from 'node:diagnostics_channel'
+import { readFileSync } from 'node:fs'
+
+import { afterEach, describe, expect, it } from 'vitest'
+
+import {
+  channels,
+  type CommitMessage,
+  type DispatchMessage,
+  type HookMessage,
+  type OutboxMessage,
+} from '../lib/index.js'
+import { Fixtures, goodProvider, hookOutcome, registration, request, signalResult } from './support/runtime'
+
+const fx = new Fixtures()
+const undo: Array<() => void> = []
+afterEach(async () => {
+  for (const u of undo.splice(0)) u()
+  await fx.cleanup()
+})
+
+type Event = [string, unknown]
+
+/** Records every event of both tracing channels and both plain channels, in order. */
+function listen(): Event[] {
+  const events: Event[] = []
+  const tracing = (prefix: string) => ({
+    start: (m: unknown) => events.push([`${prefix}:start`, m]),
+    end: (m: unknown) => events.push([`${prefix}:end`, m]),
+    asyncStart: (m: unknown) => events.push([`${prefix}:asyncStart`, m]),
+    asyncEnd: (m: unknown) => events.push([`${prefix}:asyncEnd`, m]),
+    error: (m: unknown) => events.push([`${prefix}:error`, m]),
+  })
+  const d = tracing('dispatch')
+  const h = tracing('hook')
+  const dispatch = diagnostics_channel.tracingChannel(channels.dispatch)
+  const hook = diagnostics_channel.tracingChannel(channels.hook)
+  const commit = (m: unknown) => events.push(['commit', m])
+  const outbox = (m: unknown) => events.push(['outbox', m])
+  dispatch.subscribe(d)
+  hook.subscribe(h)
+  diagnostics_channel.subscribe(channels.commit, commit)
+  diagnostics_channel.subscribe(channels.outbox, outbox)
+  undo.push(() => {
+    dispatch.unsubscribe(d)
+    hook.unsubscribe(h)
+    diagnostics_channel.unsubscribe(channels.commit, commit)
+    diagnostics_channel.unsubscribe(channels.outbox, outbox)
+  })
+  return events
+}
+
+const names = (events: Event[], prefix: string) => events.filter(([n]) => n.startsWith(prefix)).map(([n]) => n)
+
+describe('loopx-hooks:dispatch and loopx-hooks:hook', () => {
+  it('trace a dispatch and each provider call with ids, reply and outcome', async () => {
+    const { runtime } = await fx.runtime({ capabilities: ['alpha', 'beta'] })
+    runtime.register({ registration: registration('alpha.hook'), provider: goodProvider() })
+    runtime.register({
+      registration: registration('beta.hook'),
+      provider: async (input: Parameters<typeof signalResult>[0]) => {
+        await new Promise((go) => setTimeout(go, 5))
+        return signalResult(input)
+      },
+    })
+    const events = listen()
+    const outcome = await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_diag_1' } }))
+
+    expect(names(events, 'dispatch')).toEqual([
+      'dispatch:start',
+      'dispatch:end',
+      'dispatch:asyncStart',
+      'dispatch:asyncEnd',
+    ])
+    expect(names(events, 'hook')).toEqual([
+      'hook:start',
+      'hook:end',
+      'hook:start',
+      'hook:end',
+      'hook:asyncStart',
+      'hook:asyncEnd',
+    ])
+    const d = events.find(([n]) => n === 'dispatch:start')![1] as DispatchMessage
+    expect(d.runtime).toBe(runtime)
+    expect([d.effectId, d.receiptId, d.goalId, d.turnInstanceId]).toEqual([
+      'effect_0001',
+      'receipt_diag_1',
+      'goal_0001',
+      'turn_0001',
+    ])
+    expect(d.result).toEqual(outcome)
+    const hooks = events.filter(([n]) => n === 'hook:start').map(([, m]) => m as HookMessage)
+    expect(hooks.map((h) => h.hookId)).toEqual(['alpha.hook', 'beta.hook'])
+    for (const h of hooks) {
+      expect(h.dispatch).toBe(d)
+      expect(h.dispatchId).toBe(hookOutcome(outcome, h.hookId).dispatchId)
+      expect(h.reply).toBe('replied')
+      expect(h.durationMs).toBeGreaterThanOrEqual(0)
+      expect(h.error).toBeUndefined()
+    }
+    expect(hooks[1]!.durationMs).toBeGreaterThanOrEqual(4)
+  })
+
+  it('hand a provider’s thrown Error to subscribers, in memory only', async () => {
+    const secret = 'sk_live_PLANTED_diag_7f3a9c'
+    const { runtime, dir } = await fx.runtime({ capabilities: ['gamma', 'delta'] })
+    const thrown = new Error(`upstream said ${secret}`)
+    runtime.register({
+      registration: registration('gamma.hook'),
+      provider: () => {
+        throw thrown
+      },
+    })
+    const rejected = new TypeError(`token=${secret}`)
+    runtime.register({ registration: registration('delta.hook'), provider: () => Promise.reject(rejected) })
+    const events = listen()
+    const outcome = await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_diag_2' } }))
+
+    const errors = events.filter(([n]) => n === 'hook:error').map(([, m]) => m as HookMessage)
+    expect(errors.map((h) => [h.hookId, h.reply])).toEqual([
+      ['delta.hook', 'threw'],
+      ['gamma.hook', 'threw'],
+    ])
+    expect(errors[0]!.error).toBe(rejected)
+    expect(errors[1]!.error).toBe(thrown)
+    // The order of a throwing sync call and a rejecting async one, as TracingChannel orders them.
+    expect(names(events, 'hook')).toEqual([
+      'hook:start',
+      'hook:end',
+      'hook:error',
+      'hook:asyncStart',
+      'hook:asyncEnd',
+      'hook:start',
+      'hook:error',
+      'hook:end',
+    ])
+    for (const id of ['gamma.hook', 'delta.hook']) {
+      expect(hookOutcome(outcome, id).failureCode).toBe('producer_failed')
+    }
+    expect(JSON.stringify(outcome)).not.toContain(secret)
+    const failures = await runtime.journal.listFailures(hookOutcome(outcome, 'gamma.hook').dispatchId)
+    expect(JSON.stringify(failures)).not.toContain(secret)
+    await runtime.close()
+    for (const name of ['hooks.journal', 'hooks.journal-wal']) {
+      try {
+        expect(readFileSync(`${dir}/${name}`).includes(secret)).toBe(false)
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
+      }
+    }
+  })
+
+  it('reports a dispatch that rejects on the error event with its code', async () => {
+    const { runtime } = await fx.runtime({ capabilities: ['eps'] })
+    runtime.register({ registration: registration('eps.hook'), provider: goodProvider() })
+    const events = listen()
+    await runtime.close()
+    const error = await runtime.dispatch(request()).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: expect.stringMatching(/^ERR_LOOPX_/) })
+    expect(names(events, 'dispatch')).toEqual([
+      'dispatch:start',
+      'dispatch:end',
+      'dispatch:error',
+      'dispatch:asyncStart',
+      'dispatch:asyncEnd',
+    ])
+    const m = events.find(([n]) => n === 'dispatch:error')![1] as DispatchMessage
+    expect(m.error).toBe(error)
+    expect(m.result).toBeUndefined()
+    expect(runtime.metrics().dispatches.errors).toEqual({ [(error as { code: string }).code]: 1 })
+  })
+
+  it('traces every request of dispatchMany, replays included', async () => {
+    const { runtime } = await fx.runtime({ capabilities: ['zeta'] })
+    runtime.register({ registration: registration('zeta.hook'), provider: goodProvider() })
+    const requests = [1, 2, 3].map((i) => request({ receipt: { receipt_id: `receipt_many_${i}` } }))
+    await runtime.dispatchMany(requests)
+    const events = listen()
+    const again = await runtime.dispatchMany(requests)
+    expect(again.every((o) => o.hooks[0]!.outcome === 'replayed')).toBe(true)
+    const ends = events.filter(([n]) => n === 'dispatch:asyncEnd').map(([, m]) => m as DispatchMessage)
+    expect(ends.map((m) => m.receiptId)).toEqual(['receipt_many_1', 'receipt_many_2', 'receipt_many_3'])
+    expect(names(events, 'hook')).toEqual([])
+  })
+})
+
+describe('loopx-hooks:commit and loopx-hooks:outbox', () => {
+  it('publish each group commit that finished dispatches, and each claim, decision and mark-done', async () => {
+    const { runtime } = await fx.runtime({ capabilities: ['eta'] })
+    runtime.register({ registration: registration('eta.hook'), provider: goodProvider() })
+    const events = listen()
+    await Promise.all([1, 2, 3, 4].map((i) => runtime.dispatch(request({ receipt: { receipt_id: `receipt_c_${i}` } }))))
+    const commits = events.filter(([n]) => n === 'commit').map(([, m]) => m as CommitMessage)
+    expect(commits.length).toBeGreaterThanOrEqual(1)
+    expect(commits.reduce((n, c) => n + c.dispatches, 0)).toBe(4)
+    for (const c of commits) {
+      expect(c.runtime).toBe(runtime)
+      expect(c.committed).toBe(true)
+      expect(c.size).toBeGreaterThanOrEqual(c.dispatches)
+      expect(c.latencyMs).toBeGreaterThan(0)
+      expect(c.busyRetries).toBe(0)
+      expect(c.durable).toBe(false) // the fixtures open with synchronous 'normal'
+    }
+
+    const [first] = await runtime.journal.claim({ executorId: 'eta.exec', leaseMs: 10_000, batch: 1 })
+    await runtime.journal.decide({
+      intentId: first!.intent_id,
+      executorId: 'eta.exec',
+      decision: 'admit',
+      reasonCode: 'ok',
+    })
+    await runtime.journal.markDone(first!.intent_id, 'eta.exec')
+    await expect(
+      runtime.journal.decide({ intentId: 'nope', executorId: 'other.exec', decision: 'admit', reasonCode: 'ok' }),
+    ).rejects.toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
+    const outbox = events.filter(([n]) => n === 'outbox').map(([, m]) => m as OutboxMessage)
+    expect(outbox.map((m) => [m.action, m.executorId, m.intentId])).toEqual([
+      ['claim', 'eta.exec', undefined],
+      ['decide', 'eta.exec', first!.intent_id],
+      ['done', 'eta.exec', first!.intent_id],
+      ['decide', 'other.exec', 'nope'],
+    ])
+    expect(outbox.every((m) => m.journal === runtime.journal)).toBe(true)
+    expect(outbox[0]!.intents).toHaveLength(1)
+    expect(outbox[1]!.decision).toBe('admit')
+    expect(outbox[1]!.result).toEqual({ kind: 'decided' })
+    expect(outbox[2]!.result).toBe('done')
+    expect(outbox[3]!.result).toBeUndefined()
+    expect(outbox[3]!.error).toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
+  })
+
+  it('publish nothing once unsubscribed: the hasSubscribers guards read false again', async () => {
+    const { runtime } = await fx.runtime({ capabilities: ['theta'] })
+    runtime.register({ registration: registration('theta.hook'), provider: goodProvider() })
+    // Subscribed once and unsubscribed: the guards the dispatcher reads are false again.
+    listen()
+    expect(diagnostics_channel.tracingChannel(channels.dispatch).hasSubscribers).toBe(true)
+    for (const u of undo.splice(0)) u()
+    expect(diagnostics_channel.tracingChannel(channels.dispatch).hasSubscribers).toBe(false)
+    expect(diagnostics_channel.tracingChannel(channels.hook).hasSubscribers).toBe(false)
+    expect(diagnostics_channel.channel(channels.commit).hasSubscribers).toBe(false)
+    expect(diagnostics_channel.channel(channels.outbox).hasSubscribers).toBe(false)
+    const events = listen()
+    for (const u of undo.splice(0)) u()
+    const outcome = await runtime.dispatch(request())
+    expect(hookOutcome(outcome, 'theta.hook').outcome).toBe('recorded')
+    expect(events).toEqual([])
+  })
+})
+
+describe('runtime.metrics()', () => {
+  it('counts dispatches, hook outcomes, failure codes, provider calls and the writer', async () => {
+    const { runtime } = await fx.runtime({ capabilities: ['iota', 'kappa'] })
+    runtime.register({ registration: registration('iota.hook'), provider: goodProvider() })
+    runtime.register({
+      registration: registration('kappa.hook'),
+      provider: () => {
+        throw new Error('kappa broke: password=hunter2')
+      },
+    })
+    const before = runtime.metrics()
+    expect(before.dispatches).toEqual({ resolved: 0, admitted: 0, refused: 0, errors: {} })
+    for (let i = 0; i < 3; i++) await runtime.dispatch(request({ receipt: { receipt_id: `receipt_m_${i}` } }))
+    await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_m_0' } })) // a replay
+    await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_m_x', status: 'prepared' } })) // refused
+
+    const m = runtime.metrics()
+    expect(m.dispatches).toEqual({ resolved: 5, admitted: 4, refused: 1, errors: {} })
+    expect(m.hookOutcomes).toEqual({ recorded: 3, failed: 3, replayed: 1, exhausted: 1 })
+    // The second dispatch of receipt_m_0 replays iota and finds kappa's one invocation spent: no provider is called.
+    expect(m.failureCodes).toEqual({ producer_failed: 3, dispatch_budget_exhausted: 1 })
+    expect(m.providerReplies).toEqual({ replied: 3, threw: 3 })
+    expect(m.providerLatencyMs.count).toBe(6)
+    expect(m.providerLatencyMs.counts.reduce((a, b) => a + b, 0)).toBe(6)
+    expect(m.providerLatencyMs.counts).toHaveLength(m.providerLatencyMs.bounds.length + 1)
+    expect(m.commits.count).toBeGreaterThanOrEqual(4)
+    expect(m.commits.batchSize.count).toBe(m.commits.count)
+    expect(m.commits.latencyMicros.count).toBe(m.commits.count)
+    expect(m.commits.batchSize.sum).toBe(m.commits.commands)
+    expect(m.commits.latencyMicros.sum).toBeGreaterThan(0)
+    expect(m.writer).toEqual({ queueDepth: 0, busyRetries: 0 })
+    expect(JSON.stringify(m)).not.toContain('hunter2')
+    // A snapshot: later dispatches do not change it.
+    await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_m_9' } }))
+    expect(m.dispatches.resolved).toBe(5)
+    expect(runtime.metrics().dispatches.resolved).toBe(6)
+  })
+})

@@ -1,0 +1,204 @@
+// The OpenTelemetry bridge (issue 10, item 1): `loopx-hooks/otel`'s
+// instrument() turns the diagnostics channels into spans (dispatch, and each
+// provider call as its child, with ids and outcome codes as attributes) and
+// metrics (dispatches by outcome, hook outcomes and failure codes, provider
+// latency, commit batch size and latency, writer queue depth and busy
+// retries), checked with the SDK's in-memory span exporter and a metric
+// reader. No planted secret reaches any attribute, event or status.
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
+
+import { instrument, type Instrumentation } from '../lib/otel.js'
+import { Fixtures, goodProvider, hookOutcome, registration, request, signalResult } from './support/runtime'
+
+class TestReader extends MetricReader {
+  protected async onForceFlush(): Promise<void> {}
+  protected async onShutdown(): Promise<void> {}
+}
+
+const fx = new Fixtures()
+const live: Instrumentation[] = []
+afterEach(async () => {
+  for (const i of live.splice(0)) i.dispose()
+  await fx.cleanup()
+})
+
+function sdk() {
+  const exporter = new InMemorySpanExporter()
+  const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('test')
+  const reader = new TestReader()
+  const meter = new MeterProvider({ readers: [reader] }).getMeter('test')
+  return { exporter, tracer, reader, meter }
+}
+
+interface Point {
+  attributes: Record<string, unknown>
+  value: unknown
+}
+
+async function collect(reader: TestReader): Promise<Map<string, Point[]>> {
+  const { resourceMetrics } = (await reader.collect()) as { resourceMetrics: ResourceMetrics }
+  const out = new Map<string, Point[]>()
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      out.set(
+        metric.descriptor.name,
+        metric.dataPoints.map((p) => ({ attributes: p.attributes, value: p.value })),
+      )
+    }
+  }
+  return out
+}
+
+const sum = (points: Point[] | undefined, match: Record<string, unknown> = {}) =>
+  (points ?? [])
+    .filter((p) => Object.entries(match).every(([k, v]) => p.attributes[k] === v))
+    .reduce((n, p) => n + (p.value as number), 0)
+
+describe('instrument(runtime, { tracer, meter })', () => {
+  it('makes a dispatch span with one child span per provider call, ids and outcome codes as attributes', async () => {
+    const { exporter, tracer, meter } = sdk()
+    const { runtime } = await fx.runtime({ capabilities: ['alpha', 'beta'] })
+    runtime.register({ registration: registration('alpha.hook'), provider: goodProvider() })
+    runtime.register({
+      registration: registration('beta.hook'),
+      provider: async (input: Parameters<typeof signalResult>[0]) => {
+        await new Promise((go) => setTimeout(go, 3))
+        return { ...signalResult(input), status: 'bogus' }
+      },
+    })
+    live.push(instrument(runtime, { tracer, meter }))
+    const outcome = await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_otel_1' } }))
+
+    const spans = exporter.getFinishedSpans()
+    const dispatch = spans.find((s) => s.name === 'loopx-hooks dispatch')!
+    expect(dispatch.attributes).toMatchObject({
+      'loopx.effect_id': 'effect_0001',
+      'loopx.receipt_id': 'receipt_otel_1',
+      'loopx.goal_id': 'goal_0001',
+      'loopx.turn_instance_id': 'turn_0001',
+      'loopx.dispatch.admitted': true,
+      'loopx.dispatch.hooks': 2,
+    })
+    const hooks = spans.filter((s) => s.name === 'loopx-hooks hook')
+    expect(hooks.map((s) => s.attributes['loopx.hook_id']).sort()).toEqual(['alpha.hook', 'beta.hook'])
+    for (const h of hooks) {
+      expect(h.parentSpanContext?.spanId).toBe(dispatch.spanContext().spanId)
+      expect(h.spanContext().traceId).toBe(dispatch.spanContext().traceId)
+      const id = h.attributes['loopx.hook_id'] as string
+      expect(h.attributes['loopx.dispatch_id']).toBe(hookOutcome(outcome, id).dispatchId)
+      expect(h.attributes['loopx.provider.reply']).toBe('replied')
+      expect(h.attributes['loopx.hook.outcome']).toBe(hookOutcome(outcome, id).outcome)
+    }
+    const beta = hooks.find((s) => s.attributes['loopx.hook_id'] === 'beta.hook')!
+    expect(beta.attributes['loopx.failure_code']).toBe('result_contract_rejected')
+    expect(beta.status.code).toBe(2) // ERROR
+    expect(beta.attributes['loopx.provider.duration_ms']).toBeGreaterThanOrEqual(2)
+  })
+
+  it('records failures as codes, never the provider’s error text or a credential', async () => {
+    const secrets = ['sk_live_PLANTED_otel_51c2', 'Bearer eyJPLANTED.otel.token', 'postgres://admin:PLANTEDpw@db']
+    const { exporter, tracer, reader, meter } = sdk()
+    const { runtime } = await fx.runtime({ capabilities: ['gamma', 'delta'] })
+    runtime.register({
+      registration: registration('gamma.hook'),
+      provider: () => {
+        const e = new Error(`failed: ${secrets[0]} ${secrets[2]}`)
+        ;(e as Error & { code: string }).code = secrets[1]!
+        throw e
+      },
+    })
+    runtime.register({
+      registration: registration('delta.hook'),
+      provider: () => Promise.reject(new Error(secrets.join(' '))),
+    })
+    live.push(instrument(runtime, { tracer, meter }))
+    await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_otel_2' } }))
+    // A dispatch that rejects: its span carries the stable code only.
+    await runtime.close()
+    await expect(runtime.dispatch(request({ receipt: { receipt_id: 'receipt_otel_3' } }))).rejects.toThrow()
+
+    const spans = exporter.getFinishedSpans()
+    const hooks = spans.filter((s) => s.name === 'loopx-hooks hook')
+    expect(hooks).toHaveLength(2)
+    for (const h of hooks) {
+      expect(h.attributes['loopx.provider.reply']).toBe('threw')
+      expect(h.attributes['loopx.failure_code']).toBe('producer_failed')
+      expect(h.status).toEqual({ code: 2 })
+      expect(h.events).toEqual([])
+    }
+    const metrics = await collect(reader)
+    const everything = JSON.stringify({
+      spans: spans.map((s) => ({
+        name: s.name,
+        attributes: s.attributes,
+        events: s.events,
+        status: s.status,
+        links: s.links,
+      })),
+      metrics: [...metrics.entries()],
+    })
+    for (const secret of [...secrets, 'PLANTED']) expect(everything).not.toContain(secret)
+  })
+
+  it('counts dispatches, hook outcomes, provider latency, commits and the writer queue', async () => {
+    const { tracer, reader, meter } = sdk()
+    const { runtime } = await fx.runtime({ capabilities: ['eta', 'theta'] })
+    runtime.register({ registration: registration('eta.hook'), provider: goodProvider() })
+    runtime.register({
+      registration: registration('theta.hook'),
+      provider: () => {
+        throw new Error('no')
+      },
+    })
+    live.push(instrument(runtime, { tracer, meter }))
+    await Promise.all([1, 2, 3].map((i) => runtime.dispatch(request({ receipt: { receipt_id: `receipt_om_${i}` } }))))
+    await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_om_x', status: 'prepared' } }))
+    const [intent] = await runtime.journal.claim({ executorId: 'eta.exec', leaseMs: 5000, batch: 1 })
+    await runtime.journal.decide({
+      intentId: intent!.intent_id,
+      executorId: 'eta.exec',
+      decision: 'reject',
+      reasonCode: 'no',
+    })
+
+    const m = await collect(reader)
+    expect(sum(m.get('loopx_hooks.dispatches'), { outcome: 'admitted' })).toBe(3)
+    expect(sum(m.get('loopx_hooks.dispatches'), { outcome: 'refused' })).toBe(1)
+    expect(sum(m.get('loopx_hooks.hook_outcomes'), { outcome: 'recorded' })).toBe(3)
+    expect(sum(m.get('loopx_hooks.hook_outcomes'), { outcome: 'failed', failure_code: 'producer_failed' })).toBe(3)
+    const latency = m.get('loopx_hooks.provider.duration')!
+    const count = (match: Record<string, unknown>) =>
+      latency
+        .filter((p) => Object.entries(match).every(([k, v]) => p.attributes[k] === v))
+        .reduce((n, p) => n + (p.value as { count: number }).count, 0)
+    expect(count({ reply: 'replied' })).toBe(3)
+    expect(count({ reply: 'threw' })).toBe(3)
+    const batches = m.get('loopx_hooks.commit.batch_size')!
+    expect(batches.reduce((n, p) => n + (p.value as { count: number }).count, 0)).toBeGreaterThanOrEqual(1)
+    expect(m.get('loopx_hooks.commit.duration')!.length).toBeGreaterThanOrEqual(1)
+    expect(sum(m.get('loopx_hooks.writer.queue_depth'))).toBe(0)
+    expect(sum(m.get('loopx_hooks.writer.commits'))).toBe(runtime.metrics().commits.count)
+    expect(sum(m.get('loopx_hooks.writer.busy_retries'))).toBe(0)
+    expect(sum(m.get('loopx_hooks.outbox.actions'), { action: 'claim', claimed: 1 })).toBe(1)
+    expect(sum(m.get('loopx_hooks.outbox.actions'), { action: 'decide', result: 'decided' })).toBe(1)
+  })
+
+  it('listens to its runtime only, and dispose() unsubscribes', async () => {
+    const { exporter, tracer, meter } = sdk()
+    const { runtime: mine } = await fx.runtime({ capabilities: ['iota'] })
+    const { runtime: other } = await fx.runtime({ capabilities: ['iota'] })
+    for (const r of [mine, other]) r.register({ registration: registration('iota.hook'), provider: goodProvider() })
+    const handle = instrument(mine, { tracer, meter })
+    live.push(handle)
+    await other.dispatch(request({ receipt: { receipt_id: 'receipt_other' } }))
+    await mine.dispatch(request({ receipt: { receipt_id: 'receipt_mine' } }))
+    const dispatches = () => exporter.getFinishedSpans().filter((s) => s.name === 'loopx-hooks dispatch')
+    expect(dispatches().map((s) => s.attributes['loopx.receipt_id'])).toEqual(['receipt_mine'])
+    handle.dispose()
+    await mine.dispatch(request({ receipt: { receipt_id: 'receipt_after' } }))
+    expect(dispatches()).toHaveLength(1)
+  })
+})

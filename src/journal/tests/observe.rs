@@ -1,0 +1,70 @@
+//! The writer's figures for observers: queue depth, batch-size and latency
+//! histograms, and the per-batch info handed to `after_batch` callbacks.
+
+use std::sync::{Arc, Mutex};
+
+use rusqlite::Connection;
+
+use super::*;
+use crate::journal::{BatchInfo, BATCH_SIZE_BOUNDS};
+
+#[test]
+fn histograms_count_every_batch_and_the_queue_drains_to_zero() {
+    let dir = TempDir::new("observe");
+    let j = open(&dir.file("j.sqlite"));
+    let seen: Arc<Mutex<Vec<BatchInfo>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    j.after_batch(Arc::new(move |info| sink.lock().unwrap().push(*info)));
+    let replies: Vec<_> = (0..40).map(|i| j.checkpoint(checkpoint(&format!("o{i}")))).collect();
+    replies.into_iter().for_each(|r| assert_eq!(r.wait().unwrap(), CheckpointState::Fresh));
+    j.record_final(proposed("o0", 1, "o0", &["o0"])).wait().unwrap();
+    let stats = j.writer_stats();
+    assert_eq!(stats.queue_depth, 0, "{stats:?}");
+    assert_eq!(stats.batch_size_buckets.iter().sum::<u64>(), stats.commits);
+    assert_eq!(stats.commit_micros_buckets.iter().sum::<u64>(), stats.commits);
+    assert!(stats.commit_micros > 0);
+    // after_batch runs after the answers, so wait for the last callback.
+    for _ in 0..200 {
+        if seen.lock().unwrap().len() as u64 == stats.commits {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len() as u64, stats.commits);
+    assert_eq!(seen.iter().map(|b| b.size).sum::<u64>(), 41);
+    assert!(seen.iter().all(|b| b.committed && b.busy_retries == 0));
+    assert_eq!(seen.iter().filter(|b| b.durable).count() as u64, stats.durable_commits);
+    let largest = seen.iter().map(|b| b.size).max().unwrap();
+    let at = BATCH_SIZE_BOUNDS.iter().position(|b| largest <= *b).unwrap_or(BATCH_SIZE_BOUNDS.len());
+    assert!(stats.batch_size_buckets[at] >= 1);
+}
+
+#[test]
+fn queue_depth_counts_commands_waiting_behind_a_lock_and_busy_retries_reach_the_batch() {
+    let dir = TempDir::new("observe-busy");
+    let path = dir.file("j.sqlite");
+    let j = Journal::open(&path, JournalOptions { busy_timeout_ms: 20, ..Default::default() }).unwrap();
+    j.checkpoint(checkpoint("x")).wait().unwrap();
+    let seen: Arc<Mutex<Vec<BatchInfo>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    j.after_batch(Arc::new(move |info| sink.lock().unwrap().push(*info)));
+    let lock = Connection::open(&path).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let waiting: Vec<_> = (0..5).map(|i| j.checkpoint(checkpoint(&format!("q{i}")))).collect();
+    assert!(j.writer_stats().queue_depth >= 1, "{:?}", j.writer_stats());
+    for r in waiting {
+        assert_eq!(r.wait().unwrap_err(), JournalError::Busy);
+    }
+    lock.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(j.writer_stats().queue_depth, 0);
+    for _ in 0..200 {
+        if seen.lock().unwrap().iter().any(|b| !b.committed) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let failed: Vec<_> = seen.lock().unwrap().iter().filter(|b| !b.committed).copied().collect();
+    assert!(!failed.is_empty());
+    assert!(failed.iter().all(|b| b.busy_retries == 3), "{failed:?}");
+}
