@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto'
 import {
   chmodSync,
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -41,6 +42,20 @@ function tempDir(): string {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
 })
+
+/**
+ * The package's runtime files copied where any user may read them: the
+ * checkout itself may sit in a folder only root can enter (a `mktemp -d`
+ * clone is 0700), and the read-only cases run as `nobody`.
+ */
+function packageForAnyUser(): string {
+  const at = tempDir()
+  chmodSync(at, 0o755)
+  for (const entry of ['bin', 'lib', 'index.js', 'package.json', 'loopx-hooks.linux-x64-gnu.node']) {
+    cpSync(join(root, entry), join(at, entry), { recursive: true })
+  }
+  return at
+}
 
 /** sha256 of the main file, its -wal and its -journal (null when absent). */
 function hashes(path: string): (string | null)[] {
@@ -261,18 +276,20 @@ describe('inspecting only reads', () => {
       timeout: 20_000,
       env: { ...process.env, NO_COLOR: '1' },
     }
-    const shown = spawnSync(process.execPath, [BIN, 'journal', 'dispatches', '--db', path, '--json'], asNobody)
+    const pkg = packageForAnyUser()
+    const bin = join(pkg, 'bin', 'loopx-hooks.js')
+    const shown = spawnSync(process.execPath, [bin, 'journal', 'dispatches', '--db', path, '--json'], asNobody)
     expect(shown.status, shown.stderr).toBe(0)
     expect(JSON.parse(shown.stdout).items).toHaveLength(2)
     // The writer refuses it at open with a code, not at the first dispatch.
-    const script = `import('${join(root, 'lib', 'index.js')}').then(({ HookRuntime }) => HookRuntime.open({ journalPath: ${JSON.stringify(path)} })).then(() => console.log('opened'), (e) => console.log(e.code))`
+    const script = `import('${join(pkg, 'lib', 'index.js')}').then(({ HookRuntime }) => HookRuntime.open({ journalPath: ${JSON.stringify(path)} })).then(() => console.log('opened'), (e) => console.log(e.code))`
     const opened = spawnSync(process.execPath, ['-e', script], asNobody)
     expect(opened.stdout.trim(), opened.stderr).toBe('ERR_LOOPX_JOURNAL_READONLY')
     // The turn-start inbox likewise, for a read-only inbox file.
     const inboxPath = join(dir, 'inbox.sqlite')
     await (await InboxStore.open(inboxPath)).close()
     chmodSync(inboxPath, 0o444)
-    const inboxScript = `import('${join(root, 'lib', 'index.js')}').then(({ InboxStore }) => InboxStore.open(${JSON.stringify(inboxPath)})).then(() => console.log('opened'), (e) => console.log(e.code))`
+    const inboxScript = `import('${join(pkg, 'lib', 'index.js')}').then(({ InboxStore }) => InboxStore.open(${JSON.stringify(inboxPath)})).then(() => console.log('opened'), (e) => console.log(e.code))`
     const inbox = spawnSync(process.execPath, ['-e', inboxScript], asNobody)
     expect(inbox.stdout.trim(), inbox.stderr).toBe('ERR_LOOPX_INBOX_READONLY')
     expect(hashes(path)[0]).toEqual(before[0])
