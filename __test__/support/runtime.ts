@@ -9,6 +9,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { SQLITE, SqliteTarget, Targets, type Backend, type JournalTarget } from './backends'
+
 import {
   HookRuntime,
   defineIntentKind,
@@ -225,10 +227,19 @@ export class TempDir {
   }
 }
 
-/** Tracks temp dirs and runtimes of one suite; `cleanup()` closes and removes them all. */
+/**
+ * Tracks temp dirs, journal targets and runtimes of one suite; `cleanup()`
+ * closes and removes them all. Its journals are on `backend` (SQLite unless
+ * a parametrized suite says otherwise, see support/backends.ts).
+ */
 export class Fixtures {
   readonly #dirs: TempDir[] = []
   readonly #runtimes: HookRuntime[] = []
+  readonly #targets: Targets
+
+  constructor(readonly backend: Backend = SQLITE) {
+    this.#targets = new Targets(backend)
+  }
 
   tempDir(): TempDir {
     const d = new TempDir()
@@ -236,21 +247,36 @@ export class Fixtures {
     return d
   }
 
+  /** A fresh journal on this suite's backend, removed by `cleanup()`. */
+  target(label?: string): JournalTarget {
+    return this.#targets.fresh(label)
+  }
+
   /**
-   * Opens a runtime on a fresh journal in its own temp dir, with the phase
-   * enabled unless the profile says otherwise, and `kinds` defined.
+   * Opens a runtime on a journal (a fresh one unless `target` or, SQLite
+   * only, `journalPath` names one), with the phase enabled unless the
+   * profile says otherwise, and `kinds` defined.
    */
-  async runtime(options: { profile?: Partial<Profile>; capabilities?: string[]; journalPath?: string } = {}) {
-    const dir = options.journalPath ? undefined : this.tempDir()
-    const journalPath = options.journalPath ?? dir!.path('hooks.journal')
+  async runtime(
+    options: { profile?: Partial<Profile>; capabilities?: string[]; journalPath?: string; target?: JournalTarget } = {},
+  ) {
+    const target = options.target ?? (options.journalPath ? undefined : this.target())
+    const journalPath = options.journalPath ?? (target instanceof SqliteTarget ? target.path : undefined)
     const runtime = await HookRuntime.open({
-      journalPath,
+      ...(target
+        ? target.runtimeOptions({ synchronous: 'normal' })
+        : { journalPath: journalPath!, synchronous: 'normal' }),
       profile: { enabled: true, ...options.profile },
-      synchronous: 'normal',
     })
     this.#runtimes.push(runtime)
     for (const c of options.capabilities ?? []) runtime.defineIntentKind(signalKind(c))
-    return { runtime, journalPath, dir: dir?.dir ?? journalPath.slice(0, journalPath.lastIndexOf('/')) }
+    return {
+      runtime,
+      target,
+      // SQLite only: the journal file and its directory (undefined on PostgreSQL).
+      journalPath: journalPath as string,
+      dir: journalPath?.slice(0, journalPath.lastIndexOf('/')) as string,
+    }
   }
 
   async cleanup(): Promise<void> {
@@ -262,6 +288,7 @@ export class Fixtures {
       }
     }
     for (const d of this.#dirs.splice(0)) d.cleanup()
+    await this.#targets.cleanup()
   }
 }
 
