@@ -3,33 +3,32 @@
 // process opens the journal, runs recover(), and the test shows that every
 // dispatch whose promise had resolved is there, every checkpointed one
 // completes with the same ids, no intent appears twice, and
-// PRAGMA integrity_check is ok").
+// PRAGMA integrity_check is ok"; issue 11: the same on PostgreSQL).
 //
-// One journal file accumulates across all kills. Each round:
+// On each backend (support/backends.ts), one journal accumulates across all kills. Each round:
 //   1. a dispatcher child (children/crash-dispatcher.mjs) dispatches receipts
 //      8 at a time and prints a line as each dispatch promise resolves; it is
 //      SIGKILLed 5..150 ms after it is ready;
-//   2. the parent reads the journal as the crash left it (better-sqlite3,
-//      read-only): every resolved dispatch must already be final with the
-//      printed receipt, and the unfinished (checkpointed) rows are noted;
+//   2. the parent reads the journal as the crash left it with an independent
+//      client (better-sqlite3 read-only / node-postgres): every resolved
+//      dispatch must already be final with the printed receipt, and the
+//      unfinished (checkpointed) rows are noted;
 //   3. a fresh recovery child (children/crash-recover.mjs) runs recover();
 //   4. the parent checks the whole journal: every row final and `proposed`,
 //      ids equal to their recomputation from the receipt, the recovered rows
 //      are the ones that were checkpointed, one intent row per intent id,
-//      integrity_check ok.
+//      integrity ok (SQLite's integrity_check; on PostgreSQL our invariant
+//      SQL) and the journal's own integrity() verdict ok.
 // The next round starts a few receipts back, so replays of final identities
 // and re-dispatches of never-checkpointed ones happen too.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import type { DispatchReceipt, RecoverReport } from '../lib/index.js'
-import { RECEIPT_SQL } from './support/journal_sql'
+import { BACKENDS, Targets, type Backend } from './support/backends'
 
 const CHILDREN = join(__dirname, 'children')
 const KILLS = 60
@@ -53,7 +52,7 @@ type Line =
       o: string
       receipt: DispatchReceipt | null
     }
-  | { t: 'recovered'; report: RecoverReport; integrity: boolean }
+  | { t: 'recovered'; report: RecoverReport; integrity: boolean; messages: string[] }
   | { t: 'error'; r?: string; code: string | null; message: string }
 
 interface ChildRun {
@@ -101,50 +100,18 @@ function runChild(script: string, args: string[], killAfterReady?: number): Prom
   })
 }
 
-interface Row {
-  seq: number
-  dispatch_id: string
-  state: string
-  attempts: number
-  receipt_id: string
-  receipt: string | null
-}
-interface IntentRow {
-  intent_id: string
-  dispatch_id: string
-}
-
-/** The journal as it stands, read by an independent SQLite (no addon). */
-function readJournal(path: string) {
-  const db = new Database(path, { readonly: true, fileMustExist: true })
-  try {
-    const rows = db
-      .prepare(
-        `SELECT seq, dispatch_id, state, attempts, receipt_id, ${RECEIPT_SQL} AS receipt FROM dispatches d ORDER BY seq`,
-      )
-      .all() as Row[]
-    const intents = db.prepare('SELECT intent_id, dispatch_id FROM intents ORDER BY seq').all() as IntentRow[]
-    const failures = (db.prepare('SELECT count(*) AS n FROM failures').get() as { n: number }).n
-    const integrity = db.pragma('integrity_check', { simple: true })
-    return { rows, intents, failures, integrity }
-  } finally {
-    db.close()
-  }
-}
-
-describe('crash safety under SIGKILL', () => {
-  let tmp: string
+describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('crash safety under SIGKILL on %s', (_, backend) => {
+  const targets = new Targets(backend)
   let fixture: Fixture
   beforeAll(async () => {
-    tmp = mkdtempSync(join(tmpdir(), 'loopx-hooks-crash-'))
     fixture = (await import(pathToFileURL(join(CHILDREN, 'fixture.mjs')).href)) as Fixture
   })
-  afterAll(() => {
-    if (tmp) rmSync(tmp, { recursive: true, force: true })
-  })
+  afterAll(() => targets.cleanup())
 
   it(`survives ${KILLS} SIGKILLs of a dispatching process, recovering every checkpointed dispatch`, async () => {
-    const journal = join(tmp, 'journal.sqlite')
+    const target = targets.fresh('crash')
+    const targetArg = target.childArg({ synchronous: 'full' })
+    const readJournal = () => target.readRaw()
     const expectedOf = new Map<string, { dispatchId: string; intentIds: string[] }>()
     const expected = (rid: string) => {
       let e = expectedOf.get(rid)
@@ -161,7 +128,7 @@ describe('crash safety under SIGKILL', () => {
       const where = `round ${round} (kill ${delay} ms after ready, start r${start})`
 
       // 1. dispatch until killed
-      const run = await runChild('crash-dispatcher.mjs', [journal, String(start), String(INFLIGHT)], delay)
+      const run = await runChild('crash-dispatcher.mjs', [targetArg, String(start), String(INFLIGHT)], delay)
       expect(run.signal, `${where}: dispatcher must die by our SIGKILL; stderr: ${run.stderr}`).toBe('SIGKILL')
       expect(run.lines[0]?.t, where).toBe('ready')
       stats.kills++
@@ -185,7 +152,7 @@ describe('crash safety under SIGKILL', () => {
       }
 
       // 2. the journal as the crash left it
-      const before = readJournal(journal)
+      const before = await readJournal()
       expect(before.integrity, `${where}: integrity_check after the kill`).toBe('ok')
       const beforeById = new Map(before.rows.map((r) => [r.dispatch_id, r]))
       for (const l of resolved) {
@@ -202,12 +169,15 @@ describe('crash safety under SIGKILL', () => {
       stats.unrecordedAtKill += started.filter((rid) => !beforeById.has(expected(rid).dispatchId)).length
 
       // 3. a fresh process recovers
-      const rec = await runChild('crash-recover.mjs', [journal])
+      const rec = await runChild('crash-recover.mjs', [targetArg])
       expect(rec.code, `${where}: recovery child; stderr: ${rec.stderr}`).toBe(0)
       const report = rec.lines.find((l) => l.t === 'recovered')
       expect(report, `${where}: recovery output ${JSON.stringify(rec.lines)}`).toBeDefined()
       if (report?.t !== 'recovered') throw new Error('unreachable')
-      expect(report.integrity, where).toBe(true)
+      expect({ ok: report.integrity, messages: report.messages }, `${where}: the journal's integrity()`).toEqual({
+        ok: true,
+        messages: [],
+      })
       expect(report.report.skipped, where).toBe(0)
       expect(
         report.report.outcomes.map((o) => o.dispatchId),
@@ -222,7 +192,7 @@ describe('crash safety under SIGKILL', () => {
       stats.recovered += report.report.outcomes.length
 
       // 4. the whole journal after recovery
-      const after = readJournal(journal)
+      const after = await readJournal()
       expect(after.integrity, `${where}: integrity_check after recovery`).toBe('ok')
       expect(after.failures, `${where}: failure rows`).toBe(0)
       const notFinal = after.rows.filter((r) => r.state !== 'proposed')
@@ -258,7 +228,7 @@ describe('crash safety under SIGKILL', () => {
       start = Math.max(0, highest + 1 - OVERLAP)
     }
 
-    const final = readJournal(journal)
+    const final = await readJournal()
     console.log(
       `crash: ${stats.kills} kills, ${stats.midRunRounds} with checkpointed rows at the kill, ${stats.recovered} recovered, ` +
         `${stats.started} dispatches started, ${stats.resolved} resolved (${stats.replayed} replays), ` +

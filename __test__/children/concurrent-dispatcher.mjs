@@ -3,11 +3,12 @@
 // dispatches r0..r<count-1> in an order shuffled by <seed> (seed 0: in
 // order), <inflight> at a time, printing every provider invocation and every
 // outcome.
-//   node concurrent-dispatcher.mjs <journal> <seed> <count> <inflight>
+//   node concurrent-dispatcher.mjs <target json> <seed> <count> <inflight>
 import { HookRuntime } from '../../lib/index.js'
 import { PROFILE, emit, install, receiptId, request } from './fixture.mjs'
+import { parseTarget } from './target.mjs'
 
-const [journalPath, seedArg, countArg, inflightArg] = process.argv.slice(2)
+const [targetArg, seedArg, countArg, inflightArg] = process.argv.slice(2)
 const count = Number(countArg)
 const inflight = Number(inflightArg)
 
@@ -29,7 +30,7 @@ for (let i = shuffle ? order.length - 1 : 0; i > 0; i--) {
 
 let runtime
 try {
-  runtime = await HookRuntime.open({ journalPath, profile: PROFILE, synchronous: 'full' })
+  runtime = await HookRuntime.open({ ...parseTarget(targetArg).runtime, profile: PROFILE })
   install(runtime, (rid) => emit({ t: 'invoked', r: rid }))
 } catch (e) {
   emit({ t: 'error', r: null, code: e?.code ?? null, message: String(e?.message ?? e) })

@@ -2,11 +2,12 @@
 // `journal.consume`, holds each for <holdMs> (the window a SIGKILL lands in),
 // admits an undecided one and marks it done, printing every step; "stop" on
 // stdin ends the loop.
-//   node consumer.mjs <journal> <executorId> <leaseMs> <holdMs>
+//   node consumer.mjs <target json> <executorId> <leaseMs> <holdMs>
 import { HookJournal } from '../../lib/index.js'
 import { emit } from './fixture.mjs'
+import { parseTarget } from './target.mjs'
 
-const [journalPath, executorId, leaseMs, holdMs] = process.argv.slice(2)
+const [targetArg, executorId, leaseMs, holdMs] = process.argv.slice(2)
 const stop = new AbortController()
 let seen = ''
 process.stdin.setEncoding('utf8')
@@ -15,7 +16,7 @@ process.stdin.on('data', (chunk) => {
   if (seen.includes('stop\n')) stop.abort()
 })
 
-const journal = await HookJournal.open(journalPath)
+const journal = await HookJournal.open(parseTarget(targetArg).journal)
 emit({ t: 'ready' })
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 for await (const intent of journal.consume({

@@ -2,15 +2,17 @@
 // several dispatches in flight, and writes one `resolved` line (synchronously,
 // to fd 1) as soon as each dispatch promise resolves. The parent kills it
 // with SIGKILL at a random moment.
-//   node crash-dispatcher.mjs <journal> <start> <inflight>
+//   node crash-dispatcher.mjs <target json> <start> <inflight>
 import { HookRuntime } from '../../lib/index.js'
 import { PROFILE, emit, install, receiptId, request } from './fixture.mjs'
+import { parseTarget } from './target.mjs'
 
-const [journalPath, startArg, inflightArg] = process.argv.slice(2)
+const [targetArg, startArg, inflightArg] = process.argv.slice(2)
+const target = parseTarget(targetArg)
 let next = Number(startArg)
 const inflight = Number(inflightArg)
 
-const runtime = await HookRuntime.open({ journalPath, profile: PROFILE, synchronous: 'full' })
+const runtime = await HookRuntime.open({ ...target.runtime, profile: PROFILE })
 install(runtime)
 emit({ t: 'ready' })
 

@@ -1,11 +1,12 @@
 // Dispatcher of the consumers test: dispatches r0, r1, ... one every
 // <pauseMs> until "stop" arrives on stdin, printing each outcome, then
 // closes and prints {t:'finished', n}.
-//   node paced-dispatcher.mjs <journal> <pauseMs>
+//   node paced-dispatcher.mjs <target json> <pauseMs>
 import { HookRuntime } from '../../lib/index.js'
 import { PROFILE, emit, install, receiptId, request } from './fixture.mjs'
+import { parseTarget } from './target.mjs'
 
-const [journalPath, pauseMs] = process.argv.slice(2)
+const [targetArg, pauseMs] = process.argv.slice(2)
 let stopping = false
 let seen = ''
 process.stdin.setEncoding('utf8')
@@ -13,7 +14,7 @@ process.stdin.on('data', (chunk) => {
   seen += chunk
   if (seen.includes('stop\n')) stopping = true
 })
-const runtime = await HookRuntime.open({ journalPath, profile: PROFILE })
+const runtime = await HookRuntime.open({ ...parseTarget(targetArg).runtime, profile: PROFILE })
 install(runtime)
 emit({ t: 'ready' })
 let n = 0
