@@ -230,7 +230,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('crash safety
 
     const final = await readJournal()
     console.log(
-      `crash: ${stats.kills} kills, ${stats.midRunRounds} with checkpointed rows at the kill, ${stats.recovered} recovered, ` +
+      `crash on ${backend.name}: ${stats.kills} kills, ${stats.midRunRounds} with checkpointed rows at the kill, ${stats.recovered} recovered, ` +
         `${stats.started} dispatches started, ${stats.resolved} resolved (${stats.replayed} replays), ` +
         `${stats.unrecordedAtKill} started without a row at the kill; journal: ${final.rows.length} dispatches, ${final.intents.length} intents`,
     )
