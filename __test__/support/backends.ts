@@ -18,7 +18,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 
-import type { HookRuntimeOptions } from '../../lib/index.js'
+import { HookJournal, type HookRuntimeOptions } from '../../lib/index.js'
 import { PG_INTEGRITY_SQL, RECEIPT_SQL, RECEIPT_SQL_PG } from './journal_sql'
 
 export type BackendName = 'sqlite' | 'postgres'
@@ -268,3 +268,9 @@ export class Targets {
     for (const t of this.#targets.splice(0)) await t.cleanup()
   }
 }
+
+// HookJournal.open / openReadOnly with a target's argument (a path, or `{ postgres }`).
+type JournalOpener = (arg: JournalArg) => Promise<HookJournal>
+export const openJournal = (target: JournalTarget) => (HookJournal.open as JournalOpener)(target.journal)
+export const openJournalReadOnly = (target: JournalTarget) =>
+  (HookJournal.openReadOnly as JournalOpener)(target.journal)
