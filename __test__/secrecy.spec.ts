@@ -3,10 +3,15 @@
 // public-safe, reaches the journal or an outcome. Providers throw, reject and
 // return results carrying planted secrets (private names, paths, URLs,
 // credentials, transcript text); requests carry credential-like and path-like
-// ids. Afterwards EVERY byte of every file in the journal's directory (the db,
-// -wal, -shm) and every outcome is searched for each planted string and a
-// distinctive substring of it, in UTF-8, UTF-16 (LE/BE), hex and base64.
+// ids. Afterwards EVERY persisted byte of the journal and every outcome is
+// searched for each planted string and a distinctive substring of it, in
+// UTF-8, UTF-16 (LE/BE), hex and base64. On each backend (support/backends.ts):
+// SQLite, every file in the journal's directory (the db, -wal, -shm);
+// PostgreSQL, the full output of `pg_dump --schema=<the journal's schema>`
+// (DDL and every row).
 import { afterEach, describe, expect, it } from 'vitest'
+
+import { BACKENDS, type Backend, type JournalTarget } from './support/backends'
 
 import {
   LoopxHooksError,
@@ -18,7 +23,6 @@ import {
   EMPTY_STATS,
   Fixtures,
   counted,
-  filesIn,
   findPlanted,
   goodProvider,
   intent,
@@ -33,9 +37,6 @@ import {
   sleep,
   type Counted,
 } from './support/runtime'
-
-const fx = new Fixtures()
-afterEach(() => fx.cleanup())
 
 function alnum(n: number, alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'): string {
   let s = ''
@@ -88,10 +89,10 @@ function plant() {
 
 type Planted = ReturnType<typeof plant>
 
-/** Searches every file in `dir` and every given object's JSON for the needles. */
-function scan(dir: string, objects: unknown[], planted: Planted): string[] {
+/** Searches every persisted byte of `target` and every given object's JSON for the needles. */
+function scan(target: JournalTarget | undefined, objects: unknown[], planted: Planted): string[] {
   const haystacks = [
-    ...filesIn(dir),
+    ...target!.persistedBytes(),
     ...objects.map((o, i) => ({ name: `object #${i}`, bytes: Buffer.from(JSON.stringify(o) ?? '', 'utf8') })),
   ]
   expect(haystacks.length).toBeGreaterThan(0)
@@ -326,196 +327,203 @@ const LEAKY: [string, Body, string, string | null][] = [
   ],
 ]
 
-describe('planted secrets never reach the journal or an outcome', () => {
-  it('provider errors, rejections and results that cannot pass validation', async () => {
-    const p = plant()
-    const caps = LEAKY.map(
-      (_, k) => `leak_${String.fromCharCode(97 + Math.floor(k / 26))}${String.fromCharCode(97 + (k % 26))}`,
-    )
-    const { runtime, dir } = await fx.runtime({
-      profile: { maxHooksPerDispatch: 64 },
-      capabilities: [...caps, 'clean'],
-    })
-    const providers: Counted<unknown>[] = []
-    LEAKY.forEach(([, body], k) => {
-      const provider = counted((input) => body(input, p))
-      providers.push(provider)
-      runtime.register({
-        registration: registration(`${caps[k]}.hook`, {
-          budget: { max_invocations_per_dispatch: 2, max_intents_per_dispatch: 2 },
-        }),
-        provider,
+describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
+  'planted secrets never reach the journal or an outcome on %s',
+  (_, backend) => {
+    const fx = new Fixtures(backend)
+    afterEach(() => fx.cleanup())
+
+    it('provider errors, rejections and results that cannot pass validation', async () => {
+      const p = plant()
+      const caps = LEAKY.map(
+        (_, k) => `leak_${String.fromCharCode(97 + Math.floor(k / 26))}${String.fromCharCode(97 + (k % 26))}`,
+      )
+      const { runtime, target } = await fx.runtime({
+        profile: { maxHooksPerDispatch: 64 },
+        capabilities: [...caps, 'clean'],
       })
-    })
-    const clean = goodProvider()
-    runtime.register({ registration: registration('clean.hook'), provider: clean })
+      const providers: Counted<unknown>[] = []
+      LEAKY.forEach(([, body], k) => {
+        const provider = counted((input) => body(input, p))
+        providers.push(provider)
+        runtime.register({
+          registration: registration(`${caps[k]}.hook`, {
+            budget: { max_invocations_per_dispatch: 2, max_intents_per_dispatch: 2 },
+          }),
+          provider,
+        })
+      })
+      const clean = goodProvider()
+      runtime.register({ registration: registration('clean.hook'), provider: clean })
 
-    const outcomes: DispatchOutcome[] = []
-    for (const receiptId of ['receipt_0001', 'receipt_0002']) {
-      // twice each: a retry of every failed identity, then exhaustion
-      for (let n = 0; n < 3; n++) outcomes.push(await runtime.dispatch(request({ receipt: { receipt_id: receiptId } })))
-    }
-    const first = outcomes[0]!
-    LEAKY.forEach(([name, , code, rule], k) => {
-      const o = first.hooks.find((h) => h.hookId === `${caps[k]}.hook`)!
-      expect(o, name).toMatchObject({ outcome: 'failed', failureCode: code, receipt: null })
-      if (rule) expect(o.failureRule, name).toBe(rule)
-      expect(providers[k]!.calls, name).toBe(4)
-    })
-    expect(clean.calls).toBe(2)
-    const j = await journalContents(runtime)
-    expect(j.stats).toStrictEqual({
-      ...EMPTY_STATS,
-      proposed: 2,
-      exhausted: LEAKY.length * 2,
-      intents: 2,
-      intents_open: 2,
-    })
-    expect(j.intents.every((i) => i.capability_id === 'clean')).toBe(true)
+      const outcomes: DispatchOutcome[] = []
+      for (const receiptId of ['receipt_0001', 'receipt_0002']) {
+        // twice each: a retry of every failed identity, then exhaustion
+        for (let n = 0; n < 3; n++)
+          outcomes.push(await runtime.dispatch(request({ receipt: { receipt_id: receiptId } })))
+      }
+      const first = outcomes[0]!
+      LEAKY.forEach(([name, , code, rule], k) => {
+        const o = first.hooks.find((h) => h.hookId === `${caps[k]}.hook`)!
+        expect(o, name).toMatchObject({ outcome: 'failed', failureCode: code, receipt: null })
+        if (rule) expect(o.failureRule, name).toBe(rule)
+        expect(providers[k]!.calls, name).toBe(4)
+      })
+      expect(clean.calls).toBe(2)
+      const j = await journalContents(runtime)
+      expect(j.stats).toStrictEqual({
+        ...EMPTY_STATS,
+        proposed: 2,
+        exhausted: LEAKY.length * 2,
+        intents: 2,
+        intents_open: 2,
+      })
+      expect(j.intents.every((i) => i.capability_id === 'clean')).toBe(true)
 
-    // While open (db, -wal, -shm present), and after close.
-    expect(scan(dir, [...outcomes, j], p)).toStrictEqual([])
-    await runtime.close()
-    expect(scan(dir, outcomes, p)).toStrictEqual([])
-  })
-
-  it('late results of timed-out providers are dropped, even when they would be valid', async () => {
-    const p = plant()
-    const { runtime, dir } = await fx.runtime({ capabilities: ['late', 'hang'] })
-    // The marker is a valid opaque ref: only the timeout keeps it out.
-    const late = counted(async (input) => {
-      await sleep(80)
-      return withPayload(input, { ref: p.secrets.marker, refs: [`${p.tag}_ref`], level: 3 })
-    })
-    const hang = counted(() => new Promise(() => {}))
-    runtime.register({ registration: registration('late.hook', { budget: { timeout_ms: 20 } }), provider: late })
-    runtime.register({ registration: registration('hang.hook', { budget: { timeout_ms: 20 } }), provider: hang })
-    const outcome = await runtime.dispatch(request())
-    expect(outcome.hooks.map((h) => h.failureCode)).toStrictEqual(['producer_timed_out', 'producer_timed_out'])
-    await sleep(200)
-    const j = await journalContents(runtime)
-    expect(j.intents).toStrictEqual([])
-    await runtime.close()
-    expect(scan(dir, [outcome, j], p)).toStrictEqual([])
-  })
-
-  it('a verify-mode replay whose different (valid) result is dropped as a conflict', async () => {
-    const p = plant()
-    const { runtime, dir } = await fx.runtime({ profile: { replay: 'verify' }, capabilities: ['alpha'] })
-    let leak = false
-    const provider = counted((input) =>
-      leak ? withPayload(input, { ref: p.secrets.marker, refs: [`${p.tag}_ref`], level: 1 }) : signalResult(input),
-    )
-    runtime.register({ registration: registration('alpha.one'), provider })
-    const first = await runtime.dispatch(request())
-    expect(first.hooks[0]!.outcome).toBe('recorded')
-    leak = true
-    const second = await runtime.dispatch(request())
-    expect(second.hooks[0]).toMatchObject({
-      outcome: 'conflict',
-      failureCode: 'intent_conflict',
-      receipt: first.hooks[0]!.receipt,
-    })
-    const j = await journalContents(runtime)
-    await runtime.close()
-    expect(scan(dir, [first, second, j], p)).toStrictEqual([])
-  })
-
-  it('requests carrying credential-like or path-like values are rejected at the input boundary and not journaled', async () => {
-    const p = plant()
-    const { runtime, dir } = await fx.runtime({ capabilities: ['alpha', 'beta'] })
-    const a = goodProvider()
-    const b = counted(() => notApplicable())
-    runtime.register({ registration: registration('alpha.one'), provider: a })
-    runtime.register({ registration: registration('beta.one'), provider: b })
-    const s = p.secrets
-    const boundary: [string, DispatchRequest][] = [
-      ['receipt_id GitHub token', request({ receipt: { receipt_id: s.github } })],
-      ['receipt_id path', request({ receipt: { receipt_id: s.path } })],
-      ['receipt_id AWS key', request({ receipt: { receipt_id: s.aws } })],
-      ['effect_id URL', request({ receipt: { effect_id: s.url }, settlement: { effect_id: s.url } })],
-      ['effect_id JWT', request({ receipt: { effect_id: s.jwt }, settlement: { effect_id: s.jwt } })],
-      ['goal_id mail', request({ settlement: { goal_id: s.mail } })],
-      ['agent_id AWS key', request({ settlement: { agent_id: s.aws } })],
-      ['todo_id JWT', request({ settlement: { todo_id: s.jwt } })],
-      ['turn_instance_id Slack token', request({ settlement: { turn_instance_id: s.slack } })],
-      ['state_revision transcript', request({ receipt: { state_revision: s.transcript } })],
-      ['state_revision non-ASCII', request({ receipt: { state_revision: s.unicode } })],
-      ['committed_at marker', request({ receipt: { committed_at: s.marker } })],
-      ['fact_refs credentials and paths', request({ factRefs: [s.github, s.path, s.url] })],
-      ['fact_refs one bad among good', request({ factRefs: ['fact_ok', s.slack] })],
-    ]
-    const outcomes: unknown[] = []
-    for (const [name, req] of boundary) {
-      const outcome = await runtime.dispatch(req)
-      outcomes.push(outcome)
-      expect(outcome.admitted, name).toBe(true)
-      expect(
-        outcome.hooks.map((h) => [h.hookId, h.outcome, h.attempt, h.receipt, h.failureCode]),
-        name,
-      ).toStrictEqual([
-        ['alpha.one', 'failed', 0, null, 'input_boundary_rejected'],
-        ['beta.one', 'failed', 0, null, 'input_boundary_rejected'],
-      ])
-    }
-    // Refused or unsubscribed before any projection: nothing either.
-    for (const req of [
-      request({ receipt: { status: s.marker } }),
-      request({ receipt: { step_kind: s.marker } }),
-      request({ receipt: { effect_id: s.github }, settlement: { effect_id: s.aws } }),
-      request({ eventKind: s.marker }),
-      request({ eventKind: s.path }),
-    ]) {
-      const outcome = await runtime.dispatch(req)
-      outcomes.push(outcome)
-      expect(outcome.hooks).toStrictEqual([])
-    }
-    // A request outside the DispatchRequest shape is misuse; its error names no value.
-    const misuse = await runtime.dispatch({ ...request(), debug: p.all } as unknown as DispatchRequest).then(
-      () => undefined,
-      (e: unknown) => e,
-    )
-    expect(misuse).toBeInstanceOf(LoopxHooksError)
-    expect((misuse as LoopxHooksError).code).toBe('ERR_LOOPX_INVALID_ARGUMENT')
-    outcomes.push({
-      message: (misuse as Error).message,
-      stack: (misuse as Error).stack,
-      code: (misuse as LoopxHooksError).code,
+      // While open (db, -wal, -shm present), and after close.
+      expect(scan(target, [...outcomes, j], p)).toStrictEqual([])
+      await runtime.close()
+      expect(scan(target, outcomes, p)).toStrictEqual([])
     })
 
-    expect(a.calls).toBe(0)
-    expect(b.calls).toBe(0)
-    const j = await journalContents(runtime)
-    expect(j.stats).toStrictEqual(EMPTY_STATS)
-    expect(j.dispatches).toStrictEqual([])
-    expect(scan(dir, [...outcomes, j], p)).toStrictEqual([])
-    await runtime.close()
-    expect(scan(dir, outcomes, p)).toStrictEqual([])
-  })
-
-  it('the scanner finds what is there (planted in a control file)', async () => {
-    const p = plant()
-    const { runtime, dir } = await fx.runtime({ capabilities: ['alpha'] })
-    // A valid opaque ref is public-safe by contract and is journaled: the scan must see it.
-    runtime.register({
-      registration: registration('alpha.one'),
-      provider: (input: PostWritebackHookInput) => withPayload(input, { ref: p.secrets.marker, refs: [], level: 1 }),
+    it('late results of timed-out providers are dropped, even when they would be valid', async () => {
+      const p = plant()
+      const { runtime, target } = await fx.runtime({ capabilities: ['late', 'hang'] })
+      // The marker is a valid opaque ref: only the timeout keeps it out.
+      const late = counted(async (input) => {
+        await sleep(80)
+        return withPayload(input, { ref: p.secrets.marker, refs: [`${p.tag}_ref`], level: 3 })
+      })
+      const hang = counted(() => new Promise(() => {}))
+      runtime.register({ registration: registration('late.hook', { budget: { timeout_ms: 20 } }), provider: late })
+      runtime.register({ registration: registration('hang.hook', { budget: { timeout_ms: 20 } }), provider: hang })
+      const outcome = await runtime.dispatch(request())
+      expect(outcome.hooks.map((h) => h.failureCode)).toStrictEqual(['producer_timed_out', 'producer_timed_out'])
+      await sleep(200)
+      const j = await journalContents(runtime)
+      expect(j.intents).toStrictEqual([])
+      await runtime.close()
+      expect(scan(target, [outcome, j], p)).toStrictEqual([])
     })
-    const outcome = await runtime.dispatch(request())
-    expect(outcome.hooks[0]!.outcome).toBe('recorded')
-    await runtime.close()
-    const hits = scan(dir, [], p)
-    expect(hits.some((h) => h.includes(p.secrets.marker))).toBe(true)
-    // And each encoding is searched.
-    const probe = {
-      name: 'probe',
-      bytes: Buffer.concat([
-        Buffer.from(p.secrets.unicode, 'utf16le'),
-        Buffer.from(Buffer.from(p.secrets.path).toString('hex')),
-      ]),
-    }
-    const found = findPlanted([probe], [p.secrets.unicode, p.secrets.path])
-    expect(found.some((h) => h.includes('utf16le'))).toBe(true)
-    expect(found.some((h) => h.includes('(hex)'))).toBe(true)
-  })
-})
+
+    it('a verify-mode replay whose different (valid) result is dropped as a conflict', async () => {
+      const p = plant()
+      const { runtime, target } = await fx.runtime({ profile: { replay: 'verify' }, capabilities: ['alpha'] })
+      let leak = false
+      const provider = counted((input) =>
+        leak ? withPayload(input, { ref: p.secrets.marker, refs: [`${p.tag}_ref`], level: 1 }) : signalResult(input),
+      )
+      runtime.register({ registration: registration('alpha.one'), provider })
+      const first = await runtime.dispatch(request())
+      expect(first.hooks[0]!.outcome).toBe('recorded')
+      leak = true
+      const second = await runtime.dispatch(request())
+      expect(second.hooks[0]).toMatchObject({
+        outcome: 'conflict',
+        failureCode: 'intent_conflict',
+        receipt: first.hooks[0]!.receipt,
+      })
+      const j = await journalContents(runtime)
+      await runtime.close()
+      expect(scan(target, [first, second, j], p)).toStrictEqual([])
+    })
+
+    it('requests carrying credential-like or path-like values are rejected at the input boundary and not journaled', async () => {
+      const p = plant()
+      const { runtime, target } = await fx.runtime({ capabilities: ['alpha', 'beta'] })
+      const a = goodProvider()
+      const b = counted(() => notApplicable())
+      runtime.register({ registration: registration('alpha.one'), provider: a })
+      runtime.register({ registration: registration('beta.one'), provider: b })
+      const s = p.secrets
+      const boundary: [string, DispatchRequest][] = [
+        ['receipt_id GitHub token', request({ receipt: { receipt_id: s.github } })],
+        ['receipt_id path', request({ receipt: { receipt_id: s.path } })],
+        ['receipt_id AWS key', request({ receipt: { receipt_id: s.aws } })],
+        ['effect_id URL', request({ receipt: { effect_id: s.url }, settlement: { effect_id: s.url } })],
+        ['effect_id JWT', request({ receipt: { effect_id: s.jwt }, settlement: { effect_id: s.jwt } })],
+        ['goal_id mail', request({ settlement: { goal_id: s.mail } })],
+        ['agent_id AWS key', request({ settlement: { agent_id: s.aws } })],
+        ['todo_id JWT', request({ settlement: { todo_id: s.jwt } })],
+        ['turn_instance_id Slack token', request({ settlement: { turn_instance_id: s.slack } })],
+        ['state_revision transcript', request({ receipt: { state_revision: s.transcript } })],
+        ['state_revision non-ASCII', request({ receipt: { state_revision: s.unicode } })],
+        ['committed_at marker', request({ receipt: { committed_at: s.marker } })],
+        ['fact_refs credentials and paths', request({ factRefs: [s.github, s.path, s.url] })],
+        ['fact_refs one bad among good', request({ factRefs: ['fact_ok', s.slack] })],
+      ]
+      const outcomes: unknown[] = []
+      for (const [name, req] of boundary) {
+        const outcome = await runtime.dispatch(req)
+        outcomes.push(outcome)
+        expect(outcome.admitted, name).toBe(true)
+        expect(
+          outcome.hooks.map((h) => [h.hookId, h.outcome, h.attempt, h.receipt, h.failureCode]),
+          name,
+        ).toStrictEqual([
+          ['alpha.one', 'failed', 0, null, 'input_boundary_rejected'],
+          ['beta.one', 'failed', 0, null, 'input_boundary_rejected'],
+        ])
+      }
+      // Refused or unsubscribed before any projection: nothing either.
+      for (const req of [
+        request({ receipt: { status: s.marker } }),
+        request({ receipt: { step_kind: s.marker } }),
+        request({ receipt: { effect_id: s.github }, settlement: { effect_id: s.aws } }),
+        request({ eventKind: s.marker }),
+        request({ eventKind: s.path }),
+      ]) {
+        const outcome = await runtime.dispatch(req)
+        outcomes.push(outcome)
+        expect(outcome.hooks).toStrictEqual([])
+      }
+      // A request outside the DispatchRequest shape is misuse; its error names no value.
+      const misuse = await runtime.dispatch({ ...request(), debug: p.all } as unknown as DispatchRequest).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(misuse).toBeInstanceOf(LoopxHooksError)
+      expect((misuse as LoopxHooksError).code).toBe('ERR_LOOPX_INVALID_ARGUMENT')
+      outcomes.push({
+        message: (misuse as Error).message,
+        stack: (misuse as Error).stack,
+        code: (misuse as LoopxHooksError).code,
+      })
+
+      expect(a.calls).toBe(0)
+      expect(b.calls).toBe(0)
+      const j = await journalContents(runtime)
+      expect(j.stats).toStrictEqual(EMPTY_STATS)
+      expect(j.dispatches).toStrictEqual([])
+      expect(scan(target, [...outcomes, j], p)).toStrictEqual([])
+      await runtime.close()
+      expect(scan(target, outcomes, p)).toStrictEqual([])
+    })
+
+    it('the scanner finds what is there (planted in a control file)', async () => {
+      const p = plant()
+      const { runtime, target } = await fx.runtime({ capabilities: ['alpha'] })
+      // A valid opaque ref is public-safe by contract and is journaled: the scan must see it.
+      runtime.register({
+        registration: registration('alpha.one'),
+        provider: (input: PostWritebackHookInput) => withPayload(input, { ref: p.secrets.marker, refs: [], level: 1 }),
+      })
+      const outcome = await runtime.dispatch(request())
+      expect(outcome.hooks[0]!.outcome).toBe('recorded')
+      await runtime.close()
+      const hits = scan(target, [], p)
+      expect(hits.some((h) => h.includes(p.secrets.marker))).toBe(true)
+      // And each encoding is searched.
+      const probe = {
+        name: 'probe',
+        bytes: Buffer.concat([
+          Buffer.from(p.secrets.unicode, 'utf16le'),
+          Buffer.from(Buffer.from(p.secrets.path).toString('hex')),
+        ]),
+      }
+      const found = findPlanted([probe], [p.secrets.unicode, p.secrets.path])
+      expect(found.some((h) => h.includes('utf16le'))).toBe(true)
+      expect(found.some((h) => h.includes('(hex)'))).toBe(true)
+    })
+  },
+)
