@@ -9,7 +9,7 @@ import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:chil
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 
 import { HookRuntime, type HookJournal, type StoredIntent } from '../lib/index.js'
 import { BACKENDS, Targets, openJournal, openJournalReadOnly, type Backend } from './support/backends'

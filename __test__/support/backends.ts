@@ -169,7 +169,7 @@ export async function withPg<T>(url: string, body: (client: pg.Client) => Promis
 
 const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`
 
-class PostgresTarget implements JournalTarget {
+export class PostgresTarget implements JournalTarget {
   readonly backend = 'postgres'
   readonly connectionString: string
   readonly schema: string
@@ -228,7 +228,7 @@ class PostgresTarget implements JournalTarget {
     const found = new Set<string>()
     // /proc/net/tcp{,6}: `sl local_address rem_address st ... inode`, addresses as HEXIP:HEXPORT.
     for (const table of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
-      let text = ''
+      let text: string
       try {
         text = readFileSync(table, 'utf8')
       } catch {
@@ -251,6 +251,9 @@ class PostgresTarget implements JournalTarget {
 
 export const SQLITE: Backend = { name: 'sqlite', target: (label = 'hooks') => new SqliteTarget(label) }
 export const POSTGRES: Backend = { name: 'postgres', target: (label = 'j') => new PostgresTarget(pgUrl(), label) }
+
+/** A fresh journal schema on the server at `url` (a test's own server). */
+export const postgresTarget = (url: string, label = 'j') => new PostgresTarget(url, label)
 
 /** Every backend, for `describe.each(BACKENDS)`. */
 export const BACKENDS: readonly Backend[] = [SQLITE, POSTGRES]

@@ -1,0 +1,167 @@
+// A PostgreSQL server restarted while dispatches are in flight (issue 11,
+// "Failure behaviour" and "Tests"): on a server of this file's own
+// (support/pg_own_server.ts), 16 workers keep dispatching fresh receipts
+// (children/fixture.mjs: every id a function of the receipt) while
+// `pg_ctl restart -m fast` cuts every connection. Every dispatch must
+// either end recorded (exactly once: one row per identity, the receipt it
+// resolved with) or fail coded: a failure outcome, or a LoopxHooksError
+// `ERR_LOOPX_JOURNAL_UNAVAILABLE` whose message and stack name no connection
+// string, host or port. Nothing resolved is lost (the journal is read with an
+// independent client right after the restart), and recover() plus a
+// re-dispatch of every receipt on the same runtime completes them all.
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import {
+  HookRuntime,
+  LoopxHooksError,
+  type DispatchReceipt,
+  type DispatchRequest,
+  type HookOutcome,
+  type Profile,
+} from '../lib/index.js'
+import { postgresTarget, type JournalTarget } from './support/backends'
+import { restartOwnServer, startOwnServer, stopOwnServer, type OwnServer } from './support/pg_own_server'
+import { sleep } from './support/runtime'
+
+const CHILDREN = join(__dirname, 'children')
+const WORKERS = 16
+/** Dispatches begun before the restart, and after it returned. */
+const BEFORE = 100
+const AFTER = 64
+
+interface Fixture {
+  PROFILE: Partial<Profile>
+  install(runtime: HookRuntime): void
+  receiptId(n: number): string
+  request(rid: string): DispatchRequest
+  expected(rid: string): { dispatchId: string; intentIds: string[] }
+}
+
+type Settled = { rid: string; hook: HookOutcome } | { rid: string; error: unknown }
+
+describe('PostgreSQL server restarted while dispatches are in flight', () => {
+  let server: OwnServer | undefined
+  let target: JournalTarget
+  let fixture: Fixture
+  beforeAll(async () => {
+    fixture = (await import(pathToFileURL(join(CHILDREN, 'fixture.mjs')).href)) as Fixture
+    server = await startOwnServer()
+    target = postgresTarget(server.url, 'restart')
+  })
+  afterAll(async () => {
+    if (server) await stopOwnServer(server)
+  })
+
+  it('each dispatch ends recorded exactly once or fails coded; none lost once resolved; recover and a re-dispatch complete them', async () => {
+    const srv = server!
+    const runtime = await HookRuntime.open({ ...target.runtimeOptions(), profile: fixture.PROFILE })
+    try {
+      fixture.install(runtime)
+      const settled: Settled[] = []
+      let next = 0
+      let inFlight = 0
+      let restarted = false
+      let afterRestart = 0
+      const worker = async () => {
+        while (!restarted || afterRestart < AFTER) {
+          const rid = fixture.receiptId(next++)
+          if (restarted) afterRestart++
+          inFlight++
+          try {
+            const out = await runtime.dispatch(fixture.request(rid))
+            expect(out.hooks, rid).toHaveLength(1)
+            settled.push({ rid, hook: out.hooks[0]! })
+          } catch (error) {
+            settled.push({ rid, error })
+            // The server is away: do not spin through receipts while it is.
+            await sleep(20)
+          } finally {
+            inFlight--
+          }
+        }
+      }
+      const workers = Array.from({ length: WORKERS }, worker)
+      while (settled.length < BEFORE) await sleep(5)
+      const inFlightAtRestart = inFlight
+      await restartOwnServer(srv)
+      restarted = true
+      await Promise.all(workers)
+      expect(inFlightAtRestart, 'dispatches in flight when the restart began').toBeGreaterThan(0)
+      expect(settled).toHaveLength(next)
+
+      // Each one resolved recorded (or replayed by a retry of its own identity), failed as an outcome, or threw coded.
+      const secrets = [srv.url, '127.0.0.1', 'postgres://', String(srv.port)]
+      const resolved = new Map<string, DispatchReceipt>()
+      const tally = { recorded: 0, failedOutcome: 0, unavailable: 0 }
+      for (const s of settled) {
+        const e = fixture.expected(s.rid)
+        if ('hook' in s) {
+          expect(s.hook.dispatchId, s.rid).toBe(e.dispatchId)
+          if (s.hook.outcome === 'failed') {
+            expect(s.hook.failureCode, `${s.rid}: a failure outcome carries its code`).not.toBeNull()
+            expect(s.hook.receipt, s.rid).toBeNull()
+            tally.failedOutcome++
+            continue
+          }
+          expect(['recorded', 'replayed'], `${s.rid}: ${JSON.stringify(s.hook)}`).toContain(s.hook.outcome)
+          expect(s.hook.receipt?.status, s.rid).toBe('proposed')
+          expect(s.hook.receipt?.intent_ids, s.rid).toEqual(e.intentIds)
+          resolved.set(e.dispatchId, s.hook.receipt!)
+          tally.recorded++
+        } else {
+          expect(s.error, `${s.rid}: ${String(s.error)}`).toBeInstanceOf(LoopxHooksError)
+          const err = s.error as LoopxHooksError
+          expect(err.code, `${s.rid}: ${err.message}`).toBe('ERR_LOOPX_JOURNAL_UNAVAILABLE')
+          const text = JSON.stringify({ message: err.message, stack: err.stack, code: err.code })
+          for (const secret of secrets) expect(text, `${s.rid}: the error names the server`).not.toContain(secret)
+          tally.unavailable++
+        }
+      }
+      expect(tally.recorded, 'dispatches recorded around the restart').toBeGreaterThan(BEFORE / 2)
+
+      // Nothing resolved is lost: the journal as the restart left it.
+      const after = await target.readRaw()
+      expect(after.integrity).toBe('ok')
+      const rowOf = new Map(after.rows.map((r) => [r.dispatch_id, r]))
+      expect(rowOf.size, 'one row per identity').toBe(after.rows.length)
+      for (const [id, receipt] of resolved) {
+        const row = rowOf.get(id)
+        expect(row?.state, `${receipt.receipt_id} resolved but not final after the restart`).toBe('proposed')
+        expect(JSON.parse(row!.receipt!), receipt.receipt_id).toEqual(receipt)
+      }
+      expect(new Set(after.intents.map((i) => i.intent_id)).size, 'no intent twice').toBe(after.intents.length)
+
+      // recover() and a re-dispatch of every receipt on the same runtime complete them all.
+      const report = await runtime.recover()
+      expect(report.skipped).toBe(0)
+      for (const o of report.outcomes) expect(o.outcome, o.dispatchId).toBe('recorded')
+      for (let n = 0; n < next; n++) {
+        const rid = fixture.receiptId(n)
+        const e = fixture.expected(rid)
+        const hook = (await runtime.dispatch(fixture.request(rid))).hooks[0]!
+        expect(['recorded', 'replayed'], `${rid} after the restart: ${JSON.stringify(hook)}`).toContain(hook.outcome)
+        expect(hook.receipt?.intent_ids, rid).toEqual(e.intentIds)
+        const first = resolved.get(e.dispatchId)
+        if (first)
+          expect({ outcome: hook.outcome, receipt: hook.receipt }, rid).toEqual({ outcome: 'replayed', receipt: first })
+      }
+      const final = await target.readRaw()
+      expect(final.integrity).toBe('ok')
+      expect(final.rows.map((r) => r.state).filter((s) => s !== 'proposed')).toEqual([])
+      expect(final.rows).toHaveLength(next)
+      expect(new Set(final.intents.map((i) => i.intent_id)).size).toBe(next)
+      expect(final.intents).toHaveLength(next)
+      expect(await runtime.journal.integrity()).toEqual({ ok: true, messages: [] })
+      console.log(
+        `pg restart: ${next} dispatches, ${inFlightAtRestart} in flight at the restart; ${tally.recorded} recorded, ` +
+          `${tally.failedOutcome} failure outcomes, ${tally.unavailable} ERR_LOOPX_JOURNAL_UNAVAILABLE; ` +
+          `recover() completed ${report.outcomes.length}`,
+      )
+    } finally {
+      await runtime.close()
+    }
+  }, 120_000)
+})
