@@ -60,7 +60,17 @@ export async function startOwnServer(): Promise<OwnServer> {
 
 /** A fast restart (`-m fast`: open sessions are cut), back when the server answers. */
 export async function restartOwnServer(server: OwnServer): Promise<void> {
-  await asPostgres('pg_ctl', ['-D', join(server.dir, 'data'), '-w', '-m', 'fast', 'restart'])
+  // -l: the new postmaster writes to the log, not to our pipes (which would keep execFile waiting).
+  await asPostgres('pg_ctl', [
+    '-D',
+    join(server.dir, 'data'),
+    '-w',
+    '-l',
+    join(server.dir, 'log'),
+    '-m',
+    'fast',
+    'restart',
+  ])
 }
 
 export async function stopOwnServer(server: OwnServer): Promise<void> {
