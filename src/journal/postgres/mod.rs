@@ -24,6 +24,7 @@ mod records;
 mod schema;
 mod writer;
 
+
 #[cfg(test)]
 mod tests;
 
@@ -103,6 +104,14 @@ pub(crate) struct PgStore {
 }
 
 pub(crate) fn open(target: &PgTarget, options: JournalOptions, read_only: bool) -> Result<(PgStore, CommitSignal)> {
+    // The `postgres` client blocks on a runtime of its own when it connects
+    // and when it is dropped, which panics on an async runtime's thread:
+    // opening runs on a plain thread, whoever calls it.
+    std::thread::scope(|s| s.spawn(|| open_here(target, options, read_only)).join())
+        .unwrap_or(Err(JournalError::Postgres { sqlstate: "XX000".to_owned() }))
+}
+
+fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Result<(PgStore, CommitSignal)> {
     let config = target.config()?;
     let schema = target.schema.as_str();
     let mut link = Link::new(config.clone(), schema, read_only);
