@@ -24,7 +24,6 @@ mod records;
 mod schema;
 mod writer;
 
-
 #[cfg(test)]
 mod tests;
 

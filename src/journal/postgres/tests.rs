@@ -114,10 +114,7 @@ fn a_newer_schema_and_a_foreign_schema_are_refused_unchanged() {
     let missing = Schema::new("missing");
     let err = Journal::open_postgres_read_only(&missing.target, JournalOptions::default()).unwrap_err();
     assert_eq!(err, JournalError::NotAJournal);
-    let found = missing.sql(&format!(
-        "SELECT count(*) FROM pg_namespace WHERE nspname = '{}'",
-        missing.target.schema
-    ));
+    let found = missing.sql(&format!("SELECT count(*) FROM pg_namespace WHERE nspname = '{}'", missing.target.schema));
     assert_eq!(found[0].get::<_, i64>(0), 0);
 }
 
@@ -168,10 +165,8 @@ fn a_duplicate_intent_fails_its_record_alone() {
     j.checkpoint(checkpoint("b")).wait().unwrap();
     j.checkpoint(checkpoint("c")).wait().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
-    let records = vec![
-        RecordCommand::Final(proposed("b", 1, "b", &["x"])),
-        RecordCommand::Final(proposed("c", 1, "c", &["c1"])),
-    ];
+    let records =
+        vec![RecordCommand::Final(proposed("b", 1, "b", &["x"])), RecordCommand::Final(proposed("c", 1, "c", &["c1"]))];
     j.record_many(
         records,
         Box::new(move |r| {
