@@ -18,7 +18,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 
-import { HookJournal, type HookRuntimeOptions } from '../../lib/index.js'
+import { HookJournal, type HookRuntimeOptions, type JournalTarget as LibJournalTarget } from '../../lib/index.js'
 import { PG_INTEGRITY_SQL, RECEIPT_SQL, RECEIPT_SQL_PG } from './journal_sql'
 
 export type BackendName = 'sqlite' | 'postgres'
@@ -28,12 +28,8 @@ export interface PgJournalOptions {
   schema: string
 }
 
-/** What HookJournal.open / openReadOnly take for a target. */
-export type JournalArg = string | { postgres: PgJournalOptions }
-
-/** Options of HookRuntime.open that select the journal (profile etc. are the caller's). */
-export type JournalOpenOptions = Pick<HookRuntimeOptions, 'synchronous'> &
-  ({ journalPath: string } | { journal: { postgres: PgJournalOptions } })
+/** What HookJournal.open / openReadOnly take for a target (the library's JournalTarget). */
+export type JournalArg = LibJournalTarget
 
 export interface Haystack {
   name: string
@@ -56,6 +52,7 @@ export interface RawJournal {
   integrity: string
 }
 
+/** A test journal and everything the suite does with it (the library's JournalTarget is only `journal` here). */
 export interface JournalTarget {
   readonly backend: BackendName
   /** HookRuntime.open options for this journal; `synchronous` is an SQLite setting, dropped on PostgreSQL. */
@@ -183,7 +180,7 @@ export class PostgresTarget implements JournalTarget {
   }
   runtimeOptions(): HookRuntimeOptions {
     // Durability on PostgreSQL is the server's (synchronous_commit); `synchronous` is SQLite's pragma.
-    return { journal: { postgres: this.#postgres } } as unknown as HookRuntimeOptions
+    return { journal: { postgres: this.#postgres } }
   }
   get journal(): JournalArg {
     return { postgres: this.#postgres }
@@ -272,8 +269,6 @@ export class Targets {
   }
 }
 
-// HookJournal.open / openReadOnly with a target's argument (a path, or `{ postgres }`).
-type JournalOpener = (arg: JournalArg) => Promise<HookJournal>
-export const openJournal = (target: JournalTarget) => (HookJournal.open as JournalOpener)(target.journal)
-export const openJournalReadOnly = (target: JournalTarget) =>
-  (HookJournal.openReadOnly as JournalOpener)(target.journal)
+/** HookJournal.open / openReadOnly on a target (a path, or `{ postgres }`). */
+export const openJournal = (target: JournalTarget) => HookJournal.open(target.journal)
+export const openJournalReadOnly = (target: JournalTarget) => HookJournal.openReadOnly(target.journal)
