@@ -213,7 +213,9 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('outbox on %s
     it('are the only journal commands that write, say so in --help, and answer with exit statuses', async () => {
       const help = cli(['--help'])
       expect(help.status).toBe(0)
-      expect(help.stdout).toMatch(/decide and done are the only commands that open the\s+journal for writing/)
+      expect(help.stdout).toMatch(
+        /decide and done are\s+the\s+only\s+commands\s+that\s+open\s+the\s+journal\s+for\s+writing/,
+      )
       expect(help.stdout).toMatch(/decide\s+WRITES/)
       expect(help.stdout).toMatch(/done\s+WRITES/)
 
