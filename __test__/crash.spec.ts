@@ -62,16 +62,28 @@ interface ChildRun {
   stderr: string
   /** ms from `ready` to the kill, when killed */
   killDelay: number | null
+  /** What `beforeKill` returned just before the SIGKILL (the journal's server sessions of the child). */
+  sessions: number[]
 }
 
-/** Runs a child script; with `killAfterReady`, SIGKILLs it that many ms after its `ready` line. Resolves once its pipes are drained. */
-function runChild(script: string, args: string[], killAfterReady?: number): Promise<ChildRun> {
+/**
+ * Runs a child script; with `killAfterReady`, SIGKILLs it that many ms after
+ * its `ready` line, calling `beforeKill(pid)` synchronously just before.
+ * Resolves once its pipes are drained.
+ */
+function runChild(
+  script: string,
+  args: string[],
+  killAfterReady?: number,
+  beforeKill: (pid: number) => number[] = () => [],
+): Promise<ChildRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(CHILDREN, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
     const lines: Line[] = []
     let pending = ''
     let stderr = ''
     let killDelay: number | null = null
+    let sessions: number[] = []
     const guard = setTimeout(() => child.kill('SIGKILL'), 60_000)
     child.stdout.setEncoding('utf8')
     child.stdout.on('data', (chunk: string) => {
@@ -84,7 +96,10 @@ function runChild(script: string, args: string[], killAfterReady?: number): Prom
         lines.push(line)
         if (line.t === 'ready' && killAfterReady !== undefined) {
           killDelay = killAfterReady
-          setTimeout(() => child.kill('SIGKILL'), killAfterReady)
+          setTimeout(() => {
+            sessions = beforeKill(child.pid!)
+            child.kill('SIGKILL')
+          }, killAfterReady)
         }
       }
     })
@@ -95,7 +110,7 @@ function runChild(script: string, args: string[], killAfterReady?: number): Prom
       clearTimeout(guard)
       // A partial last line is a line the kill cut short: never a resolved one,
       // since each line is written with one synchronous write of a few hundred bytes.
-      resolve({ lines, code, signal, stderr, killDelay })
+      resolve({ lines, code, signal, stderr, killDelay, sessions })
     })
   })
 }
@@ -120,7 +135,16 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('crash safety
     }
     /** Every receipt a resolved dispatch promise returned, by dispatch id (all rounds). */
     const resolvedReceipts = new Map<string, DispatchReceipt>()
-    const stats = { kills: 0, midRunRounds: 0, recovered: 0, resolved: 0, replayed: 0, started: 0, unrecordedAtKill: 0 }
+    const stats = {
+      kills: 0,
+      midRunRounds: 0,
+      recovered: 0,
+      resolved: 0,
+      replayed: 0,
+      started: 0,
+      unrecordedAtKill: 0,
+      sessionsAtKill: 0,
+    }
     let start = 0
 
     for (let round = 0; round < KILLS; round++) {
@@ -128,7 +152,9 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('crash safety
       const where = `round ${round} (kill ${delay} ms after ready, start r${start})`
 
       // 1. dispatch until killed
-      const run = await runChild('crash-dispatcher.mjs', [targetArg, String(start), String(INFLIGHT)], delay)
+      const run = await runChild('crash-dispatcher.mjs', [targetArg, String(start), String(INFLIGHT)], delay, (pid) =>
+        target.sessionsOf(pid),
+      )
       expect(run.signal, `${where}: dispatcher must die by our SIGKILL; stderr: ${run.stderr}`).toBe('SIGKILL')
       expect(run.lines[0]?.t, where).toBe('ready')
       stats.kills++
@@ -151,7 +177,9 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('crash safety
         else resolvedReceipts.set(l.d, l.receipt!)
       }
 
-      // 2. the journal as the crash left it
+      // 2. the journal as the crash left it (on PostgreSQL: once the server settled what the dead process sent)
+      await target.sessionsGone(run.sessions)
+      stats.sessionsAtKill += run.sessions.length
       const before = await readJournal()
       expect(before.integrity, `${where}: integrity_check after the kill`).toBe('ok')
       const beforeById = new Map(before.rows.map((r) => [r.dispatch_id, r]))
@@ -232,11 +260,13 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('crash safety
     console.log(
       `crash on ${backend.name}: ${stats.kills} kills, ${stats.midRunRounds} with checkpointed rows at the kill, ${stats.recovered} recovered, ` +
         `${stats.started} dispatches started, ${stats.resolved} resolved (${stats.replayed} replays), ` +
-        `${stats.unrecordedAtKill} started without a row at the kill; journal: ${final.rows.length} dispatches, ${final.intents.length} intents`,
+        `${stats.unrecordedAtKill} started without a row at the kill, ${stats.sessionsAtKill} server sessions cut; journal: ${final.rows.length} dispatches, ${final.intents.length} intents`,
     )
     expect(stats.kills).toBeGreaterThanOrEqual(50)
     // Not vacuous: kills land between checkpoint and final record.
     expect(stats.midRunRounds).toBeGreaterThan(0)
     expect(stats.recovered).toBeGreaterThan(0)
+    // The wait for a killed client's server sessions saw them (PostgreSQL); SQLite has none.
+    expect(stats.sessionsAtKill > 0).toBe(backend.name === 'postgres')
   }, 240_000)
 })

@@ -11,7 +11,7 @@
 // message saying so: a missing server must never look like a pass.
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -74,6 +74,18 @@ export interface JournalTarget {
    * connections (TCP to the PostgreSQL server's port); none for SQLite.
    */
   journalSockets(): Set<string>
+  /**
+   * The journal's server sessions of live process `pid` (its TCP ports to the
+   * PostgreSQL server), read from /proc just before a SIGKILL; none for SQLite.
+   */
+  sessionsOf(pid: number): number[]
+  /**
+   * Resolves once none of those sessions is left on the server. A killed
+   * client's COMMIT may already be on its way: PostgreSQL settles it (commits
+   * or rolls back) when it reads it, so "the journal as the crash left it"
+   * is the journal after that. SQLite: at once (the process was the writer).
+   */
+  sessionsGone(sessions: number[]): Promise<void>
   cleanup(): Promise<void>
 }
 
@@ -135,6 +147,10 @@ export class SqliteTarget implements JournalTarget {
   journalSockets(): Set<string> {
     return new Set()
   }
+  sessionsOf(): number[] {
+    return []
+  }
+  async sessionsGone(): Promise<void> {}
   async cleanup(): Promise<void> {
     rmSync(this.dir, { recursive: true, force: true })
   }
@@ -162,6 +178,26 @@ export async function withPg<T>(url: string, body: (client: pg.Client) => Promis
   } finally {
     await client.end()
   }
+}
+
+/** TCP connections (as seen from process `pid`'s network namespace) whose remote port is `port`. */
+function tcpToPort(pid: string, port: number): { inode: string; localPort: number }[] {
+  const found: { inode: string; localPort: number }[] = []
+  // /proc/PID/net/tcp{,6}: `sl local_address rem_address st ... inode`, addresses as HEXIP:HEXPORT.
+  for (const table of [`/proc/${pid}/net/tcp`, `/proc/${pid}/net/tcp6`]) {
+    let text: string
+    try {
+      text = readFileSync(table, 'utf8')
+    } catch {
+      continue
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/)
+      if (cols.length < 10 || parseInt(cols[2]!.split(':')[1]!, 16) !== port) continue
+      found.push({ inode: cols[9]!, localPort: parseInt(cols[1]!.split(':')[1]!, 16) })
+    }
+  }
+  return found
 }
 
 const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`
@@ -220,24 +256,39 @@ export class PostgresTarget implements JournalTarget {
       return r.rowCount === 1
     })
   }
+  get #port(): number {
+    return Number(new URL(this.connectionString).port || 5432)
+  }
   journalSockets(): Set<string> {
-    const port = Number(new URL(this.connectionString).port || 5432)
-    const found = new Set<string>()
-    // /proc/net/tcp{,6}: `sl local_address rem_address st ... inode`, addresses as HEXIP:HEXPORT.
-    for (const table of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
-      let text: string
-      try {
-        text = readFileSync(table, 'utf8')
-      } catch {
-        continue
+    return new Set(tcpToPort('self', this.#port).map((c) => `socket:[${c.inode}]`))
+  }
+  sessionsOf(pid: number): number[] {
+    const mine = new Set(
+      readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+        try {
+          return [readlinkSync(`/proc/${pid}/fd/${fd}`)]
+        } catch {
+          return []
+        }
+      }),
+    )
+    return tcpToPort(String(pid), this.#port)
+      .filter((c) => mine.has(`socket:[${c.inode}]`))
+      .map((c) => c.localPort)
+  }
+  async sessionsGone(sessions: number[]): Promise<void> {
+    if (sessions.length === 0) return
+    await withPg(this.connectionString, async (c) => {
+      const until = Date.now() + 30_000
+      for (;;) {
+        const r = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE client_port = ANY($1::int[])', [
+          sessions,
+        ])
+        if (r.rows[0].n === 0) return
+        if (Date.now() > until) throw new Error(`server sessions of a killed process still open: ${r.rows[0].n}`)
+        await new Promise((resolve) => setTimeout(resolve, 10))
       }
-      for (const line of text.split('\n').slice(1)) {
-        const cols = line.trim().split(/\s+/)
-        if (cols.length < 10) continue
-        if (parseInt(cols[2]!.split(':')[1]!, 16) === port) found.add(`socket:[${cols[9]}]`)
-      }
-    }
-    return found
+    })
   }
   async cleanup(): Promise<void> {
     await withPg(this.connectionString, (c) => c.query(`DROP SCHEMA IF EXISTS ${quoteIdent(this.schema)} CASCADE`))
