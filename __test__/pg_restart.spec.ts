@@ -1,14 +1,17 @@
-// A PostgreSQL server restarted while dispatches are in flight (issue 11,
-// "Failure behaviour" and "Tests"): on a server of this file's own
-// (support/pg_own_server.ts), 16 workers keep dispatching fresh receipts
-// (children/fixture.mjs: every id a function of the receipt) while
-// `pg_ctl restart -m fast` cuts every connection. Every dispatch must
-// either end recorded (exactly once: one row per identity, the receipt it
-// resolved with) or fail coded: a failure outcome, or a LoopxHooksError
-// `ERR_LOOPX_JOURNAL_UNAVAILABLE` whose message and stack name no connection
-// string, host or port. Nothing resolved is lost (the journal is read with an
-// independent client right after the restart), and recover() plus a
-// re-dispatch of every receipt on the same runtime completes them all.
+// The PostgreSQL server going away while dispatches are in flight (issue 11,
+// "Failure behaviour" and "Tests"), on a server of this file's own
+// (support/pg_own_server.ts; the suite's shared one must not be cut). 16
+// workers keep dispatching fresh receipts (children/fixture.mjs: every id a
+// function of the receipt) while the server is
+//   - restarted (`pg_ctl restart -m fast`: every connection cut), or
+//   - stopped for longer than the journal's bounded retries, then started.
+// Every dispatch must either end recorded (exactly once: one row per
+// identity, the receipt it resolved with) or fail coded: a failure outcome,
+// or a LoopxHooksError `ERR_LOOPX_JOURNAL_UNAVAILABLE` whose message and
+// stack name no connection string, host or port. Nothing resolved is lost
+// (the journal is read with an independent client once the server is back),
+// and recover() plus a re-dispatch of every receipt on the same runtime
+// completes them all.
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
@@ -22,15 +25,24 @@ import {
   type HookOutcome,
   type Profile,
 } from '../lib/index.js'
-import { postgresTarget, type JournalTarget } from './support/backends'
-import { restartOwnServer, startOwnServer, stopOwnServer, type OwnServer } from './support/pg_own_server'
+import { postgresTarget, withPg } from './support/backends'
+import {
+  restartOwnServer,
+  startAgain,
+  startOwnServer,
+  stopOnly,
+  stopOwnServer,
+  type OwnServer,
+} from './support/pg_own_server'
 import { sleep } from './support/runtime'
 
 const CHILDREN = join(__dirname, 'children')
 const WORKERS = 16
-/** Dispatches begun before the restart, and after it returned. */
+/** Dispatches settled before the server goes away, and begun after it is back. */
 const BEFORE = 100
 const AFTER = 64
+/** Longer than the journal's retries with backoff (about 15 s in all). */
+const OUTAGE_MS = 20_000
 
 interface Fixture {
   PROFILE: Partial<Profile>
@@ -42,33 +54,39 @@ interface Fixture {
 
 type Settled = { rid: string; hook: HookOutcome } | { rid: string; error: unknown }
 
-describe('PostgreSQL server restarted while dispatches are in flight', () => {
+describe('PostgreSQL server going away while dispatches are in flight', () => {
   let server: OwnServer | undefined
-  let target: JournalTarget
   let fixture: Fixture
   beforeAll(async () => {
     fixture = (await import(pathToFileURL(join(CHILDREN, 'fixture.mjs')).href)) as Fixture
     server = await startOwnServer()
-    target = postgresTarget(server.url, 'restart')
   })
   afterAll(async () => {
     if (server) await stopOwnServer(server)
   })
 
-  it('each dispatch ends recorded exactly once or fails coded; none lost once resolved; recover and a re-dispatch complete them', async () => {
+  const startedAt = (url: string) =>
+    withPg(url, async (c) => String((await c.query('SELECT pg_postmaster_start_time()::text AS t')).rows[0].t))
+
+  /**
+   * Dispatches through `outage` on a fresh journal and checks everything the
+   * header promises; answers the tally of how dispatches ended.
+   */
+  async function dispatchThrough(label: string, outage: (srv: OwnServer) => Promise<void>) {
     const srv = server!
+    const target = postgresTarget(srv.url, label)
     const runtime = await HookRuntime.open({ ...target.runtimeOptions(), profile: fixture.PROFILE })
     try {
       fixture.install(runtime)
       const settled: Settled[] = []
       let next = 0
       let inFlight = 0
-      let restarted = false
-      let afterRestart = 0
+      let back = false
+      let afterBack = 0
       const worker = async () => {
-        while (!restarted || afterRestart < AFTER) {
+        while (!back || afterBack < AFTER) {
           const rid = fixture.receiptId(next++)
-          if (restarted) afterRestart++
+          if (back) afterBack++
           inFlight++
           try {
             const out = await runtime.dispatch(fixture.request(rid))
@@ -85,17 +103,19 @@ describe('PostgreSQL server restarted while dispatches are in flight', () => {
       }
       const workers = Array.from({ length: WORKERS }, worker)
       while (settled.length < BEFORE) await sleep(5)
-      const inFlightAtRestart = inFlight
-      await restartOwnServer(srv)
-      restarted = true
+      const before = await startedAt(srv.url)
+      const inFlightAtOutage = inFlight
+      await outage(srv)
+      back = true
       await Promise.all(workers)
-      expect(inFlightAtRestart, 'dispatches in flight when the restart began').toBeGreaterThan(0)
+      expect(await startedAt(srv.url), 'the server did go away').not.toBe(before)
+      expect(inFlightAtOutage, 'dispatches in flight when the server went away').toBeGreaterThan(0)
       expect(settled).toHaveLength(next)
 
       // Each one resolved recorded (or replayed by a retry of its own identity), failed as an outcome, or threw coded.
       const secrets = [srv.url, '127.0.0.1', 'postgres://', String(srv.port)]
       const resolved = new Map<string, DispatchReceipt>()
-      const tally = { recorded: 0, failedOutcome: 0, unavailable: 0 }
+      const tally = { dispatches: next, inFlightAtOutage, recorded: 0, failedOutcome: 0, unavailable: 0, recovered: 0 }
       for (const s of settled) {
         const e = fixture.expected(s.rid)
         if ('hook' in s) {
@@ -120,16 +140,16 @@ describe('PostgreSQL server restarted while dispatches are in flight', () => {
           tally.unavailable++
         }
       }
-      expect(tally.recorded, 'dispatches recorded around the restart').toBeGreaterThan(BEFORE / 2)
+      expect(tally.recorded, 'dispatches recorded around the outage').toBeGreaterThan(BEFORE / 2)
 
-      // Nothing resolved is lost: the journal as the restart left it.
+      // Nothing resolved is lost: the journal once the server is back.
       const after = await target.readRaw()
       expect(after.integrity).toBe('ok')
       const rowOf = new Map(after.rows.map((r) => [r.dispatch_id, r]))
       expect(rowOf.size, 'one row per identity').toBe(after.rows.length)
       for (const [id, receipt] of resolved) {
         const row = rowOf.get(id)
-        expect(row?.state, `${receipt.receipt_id} resolved but not final after the restart`).toBe('proposed')
+        expect(row?.state, `${receipt.receipt_id} resolved but not final after the outage`).toBe('proposed')
         expect(JSON.parse(row!.receipt!), receipt.receipt_id).toEqual(receipt)
       }
       expect(new Set(after.intents.map((i) => i.intent_id)).size, 'no intent twice').toBe(after.intents.length)
@@ -138,11 +158,12 @@ describe('PostgreSQL server restarted while dispatches are in flight', () => {
       const report = await runtime.recover()
       expect(report.skipped).toBe(0)
       for (const o of report.outcomes) expect(o.outcome, o.dispatchId).toBe('recorded')
+      tally.recovered = report.outcomes.length
       for (let n = 0; n < next; n++) {
         const rid = fixture.receiptId(n)
         const e = fixture.expected(rid)
         const hook = (await runtime.dispatch(fixture.request(rid))).hooks[0]!
-        expect(['recorded', 'replayed'], `${rid} after the restart: ${JSON.stringify(hook)}`).toContain(hook.outcome)
+        expect(['recorded', 'replayed'], `${rid} after the outage: ${JSON.stringify(hook)}`).toContain(hook.outcome)
         expect(hook.receipt?.intent_ids, rid).toEqual(e.intentIds)
         const first = resolved.get(e.dispatchId)
         if (first)
@@ -155,13 +176,25 @@ describe('PostgreSQL server restarted while dispatches are in flight', () => {
       expect(new Set(final.intents.map((i) => i.intent_id)).size).toBe(next)
       expect(final.intents).toHaveLength(next)
       expect(await runtime.journal.integrity()).toEqual({ ok: true, messages: [] })
-      console.log(
-        `pg restart: ${next} dispatches, ${inFlightAtRestart} in flight at the restart; ${tally.recorded} recorded, ` +
-          `${tally.failedOutcome} failure outcomes, ${tally.unavailable} ERR_LOOPX_JOURNAL_UNAVAILABLE; ` +
-          `recover() completed ${report.outcomes.length}`,
-      )
+      console.log(`pg ${label}: ${JSON.stringify(tally)}`)
+      return tally
     } finally {
       await runtime.close()
+      await target.cleanup()
     }
+  }
+
+  it('a fast restart: each dispatch ends recorded exactly once or fails coded; none lost; recover and a re-dispatch complete them', async () => {
+    await dispatchThrough('restart', (srv) => restartOwnServer(srv))
   }, 120_000)
+
+  it('an outage longer than the retries: dispatches fail ERR_LOOPX_JOURNAL_UNAVAILABLE, none lost, and the same runtime completes them once the server is back', async () => {
+    const tally = await dispatchThrough('outage', async (srv) => {
+      await stopOnly(srv)
+      await sleep(OUTAGE_MS)
+      await startAgain(srv)
+    })
+    // The coded path was taken: some dispatch outlived the retries.
+    expect(tally.unavailable + tally.failedOutcome).toBeGreaterThan(0)
+  }, 180_000)
 })

@@ -45,17 +45,9 @@ export async function startOwnServer(): Promise<OwnServer> {
   }
   await asPostgres('initdb', ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres'])
   const port = await freePort()
-  await asPostgres('pg_ctl', [
-    '-D',
-    join(dir, 'data'),
-    '-w',
-    '-l',
-    join(dir, 'log'),
-    'start',
-    '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
-  ])
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir, port }
+  const server = { url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir, port }
+  await startAgain(server)
+  return server
 }
 
 /** A fast restart (`-m fast`: open sessions are cut), back when the server answers. */
@@ -70,6 +62,25 @@ export async function restartOwnServer(server: OwnServer): Promise<void> {
     '-m',
     'fast',
     'restart',
+  ])
+}
+
+/** Stops the server (fast: open sessions are cut) and keeps its data, for `startAgain`. */
+export async function stopOnly(server: OwnServer): Promise<void> {
+  await asPostgres('pg_ctl', ['-D', join(server.dir, 'data'), '-w', '-m', 'fast', 'stop'])
+}
+
+/** Starts a stopped server again on its port and folder. */
+export async function startAgain(server: OwnServer): Promise<void> {
+  await asPostgres('pg_ctl', [
+    '-D',
+    join(server.dir, 'data'),
+    '-w',
+    '-l',
+    join(server.dir, 'log'),
+    'start',
+    '-o',
+    `-p ${server.port} -k ${server.dir} -c listen_addresses=127.0.0.1`,
   ])
 }
 
