@@ -136,6 +136,21 @@ fn records_read_back_as_on_sqlite_and_the_outbox_view_holds_whole_intents() {
     assert_eq!(j.record_failure(failure("b", 1)).wait(), Ok(FailureOutcome::Recorded { attempts_used: 1 }));
     assert_eq!(j.unfinished().unwrap().len(), 1);
     assert_eq!(j.list_failures(&dispatch_id("b")).unwrap().len(), 1);
+    let exhausted = FinalRecord {
+        dispatch_id: dispatch_id("b"),
+        attempt: 2,
+        status: FinalStatus::Exhausted,
+        result_digest: None,
+        intents: vec![],
+        failure: Some(("dispatch_budget_exhausted".into(), None)),
+    };
+    assert_eq!(j.record_final(exhausted).wait(), Ok(RecordOutcome::Recorded));
+    let failures = j.list_failures(&dispatch_id("b")).unwrap();
+    assert_eq!(failures.iter().map(|f| (f.attempt, f.code.as_str())).collect::<Vec<_>>(), [
+        (1, "producer_failed"),
+        (2, "dispatch_budget_exhausted")
+    ]);
+    assert!(j.unfinished().unwrap().is_empty());
 
     let page = j.list_intents(&IntentFilter { limit: 1, ..IntentFilter::default() }).unwrap();
     assert_eq!(page.items.len(), 1);
