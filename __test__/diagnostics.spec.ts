@@ -209,20 +209,20 @@ describe('loopx-hooks:commit and loopx-hooks:outbox', () => {
 
     const [first] = await runtime.journal.claim({ executorId: 'eta.exec', leaseMs: 10_000, batch: 1 })
     await runtime.journal.decide({
-      intentId: first!.intent_id,
+      intentId: first!.intentId,
       executorId: 'eta.exec',
       decision: 'admit',
       reasonCode: 'ok',
     })
-    await runtime.journal.markDone(first!.intent_id, 'eta.exec')
+    await runtime.journal.markDone(first!.intentId, 'eta.exec')
     await expect(
       runtime.journal.decide({ intentId: 'nope', executorId: 'other.exec', decision: 'admit', reasonCode: 'ok' }),
     ).rejects.toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
     const outbox = events.filter(([n]) => n === 'outbox').map(([, m]) => m as OutboxMessage)
     expect(outbox.map((m) => [m.action, m.executorId, m.intentId])).toEqual([
       ['claim', 'eta.exec', undefined],
-      ['decide', 'eta.exec', first!.intent_id],
-      ['done', 'eta.exec', first!.intent_id],
+      ['decide', 'eta.exec', first!.intentId],
+      ['done', 'eta.exec', first!.intentId],
       ['decide', 'other.exec', 'nope'],
     ])
     expect(outbox.every((m) => m.journal === runtime.journal)).toBe(true)

@@ -208,10 +208,10 @@ const NOTHING = {
   checkpointed: 0,
   failed: 0,
   proposed: 0,
-  not_applicable: 0,
+  notApplicable: 0,
   exhausted: 0,
   intents: 0,
-  intents_open: 0,
+  intentsOpen: 0,
 }
 
 /** The primary part of the Turn journal (what no hook may change): everything but the dispatch markers. */
@@ -327,8 +327,8 @@ describe('primary steps and the committed-receipt boundary', () => {
     })
 
     const j = await hookJournal(w.hooks)
-    expect(j.stats).toMatchObject({ proposed: 1, not_applicable: 1, intents: 1 })
-    expect(j.dispatches.map((d) => d.receipt_id)).toEqual([receipt.receipt_id, receipt.receipt_id])
+    expect(j.stats).toMatchObject({ proposed: 1, notApplicable: 1, intents: 1 })
+    expect(j.dispatches.map((d) => d.receiptId)).toEqual([receipt.receipt_id, receipt.receipt_id])
   })
 
   it('settles a replan writeback the same way (event replan_recorded, transition replan_recorded)', async () => {
@@ -642,12 +642,12 @@ async function expectSettled(w: World, effectId: string, eventKind: string) {
   const id = expectedDispatchId('synth.one', record.receipt.receipt_id, effectId, eventKind)
   expect(marker.outcomes.map((o) => o.dispatch_id)).toEqual([id])
   const row = await w.hooks.journal.getDispatch(id)
-  expect(row).toMatchObject({ state: 'proposed', receipt_id: record.receipt.receipt_id })
+  expect(row).toMatchObject({ state: 'proposed', receiptId: record.receipt.receipt_id })
   const intents = await w.hooks.journal.listIntents({ dispatchId: id })
   expect(intents.items).toHaveLength(1)
   expect(w.seam.integrityCheck()).toBe(true)
   expect(await w.hooks.journal.integrityCheck()).toBe(true)
-  return { record, dispatchId: id, intentId: intents.items[0]!.intent_id }
+  return { record, dispatchId: id, intentId: intents.items[0]!.intentId }
 }
 
 describe('crash after the primary writeback, and recover()', () => {

@@ -158,7 +158,7 @@ describe('instrument(runtime, { tracer, meter })', () => {
     await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_om_x', status: 'prepared' } }))
     const [intent] = await runtime.journal.claim({ executorId: 'eta.exec', leaseMs: 5000, batch: 1 })
     await runtime.journal.decide({
-      intentId: intent!.intent_id,
+      intentId: intent!.intentId,
       executorId: 'eta.exec',
       decision: 'reject',
       reasonCode: 'no',
