@@ -5,14 +5,20 @@
 // only the embedded contract documents.
 import { afterAll, describe, expect, it } from 'vitest'
 
+import { join } from 'node:path'
+
 import { main, type Io } from '../lib/cli.js'
+import { TurnSettlement } from '../lib/orchestrator/index.js'
 import { Fixtures, goodProvider, registration, request } from './support/runtime.js'
 
 const fx = new Fixtures()
 afterAll(() => fx.cleanup())
 
-/** Members that hold a contract document, spelled as the RFC spells it. */
-const CONTRACT_MEMBERS = new Set(['request', 'receipt', 'intent'])
+/**
+ * Members that hold a contract document, spelled as the RFC spells it (the
+ * orchestrator's `settlement` and `receipts` are the dispatch request's).
+ */
+const CONTRACT_MEMBERS = new Set(['request', 'receipt', 'intent', 'settlement', 'receipts'])
 /** Records keyed by a value (a code or an outcome kind), not by field names. */
 const VALUE_KEYED = new Set(['errors', 'hookOutcomes', 'failureCodes', 'providerReplies'])
 const CAMEL = /^[a-z][a-zA-Z0-9]*$/
@@ -97,6 +103,30 @@ describe('one naming rule', () => {
     await runtime.close()
     for (const command of ['show', 'dispatches', 'intents', 'recover']) {
       expect(offenders(await cliJson(['journal', command, '--db', journalPath, '--json'])), command).toEqual([])
+    }
+  })
+
+  it("returns the orchestrator seam's rows, results and markers camelCase", async () => {
+    const { runtime, dir } = await fx.runtime({ capabilities: ['alpha'] })
+    runtime.register({ registration: registration('alpha.good'), provider: goodProvider() })
+    const seam = await TurnSettlement.open({ turnJournalPath: join(dir, 'turn.journal'), hooks: runtime })
+    try {
+      const settled = await seam.settle({
+        kind: 'todo_completed',
+        goalId: 'goal_0001',
+        agentId: 'agent_0001',
+        todoId: 'todo_1',
+        turnInstanceId: 'turn_1',
+        effectId: 'effect_1',
+        stateRevision: 'rev_1',
+        factRefs: ['fact_1'],
+      })
+      const contents = seam.contents()
+      expect(contents.dispatchMarkers).toHaveLength(1)
+      expect(contents.settlements[0]).toMatchObject({ effectId: 'effect_1', factRefs: ['fact_1'] })
+      expect(offenders({ settled, contents, report: await seam.recover() })).toEqual([])
+    } finally {
+      await seam.close()
     }
   })
 })

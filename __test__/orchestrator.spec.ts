@@ -254,7 +254,7 @@ describe('primary steps and the committed-receipt boundary', () => {
       turn_instance_id: 'turn_1',
       effect_id: 'effect_1',
     })
-    expect(result.primary.quotaSpend).toMatchObject({ receipt_id: receipt.receipt_id, effect_id: 'effect_1', units: 1 })
+    expect(result.primary.quotaSpend).toMatchObject({ receiptId: receipt.receipt_id, effectId: 'effect_1', units: 1 })
     expect(result.primary.eligible).toBe(true)
 
     // The Turn journal holds the settlement, its three ordered steps, the receipt, the spend and the marker.
@@ -268,10 +268,10 @@ describe('primary steps and the committed-receipt boundary', () => {
     expect(rows.quotaSpends).toHaveLength(1)
     expect(rows.dispatchMarkers).toEqual([
       expect.objectContaining({
-        receipt_id: receipt.receipt_id,
+        receiptId: receipt.receipt_id,
         admitted: true,
         refusal: null,
-        outcomes: [expect.objectContaining({ hook_id: 'synth.one', outcome: 'recorded' })],
+        outcomes: [expect.objectContaining({ hookId: 'synth.one', outcome: 'recorded' })],
       }),
     ])
     expect(w.seam.integrityCheck()).toBe(true)
@@ -631,16 +631,16 @@ async function expectSettled(w: World, effectId: string, eventKind: string) {
   const record = w.seam.committed(effectId)!
   expect(record.receipt).toMatchObject({ status: 'committed', checkpointed: true })
   const rows = w.seam.contents()
-  expect(rows.steps.filter((s) => s.effect_id === effectId).map((s) => s.status)).toEqual([
+  expect(rows.steps.filter((s) => s.effectId === effectId).map((s) => s.status)).toEqual([
     'passed',
     'committed',
     'spent',
   ])
-  expect(rows.quotaSpends.filter((s) => s.effect_id === effectId)).toHaveLength(1)
+  expect(rows.quotaSpends.filter((s) => s.effectId === effectId)).toHaveLength(1)
   const marker = w.seam.dispatchMarker(record.receipt.receipt_id)!
   expect(marker.admitted).toBe(true)
   const id = expectedDispatchId('synth.one', record.receipt.receipt_id, effectId, eventKind)
-  expect(marker.outcomes.map((o) => o.dispatch_id)).toEqual([id])
+  expect(marker.outcomes.map((o) => o.dispatchId)).toEqual([id])
   const row = await w.hooks.journal.getDispatch(id)
   expect(row).toMatchObject({ state: 'proposed', receiptId: record.receipt.receipt_id })
   const intents = await w.hooks.journal.listIntents({ dispatchId: id })
