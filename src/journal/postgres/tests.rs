@@ -25,7 +25,7 @@ impl Schema {
     fn new(tag: &str) -> Schema {
         static N: AtomicU64 = AtomicU64::new(0);
         let schema = format!("t_{tag}_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
-        Schema { target: PgTarget { connection_string: url(), schema } }
+        Schema { target: PgTarget { connection_string: url(), schema, ca_file: None } }
     }
 
     fn open(&self) -> Journal {
@@ -267,7 +267,7 @@ async fn another_hosts_commit_wakes_a_waiting_consumer_and_reads_work_inside_a_r
     // process, so only NOTIFY can carry the wake.
     let other_url = url().replace("127.0.0.1", "localhost");
     assert_ne!(other_url, url(), "the test server's URL names 127.0.0.1");
-    let other = PgTarget { connection_string: other_url, schema: s.target.schema.clone() };
+    let other = PgTarget { connection_string: other_url, schema: s.target.schema.clone(), ca_file: None };
     let writer = Journal::open_postgres(&other, JournalOptions::default()).unwrap();
     // Reads from an async runtime's worker must not block on a nested runtime.
     assert_eq!(waiter.get_dispatch(&dispatch_id("n")).unwrap(), None);
@@ -288,6 +288,7 @@ fn an_unreachable_server_is_a_coded_error_that_names_nothing_private() {
     let target = PgTarget {
         connection_string: "postgres://secret_user:hunter2secret@127.0.0.1:1/private_db?connect_timeout=2".into(),
         schema: "loopx_hooks".into(),
+        ca_file: None,
     };
     let err = Journal::open_postgres(&target, JournalOptions::default()).unwrap_err();
     assert_eq!(err, JournalError::Unavailable);
@@ -295,11 +296,11 @@ fn an_unreachable_server_is_a_coded_error_that_names_nothing_private() {
     for private in ["secret_user", "hunter2secret", "private_db", "127.0.0.1"] {
         assert!(!shown.contains(private), "{shown}");
     }
-    let bad = PgTarget { connection_string: "postgres://u:pw@h:notaport/db".into(), schema: "s".into() };
+    let bad = PgTarget { connection_string: "postgres://u:pw@h:notaport/db".into(), schema: "s".into(), ca_file: None };
     let err = Journal::open_postgres(&bad, JournalOptions::default()).unwrap_err();
     assert_eq!(err, JournalError::InvalidArgument { what: "connection_string" });
     for schema in ["", "Upper", "pg_catalog", "a;drop", "a\"b", &"x".repeat(49)] {
-        let t = PgTarget { connection_string: url(), schema: schema.into() };
+        let t = PgTarget { connection_string: url(), schema: schema.into(), ca_file: None };
         let err = Journal::open_postgres(&t, JournalOptions::default()).unwrap_err();
         assert_eq!(err, JournalError::InvalidArgument { what: "schema" }, "{schema:?}");
     }
@@ -348,4 +349,31 @@ fn connections_killed_mid_batch_are_retried_and_every_record_lands_exactly_once(
     assert_eq!((stats.proposed, stats.intents, stats.checkpointed), (160, 160, 0));
     assert!(j.integrity().unwrap().ok);
     assert!(j.writer_stats().busy_retries > 0, "the writer retried");
+}
+
+#[test]
+fn sslmode_require_verifies_the_server_by_the_given_ca_over_rustls() {
+    let ca = std::env::var("LOOPX_TEST_PG_CA").expect(
+        "LOOPX_TEST_PG_CA must name the PEM CA of the test server's certificate (scripts/pg-server.mjs makes one)",
+    );
+    let secure = format!("{}{}sslmode=require", url(), if url().contains('?') { "&" } else { "?" });
+    let mut s = Schema::new("tls");
+    s.target =
+        PgTarget { connection_string: secure.clone(), schema: s.target.schema.clone(), ca_file: Some(ca.into()) };
+    let j = s.open();
+    assert_eq!(record_proposed(&j, "t", &["t1"]), RecordOutcome::Recorded);
+    let encrypted = s.sql(&format!(
+        "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+         WHERE a.application_name = 'loopx-hooks:{}' AND s.ssl",
+        s.target.schema
+    ));
+    assert!(encrypted[0].get::<_, i64>(0) >= 2, "the writer's and the listener's connections use TLS");
+    j.close();
+    // Without the CA, the server's certificate does not verify against the public roots: refused.
+    let unverified = PgTarget { connection_string: secure, schema: s.target.schema.clone(), ca_file: None };
+    assert_eq!(Journal::open_postgres(&unverified, JournalOptions::default()).unwrap_err(), JournalError::Unavailable);
+    // A CA file that holds no certificate is the caller's error.
+    let bogus = PgTarget { ca_file: Some("/dev/null".into()), ..unverified };
+    let err = Journal::open_postgres(&bogus, JournalOptions::default()).unwrap_err();
+    assert_eq!(err, JournalError::InvalidArgument { what: "ca_file" });
 }
