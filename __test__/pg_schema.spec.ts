@@ -91,9 +91,9 @@ describe('PostgreSQL journal schema', () => {
       const i = intents[0]!
       expect(events.rows).toEqual([
         {
-          id: i.intent_id,
-          aggregatetype: i.capability_id,
-          aggregateid: i.dispatch_id,
+          id: i.intentId,
+          aggregatetype: i.capabilityId,
+          aggregateid: i.dispatchId,
           type: i.intent.intent_kind,
           payload: i.intent,
         },

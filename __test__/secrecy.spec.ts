@@ -376,9 +376,9 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
         proposed: 2,
         exhausted: LEAKY.length * 2,
         intents: 2,
-        intents_open: 2,
+        intentsOpen: 2,
       })
-      expect(j.intents.every((i) => i.capability_id === 'clean')).toBe(true)
+      expect(j.intents.every((i) => i.capabilityId === 'clean')).toBe(true)
 
       // While open (db, -wal, -shm present), and after close.
       expect(scan(target, [...outcomes, j], p)).toStrictEqual([])

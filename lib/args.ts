@@ -49,7 +49,7 @@ function serializable(value: unknown): boolean {
 /** Where a journal is, as the native open functions take it. */
 export interface NativeJournalTarget {
   path?: string
-  postgres?: { connectionString: string; schema?: string }
+  postgres?: { connectionString: string; schema?: string; caFile?: string }
 }
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//
@@ -67,11 +67,18 @@ export function journalTarget(target: unknown, where: string): NativeJournalTarg
     const { path, postgres } = target
     if (typeof path === 'string' && path.length > 0 && postgres === undefined) return { path }
     if (path === undefined && isPlainObject(postgres)) {
-      const { connectionString, schema } = postgres
+      const { connectionString, schema, caFile } = postgres
       if (typeof connectionString !== 'string' || connectionString.length === 0)
         invalid(`${where}: postgres.connectionString must be a non-empty string`)
       if (schema !== undefined && typeof schema !== 'string') invalid(`${where}: postgres.schema must be a string`)
-      return { postgres: schema === undefined ? { connectionString } : { connectionString, schema } }
+      if (caFile !== undefined && typeof caFile !== 'string') invalid(`${where}: postgres.caFile must be a string`)
+      return {
+        postgres: {
+          connectionString,
+          ...(schema !== undefined ? { schema } : {}),
+          ...(caFile !== undefined ? { caFile } : {}),
+        },
+      }
     }
   }
   invalid(`${where}: the journal must be a path, a postgres:// URL, { path } or { postgres: { connectionString } }`)

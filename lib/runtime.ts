@@ -21,6 +21,11 @@ export interface PostgresJournalTarget {
   connectionString: string
   /** `[a-z_][a-z0-9_]*`, at most 48 bytes; default `loopx_hooks`. */
   schema?: string
+  /**
+   * PEM certificates that verify the server when the connection string says
+   * `sslmode=require` (TLS by rustls); default: the Mozilla root store.
+   */
+  caFile?: string
 }
 
 /**

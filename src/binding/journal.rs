@@ -78,6 +78,8 @@ pub struct PostgresTarget {
     pub connection_string: String,
     /// Default `loopx_hooks`.
     pub schema: Option<String>,
+    /// PEM certificates that verify the server under `sslmode=require`.
+    pub ca_file: Option<String>,
 }
 
 /// Opens the SQLite file at `path` or the PostgreSQL schema of `postgres`
@@ -95,6 +97,7 @@ pub(crate) async fn open_journal(
             let target = PgTarget {
                 connection_string: pg.connection_string,
                 schema: pg.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_owned()),
+                ca_file: pg.ca_file.map(Into::into),
             };
             if read_only {
                 Journal::open_postgres_read_only(&target, options)

@@ -5,8 +5,14 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use postgres::config::SslMode;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::super::{JournalError, Result};
 
@@ -14,6 +20,8 @@ use super::super::{JournalError, Result};
 /// server restart the next use connects again.
 pub(super) struct Link {
     config: Config,
+    /// Set when the connection string says `sslmode=require`.
+    tls: Option<MakeRustlsConnect>,
     /// Run once per connection: `search_path` to the journal's schema, and
     /// for readers a read-only default.
     setup: String,
@@ -23,12 +31,13 @@ pub(super) struct Link {
 }
 
 impl Link {
-    pub(super) fn new(config: Config, schema: &str, read_only: bool) -> Link {
-        let mut setup = format!("SET search_path TO \"{schema}\"; SET application_name = 'loopx-hooks'");
+    pub(super) fn new(config: Config, tls: Option<MakeRustlsConnect>, schema: &str, read_only: bool) -> Link {
+        // The application name says whose connection it is (`pg_stat_activity`), naming no secret.
+        let mut setup = format!("SET search_path TO \"{schema}\"; SET application_name = 'loopx-hooks:{schema}'");
         if read_only {
             setup += "; SET default_transaction_read_only = on";
         }
-        Link { config, setup, client: None, statements: HashMap::new() }
+        Link { config, tls, setup, client: None, statements: HashMap::new() }
     }
 
     /// The open client, connecting first when there is none or it was lost.
@@ -37,7 +46,11 @@ impl Link {
             self.forget();
         }
         if self.client.is_none() {
-            let mut client = self.config.connect(NoTls).map_err(map)?;
+            let mut client = match &self.tls {
+                Some(tls) => self.config.connect(tls.clone()),
+                None => self.config.connect(NoTls),
+            }
+            .map_err(map)?;
             client.batch_execute(&self.setup).map_err(map)?;
             self.client = Some(client);
         }
@@ -93,6 +106,37 @@ impl Link {
     pub(super) fn query_dynamic(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
         self.client()?.query(sql, params).map_err(map)
     }
+}
+
+/// The TLS connector for `sslmode=require`: rustls (ring), verifying the
+/// server's certificate and host name against the Mozilla roots, or against
+/// the PEM certificates of `ca_file` when given. Other modes connect without
+/// TLS: an unverified TLS session (libpq's `prefer`/`require`) is not offered.
+pub(super) fn tls(config: &Config, ca_file: Option<&std::path::Path>) -> Result<Option<MakeRustlsConnect>> {
+    if config.get_ssl_mode() != SslMode::Require {
+        return Ok(None);
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    match ca_file {
+        Some(path) => {
+            let pem = std::fs::read(path).map_err(|_| JournalError::InvalidArgument { what: "ca_file" })?;
+            for cert in CertificateDer::pem_slice_iter(&pem) {
+                let cert = cert.map_err(|_| JournalError::InvalidArgument { what: "ca_file" })?;
+                roots.add(cert).map_err(|_| JournalError::InvalidArgument { what: "ca_file" })?;
+            }
+            if roots.is_empty() {
+                return Err(JournalError::InvalidArgument { what: "ca_file" });
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let client = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|_| JournalError::InvalidArgument { what: "tls" })?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Some(MakeRustlsConnect::new(client)))
 }
 
 /// SQLSTATE of a unique violation: an intent id already recorded.

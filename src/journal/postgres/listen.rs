@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::Config;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::super::lease::CommitSignal;
 use super::super::Result;
@@ -25,9 +26,14 @@ pub(super) struct Listener {
 }
 
 impl Listener {
-    pub(super) fn spawn(config: &Config, schema: &str, signal: CommitSignal) -> Result<Listener> {
+    pub(super) fn spawn(
+        config: &Config,
+        tls: &Option<MakeRustlsConnect>,
+        schema: &str,
+        signal: CommitSignal,
+    ) -> Result<Listener> {
         let stop = Arc::new(AtomicBool::new(false));
-        let link = Link::new(config.clone(), schema, true);
+        let link = Link::new(config.clone(), tls.clone(), schema, true);
         let listen = format!("LISTEN \"{schema}\"");
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()

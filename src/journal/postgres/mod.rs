@@ -59,6 +59,9 @@ pub struct PgTarget {
     /// An unquoted-identifier-like name: `[a-z_][a-z0-9_]*`, at most 48 bytes
     /// (it also names the NOTIFY channel).
     pub schema: String,
+    /// PEM certificates to verify the server by, for `sslmode=require`
+    /// (default: the Mozilla roots).
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for PgTarget {
@@ -112,8 +115,9 @@ pub(crate) fn open(target: &PgTarget, options: JournalOptions, read_only: bool) 
 
 fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Result<(PgStore, CommitSignal)> {
     let config = target.config()?;
+    let tls = conn::tls(&config, target.ca_file.as_deref())?;
     let schema = target.schema.as_str();
-    let mut link = Link::new(config.clone(), schema, read_only);
+    let mut link = Link::new(config.clone(), tls.clone(), schema, read_only);
     let commits = commit_signal(&target.signal_key(&config));
     let writer = if read_only {
         schema::check_readable(&mut link, schema)?;
@@ -122,8 +126,8 @@ fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Res
         schema::ensure(&mut link, schema)?;
         Writer::spawn(PgWriteConn::new(link, schema, options.synchronous_full), options, commits.clone())?
     };
-    let readers = ReadPool::spawn(&config, schema)?;
-    let listener = Listener::spawn(&config, schema, commits.clone())?;
+    let readers = ReadPool::spawn(&config, &tls, schema)?;
+    let listener = Listener::spawn(&config, &tls, schema, commits.clone())?;
     Ok((PgStore { writer, readers, listener }, commits))
 }
 

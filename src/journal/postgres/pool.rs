@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use postgres::Config;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::super::{JournalError, Result};
 use super::conn::Link;
@@ -28,13 +29,13 @@ pub(super) struct ReadPool {
 }
 
 impl ReadPool {
-    pub(super) fn spawn(config: &Config, schema: &str) -> Result<ReadPool> {
+    pub(super) fn spawn(config: &Config, tls: &Option<MakeRustlsConnect>, schema: &str) -> Result<ReadPool> {
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
         let mut threads = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             let rx = Arc::clone(&rx);
-            let mut link = Link::new(config.clone(), schema, true);
+            let mut link = Link::new(config.clone(), tls.clone(), schema, true);
             let thread = std::thread::Builder::new().name("loopx-journal-reader".into()).spawn(move || loop {
                 // The lock is held only while waiting: the first idle reader takes the job.
                 let job = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();

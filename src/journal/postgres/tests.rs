@@ -25,7 +25,7 @@ impl Schema {
     fn new(tag: &str) -> Schema {
         static N: AtomicU64 = AtomicU64::new(0);
         let schema = format!("t_{tag}_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
-        Schema { target: PgTarget { connection_string: url(), schema } }
+        Schema { target: PgTarget { connection_string: url(), schema, ca_file: None } }
     }
 
     fn open(&self) -> Journal {
@@ -136,6 +136,21 @@ fn records_read_back_as_on_sqlite_and_the_outbox_view_holds_whole_intents() {
     assert_eq!(j.record_failure(failure("b", 1)).wait(), Ok(FailureOutcome::Recorded { attempts_used: 1 }));
     assert_eq!(j.unfinished().unwrap().len(), 1);
     assert_eq!(j.list_failures(&dispatch_id("b")).unwrap().len(), 1);
+    let exhausted = FinalRecord {
+        dispatch_id: dispatch_id("b"),
+        attempt: 2,
+        status: FinalStatus::Exhausted,
+        result_digest: None,
+        intents: vec![],
+        failure: Some(("dispatch_budget_exhausted".into(), None)),
+    };
+    assert_eq!(j.record_final(exhausted).wait(), Ok(RecordOutcome::Recorded));
+    let failures = j.list_failures(&dispatch_id("b")).unwrap();
+    assert_eq!(
+        failures.iter().map(|f| (f.attempt, f.code.as_str())).collect::<Vec<_>>(),
+        [(1, "producer_failed"), (2, "dispatch_budget_exhausted")]
+    );
+    assert!(j.unfinished().unwrap().is_empty());
 
     let page = j.list_intents(&IntentFilter { limit: 1, ..IntentFilter::default() }).unwrap();
     assert_eq!(page.items.len(), 1);
@@ -190,7 +205,7 @@ fn two_hosts_racing_one_identity_commit_exactly_one_final_receipt() {
     for round in 0..20 {
         let seed = format!("r{round}");
         for h in &hosts {
-            let _ = h.checkpoint(checkpoint(&seed));
+            drop(h.checkpoint(checkpoint(&seed)));
         }
         let replies: Vec<_> = hosts
             .iter()
@@ -252,7 +267,7 @@ async fn another_hosts_commit_wakes_a_waiting_consumer_and_reads_work_inside_a_r
     // process, so only NOTIFY can carry the wake.
     let other_url = url().replace("127.0.0.1", "localhost");
     assert_ne!(other_url, url(), "the test server's URL names 127.0.0.1");
-    let other = PgTarget { connection_string: other_url, schema: s.target.schema.clone() };
+    let other = PgTarget { connection_string: other_url, schema: s.target.schema.clone(), ca_file: None };
     let writer = Journal::open_postgres(&other, JournalOptions::default()).unwrap();
     // Reads from an async runtime's worker must not block on a nested runtime.
     assert_eq!(waiter.get_dispatch(&dispatch_id("n")).unwrap(), None);
@@ -273,6 +288,7 @@ fn an_unreachable_server_is_a_coded_error_that_names_nothing_private() {
     let target = PgTarget {
         connection_string: "postgres://secret_user:hunter2secret@127.0.0.1:1/private_db?connect_timeout=2".into(),
         schema: "loopx_hooks".into(),
+        ca_file: None,
     };
     let err = Journal::open_postgres(&target, JournalOptions::default()).unwrap_err();
     assert_eq!(err, JournalError::Unavailable);
@@ -280,12 +296,84 @@ fn an_unreachable_server_is_a_coded_error_that_names_nothing_private() {
     for private in ["secret_user", "hunter2secret", "private_db", "127.0.0.1"] {
         assert!(!shown.contains(private), "{shown}");
     }
-    let bad = PgTarget { connection_string: "postgres://u:pw@h:notaport/db".into(), schema: "s".into() };
+    let bad = PgTarget { connection_string: "postgres://u:pw@h:notaport/db".into(), schema: "s".into(), ca_file: None };
     let err = Journal::open_postgres(&bad, JournalOptions::default()).unwrap_err();
     assert_eq!(err, JournalError::InvalidArgument { what: "connection_string" });
     for schema in ["", "Upper", "pg_catalog", "a;drop", "a\"b", &"x".repeat(49)] {
-        let t = PgTarget { connection_string: url(), schema: schema.into() };
+        let t = PgTarget { connection_string: url(), schema: schema.into(), ca_file: None };
         let err = Journal::open_postgres(&t, JournalOptions::default()).unwrap_err();
         assert_eq!(err, JournalError::InvalidArgument { what: "schema" }, "{schema:?}");
     }
+}
+
+#[test]
+fn connections_killed_mid_batch_are_retried_and_every_record_lands_exactly_once() {
+    let s = Schema::new("kill");
+    let j = s.open();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let killed = std::thread::scope(|t| {
+        let killer = t.spawn(|| {
+            let mut killed = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let rows = s.sql(&format!(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                     WHERE application_name = 'loopx-hooks:{}'",
+                    s.target.schema
+                ));
+                killed += rows[0].get::<_, i64>(0);
+                std::thread::sleep(Duration::from_millis(15));
+            }
+            killed
+        });
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let j = &j;
+                t.spawn(move || {
+                    for n in 0..40 {
+                        let seed = format!("k{w}_{n}");
+                        drop(j.checkpoint(checkpoint(&seed)));
+                        let outcome = j.record_final(proposed(&seed, 1, &seed, &[&seed])).wait();
+                        assert_eq!(outcome, Ok(RecordOutcome::Recorded), "{seed}");
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        stop.store(true, Ordering::SeqCst);
+        killer.join().unwrap()
+    });
+    assert!(killed > 0, "the test killed no connection");
+    let stats = j.stats().unwrap();
+    assert_eq!((stats.proposed, stats.intents, stats.checkpointed), (160, 160, 0));
+    assert!(j.integrity().unwrap().ok);
+    assert!(j.writer_stats().busy_retries > 0, "the writer retried");
+}
+
+#[test]
+fn sslmode_require_verifies_the_server_by_the_given_ca_over_rustls() {
+    let ca = std::env::var("LOOPX_TEST_PG_CA").expect(
+        "LOOPX_TEST_PG_CA must name the PEM CA of the test server's certificate (scripts/pg-server.mjs makes one)",
+    );
+    let secure = format!("{}{}sslmode=require", url(), if url().contains('?') { "&" } else { "?" });
+    let mut s = Schema::new("tls");
+    s.target =
+        PgTarget { connection_string: secure.clone(), schema: s.target.schema.clone(), ca_file: Some(ca.into()) };
+    let j = s.open();
+    assert_eq!(record_proposed(&j, "t", &["t1"]), RecordOutcome::Recorded);
+    let encrypted = s.sql(&format!(
+        "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+         WHERE a.application_name = 'loopx-hooks:{}' AND s.ssl",
+        s.target.schema
+    ));
+    assert!(encrypted[0].get::<_, i64>(0) >= 2, "the writer's and the listener's connections use TLS");
+    j.close();
+    // Without the CA, the server's certificate does not verify against the public roots: refused.
+    let unverified = PgTarget { connection_string: secure, schema: s.target.schema.clone(), ca_file: None };
+    assert_eq!(Journal::open_postgres(&unverified, JournalOptions::default()).unwrap_err(), JournalError::Unavailable);
+    // A CA file that holds no certificate is the caller's error.
+    let bogus = PgTarget { ca_file: Some("/dev/null".into()), ..unverified };
+    let err = Journal::open_postgres(&bogus, JournalOptions::default()).unwrap_err();
+    assert_eq!(err, JournalError::InvalidArgument { what: "ca_file" });
 }
