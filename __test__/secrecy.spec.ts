@@ -380,7 +380,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
       })
       expect(j.intents.every((i) => i.capabilityId === 'clean')).toBe(true)
 
-      // While open (db, -wal, -shm present), and after close.
+      // While open (SQLite: db, -wal, -shm present), and after close.
       expect(scan(target, [...outcomes, j], p)).toStrictEqual([])
       await runtime.close()
       expect(scan(target, outcomes, p)).toStrictEqual([])

@@ -55,7 +55,7 @@ export interface RawJournal {
 /** A test journal and everything the suite does with it (the library's JournalTarget is only `journal` here). */
 export interface JournalTarget {
   readonly backend: BackendName
-  /** HookRuntime.open options for this journal; `synchronous` is an SQLite setting, dropped on PostgreSQL. */
+  /** HookRuntime.open options for this journal (`synchronous`: SQLite's pragma; on PostgreSQL, synchronous_commit off for 'normal'). */
   runtimeOptions(extra?: { synchronous?: 'full' | 'normal' }): HookRuntimeOptions
   /** HookJournal.open / openReadOnly argument. */
   readonly journal: JournalArg
@@ -214,9 +214,8 @@ export class PostgresTarget implements JournalTarget {
   get #postgres(): PgJournalOptions {
     return { connectionString: this.connectionString, schema: this.schema }
   }
-  runtimeOptions(): HookRuntimeOptions {
-    // Durability on PostgreSQL is the server's (synchronous_commit); `synchronous` is SQLite's pragma.
-    return { journal: { postgres: this.#postgres } }
+  runtimeOptions(extra: { synchronous?: 'full' | 'normal' } = {}): HookRuntimeOptions {
+    return { journal: { postgres: this.#postgres }, ...extra }
   }
   get journal(): JournalArg {
     return { postgres: this.#postgres }
@@ -224,8 +223,8 @@ export class PostgresTarget implements JournalTarget {
   get cliArgs(): string[] {
     return ['--db', this.connectionString, '--schema', this.schema]
   }
-  childArg(): string {
-    return JSON.stringify({ runtime: this.runtimeOptions(), journal: this.journal })
+  childArg(extra: { synchronous?: 'full' | 'normal' } = {}): string {
+    return JSON.stringify({ runtime: this.runtimeOptions(extra), journal: this.journal })
   }
   persistedBytes(): Haystack[] {
     // Data and DDL of the schema, as the server holds them (plain format: COPY text of every row).
