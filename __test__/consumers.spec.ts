@@ -3,7 +3,8 @@
 // recording them; one consumer is SIGKILLed mid-lease several times and
 // restarted. Every intent ends decided exactly once (one `decided` answer
 // across all processes, one decision on record) and done, none left behind.
-// In one process, a recorded intent wakes a waiting consumer without polling.
+// In one process, a recorded intent wakes a waiting consumer without polling;
+// on PostgreSQL, so does a commit of another process (LISTEN/NOTIFY).
 // On each backend (support/backends.ts): an SQLite file, a PostgreSQL schema.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { join } from 'node:path'
@@ -12,7 +13,7 @@ import { pathToFileURL } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { HookRuntime, type HookJournal, type StoredIntent } from '../lib/index.js'
-import { BACKENDS, Targets, openJournal, openJournalReadOnly, type Backend } from './support/backends'
+import { BACKENDS, POSTGRES, Targets, openJournal, openJournalReadOnly, type Backend } from './support/backends'
 
 const CHILDREN = join(__dirname, 'children')
 const CONSUMERS = 4
@@ -292,5 +293,38 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('outbox on %s
       ).toBe(2)
       expect(await missing.exists()).toBe(false)
     })
+  })
+})
+
+// PostgreSQL only: SQLite wakes consumers of its own process and polls for others' commits (lib/consume.ts).
+describe('outbox across hosts, PostgreSQL only', () => {
+  const targets = new Targets(POSTGRES)
+  afterAll(() => targets.cleanup())
+
+  it("another process's commit wakes a waiting consumer at once (LISTEN/NOTIFY; its polling is set past the test's timeout)", async () => {
+    const target = targets.fresh('notify')
+    const consumer = await openJournal(target)
+    const stop = new AbortController()
+    const first = (async () => {
+      for await (const intent of consumer.consume({
+        executorId: 'notify.c',
+        leaseMs: 10_000,
+        signal: stop.signal,
+        pollMs: 60_000,
+      }))
+        return intent
+      return null
+    })()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const dispatcher = start('paced-dispatcher.mjs', [target.childArg(), '50'])
+    try {
+      const intent = await first
+      expect(intent?.intent.payload).toEqual({ receipt_ref: 'r0', n: 0 })
+    } finally {
+      dispatcher.child.stdin.end('stop\n')
+      expect((await dispatcher.done).code).toBe(0)
+      stop.abort()
+      await consumer.close()
+    }
   })
 })
