@@ -14,17 +14,20 @@
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { createInterface } from 'node:readline'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
+import Database from 'better-sqlite3'
 import pg from 'pg'
 
 import { jcs, request } from './fixtures.js'
 import { pkg, ROOT } from './pkg.js'
 import { ddl } from './plain_pg.js'
-import { drive, median, openPg, type SideName } from './sides.js'
+import { drive, median, open, openPg, type Runner, type SideName } from './sides.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
 const P = QUICK
@@ -110,32 +113,57 @@ async function oursMissing(url: string): Promise<string | null> {
   }
 }
 
-/** Both sides give the same outcome for the same request and store the same documents, or the rows mean nothing. */
-async function sanity(url: string): Promise<void> {
-  const outcomes: Record<string, string> = {}
-  const stored: Record<string, string> = {}
-  for (const side of ['ours', 'plain'] as const) {
+/** What a journal answers and keeps for one request dispatched twice (recorded, then replayed). */
+async function twice(runner: Runner): Promise<string> {
+  const first = await runner.dispatch(request('pgsanity', 0))
+  const again = await runner.dispatch(request('pgsanity', 0))
+  await runner.close()
+  return jcs([first, again])
+}
+
+/**
+ * Every PostgreSQL side gives the same outcomes and stores the same documents
+ * as the SQLite plain path (itself checked against ours by run.ts), or the
+ * rows compare different work.
+ */
+async function sanity(url: string, sides: SideName[]): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'loopx-bench-pg-'))
+  const path = join(dir, 'plain.db')
+  let reference: { outcomes: string; stored: string }
+  try {
+    const outcomes = await twice(await open('plain', path, { synchronous: 'normal' }))
+    const db = new Database(path, { readonly: true })
+    const receipts = db.prepare('SELECT receipt FROM dispatches ORDER BY rowid').all() as Array<{ receipt: string }>
+    const docs = db.prepare('SELECT doc FROM intents ORDER BY rowid').all() as Array<{ doc: string }>
+    db.close()
+    reference = {
+      outcomes,
+      stored: jcs([receipts.map((r) => JSON.parse(r.receipt)), docs.map((r) => JSON.parse(r.doc))]),
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  for (const side of sides) {
     await withSchema(url, side, async (schema) => {
-      const runner = await openPg(side, { connectionString: url, schema })
-      outcomes[side] = jcs(await runner.dispatch(request('pgsanity', 0)))
-      await runner.close()
+      const outcomes = await twice(await openPg(side, { connectionString: url, schema }))
+      let stored: string
       if (side === 'ours') {
         const journal = await pkg.HookJournal.open({ postgres: { connectionString: url, schema } })
         const dispatches = (await journal.listDispatches({})).items.map((d) => d.receipt)
         const intents = (await journal.listIntents({})).items.map((i) => i.intent)
         await journal.close()
-        stored[side] = jcs([dispatches, intents])
+        stored = jcs([dispatches, intents])
       } else {
         const d = await sql(url, `SELECT receipt FROM ${schema}.dispatches ORDER BY created_at, dispatch_id`)
         const i = await sql(url, `SELECT doc FROM ${schema}.intents ORDER BY intent_id`)
-        stored[side] = jcs([d.rows.map((r) => JSON.parse(r.receipt)), i.rows.map((r) => JSON.parse(r.doc))])
+        stored = jcs([d.rows.map((r) => JSON.parse(r.receipt)), i.rows.map((r) => JSON.parse(r.doc))])
       }
+      if (outcomes !== reference.outcomes)
+        throw new Error(`bench pg: ${side} on PostgreSQL answers differently:\n${outcomes}\n${reference.outcomes}`)
+      if (stored !== reference.stored)
+        throw new Error(`bench pg: ${side} on PostgreSQL stores different documents:\n${stored}\n${reference.stored}`)
     })
   }
-  if (outcomes.ours !== outcomes.plain)
-    throw new Error(`bench pg: the two sides disagree:\n${outcomes.ours}\n${outcomes.plain}`)
-  if (stored.ours !== stored.plain)
-    throw new Error(`bench pg: the two sides store different documents:\n${stored.ours}\n${stored.plain}`)
 }
 
 /** Dispatches/s of one runtime in this process on a fresh schema. */
@@ -191,6 +219,9 @@ export async function pgBench(log: Log): Promise<PgResults> {
   )
   const own = given ? undefined : server.start()
   const url = given ?? own!.url
+  // A run that dies on an exception (or a closed stdout) still stops its server; stop() is synchronous.
+  const cleanup = () => own && server.stop(own.dir)
+  process.once('exit', cleanup)
   try {
     const version = String((await sql(url, 'SHOW server_version')).rows[0].server_version)
     const sync = String((await sql(url, 'SHOW synchronous_commit')).rows[0].synchronous_commit)
@@ -199,7 +230,8 @@ export async function pgBench(log: Log): Promise<PgResults> {
     const missing = await oursMissing(url)
     const sides: SideName[] = missing ? ['plain'] : ['ours', 'plain']
     if (missing) log(`PostgreSQL: loopx-hooks rows left out: ${missing}`)
-    else await sanity(url)
+    await sanity(url, sides)
+    log(`PostgreSQL sanity: ${sides.join(' and ')} answer and store as the SQLite plain path does`)
     const rounds: PgRound[] = []
     for (let r = 0; r < P.rounds; r++) {
       const out: PgRound = { floor: 0, one: {}, many: {}, proc1: {}, proc4: {} }
@@ -232,7 +264,8 @@ export async function pgBench(log: Log): Promise<PgResults> {
       rounds,
     }
   } finally {
-    if (own) server.stop(own.dir)
+    process.off('exit', cleanup)
+    cleanup()
   }
 }
 
