@@ -271,17 +271,28 @@ export interface NativeTurnStartCall {
 /** Opens (creating on first use) the inbox file at `path`. */
 export declare function openNativeInbox(path: string, options?: InboxOpenOptions | undefined | null): Promise<NativeInboxStore>
 
-/** Opens (creating on first use) a journal for reading and outbox decisions. */
-export declare function openNativeJournal(journalPath: string, busyTimeoutMs?: number | undefined | null): Promise<NativeJournal>
+/**
+ * Opens (creating on first use) a journal for reading and outbox decisions:
+ * the SQLite file at `journal_path`, or the PostgreSQL schema of `postgres`.
+ */
+export declare function openNativeJournal(journalPath?: string | undefined | null, postgres?: PostgresTarget | undefined | null, busyTimeoutMs?: number | undefined | null): Promise<NativeJournal>
 
 /**
- * Opens an existing journal for reading only (SQLITE_OPEN_READONLY): it
- * creates, migrates and changes nothing, and works on a read-only file.
+ * Opens an existing journal for reading only (SQLite: SQLITE_OPEN_READONLY;
+ * PostgreSQL: read-only transactions): it creates, migrates and changes
+ * nothing, and works on a read-only file.
  */
-export declare function openNativeJournalReader(journalPath: string, busyTimeoutMs?: number | undefined | null): Promise<NativeJournal>
+export declare function openNativeJournalReader(journalPath?: string | undefined | null, postgres?: PostgresTarget | undefined | null, busyTimeoutMs?: number | undefined | null): Promise<NativeJournal>
 
 /** Opens (creating on first use) the journal and builds a runtime over it. */
 export declare function openNativeRuntime(options: RuntimeOptions): Promise<NativeHookRuntime>
+
+/** Where a journal lives on PostgreSQL (see `journal::postgres`). */
+export interface PostgresTarget {
+  connectionString: string
+  /** Default `loopx_hooks`. */
+  schema?: string
+}
 
 /**
  * sha256 of the registration's canonical JSON (no prefix). Accepts the
@@ -290,7 +301,9 @@ export declare function openNativeRuntime(options: RuntimeOptions): Promise<Nati
 export declare function registrationDigest(registration: PostWritebackHookRegistration | string): string
 
 export interface RuntimeOptions {
-  journalPath: string
+  /** The SQLite journal file; or else `postgres`. */
+  journalPath?: string
+  postgres?: PostgresTarget
   /** The profile as JSON text (see `Profile`). */
   profileJson?: string
   /** `false` commits final records with synchronous=NORMAL. Default true. */

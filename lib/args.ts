@@ -46,12 +46,49 @@ function serializable(value: unknown): boolean {
   }
 }
 
-/** `HookRuntime.open(options)`. */
-export function checkRuntimeOptions(options: unknown): void {
+/** Where a journal is, as the native open functions take it. */
+export interface NativeJournalTarget {
+  path?: string
+  postgres?: { connectionString: string; schema?: string }
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//
+
+/**
+ * A journal target: a SQLite path, a `postgres://` / `postgresql://` URL, or
+ * `{ path }` / `{ postgres: { connectionString, schema? } }`. The messages
+ * never hold the connection string (it may carry a password).
+ */
+export function journalTarget(target: unknown, where: string): NativeJournalTarget {
+  if (typeof target === 'string' && target.length > 0) {
+    return POSTGRES_URL.test(target) ? { postgres: { connectionString: target } } : { path: target }
+  }
+  if (isPlainObject(target)) {
+    const { path, postgres } = target
+    if (typeof path === 'string' && path.length > 0 && postgres === undefined) return { path }
+    if (path === undefined && isPlainObject(postgres)) {
+      const { connectionString, schema } = postgres
+      if (typeof connectionString !== 'string' || connectionString.length === 0)
+        invalid(`${where}: postgres.connectionString must be a non-empty string`)
+      if (schema !== undefined && typeof schema !== 'string') invalid(`${where}: postgres.schema must be a string`)
+      return { postgres: schema === undefined ? { connectionString } : { connectionString, schema } }
+    }
+  }
+  invalid(`${where}: the journal must be a path, a postgres:// URL, { path } or { postgres: { connectionString } }`)
+}
+
+/** `HookRuntime.open(options)`: answers where its journal is. */
+export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
   if (!isPlainObject(options)) invalid('HookRuntime.open: options must be an object')
-  const { journalPath, profile, synchronous, busyTimeoutMs } = options
-  if (typeof journalPath !== 'string' || journalPath.length === 0)
+  const { journalPath, journal, profile, synchronous, busyTimeoutMs } = options
+  if ((journalPath === undefined) === (journal === undefined))
+    invalid('HookRuntime.open: give exactly one of options.journalPath and options.journal')
+  if (journalPath !== undefined && (typeof journalPath !== 'string' || journalPath.length === 0))
     invalid('HookRuntime.open: options.journalPath must be a non-empty string')
+  const target: NativeJournalTarget =
+    journalPath !== undefined
+      ? { path: journalPath as string }
+      : journalTarget(journal, 'HookRuntime.open: options.journal')
   if (profile !== undefined && !(isPlainObject(profile) && serializable(profile)))
     invalid('HookRuntime.open: options.profile must be a JSON object')
   if (synchronous !== undefined && synchronous !== 'full' && synchronous !== 'normal')
@@ -66,6 +103,7 @@ export function checkRuntimeOptions(options: unknown): void {
     )
   )
     invalid('HookRuntime.open: options.busyTimeoutMs must be an integer from 0 to 4294967295')
+  return target
 }
 
 /** `register(hook)`: a registration (object or JSON text) and a provider function. */

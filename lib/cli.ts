@@ -19,8 +19,8 @@ export type { Io }
 
 const USAGE = `Usage:
   loopx-hooks validate <contract> FILE|- [--json] [context flags]
-  loopx-hooks journal show|dispatches|intents|recover --db PATH [--json] [filters]
-  loopx-hooks journal decide|done --db PATH --intent ID --executor ID [...]
+  loopx-hooks journal show|dispatches|intents|recover --db PATH|URL [--json] [filters]
+  loopx-hooks journal decide|done --db PATH|URL --intent ID --executor ID [...]
   loopx-hooks serve --stdio
   loopx-hooks --help | --version
 
@@ -58,12 +58,17 @@ Exit status: 0 valid, 1 invalid, 2 usage error (unknown contract, unreadable
 file, missing or bad context).
 `
 
-const JOURNAL_USAGE = `Usage: loopx-hooks journal <command> --db PATH [--json] [filters]
+const JOURNAL_USAGE = `Usage: loopx-hooks journal <command> --db PATH|URL [--schema NAME] [--json] [filters]
 
-show, dispatches, intents and recover read a journal file: opened read-only
-(SQLITE_OPEN_READONLY), it is never created, migrated or changed, and a
-read-only file works. decide and done are the only commands that open the
-journal for writing (as an executor does); no command creates a journal.
+--db is a journal file, or a postgres:// (postgresql://) connection string
+for a journal on PostgreSQL in schema --schema (default loopx_hooks); the
+connection string is never printed.
+
+show, dispatches, intents and recover read a journal: opened read-only
+(SQLITE_OPEN_READONLY; on PostgreSQL, read-only transactions), it is never
+created, migrated or changed, and a read-only file works. decide and done are
+the only commands that open the journal for writing (as an executor does); no
+command creates a journal.
 
 Commands:
   show          stats, integrity check and the latest dispatches (--limit, default 10);
@@ -120,6 +125,7 @@ const OPTIONS = {
   registration: { type: 'string' },
   'dispatch-id': { type: 'string' },
   db: { type: 'string' },
+  schema: { type: 'string' },
   state: { type: 'string' },
   hook: { type: 'string' },
   pending: { type: 'boolean' },
@@ -139,12 +145,12 @@ type OptionName = keyof typeof OPTIONS
 /** Which options each command accepts (besides --help). */
 const ACCEPTS: Record<string, readonly OptionName[]> = {
   validate: ['json', 'kinds', 'registration', 'dispatch-id'],
-  'journal show': ['json', 'db', 'limit'],
-  'journal dispatches': ['json', 'db', 'state', 'hook', 'limit', 'after'],
-  'journal intents': ['json', 'db', 'hook', 'pending', 'dispatch', 'capability', 'kind', 'limit', 'after'],
-  'journal recover': ['json', 'db', 'hook'],
-  'journal decide': ['json', 'db', 'intent', 'executor', 'decision', 'reason'],
-  'journal done': ['json', 'db', 'intent', 'executor'],
+  'journal show': ['json', 'db', 'schema', 'limit'],
+  'journal dispatches': ['json', 'db', 'schema', 'state', 'hook', 'limit', 'after'],
+  'journal intents': ['json', 'db', 'schema', 'hook', 'pending', 'dispatch', 'capability', 'kind', 'limit', 'after'],
+  'journal recover': ['json', 'db', 'schema', 'hook'],
+  'journal decide': ['json', 'db', 'schema', 'intent', 'executor', 'decision', 'reason'],
+  'journal done': ['json', 'db', 'schema', 'intent', 'executor'],
   serve: ['stdio'],
 }
 
@@ -237,6 +243,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       }
       const options: JournalOptions = {
         db: values.db,
+        ...(values.schema !== undefined ? { schema: values.schema } : {}),
         json: values.json === true,
         pending: values.pending === true,
         ...(values.state !== undefined ? { state: values.state as DispatchState } : {}),

@@ -17,7 +17,9 @@ import type {
   Page,
   StoredIntent,
 } from '../bindings/index'
+import { journalTarget } from './args.js'
 import { native, sync } from './errors.js'
+import type { JournalTarget } from './runtime.js'
 import { claim, consume, type ClaimOptions, type ConsumeOptions } from './consume.js'
 import { tracedOutbox } from './diagnostics.js'
 
@@ -59,19 +61,24 @@ export class HookJournal implements AsyncDisposable {
     this.#journal = journal
   }
 
-  /** Opens (creating on first use) the journal file at `journalPath`. */
-  static async open(journalPath: string, options: { busyTimeoutMs?: number } = {}): Promise<HookJournal> {
-    return new HookJournal(await native(openNativeJournal(journalPath, options.busyTimeoutMs)))
+  /**
+   * Opens (creating on first use) the journal: a SQLite file path, a
+   * `postgres://` URL, `{ path }` or `{ postgres: { connectionString, schema? } }`.
+   */
+  static async open(journal: JournalTarget, options: { busyTimeoutMs?: number } = {}): Promise<HookJournal> {
+    const target = journalTarget(journal, 'HookJournal.open')
+    return new HookJournal(await native(openNativeJournal(target.path, target.postgres, options.busyTimeoutMs)))
   }
 
   /**
-   * Opens an existing journal for reading only (SQLITE_OPEN_READONLY): it
-   * creates, migrates, switches and checkpoints nothing, and works on a file
-   * the process may only read. `decide` and `markDone` then throw
+   * Opens an existing journal for reading only (SQLite: SQLITE_OPEN_READONLY;
+   * PostgreSQL: read-only transactions): it creates, migrates, switches and
+   * checkpoints nothing, and works on a file the process may only read. `decide` and `markDone` then throw
    * `ERR_LOOPX_JOURNAL_READONLY`.
    */
-  static async openReadOnly(journalPath: string, options: { busyTimeoutMs?: number } = {}): Promise<HookJournal> {
-    return new HookJournal(await native(openNativeJournalReader(journalPath, options.busyTimeoutMs)))
+  static async openReadOnly(journal: JournalTarget, options: { busyTimeoutMs?: number } = {}): Promise<HookJournal> {
+    const target = journalTarget(journal, 'HookJournal.openReadOnly')
+    return new HookJournal(await native(openNativeJournalReader(target.path, target.postgres, options.busyTimeoutMs)))
   }
 
   async getDispatch(dispatchId: string): Promise<DispatchRow | null> {

@@ -1,5 +1,6 @@
 /**
- * `HookRuntime`: the post-writeback dispatcher over an SQLite journal file.
+ * `HookRuntime`: the post-writeback dispatcher over its journal: an SQLite
+ * file, or a PostgreSQL schema shared by several hosts.
  * Intent kinds and hooks are installed at the composition root; the
  * orchestrator calls `dispatch` after each committed writeback.
  */
@@ -14,9 +15,21 @@ import { HookJournal } from './journal.js'
 import { providerScope } from './provider.js'
 import type { HookDefinition } from './hooks.js'
 
-export interface HookRuntimeOptions {
-  /** The journal file, created on first use. */
-  journalPath: string
+/** The journal on PostgreSQL: a schema (default `loopx_hooks`) created on first use. */
+export interface PostgresJournalTarget {
+  /** A libpq-style URL or key=value string; never echoed in errors or output. */
+  connectionString: string
+  /** `[a-z_][a-z0-9_]*`, at most 48 bytes; default `loopx_hooks`. */
+  schema?: string
+}
+
+/**
+ * Where a journal lives: a SQLite file path, a `postgres://` or
+ * `postgresql://` URL (default schema), `{ path }`, or `{ postgres }`.
+ */
+export type JournalTarget = string | { path: string } | { postgres: PostgresJournalTarget }
+
+interface HookRuntimeTuning {
   /** Defaults: phase disabled, all hooks, `return` replays, 16 hooks and 60 s per dispatch, 256 in flight. */
   profile?: Partial<Profile>
   /** `'full'` (default) fsyncs each group commit of final records; `'normal'` survives a process crash, not a power cut. */
@@ -24,6 +37,10 @@ export interface HookRuntimeOptions {
   /** How long to wait for another process's write lock. Default 5000. */
   busyTimeoutMs?: number
 }
+
+/** The journal is `journalPath` (a SQLite file, created on first use) or `journal`. */
+export type HookRuntimeOptions = HookRuntimeTuning &
+  ({ journalPath: string; journal?: undefined } | { journal: JournalTarget; journalPath?: undefined })
 
 export interface DispatchOptions {
   /**
@@ -70,10 +87,11 @@ export class HookRuntime implements AsyncDisposable {
   }
 
   static async open(options: HookRuntimeOptions): Promise<HookRuntime> {
-    checkRuntimeOptions(options)
+    const target = checkRuntimeOptions(options)
     const runtime = await native(
       openNativeRuntime({
-        journalPath: options.journalPath,
+        journalPath: target.path,
+        postgres: target.postgres,
         profileJson: options.profile ? JSON.stringify(options.profile) : undefined,
         synchronousFull: options.synchronous ? options.synchronous === 'full' : undefined,
         busyTimeoutMs: options.busyTimeoutMs,

@@ -1,6 +1,6 @@
 /**
- * `loopx-hooks journal show|dispatches|intents|recover --db PATH`: reads a
- * journal file through `HookJournal.openReadOnly` (SQLITE_OPEN_READONLY, the
+ * `loopx-hooks journal show|dispatches|intents|recover --db PATH|URL`: reads a
+ * journal (a file, or a PostgreSQL schema) through `HookJournal.openReadOnly` (the
  * same readers an executor uses): it never creates, migrates, switches or
  * checkpoints a journal, and works on a read-only file. A missing or empty
  * file is an error.
@@ -21,7 +21,10 @@ export type JournalCommand = (typeof JOURNAL_COMMANDS)[number]
 export const STATES: readonly DispatchState[] = ['checkpointed', 'failed', 'proposed', 'not_applicable', 'exhausted']
 
 export interface JournalOptions {
+  /** A journal file, or a postgres:// URL (never printed: it may hold a password). */
   db: string
+  /** The PostgreSQL schema; default loopx_hooks. */
+  schema?: string
   json: boolean
   state?: DispatchState
   hook?: string
@@ -43,7 +46,25 @@ export interface JournalOptions {
 /** The journal's largest page. */
 const PAGE = 1000
 
-async function openJournal(db: string, forWriting: boolean): Promise<HookJournal> {
+const POSTGRES_URL = /^postgres(ql)?:\/\//
+
+/** How output and errors name the journal: a path, or the schema of a PostgreSQL journal, never its URL. */
+export function journalLabel(o: Pick<JournalOptions, 'db' | 'schema'>): string {
+  return POSTGRES_URL.test(o.db) ? `postgres schema ${o.schema ?? 'loopx_hooks'}` : o.db
+}
+
+async function openJournal(o: JournalOptions, forWriting: boolean): Promise<HookJournal> {
+  const db = o.db
+  if (POSTGRES_URL.test(db)) {
+    const target = { postgres: { connectionString: db, ...(o.schema !== undefined ? { schema: o.schema } : {}) } }
+    try {
+      const { HookJournal } = library()
+      return await (forWriting ? HookJournal.open(target) : HookJournal.openReadOnly(target))
+    } catch (error) {
+      inContext(journalLabel(o), error)
+    }
+  }
+  if (o.schema !== undefined) throw new CliError('--schema applies to a postgres:// journal only')
   let size: number
   try {
     const stat = statSync(db)
@@ -239,8 +260,8 @@ async function show(journal: HookJournal, o: JournalOptions, io: Io, s: Style): 
     )
   } else {
     const lines = [
-      `journal     ${o.db}`,
-      `integrity   ${integrityOk ? s.green('ok') : s.red('FAILED (PRAGMA integrity_check)')}`,
+      `journal     ${journalLabel(o)}`,
+      `integrity   ${integrityOk ? s.green('ok') : s.red('FAILED')}`,
       ...integrity.messages.map((m) => `            ${printable(m)}`),
     ]
     if (stats !== null) {
@@ -336,7 +357,7 @@ const COMMANDS: Record<JournalCommand, (journal: HookJournal, o: JournalOptions,
   }
 
 export async function journalCommand(command: JournalCommand, options: JournalOptions, io: Io): Promise<number> {
-  const journal = await openJournal(options.db, WRITING_COMMANDS.includes(command))
+  const journal = await openJournal(options, WRITING_COMMANDS.includes(command))
   try {
     return await COMMANDS[command](journal, options, io, style(colourWanted(io)))
   } finally {

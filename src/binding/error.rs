@@ -36,6 +36,8 @@ impl AsRef<str> for Code {
                 "invalid_argument" => "ERR_LOOPX_INVALID_ARGUMENT",
                 "unknown_dispatch" => "ERR_LOOPX_UNKNOWN_DISPATCH",
                 "duplicate_intent" => "ERR_LOOPX_DUPLICATE_INTENT",
+                "journal_unavailable" => "ERR_LOOPX_JOURNAL_UNAVAILABLE",
+                "postgres" => "ERR_LOOPX_JOURNAL_POSTGRES",
                 _ => "ERR_LOOPX_JOURNAL_SQLITE",
             },
         }

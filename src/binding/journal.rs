@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{async_error, misuse, Code, Result as BindingResult};
 use super::runtime::journal_error;
 use crate::dispatch::{with_intent_doc, with_receipt};
+use crate::journal::postgres::{PgTarget, DEFAULT_SCHEMA};
 use crate::journal::{
     ClaimRequest, Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, Page,
 };
@@ -71,29 +72,68 @@ fn read<T: Serialize>(value: crate::journal::Result<T>) -> napi::Result<String, 
     serde_json::to_string(&value).map_err(|_| misuse(Code::Internal, "value could not be serialized"))
 }
 
-/// Opens (creating on first use) a journal for reading and outbox decisions.
-#[napi]
-pub async fn open_native_journal(journal_path: String, busy_timeout_ms: Option<u32>) -> napi::Result<NativeJournal> {
-    let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
-    let journal = tokio::task::spawn_blocking(move || Journal::open(journal_path, options))
-        .await
-        .map_err(|_| async_error(misuse(Code::Internal, "journal open task failed")))?
-        .map_err(|e| async_error(journal_error(e)))?;
-    Ok(NativeJournal { journal: Arc::new(journal) })
+/// Where a journal lives on PostgreSQL (see `journal::postgres`).
+#[napi(object)]
+pub struct PostgresTarget {
+    pub connection_string: String,
+    /// Default `loopx_hooks`.
+    pub schema: Option<String>,
 }
 
-/// Opens an existing journal for reading only (SQLITE_OPEN_READONLY): it
-/// creates, migrates and changes nothing, and works on a read-only file.
+/// Opens the SQLite file at `path` or the PostgreSQL schema of `postgres`
+/// (exactly one of them), off the JS thread.
+pub(crate) async fn open_journal(
+    path: Option<String>,
+    postgres: Option<PostgresTarget>,
+    options: JournalOptions,
+    read_only: bool,
+) -> BindingResult<Journal> {
+    let open = move || match (path, postgres) {
+        (Some(path), None) if read_only => Journal::open_read_only(path, options),
+        (Some(path), None) => Journal::open(path, options),
+        (None, Some(pg)) => {
+            let target = PgTarget {
+                connection_string: pg.connection_string,
+                schema: pg.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_owned()),
+            };
+            if read_only {
+                Journal::open_postgres_read_only(&target, options)
+            } else {
+                Journal::open_postgres(&target, options)
+            }
+        }
+        _ => Err(crate::journal::JournalError::InvalidArgument { what: "journal" }),
+    };
+    tokio::task::spawn_blocking(open)
+        .await
+        .map_err(|_| misuse(Code::Internal, "journal open task failed"))?
+        .map_err(journal_error)
+}
+
+/// Opens (creating on first use) a journal for reading and outbox decisions:
+/// the SQLite file at `journal_path`, or the PostgreSQL schema of `postgres`.
 #[napi]
-pub async fn open_native_journal_reader(
-    journal_path: String,
+pub async fn open_native_journal(
+    journal_path: Option<String>,
+    postgres: Option<PostgresTarget>,
     busy_timeout_ms: Option<u32>,
 ) -> napi::Result<NativeJournal> {
     let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
-    let journal = tokio::task::spawn_blocking(move || Journal::open_read_only(journal_path, options))
-        .await
-        .map_err(|_| async_error(misuse(Code::Internal, "journal open task failed")))?
-        .map_err(|e| async_error(journal_error(e)))?;
+    let journal = open_journal(journal_path, postgres, options, false).await.map_err(async_error)?;
+    Ok(NativeJournal { journal: Arc::new(journal) })
+}
+
+/// Opens an existing journal for reading only (SQLite: SQLITE_OPEN_READONLY;
+/// PostgreSQL: read-only transactions): it creates, migrates and changes
+/// nothing, and works on a read-only file.
+#[napi]
+pub async fn open_native_journal_reader(
+    journal_path: Option<String>,
+    postgres: Option<PostgresTarget>,
+    busy_timeout_ms: Option<u32>,
+) -> napi::Result<NativeJournal> {
+    let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
+    let journal = open_journal(journal_path, postgres, options, true).await.map_err(async_error)?;
     Ok(NativeJournal { journal: Arc::new(journal) })
 }
 

@@ -14,7 +14,7 @@ use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
 use crate::dispatch::{max_reply_len, DispatchRequest, Dispatcher, Finished, Prepared, Profile};
-use crate::journal::{BatchInfo, Journal, JournalError, JournalOptions};
+use crate::journal::{BatchInfo, JournalError, JournalOptions};
 use crate::validate::Violations;
 
 pub(crate) fn journal_error(e: JournalError) -> napi::Error<Code> {
@@ -36,7 +36,9 @@ fn to_json<T: serde::Serialize>(value: &T) -> BindingResult<String> {
 
 #[napi(object)]
 pub struct RuntimeOptions {
-    pub journal_path: String,
+    /// The SQLite journal file; or else `postgres`.
+    pub journal_path: Option<String>,
+    pub postgres: Option<super::journal::PostgresTarget>,
     /// The profile as JSON text (see `Profile`).
     pub profile_json: Option<String>,
     /// `false` commits final records with synchronous=NORMAL. Default true.
@@ -92,11 +94,7 @@ async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntim
         synchronous_full: options.synchronous_full.unwrap_or(true),
         busy_timeout_ms: options.busy_timeout_ms.unwrap_or(JournalOptions::default().busy_timeout_ms),
     };
-    let path = options.journal_path;
-    let journal = tokio::task::spawn_blocking(move || Journal::open(path, journal_options))
-        .await
-        .map_err(|_| misuse(Code::Internal, "journal open task failed"))?
-        .map_err(journal_error)?;
+    let journal = super::journal::open_journal(options.journal_path, options.postgres, journal_options, false).await?;
     Ok(NativeHookRuntime { dispatcher: Arc::new(Dispatcher::new(Arc::new(journal), profile)) })
 }
 

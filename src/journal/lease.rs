@@ -12,13 +12,13 @@
 //! lost to a power cut only expires sooner), and a claim that finds nothing
 //! claimable on a reader connection writes nothing.
 //!
-//! Waking consumers: every journal of one file in a process shares a commit
-//! generation ([`commit_signal`]), which the writer bumps after each commit
-//! holding a record or a decision; consumers wait on it, and poll for other
-//! processes' commits.
+//! Waking consumers: every journal of one file (or PostgreSQL schema) in a
+//! process shares a commit generation ([`commit_signal`]), which the writer
+//! bumps after each commit holding a record or a decision; consumers wait on
+//! it, and poll for other processes' commits. On PostgreSQL, other hosts'
+//! commits bump it too, through LISTEN/NOTIFY (`postgres/listen.rs`).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
@@ -46,22 +46,24 @@ pub struct ClaimRequest {
 /// The commit generation shared by every journal of `path` in this process.
 pub(crate) type CommitSignal = Arc<watch::Sender<u64>>;
 
-pub(crate) fn commit_signal(path: &Path) -> CommitSignal {
-    static SIGNALS: OnceLock<Mutex<HashMap<PathBuf, Weak<watch::Sender<u64>>>>> = OnceLock::new();
+/// `key` names the journal: a SQLite file's path, or a PostgreSQL
+/// server, database and schema (see `postgres::PgTarget::signal_key`).
+pub(crate) fn commit_signal(key: &str) -> CommitSignal {
+    static SIGNALS: OnceLock<Mutex<HashMap<String, Weak<watch::Sender<u64>>>>> = OnceLock::new();
     let mut map = SIGNALS.get_or_init(Mutex::default).lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(live) = map.get(path).and_then(Weak::upgrade) {
+    if let Some(live) = map.get(key).and_then(Weak::upgrade) {
         return live;
     }
     map.retain(|_, w| w.strong_count() > 0);
     let signal = Arc::new(watch::channel(0).0);
-    map.insert(path.to_owned(), Arc::downgrade(&signal));
+    map.insert(key.to_owned(), Arc::downgrade(&signal));
     signal
 }
 
 /// `AND lease is free` for claim queries, `now` being parameter `?1`.
 const LEASE_FREE: &str = "(lease_until IS NULL OR lease_until <= ?1)";
 
-fn claim_sql(select: &str, r: &ClaimRequest) -> (String, usize) {
+pub(super) fn claim_sql(select: &str, r: &ClaimRequest) -> (String, usize) {
     let mut sql = format!("SELECT {select} FROM intents i WHERE {INTENT_OPEN} AND {LEASE_FREE}");
     let mut n = 1;
     for (col, v) in [("capability_id", &r.capability_id), ("intent_kind", &r.intent_kind)] {
@@ -73,7 +75,7 @@ fn claim_sql(select: &str, r: &ClaimRequest) -> (String, usize) {
     (sql, n)
 }
 
-fn claim_params<'a>(now: &'a i64, r: &'a ClaimRequest) -> Vec<&'a dyn ToSql> {
+pub(super) fn claim_params<'a>(now: &'a i64, r: &'a ClaimRequest) -> Vec<&'a dyn ToSql> {
     let mut p: Vec<&dyn ToSql> = vec![now];
     for v in [&r.capability_id, &r.intent_kind].into_iter().flatten() {
         p.push(v);
@@ -81,7 +83,7 @@ fn claim_params<'a>(now: &'a i64, r: &'a ClaimRequest) -> Vec<&'a dyn ToSql> {
     p
 }
 
-fn run_claim(conn: &Connection, r: &ClaimRequest, now: i64) -> Result<Vec<StoredIntent>> {
+pub(super) fn run_claim(conn: &mut Connection, r: &ClaimRequest, now: i64) -> Result<Vec<StoredIntent>> {
     let (sql, n) = claim_sql("i.seq", r);
     let sql = format!("{sql} ORDER BY i.seq LIMIT ?{}", n + 1);
     let batch = i64::from(r.batch);
@@ -128,18 +130,8 @@ impl Journal {
         if let Err(e) = checked {
             return Reply::ready(Err(e));
         }
-        // Nothing claimable on a reader: no write transaction at all.
         let now = super::writer::now_ms();
-        let probe = self.readers.with(|c| {
-            let (sql, _) = claim_sql("1", &r);
-            let p = claim_params(&now, &r);
-            Ok(c.prepare_cached(&format!("{sql} LIMIT 1"))?.exists(p.as_slice())?)
-        });
-        match probe {
-            Ok(false) => Reply::ready(Ok(Vec::new())),
-            Err(e) => Reply::ready(Err(e)),
-            Ok(true) => self.writer.submit(false, r, run_claim),
-        }
+        self.queue(|then| self.store.claim(r, now, then))
     }
 
     /// The commit generation of this file in this process: it grows after

@@ -1,26 +1,34 @@
-//! The SQLite sidecar journal and outbox of post-writeback dispatches.
+//! The sidecar journal and outbox of post-writeback dispatches: an embedded
+//! SQLite file by default, or a PostgreSQL schema shared by several hosts.
 //!
 //! Plain Rust: it knows dispatch identities, states, JSON documents it stores
 //! verbatim and compact codes, and nothing of hooks, providers or napi.
 //!
-//! - [`Journal::open`] recognises or creates the file (`open.rs`, `schema.rs`).
-//! - Every write goes through one writer thread that group-commits whatever is
-//!   waiting into one transaction (`writer.rs`); the commands are the dispatch
-//!   records (`record.rs`) and the outbox decisions (`outbox.rs`). Each returns
-//!   a [`Reply`]: await it, or `wait()` for it off the async runtime. A reply
-//!   resolves only after the transaction holding its command committed.
-//! - Readers use their own connections and never wait for the writer (`read.rs`).
+//! - [`Journal`] is the API; it checks every argument, then forwards to its
+//!   [`store::Store`]: `sqlite.rs` (with `open.rs`, `schema.rs`, `read.rs`)
+//!   or `postgres/`.
+//! - Every write goes through one writer thread per journal that group-commits
+//!   whatever is waiting into one transaction (`writer.rs`, generic over the
+//!   backend's connection); the commands are the dispatch records
+//!   (`record.rs`), the outbox decisions (`outbox.rs`) and leases (`lease.rs`).
+//!   Each returns a [`Reply`]: await it, or `wait()` for it off the async
+//!   runtime. A reply resolves only after the transaction holding its command
+//!   committed.
+//! - Readers use their own connections and never wait for the writer.
 //!
-//! Errors carry a stable [`JournalError::code`] and never the journal's path
-//! or any stored text.
+//! Errors carry a stable [`JournalError::code`] and never the journal's path,
+//! connection string or any stored text.
 
 mod lease;
 mod open;
 mod outbox;
+pub mod postgres;
 mod read;
 mod record;
 mod rows;
 mod schema;
+mod sqlite;
+mod store;
 mod types;
 mod writer;
 
@@ -85,6 +93,14 @@ pub enum JournalError {
     /// `what` is SQLite's static description of `code` (an extended result code).
     #[error("journal sqlite error: {what} (code {code})")]
     Sqlite { code: i32, what: &'static str },
+    /// The PostgreSQL server could not be reached or went away, and bounded
+    /// retries with backoff did not bring it back.
+    #[error("the journal's database is unavailable")]
+    Unavailable,
+    /// PostgreSQL refused a statement; `sqlstate` is its five-character code
+    /// (the server's message may quote values, so it is never kept).
+    #[error("journal postgres error: sqlstate {sqlstate}")]
+    Postgres { sqlstate: String },
     /// A caller's value broke the grammar of its field; `what` names the field.
     #[error("invalid argument: {what}")]
     InvalidArgument { what: &'static str },
@@ -111,6 +127,8 @@ impl JournalError {
             JournalError::Busy => "busy",
             JournalError::Io { .. } => "io",
             JournalError::Sqlite { .. } => "sqlite",
+            JournalError::Unavailable => "journal_unavailable",
+            JournalError::Postgres { .. } => "postgres",
             JournalError::InvalidArgument { .. } => "invalid_argument",
             JournalError::UnknownDispatch => "unknown_dispatch",
             JournalError::DuplicateIntent => "duplicate_intent",
@@ -184,16 +202,15 @@ impl Default for JournalOptions {
 /// An open journal. Share it behind an `Arc`; every method takes `&self`.
 /// Dropping it closes it (see [`Journal::close`]).
 pub struct Journal {
-    writer: writer::Writer,
-    readers: read::Readers,
-    /// Bumped by this file's writers in this process (see `lease.rs`).
+    store: Box<dyn store::Store>,
+    /// Bumped after commits holding records or decisions (see `lease.rs`).
     commits: lease::CommitSignal,
 }
 
 impl std::fmt::Debug for Journal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // No path: it is private to the host.
-        f.debug_struct("Journal").field("writer", &self.writer.stats()).finish_non_exhaustive()
+        // No path or connection string: they are private to the host.
+        f.debug_struct("Journal").field("writer", &self.store.writer_stats()).finish_non_exhaustive()
     }
 }
 
@@ -204,13 +221,8 @@ impl Journal {
     /// ([`JournalError::TooNew`]) is left byte-for-byte unchanged. Safe when
     /// several processes open one new file at once.
     pub fn open(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
-        // One absolute path for the writer and every reader: never a URI, and
-        // pinned against a later change of directory.
-        let path = crate::sqlite_file::resolve(path.as_ref())?;
-        let conn = open::open_writer(&path, &options)?;
-        let commits = lease::commit_signal(&path);
-        let writer = writer::Writer::spawn(conn, options, commits.clone())?;
-        Ok(Journal { writer, readers: read::Readers::new(&path, options), commits })
+        let (store, commits) = sqlite::open(path.as_ref(), options)?;
+        Ok(Journal { store: Box::new(store), commits })
     }
 
     /// Opens an existing journal for reading only: every connection is
@@ -219,45 +231,58 @@ impl Journal {
     /// [`JournalError::ReadOnly`]. A missing, empty or foreign file is
     /// [`JournalError::NotAJournal`].
     pub fn open_read_only(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
-        let path = crate::sqlite_file::resolve(path.as_ref())?;
-        let header = match open::recognise(&path)? {
-            crate::sqlite_file::Probe::Sqlite(header) => header,
-            _ => return Err(JournalError::NotAJournal),
-        };
-        match open::inspect_read_only(&path, &header, &options)? {
-            open::Found::Current | open::Found::Older(_) => {}
-            open::Found::Empty => return Err(JournalError::NotAJournal),
-        }
-        Ok(Journal {
-            writer: writer::Writer::read_only(),
-            readers: read::Readers::new(&path, options),
-            commits: lease::commit_signal(&path),
-        })
+        let (store, commits) = sqlite::open_read_only(path.as_ref(), options)?;
+        Ok(Journal { store: Box::new(store), commits })
+    }
+
+    /// Opens (creating or migrating on first use) the journal in a PostgreSQL
+    /// schema; see [`postgres`].
+    pub fn open_postgres(target: &postgres::PgTarget, options: JournalOptions) -> Result<Journal> {
+        let (store, commits) = postgres::open(target, options, false)?;
+        Ok(Journal { store: Box::new(store), commits })
+    }
+
+    /// Opens an existing PostgreSQL journal for reading only (read-only
+    /// transactions; nothing is created or migrated).
+    pub fn open_postgres_read_only(target: &postgres::PgTarget, options: JournalOptions) -> Result<Journal> {
+        let (store, commits) = postgres::open(target, options, true)?;
+        Ok(Journal { store: Box::new(store), commits })
     }
 
     /// Stops accepting commands, lets the writer commit and answer everything
     /// already queued, joins it and drops the reader connections. Idempotent;
     /// afterwards every call answers [`JournalError::Closed`].
     pub fn close(&self) {
-        self.readers.close();
-        self.writer.close();
+        self.store.close();
     }
 
     /// Runs `f` on the writer thread after each group commit's commands were
     /// answered (see [`Journal::record_many`]).
     pub fn after_batch(&self, f: AfterBatch) {
-        self.writer.after_batch(f);
+        self.store.after_batch(f);
     }
 
     /// Group-commit counters of this journal's writer.
     pub fn writer_stats(&self) -> WriterStats {
-        self.writer.stats()
+        self.store.writer_stats()
     }
 
     /// Committed write transactions so far (group commits; a batch of many
     /// commands counts once).
     pub fn commit_count(&self) -> u64 {
-        self.writer.stats().commits
+        self.store.writer_stats().commits
+    }
+
+    /// Queues a command through `submit` and answers its [`Reply`].
+    fn queue<T: Send + 'static>(&self, submit: impl FnOnce(Answer<T>) -> Result<()>) -> Reply<T> {
+        let (tx, rx) = oneshot::channel();
+        // The caller may have stopped waiting; that is not the writer's concern.
+        match submit(Box::new(move |r| {
+            let _ = tx.send(r);
+        })) {
+            Ok(()) => Reply::waiting(rx),
+            Err(e) => Reply::ready(Err(e)),
+        }
     }
 }
 

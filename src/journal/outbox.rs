@@ -79,16 +79,16 @@ pub enum DoneOutcome {
     UnknownIntent,
 }
 
-struct DecideArgs {
-    intent_id: String,
-    executor_id: String,
-    decision: Decision,
-    reason_code: String,
+pub(crate) struct DecideArgs {
+    pub intent_id: String,
+    pub executor_id: String,
+    pub decision: Decision,
+    pub reason_code: String,
 }
 
-struct DoneArgs {
-    intent_id: String,
-    executor_id: String,
+pub(crate) struct DoneArgs {
+    pub intent_id: String,
+    pub executor_id: String,
 }
 
 impl Journal {
@@ -114,7 +114,7 @@ impl Journal {
             decision,
             reason_code: reason_code.to_owned(),
         };
-        self.writer.submit(true, args, run_decide)
+        self.queue(|then| self.store.decide(args, then))
     }
 
     /// Marks an intent the executor admitted as done.
@@ -125,18 +125,68 @@ impl Journal {
             return Reply::ready(Err(e));
         }
         let args = DoneArgs { intent_id: intent_id.to_owned(), executor_id: executor_id.to_owned() };
-        self.writer.submit(true, args, run_done)
+        self.queue(|then| self.store.mark_done(args, then))
     }
 }
 
-struct DecisionRow {
-    decision: Option<String>,
-    executor_id: Option<String>,
-    reason_code: Option<String>,
-    decided_at: Option<i64>,
-    done_at: Option<i64>,
-    lease_owner: Option<String>,
-    lease_until: Option<i64>,
+pub(super) struct DecisionRow {
+    pub decision: Option<String>,
+    pub executor_id: Option<String>,
+    pub reason_code: Option<String>,
+    pub decided_at: Option<i64>,
+    pub done_at: Option<i64>,
+    pub lease_owner: Option<String>,
+    pub lease_until: Option<i64>,
+}
+
+/// What a decide or mark-done does, judged from the intent's row as read
+/// inside the write transaction (shared by both backends).
+pub(super) enum Verdict<T> {
+    /// Write the decision (or done mark), then answer it.
+    Write,
+    /// Answer without writing.
+    Answer(T),
+}
+
+pub(super) fn judge_decide(row: Option<DecisionRow>, a: &DecideArgs, now: i64) -> Result<Verdict<DecideOutcome>> {
+    let Some(row) = row else {
+        return Ok(Verdict::Answer(DecideOutcome::UnknownIntent));
+    };
+    let DecisionRow { decision, executor_id, reason_code, decided_at, .. } = row;
+    let Some(decision) = decision else {
+        check_lease(row.lease_owner.as_deref(), row.lease_until, &a.executor_id, now)?;
+        return Ok(Verdict::Write);
+    };
+    let existing = ExistingDecision {
+        decision: Decision::from_stored(&decision)
+            .ok_or(JournalError::Sqlite { code: -1, what: "unknown decision" })?,
+        executor_id: executor_id.unwrap_or_default(),
+        reason_code: reason_code.unwrap_or_default(),
+        decided_at: decided_at.unwrap_or_default(),
+    };
+    if existing.decision == a.decision && existing.executor_id == a.executor_id && existing.reason_code == a.reason_code
+    {
+        Ok(Verdict::Answer(DecideOutcome::SameDecision))
+    } else {
+        Ok(Verdict::Answer(DecideOutcome::Conflict { existing }))
+    }
+}
+
+pub(super) fn judge_done(row: Option<DecisionRow>, a: &DoneArgs, now: i64) -> Result<Verdict<DoneOutcome>> {
+    let Some(row) = row else {
+        return Ok(Verdict::Answer(DoneOutcome::UnknownIntent));
+    };
+    if row.done_at.is_some() {
+        let mine = row.executor_id.as_deref() == Some(a.executor_id.as_str());
+        return Ok(Verdict::Answer(if mine { DoneOutcome::AlreadyDone } else { DoneOutcome::NotAdmitted }));
+    }
+    // The live lease authorises finishing what an earlier holder admitted.
+    let leased = check_lease(row.lease_owner.as_deref(), row.lease_until, &a.executor_id, now)?;
+    let admitted_by_caller = row.executor_id.as_deref() == Some(a.executor_id.as_str());
+    if row.decision.as_deref() != Some("admitted") || !(leased || admitted_by_caller) {
+        return Ok(Verdict::Answer(DoneOutcome::NotAdmitted));
+    }
+    Ok(Verdict::Write)
 }
 
 fn decision_row(conn: &Connection, intent_id: &str) -> Result<Option<DecisionRow>> {
@@ -159,51 +209,24 @@ fn decision_row(conn: &Connection, intent_id: &str) -> Result<Option<DecisionRow
         .optional()?)
 }
 
-fn run_decide(conn: &Connection, a: &DecideArgs, now: i64) -> Result<DecideOutcome> {
-    let Some(row) = decision_row(conn, &a.intent_id)? else {
-        return Ok(DecideOutcome::UnknownIntent);
-    };
-    let DecisionRow { decision, executor_id, reason_code, decided_at, .. } = row;
-    let Some(decision) = decision else {
-        check_lease(row.lease_owner.as_deref(), row.lease_until, &a.executor_id, now)?;
-        // A rejection closes the intent, and with it the lease.
-        conn.prepare_cached(
-            "UPDATE intents SET decision = ?2, executor_id = ?3, reason_code = ?4, decided_at = ?5, \
-             lease_owner = CASE WHEN ?2 = 'rejected' THEN NULL ELSE lease_owner END, \
-             lease_until = CASE WHEN ?2 = 'rejected' THEN NULL ELSE lease_until END \
-             WHERE intent_id = ?1",
-        )?
-        .execute(params![a.intent_id, a.decision.as_stored(), a.executor_id, a.reason_code, now])?;
-        return Ok(DecideOutcome::Decided);
-    };
-    let existing = ExistingDecision {
-        decision: Decision::from_stored(&decision)
-            .ok_or(JournalError::Sqlite { code: -1, what: "unknown decision" })?,
-        executor_id: executor_id.unwrap_or_default(),
-        reason_code: reason_code.unwrap_or_default(),
-        decided_at: decided_at.unwrap_or_default(),
-    };
-    if existing.decision == a.decision && existing.executor_id == a.executor_id && existing.reason_code == a.reason_code
-    {
-        Ok(DecideOutcome::SameDecision)
-    } else {
-        Ok(DecideOutcome::Conflict { existing })
+pub(super) fn run_decide(conn: &mut Connection, a: &DecideArgs, now: i64) -> Result<DecideOutcome> {
+    if let Verdict::Answer(outcome) = judge_decide(decision_row(conn, &a.intent_id)?, a, now)? {
+        return Ok(outcome);
     }
+    // A rejection closes the intent, and with it the lease.
+    conn.prepare_cached(
+        "UPDATE intents SET decision = ?2, executor_id = ?3, reason_code = ?4, decided_at = ?5, \
+         lease_owner = CASE WHEN ?2 = 'rejected' THEN NULL ELSE lease_owner END, \
+         lease_until = CASE WHEN ?2 = 'rejected' THEN NULL ELSE lease_until END \
+         WHERE intent_id = ?1",
+    )?
+    .execute(params![a.intent_id, a.decision.as_stored(), a.executor_id, a.reason_code, now])?;
+    Ok(DecideOutcome::Decided)
 }
 
-fn run_done(conn: &Connection, a: &DoneArgs, now: i64) -> Result<DoneOutcome> {
-    let Some(row) = decision_row(conn, &a.intent_id)? else {
-        return Ok(DoneOutcome::UnknownIntent);
-    };
-    if row.done_at.is_some() {
-        let mine = row.executor_id.as_deref() == Some(a.executor_id.as_str());
-        return Ok(if mine { DoneOutcome::AlreadyDone } else { DoneOutcome::NotAdmitted });
-    }
-    // The live lease authorises finishing what an earlier holder admitted.
-    let leased = check_lease(row.lease_owner.as_deref(), row.lease_until, &a.executor_id, now)?;
-    let admitted_by_caller = row.executor_id.as_deref() == Some(a.executor_id.as_str());
-    if row.decision.as_deref() != Some("admitted") || !(leased || admitted_by_caller) {
-        return Ok(DoneOutcome::NotAdmitted);
+pub(super) fn run_done(conn: &mut Connection, a: &DoneArgs, now: i64) -> Result<DoneOutcome> {
+    if let Verdict::Answer(outcome) = judge_done(decision_row(conn, &a.intent_id)?, a, now)? {
+        return Ok(outcome);
     }
     conn.prepare_cached(
         "UPDATE intents SET done_at = ?2, lease_owner = NULL, lease_until = NULL WHERE intent_id = ?1",

@@ -1,6 +1,6 @@
-//! Readers: synchronous queries on their own connections (WAL readers never
-//! block the writer nor wait for it). Run them off the JS thread. Each call
-//! takes a pooled connection and reads one snapshot.
+//! Readers: the `Journal`'s read API, and SQLite's synchronous queries on
+//! their own connections (WAL readers never block the writer nor wait for
+//! it). Each call takes a pooled connection and reads one snapshot.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -173,15 +173,62 @@ fn query<T>(
 
 impl Journal {
     pub fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
-        static SQL: std::sync::LazyLock<String> =
-            std::sync::LazyLock::new(|| format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1"));
-        self.readers.one(|c| Ok(c.prepare_cached(&SQL)?.query_row([dispatch_id], dispatch_row).optional()?))
+        self.store.get_dispatch(dispatch_id)
     }
 
     /// Dispatches in insertion order, paged by `seq`.
     pub fn list_dispatches(&self, f: &DispatchFilter) -> Result<Page<DispatchRow>> {
         arg::opt_token(f.hook_id.as_deref(), "hook_id")?;
         let limit = clamp(f.limit);
+        Ok(page(self.store.list_dispatches(f, limit)?, limit, |d| d.seq))
+    }
+
+    /// Failed attempts of one dispatch, by attempt.
+    pub fn list_failures(&self, dispatch_id: &str) -> Result<Vec<FailureRow>> {
+        self.store.list_failures(dispatch_id)
+    }
+
+    /// Intents oldest first, paged by `seq`.
+    pub fn list_intents(&self, f: &IntentFilter) -> Result<Page<StoredIntent>> {
+        arg::opt_token(f.capability_id.as_deref(), "capability_id")?;
+        arg::opt_token(f.intent_kind.as_deref(), "intent_kind")?;
+        let limit = clamp(f.limit);
+        Ok(page(self.store.list_intents(f, limit)?, limit, |i| i.seq))
+    }
+
+    /// Every dispatch without a final receipt (checkpointed or failed), oldest
+    /// first: what `recover()` re-dispatches.
+    pub fn unfinished(&self) -> Result<Vec<DispatchRow>> {
+        self.store.unfinished()
+    }
+
+    pub fn stats(&self) -> Result<JournalStats> {
+        self.store.stats()
+    }
+
+    /// The integrity verdict is clean (see [`Journal::integrity`]).
+    pub fn integrity_check(&self) -> Result<bool> {
+        self.integrity().map(|v| v.ok)
+    }
+
+    /// The integrity verdict with the database's own messages. A damaged
+    /// journal is a failed verdict, not an error. SQLite: `PRAGMA
+    /// integrity_check` and `foreign_key_check`; PostgreSQL: the schema's
+    /// version and cross-table invariants.
+    pub fn integrity(&self) -> Result<IntegrityVerdict> {
+        self.store.integrity()
+    }
+}
+
+/// The SQLite queries behind the readers.
+impl Readers {
+    pub(crate) fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
+        static SQL: std::sync::LazyLock<String> =
+            std::sync::LazyLock::new(|| format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1"));
+        self.one(|c| Ok(c.prepare_cached(&SQL)?.query_row([dispatch_id], dispatch_row).optional()?))
+    }
+
+    pub(crate) fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {
         let state = f.state.map(DispatchState::as_str);
         let after = f.after_cursor.unwrap_or(0);
         let mut sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE seq > ?1");
@@ -196,13 +243,11 @@ impl Journal {
         }
         params.push(&limit);
         sql += &format!(" ORDER BY seq LIMIT ?{}", params.len());
-        let items = self.readers.with(|c| query(c, &sql, &params, dispatch_row))?;
-        Ok(page(items, limit, |d| d.seq))
+        self.with(|c| query(c, &sql, &params, dispatch_row))
     }
 
-    /// Failed attempts of one dispatch, by attempt.
-    pub fn list_failures(&self, dispatch_id: &str) -> Result<Vec<FailureRow>> {
-        self.readers.with(|c| {
+    pub(crate) fn list_failures(&self, dispatch_id: &str) -> Result<Vec<FailureRow>> {
+        self.with(|c| {
             query(
                 c,
                 "SELECT dispatch_id, attempt, code, rule, at FROM failures WHERE dispatch_id = ?1 ORDER BY attempt",
@@ -220,11 +265,7 @@ impl Journal {
         })
     }
 
-    /// Intents oldest first, paged by `seq`.
-    pub fn list_intents(&self, f: &IntentFilter) -> Result<Page<StoredIntent>> {
-        arg::opt_token(f.capability_id.as_deref(), "capability_id")?;
-        arg::opt_token(f.intent_kind.as_deref(), "intent_kind")?;
-        let limit = clamp(f.limit);
+    pub(crate) fn list_intents(&self, f: &IntentFilter, limit: u32) -> Result<Vec<StoredIntent>> {
         let mut sql = format!("SELECT {INTENT_COLS} FROM intents i WHERE seq > ?1");
         let mut params: Vec<&dyn ToSql> = vec![&f.after_seq];
         for (col, value) in
@@ -240,19 +281,16 @@ impl Journal {
         }
         params.push(&limit);
         sql += &format!(" ORDER BY seq LIMIT ?{}", params.len());
-        let items = self.readers.with(|c| query(c, &sql, &params, intent_row))?;
-        Ok(page(items, limit, |i| i.seq))
+        self.with(|c| query(c, &sql, &params, intent_row))
     }
 
-    /// Every dispatch without a final receipt (checkpointed or failed), oldest
-    /// first: what `recover()` re-dispatches.
-    pub fn unfinished(&self) -> Result<Vec<DispatchRow>> {
+    pub(crate) fn unfinished(&self) -> Result<Vec<DispatchRow>> {
         let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq");
-        self.readers.with(|c| query(c, &sql, &[], dispatch_row))
+        self.with(|c| query(c, &sql, &[], dispatch_row))
     }
 
-    pub fn stats(&self) -> Result<JournalStats> {
-        self.readers.with(|c| {
+    pub(crate) fn stats(&self) -> Result<JournalStats> {
+        self.with(|c| {
             let mut s = JournalStats::default();
             let per_state = query(c, "SELECT state, count(*) FROM dispatches GROUP BY state", &[], |r| {
                 Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
@@ -277,16 +315,10 @@ impl Journal {
         })
     }
 
-    /// `PRAGMA integrity_check` and `PRAGMA foreign_key_check` both clean.
-    pub fn integrity_check(&self) -> Result<bool> {
-        self.integrity().map(|v| v.ok)
-    }
-
-    /// The integrity verdict with SQLite's own messages. A damaged file is a
-    /// failed verdict, not an error: corruption found while checking (SQLite
-    /// answering "malformed") becomes one more message.
-    pub fn integrity(&self) -> Result<IntegrityVerdict> {
-        let checked = self.readers.with(|c| {
+    /// Corruption found while checking (SQLite answering "malformed") becomes
+    /// one more message.
+    pub(crate) fn integrity(&self) -> Result<IntegrityVerdict> {
+        let checked = self.with(|c| {
             let mut messages = query(c, "PRAGMA integrity_check(100)", &[], |r| r.get::<_, String>(0))?;
             if messages.len() == 1 && messages[0] == "ok" {
                 messages.clear();

@@ -1,5 +1,7 @@
-//! Dispatch records: checkpoint, final record, failed attempt. Each runs on the
-//! writer inside its group-commit transaction and savepoint.
+//! Dispatch records: checkpoint, final record, failed attempt. The `Journal`
+//! methods check arguments and queue them to the store; the `run_*` functions
+//! are the SQLite commands, run on the writer inside the group-commit
+//! transaction and a savepoint (`postgres/records.rs` holds PostgreSQL's).
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -42,7 +44,7 @@ impl Journal {
     /// durable record syncs every frame written before it.
     pub fn checkpoint(&self, c: Checkpoint) -> Reply<CheckpointState> {
         match check_checkpoint(&c) {
-            Ok(()) => self.writer.submit(false, c, run_checkpoint),
+            Ok(()) => self.queue(|then| self.store.checkpoint(c, then)),
             Err(e) => Reply::ready(Err(e)),
         }
     }
@@ -52,7 +54,7 @@ impl Journal {
     /// writer thread. Argument errors are returned at once and queue nothing.
     pub fn checkpoint_then(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
         check_checkpoint(&c)?;
-        self.writer.submit_then(false, c, run_checkpoint, then)
+        self.store.checkpoint(c, then)
     }
 
     /// Records several final records and failed attempts (one dispatch's) as
@@ -68,7 +70,7 @@ impl Journal {
                 RecordCommand::Defer(c) => check_deferred(c)?,
             }
         }
-        self.writer.submit_then(true, records, run_many, then)
+        self.store.record_many(records, then)
     }
 
     /// Records the final receipt (and intents, and for exhausted the failure)
@@ -77,7 +79,7 @@ impl Journal {
     /// when an intent_id is already in the journal.
     pub fn record_final(&self, r: FinalRecord) -> Reply<RecordOutcome> {
         match check_final(&r) {
-            Ok(()) => self.writer.submit(true, r, run_final),
+            Ok(()) => self.queue(|then| self.store.record_final(r, then)),
             Err(e) => Reply::ready(Err(e)),
         }
     }
@@ -86,7 +88,7 @@ impl Journal {
     /// Recording the same attempt twice keeps the first row (idempotent).
     pub fn record_failure(&self, r: FailureRecord) -> Reply<FailureOutcome> {
         match check_failure(&r) {
-            Ok(()) => self.writer.submit(true, r, run_failure),
+            Ok(()) => self.queue(|then| self.store.record_failure(r, then)),
             Err(e) => Reply::ready(Err(e)),
         }
     }
@@ -159,7 +161,7 @@ fn standing(conn: &Connection, dispatch_id: &str) -> Result<Option<DispatchRow>>
     Ok(conn.prepare_cached(&sql)?.query_row([dispatch_id], dispatch_row).optional()?)
 }
 
-fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<CheckpointState> {
+pub(super) fn run_checkpoint(conn: &mut Connection, c: &Checkpoint, now: i64) -> Result<CheckpointState> {
     let inserted = conn
         .prepare_cached(
             "INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
@@ -196,7 +198,11 @@ fn run_checkpoint(conn: &Connection, c: &Checkpoint, now: i64) -> Result<Checkpo
 
 // The writer's operation signature takes its arguments by reference to their own type.
 #[allow(clippy::ptr_arg)]
-fn run_many(conn: &Connection, records: &Vec<RecordCommand>, now: i64) -> Result<Vec<Result<RecordAnswer>>> {
+pub(super) fn run_many(
+    conn: &mut Connection,
+    records: &Vec<RecordCommand>,
+    now: i64,
+) -> Result<Vec<Result<RecordAnswer>>> {
     let mut answers = Vec::with_capacity(records.len());
     for r in records {
         conn.execute_batch("SAVEPOINT rec")?;
@@ -221,7 +227,7 @@ fn run_many(conn: &Connection, records: &Vec<RecordCommand>, now: i64) -> Result
     Ok(answers)
 }
 
-fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutcome> {
+pub(super) fn run_final(conn: &mut Connection, r: &FinalRecord, now: i64) -> Result<RecordOutcome> {
     let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
     if s.state.is_final() {
         return Ok(RecordOutcome::AlreadyFinal { row: Box::new(s) });
@@ -255,7 +261,7 @@ fn run_final(conn: &Connection, r: &FinalRecord, now: i64) -> Result<RecordOutco
     Ok(RecordOutcome::Recorded)
 }
 
-fn run_failure(conn: &Connection, r: &FailureRecord, now: i64) -> Result<FailureOutcome> {
+pub(super) fn run_failure(conn: &mut Connection, r: &FailureRecord, now: i64) -> Result<FailureOutcome> {
     let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
     if s.state.is_final() {
         return Ok(FailureOutcome::AlreadyFinal { row: Box::new(s) });

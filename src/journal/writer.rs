@@ -1,8 +1,8 @@
 //! The writer: one thread owns the write connection and group-commits.
 //!
 //! It blocks for the first command, drains whatever else is already queued (up
-//! to [`MAX_BATCH`]) and runs them all in one `BEGIN IMMEDIATE` transaction,
-//! one `SAVEPOINT` per command: a command that fails is rolled back alone and
+//! to [`MAX_BATCH`]) and runs them all in one transaction (SQLite: `BEGIN
+//! IMMEDIATE`), one `SAVEPOINT` per command: a command that fails is rolled back alone and
 //! answered with its own error while the others commit. Every command is
 //! answered only after COMMIT returned. Many dispatches in flight therefore
 //! share one transaction and, when durable, one fsync.
@@ -18,9 +18,10 @@
 //! NORMAL frame durable. See [`super::Journal::checkpoint`] for why losing a
 //! checkpoint to a power cut is safe.
 //!
-//! SQLITE_BUSY (another process writing): the connection's busy timeout waits
-//! first; if the batch still fails with BUSY it is retried whole a few times,
-//! then every command in it is answered [`JournalError::Busy`].
+//! A batch that fails transiently (SQLITE_BUSY past the busy timeout; on
+//! PostgreSQL a deadlock, a lost connection or a restarting server) is retried
+//! whole as the backend's [`BatchConn::retry_after`] says, then every command
+//! in it is answered the error ([`JournalError::Busy`], [`JournalError::Unavailable`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -28,28 +29,47 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rusqlite::Connection;
 use serde::Serialize;
-use tokio::sync::oneshot;
 
-use super::{JournalError, JournalOptions, Reply, Result};
+use super::{JournalError, JournalOptions, Result};
 
 /// Commands per transaction, at most.
 pub(crate) const MAX_BATCH: usize = 256;
 /// How long a batch holding only checkpoints waits for a record to join it.
 const CHECKPOINT_LINGER: Duration = Duration::from_millis(1);
-/// Whole-batch retries after the busy timeout expired.
-const BUSY_RETRIES: u32 = 3;
 
-/// The operation a command runs inside the batch transaction. `now` is the
-/// batch's timestamp in Unix milliseconds.
-pub(crate) type Op<A, T> = fn(&Connection, &A, i64) -> Result<T>;
+/// The operation a command runs inside the batch transaction, on the
+/// backend's connection `C`. `now` is the batch's timestamp in Unix milliseconds.
+pub(crate) type Op<C, A, T> = fn(&mut C, &A, i64) -> Result<T>;
+
+/// What the writer needs of a backend's write connection: one transaction per
+/// batch and one savepoint per command. SQLite and PostgreSQL differ only here
+/// and in the commands' SQL (`sqlite.rs`, `postgres/`).
+pub(crate) trait BatchConn: Send + 'static {
+    /// Opens the batch's transaction; `durable` when it holds a record or decision.
+    fn begin(&mut self, durable: bool) -> Result<()>;
+    fn savepoint(&mut self) -> Result<()>;
+    fn release(&mut self) -> Result<()>;
+    fn rollback_to(&mut self) -> Result<()>;
+    /// Commits; `wakes` when the batch held a record or decision (PostgreSQL
+    /// notifies other hosts' consumers in the same transaction).
+    fn commit(&mut self, wakes: bool) -> Result<()>;
+    /// Rolls back whatever is open; errors are moot (the batch already failed).
+    fn rollback(&mut self);
+    /// How long to wait before retrying a whole batch that failed with `e`
+    /// after `tries` retries, or `None` to answer every command with `e`.
+    fn retry_after(&self, e: &JournalError, tries: u32) -> Option<Duration>;
+    /// Gets ready for a retry (PostgreSQL reconnects). `unknown_commit`: the
+    /// COMMIT itself failed, so the batch may have committed; commands then
+    /// read their identities back instead of assuming they wrote nothing.
+    fn prepare_retry(&mut self, unknown_commit: bool) -> Result<()>;
+}
 
 /// A queued command, type-erased so the writer knows no command types.
-trait Job: Send {
+trait Job<C>: Send {
     fn durable(&self) -> bool;
     /// Runs the command, keeping its outcome; reports whether it failed.
-    fn run(&mut self, conn: &Connection, now: i64) -> Step;
+    fn run(&mut self, conn: &mut C, now: i64) -> Step;
     /// Answers the caller once the batch's fate is known.
     fn answer(self: Box<Self>, batch: &Result<()>);
 }
@@ -58,7 +78,7 @@ enum Step {
     Ok,
     /// The command failed on its own: roll back its savepoint, keep the batch.
     Failed,
-    /// The batch cannot go on (BUSY): roll it all back, maybe retry.
+    /// The batch cannot go on (busy, connection lost): roll it all back, maybe retry.
     Abort(JournalError),
 }
 
@@ -94,27 +114,27 @@ fn bucket(bounds: &[u64; 8], value: u64) -> usize {
     bounds.iter().position(|b| value <= *b).unwrap_or(bounds.len())
 }
 
-struct Task<A, T> {
+struct Task<C, A, T> {
     args: A,
-    op: Op<A, T>,
+    op: Op<C, A, T>,
     durable: bool,
     out: Option<Result<T>>,
     reply: Answer<T>,
 }
 
-impl<A: Send, T: Send> Job for Task<A, T> {
+impl<C, A: Send, T: Send> Job<C> for Task<C, A, T> {
     fn durable(&self) -> bool {
         self.durable
     }
 
-    fn run(&mut self, conn: &Connection, now: i64) -> Step {
+    fn run(&mut self, conn: &mut C, now: i64) -> Step {
         // A panicking command (a bug) fails alone instead of killing the writer.
         let op = || (self.op)(conn, &self.args, now);
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(op))
             .unwrap_or(Err(JournalError::Sqlite { code: -1, what: "internal error in a journal command" }));
         let step = match &out {
             Ok(_) => Step::Ok,
-            Err(JournalError::Busy) => Step::Abort(JournalError::Busy),
+            Err(e @ (JournalError::Busy | JournalError::Unavailable)) => Step::Abort(e.clone()),
             Err(_) => Step::Failed,
         };
         self.out = Some(out);
@@ -169,8 +189,8 @@ struct Counters {
     commit_micros_buckets: [AtomicU64; 9],
 }
 
-pub(crate) struct Writer {
-    tx: RwLock<Option<mpsc::Sender<Box<dyn Job>>>>,
+pub(crate) struct Writer<C> {
+    tx: RwLock<Option<mpsc::Sender<Box<dyn Job<C>>>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     counters: Arc<Counters>,
     /// The answer once there is no queue: Closed, or ReadOnly for a reader-only journal.
@@ -178,15 +198,11 @@ pub(crate) struct Writer {
     after_batch: Arc<RwLock<Vec<AfterBatch>>>,
 }
 
-impl Writer {
+impl<C: BatchConn> Writer<C> {
     /// `commits` is bumped after every commit that held a durable command (a
     /// record or a decision): consumers waiting for intents wake on it.
-    pub(crate) fn spawn(
-        conn: Connection,
-        options: JournalOptions,
-        commits: super::lease::CommitSignal,
-    ) -> Result<Writer> {
-        let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
+    pub(crate) fn spawn(conn: C, options: JournalOptions, commits: super::lease::CommitSignal) -> Result<Writer<C>> {
+        let (tx, rx) = mpsc::channel::<Box<dyn Job<C>>>();
         let counters = Arc::new(Counters::default());
         let thread_counters = Arc::clone(&counters);
         let after_batch: Arc<RwLock<Vec<AfterBatch>>> = Arc::default();
@@ -204,7 +220,7 @@ impl Writer {
     }
 
     /// No thread and no connection: every command is refused as read-only.
-    pub(crate) fn read_only() -> Writer {
+    pub(crate) fn read_only() -> Writer<C> {
         Writer {
             tx: RwLock::new(None),
             thread: Mutex::new(None),
@@ -214,27 +230,10 @@ impl Writer {
         }
     }
 
-    /// Queues a command; its reply resolves after the commit that holds it.
-    pub(crate) fn submit<A, T>(&self, durable: bool, args: A, op: Op<A, T>) -> Reply<T>
-    where
-        A: Send + 'static,
-        T: Send + 'static,
-    {
-        let (reply, rx) = oneshot::channel();
-        // The caller may have stopped waiting; that is not the writer's concern.
-        let answer: Answer<T> = Box::new(move |r| {
-            let _ = reply.send(r);
-        });
-        match self.submit_then(durable, args, op, answer) {
-            Ok(()) => Reply::waiting(rx),
-            Err(e) => Reply::ready(Err(e)),
-        }
-    }
-
     /// Queues a command whose answer is handed to `then` on the writer thread
     /// after its commit (no waiter to wake per command). When the writer is
     /// closed, `then` is dropped uncalled and the error returned.
-    pub(crate) fn submit_then<A, T>(&self, durable: bool, args: A, op: Op<A, T>, then: Answer<T>) -> Result<()>
+    pub(crate) fn submit_then<A, T>(&self, durable: bool, args: A, op: Op<C, A, T>, then: Answer<T>) -> Result<()>
     where
         A: Send + 'static,
         T: Send + 'static,
@@ -287,15 +286,14 @@ impl Writer {
     }
 }
 
-fn run(
-    conn: Connection,
-    rx: mpsc::Receiver<Box<dyn Job>>,
+fn run<C: BatchConn>(
+    mut conn: C,
+    rx: mpsc::Receiver<Box<dyn Job<C>>>,
     synchronous_full: bool,
     counters: &Counters,
     commits: &super::lease::CommitSignal,
     after_batch: &RwLock<Vec<AfterBatch>>,
 ) {
-    let mut level: Option<&'static str> = None;
     while let Ok(first) = rx.recv() {
         // Let submitters that are already runnable queue their commands too:
         // no fixed delay, and nothing to wait for when the process is idle.
@@ -319,7 +317,7 @@ fn run(
         let wakes = batch.iter().any(|j| j.durable());
         let durable = synchronous_full && wakes;
         let started = Instant::now();
-        let (result, busy_retries) = commit_batch(&conn, &mut batch, durable, &mut level, counters);
+        let (result, busy_retries) = commit_batch(&mut conn, &mut batch, durable, wakes, counters);
         let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         let size = batch.len() as u64;
         let info = BatchInfo { size, micros, durable, busy_retries, committed: result.is_ok() };
@@ -346,12 +344,12 @@ fn run(
             f(&info);
         }
     }
-    // The sender is gone and the queue is empty: dropping `conn` closes it,
-    // which checkpoints the WAL when this is the file's last connection.
+    // The sender is gone and the queue is empty: dropping `conn` closes it
+    // (for SQLite, checkpointing the WAL when this is the file's last connection).
 }
 
 /// Adds whatever is already queued, up to [`MAX_BATCH`].
-fn drain(rx: &mpsc::Receiver<Box<dyn Job>>, batch: &mut Vec<Box<dyn Job>>) {
+fn drain<C>(rx: &mpsc::Receiver<Box<dyn Job<C>>>, batch: &mut Vec<Box<dyn Job<C>>>) {
     while batch.len() < MAX_BATCH {
         match rx.try_recv() {
             Ok(job) => batch.push(job),
@@ -360,52 +358,60 @@ fn drain(rx: &mpsc::Receiver<Box<dyn Job>>, batch: &mut Vec<Box<dyn Job>>) {
     }
 }
 
-fn commit_batch(
-    conn: &Connection,
-    batch: &mut [Box<dyn Job>],
+fn commit_batch<C: BatchConn>(
+    conn: &mut C,
+    batch: &mut [Box<dyn Job<C>>],
     durable: bool,
-    level: &mut Option<&'static str>,
+    wakes: bool,
     counters: &Counters,
 ) -> (Result<()>, u64) {
-    let wanted = if durable { "FULL" } else { "NORMAL" };
-    if *level != Some(wanted) {
-        // May not change inside a transaction, so it is set per batch.
-        if let Err(e) = conn.pragma_update(None, "synchronous", wanted) {
-            return (Err(e.into()), 0);
-        }
-        *level = Some(wanted);
-    }
     let mut tries = 0;
     loop {
-        match try_batch(conn, batch, now_ms()) {
-            Err(JournalError::Busy) if tries < BUSY_RETRIES => {
-                tries += 1;
-                counters.busy_retries.fetch_add(1, Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(10 << tries));
-            }
-            other => return (other, u64::from(tries)),
-        }
+        let (result, at_commit) = try_batch(conn, batch, durable, wakes, now_ms());
+        let Err(e) = result else { return (Ok(()), u64::from(tries)) };
+        let Some(delay) = conn.retry_after(&e, tries) else { return (Err(e), u64::from(tries)) };
+        tries += 1;
+        counters.busy_retries.fetch_add(1, Ordering::Relaxed);
+        std::thread::sleep(delay);
+        // A failed reconnect is one more failed try: the next round answers it.
+        let _ = conn.prepare_retry(at_commit);
     }
 }
 
-fn try_batch(conn: &Connection, batch: &mut [Box<dyn Job>], now: i64) -> Result<()> {
-    conn.execute_batch("BEGIN IMMEDIATE")?;
+/// Runs the batch in one transaction; the flag tells whether it was COMMIT
+/// that failed (the outcome is then unknown).
+fn try_batch<C: BatchConn>(
+    conn: &mut C,
+    batch: &mut [Box<dyn Job<C>>],
+    durable: bool,
+    wakes: bool,
+    now: i64,
+) -> (Result<()>, bool) {
     let body = (|| {
+        conn.begin(durable)?;
         for job in batch.iter_mut() {
-            conn.execute_batch("SAVEPOINT cmd")?;
+            conn.savepoint()?;
             match job.run(conn, now) {
-                Step::Ok => conn.execute_batch("RELEASE cmd")?,
-                Step::Failed => conn.execute_batch("ROLLBACK TO cmd; RELEASE cmd")?,
+                Step::Ok => conn.release()?,
+                Step::Failed => conn.rollback_to()?,
                 Step::Abort(e) => return Err(e),
             }
         }
-        conn.execute_batch("COMMIT")?;
         Ok(())
     })();
-    if body.is_err() && !conn.is_autocommit() {
-        let _ = conn.execute_batch("ROLLBACK");
+    match body {
+        Ok(()) => match conn.commit(wakes) {
+            Ok(()) => (Ok(()), false),
+            Err(e) => {
+                conn.rollback();
+                (Err(e), true)
+            }
+        },
+        Err(e) => {
+            conn.rollback();
+            (Err(e), false)
+        }
     }
-    body
 }
 
 pub(crate) fn now_ms() -> i64 {

@@ -1,0 +1,211 @@
+//! The journal in a PostgreSQL schema, for deployments whose orchestrators
+//! or executors run on several hosts: one database all of them reach.
+//!
+//! Same API and outcomes as the SQLite file: the writer group-commits many
+//! dispatches' records into one transaction (one WAL flush) and answers each
+//! only after COMMIT returned (`writer.rs`); identities stay unique across
+//! hosts through the tables' keys and row locks (`records.rs`); executors
+//! share the outbox through `FOR UPDATE SKIP LOCKED` leases and are woken by
+//! `LISTEN/NOTIFY` (`outbox.rs`, `listen.rs`).
+//!
+//! Failures: a lost connection, a server restart or a failover is retried
+//! with backoff (about 15 s for writes); a batch whose COMMIT failed may have
+//! committed, so its retry reads each identity back and answers what is
+//! recorded. Past the retries the answer is [`JournalError::Unavailable`].
+//! No error, log or debug output holds the connection string, host, user or
+//! password (`conn.rs`).
+
+mod conn;
+mod listen;
+mod outbox;
+mod pool;
+mod read;
+mod records;
+mod schema;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use postgres::Config;
+
+pub use schema::PG_SCHEMA_VERSION;
+
+use super::lease::{commit_signal, ClaimRequest, CommitSignal};
+use super::outbox::{DecideArgs, DoneArgs};
+use super::store::Store;
+use super::writer::Writer;
+use super::{
+    AfterBatch, Answer, Checkpoint, CheckpointState, DecideOutcome, DispatchFilter, DispatchRow, DoneOutcome,
+    FailureOutcome, FailureRecord, FailureRow, FinalRecord, IntegrityVerdict, IntentFilter, JournalError,
+    JournalOptions, JournalStats, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent, WriterStats,
+};
+use conn::Link;
+use listen::Listener;
+use pool::ReadPool;
+use writer::PgWriteConn;
+
+/// The default schema of a PostgreSQL journal.
+pub const DEFAULT_SCHEMA: &str = "loopx_hooks";
+
+/// Where a PostgreSQL journal lives. The connection string is a libpq-style
+/// URL or key=value string; it is private to the host and never echoed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PgTarget {
+    pub connection_string: String,
+    /// An unquoted-identifier-like name: `[a-z_][a-z0-9_]*`, at most 48 bytes
+    /// (it also names the NOTIFY channel).
+    pub schema: String,
+}
+
+impl std::fmt::Debug for PgTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgTarget").field("schema", &self.schema).finish_non_exhaustive()
+    }
+}
+
+fn schema_ok(s: &str) -> bool {
+    let b = s.as_bytes();
+    (1..=48).contains(&b.len())
+        && (b[0].is_ascii_lowercase() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+        && !s.starts_with("pg_")
+}
+
+impl PgTarget {
+    /// The driver's configuration, with a connect timeout when none is given.
+    fn config(&self) -> Result<Config> {
+        if !schema_ok(&self.schema) {
+            return Err(JournalError::InvalidArgument { what: "schema" });
+        }
+        let mut config = Config::from_str(&self.connection_string)
+            .map_err(|_| JournalError::InvalidArgument { what: "connection_string" })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(5));
+        }
+        Ok(config)
+    }
+
+    /// Names the journal for the in-process commit signal: server, database
+    /// and schema, without credentials.
+    fn signal_key(&self, config: &Config) -> String {
+        format!("postgres:{:?}:{:?}:{:?}:{}", config.get_hosts(), config.get_ports(), config.get_dbname(), self.schema)
+    }
+}
+
+pub(crate) struct PgStore {
+    writer: Writer<PgWriteConn>,
+    readers: ReadPool,
+    listener: Listener,
+}
+
+pub(crate) fn open(target: &PgTarget, options: JournalOptions, read_only: bool) -> Result<(PgStore, CommitSignal)> {
+    // The `postgres` client blocks on a runtime of its own when it connects
+    // and when it is dropped, which panics on an async runtime's thread:
+    // opening runs on a plain thread, whoever calls it.
+    std::thread::scope(|s| s.spawn(|| open_here(target, options, read_only)).join())
+        .unwrap_or(Err(JournalError::Postgres { sqlstate: "XX000".to_owned() }))
+}
+
+fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Result<(PgStore, CommitSignal)> {
+    let config = target.config()?;
+    let schema = target.schema.as_str();
+    let mut link = Link::new(config.clone(), schema, read_only);
+    let commits = commit_signal(&target.signal_key(&config));
+    let writer = if read_only {
+        schema::check_readable(&mut link, schema)?;
+        Writer::read_only()
+    } else {
+        schema::ensure(&mut link, schema)?;
+        Writer::spawn(PgWriteConn::new(link, schema, options.synchronous_full), options, commits.clone())?
+    };
+    let readers = ReadPool::spawn(&config, schema)?;
+    let listener = Listener::spawn(&config, schema, commits.clone())?;
+    Ok((PgStore { writer, readers, listener }, commits))
+}
+
+impl Store for PgStore {
+    fn checkpoint(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
+        self.writer.submit_then(false, c, records::run_checkpoint, then)
+    }
+
+    fn record_many(&self, records: Vec<RecordCommand>, then: Answer<Vec<Result<RecordAnswer>>>) -> Result<()> {
+        self.writer.submit_then(true, records, records::run_many, then)
+    }
+
+    fn record_final(&self, r: FinalRecord, then: Answer<RecordOutcome>) -> Result<()> {
+        self.writer.submit_then(true, r, records::run_final, then)
+    }
+
+    fn record_failure(&self, r: FailureRecord, then: Answer<FailureOutcome>) -> Result<()> {
+        self.writer.submit_then(true, r, records::run_failure, then)
+    }
+
+    fn decide(&self, a: DecideArgs, then: Answer<DecideOutcome>) -> Result<()> {
+        self.writer.submit_then(true, a, outbox::run_decide, then)
+    }
+
+    fn mark_done(&self, a: DoneArgs, then: Answer<DoneOutcome>) -> Result<()> {
+        self.writer.submit_then(true, a, outbox::run_done, then)
+    }
+
+    fn claim(&self, r: ClaimRequest, _now: i64, then: Answer<Vec<StoredIntent>>) -> Result<()> {
+        // A claim is a plain write: one lost to a crash only expires sooner.
+        self.writer.submit_then(false, r, outbox::run_claim, then)
+    }
+
+    fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
+        let id = dispatch_id.to_owned();
+        self.readers.read(move |l| read::get_dispatch(l, &id))
+    }
+
+    fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {
+        let f = f.clone();
+        self.readers.read(move |l| read::list_dispatches(l, &f, limit))
+    }
+
+    fn list_failures(&self, dispatch_id: &str) -> Result<Vec<FailureRow>> {
+        let id = dispatch_id.to_owned();
+        self.readers.read(move |l| read::list_failures(l, &id))
+    }
+
+    fn list_intents(&self, f: &IntentFilter, limit: u32) -> Result<Vec<StoredIntent>> {
+        let f = f.clone();
+        self.readers.read(move |l| read::list_intents(l, &f, limit))
+    }
+
+    fn unfinished(&self) -> Result<Vec<DispatchRow>> {
+        self.readers.read(read::unfinished)
+    }
+
+    fn stats(&self) -> Result<JournalStats> {
+        self.readers.read(read::stats)
+    }
+
+    fn integrity(&self) -> Result<IntegrityVerdict> {
+        self.readers.read(|l| {
+            // One snapshot for every check.
+            l.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+            let verdict = read::integrity(l);
+            let _ = l.batch("COMMIT");
+            verdict
+        })
+    }
+
+    fn after_batch(&self, f: AfterBatch) {
+        self.writer.after_batch(f);
+    }
+
+    fn writer_stats(&self) -> WriterStats {
+        self.writer.stats()
+    }
+
+    fn close(&self) {
+        self.readers.close();
+        self.writer.close();
+        self.listener.close();
+    }
+}

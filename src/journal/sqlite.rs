@@ -1,0 +1,180 @@
+//! The embedded SQLite backend: one writer thread on the file's write
+//! connection, a small pool of read-only connections.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::lease::{claim_params, claim_sql, commit_signal, run_claim, ClaimRequest, CommitSignal};
+use super::outbox::{run_decide, run_done, DecideArgs, DoneArgs};
+use super::read::Readers;
+use super::record::{run_checkpoint, run_failure, run_final, run_many};
+use super::store::Store;
+use super::writer::{BatchConn, Writer};
+use super::{
+    open, AfterBatch, Answer, Checkpoint, CheckpointState, DecideOutcome, DispatchFilter, DispatchRow, DoneOutcome,
+    FailureOutcome, FailureRecord, FailureRow, FinalRecord, IntegrityVerdict, IntentFilter, JournalError,
+    JournalOptions, JournalStats, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent, WriterStats,
+};
+
+/// Whole-batch retries after the busy timeout expired.
+const BUSY_RETRIES: u32 = 3;
+
+pub(crate) struct SqliteStore {
+    writer: Writer<Connection>,
+    readers: Readers,
+}
+
+pub(crate) fn open(path: &Path, options: JournalOptions) -> Result<(SqliteStore, CommitSignal)> {
+    // One absolute path for the writer and every reader: never a URI, and
+    // pinned against a later change of directory.
+    let path = crate::sqlite_file::resolve(path)?;
+    let conn = open::open_writer(&path, &options)?;
+    let commits = commit_signal(&path.to_string_lossy());
+    let writer = Writer::spawn(conn, options, commits.clone())?;
+    Ok((SqliteStore { writer, readers: Readers::new(&path, options) }, commits))
+}
+
+pub(crate) fn open_read_only(path: &Path, options: JournalOptions) -> Result<(SqliteStore, CommitSignal)> {
+    let path = crate::sqlite_file::resolve(path)?;
+    let header = match open::recognise(&path)? {
+        crate::sqlite_file::Probe::Sqlite(header) => header,
+        _ => return Err(JournalError::NotAJournal),
+    };
+    match open::inspect_read_only(&path, &header, &options)? {
+        open::Found::Current | open::Found::Older(_) => {}
+        open::Found::Empty => return Err(JournalError::NotAJournal),
+    }
+    let commits = commit_signal(&path.to_string_lossy());
+    Ok((SqliteStore { writer: Writer::read_only(), readers: Readers::new(&path, options) }, commits))
+}
+
+/// SQLite's batch protocol: `BEGIN IMMEDIATE` takes the write lock up front
+/// (no upgrade deadlock with another process), and the durability of the
+/// batch is its `synchronous` level.
+impl BatchConn for Connection {
+    fn begin(&mut self, durable: bool) -> Result<()> {
+        // May not change inside a transaction, so it is set per batch; it is
+        // a flag on the connection, no I/O.
+        self.pragma_update(None, "synchronous", if durable { "FULL" } else { "NORMAL" })?;
+        Ok(self.execute_batch("BEGIN IMMEDIATE")?)
+    }
+
+    fn savepoint(&mut self) -> Result<()> {
+        Ok(self.execute_batch("SAVEPOINT cmd")?)
+    }
+
+    fn release(&mut self) -> Result<()> {
+        Ok(self.execute_batch("RELEASE cmd")?)
+    }
+
+    fn rollback_to(&mut self) -> Result<()> {
+        Ok(self.execute_batch("ROLLBACK TO cmd; RELEASE cmd")?)
+    }
+
+    fn commit(&mut self, _wakes: bool) -> Result<()> {
+        Ok(self.execute_batch("COMMIT")?)
+    }
+
+    fn rollback(&mut self) {
+        if !self.is_autocommit() {
+            let _ = self.execute_batch("ROLLBACK");
+        }
+    }
+
+    fn retry_after(&self, e: &JournalError, tries: u32) -> Option<Duration> {
+        // The connection's busy timeout already waited; a few more tries.
+        (*e == JournalError::Busy && tries < BUSY_RETRIES).then(|| Duration::from_millis(10 << (tries + 1)))
+    }
+
+    fn prepare_retry(&mut self, _unknown_commit: bool) -> Result<()> {
+        // A failed COMMIT in SQLite rolled back: nothing is unknown.
+        Ok(())
+    }
+}
+
+impl Store for SqliteStore {
+    fn checkpoint(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
+        self.writer.submit_then(false, c, run_checkpoint, then)
+    }
+
+    fn record_many(&self, records: Vec<RecordCommand>, then: Answer<Vec<Result<RecordAnswer>>>) -> Result<()> {
+        self.writer.submit_then(true, records, run_many, then)
+    }
+
+    fn record_final(&self, r: FinalRecord, then: Answer<RecordOutcome>) -> Result<()> {
+        self.writer.submit_then(true, r, run_final, then)
+    }
+
+    fn record_failure(&self, r: FailureRecord, then: Answer<FailureOutcome>) -> Result<()> {
+        self.writer.submit_then(true, r, run_failure, then)
+    }
+
+    fn decide(&self, a: DecideArgs, then: Answer<DecideOutcome>) -> Result<()> {
+        self.writer.submit_then(true, a, run_decide, then)
+    }
+
+    fn mark_done(&self, a: DoneArgs, then: Answer<DoneOutcome>) -> Result<()> {
+        self.writer.submit_then(true, a, run_done, then)
+    }
+
+    fn claim(&self, r: ClaimRequest, now: i64, then: Answer<Vec<StoredIntent>>) -> Result<()> {
+        // Nothing claimable on a reader: no write transaction at all.
+        let probe = self.readers.with(|c| {
+            let (sql, _) = claim_sql("1", &r);
+            let p = claim_params(&now, &r);
+            Ok(c.prepare_cached(&format!("{sql} LIMIT 1"))?.exists(p.as_slice())?)
+        });
+        match probe {
+            Ok(false) => {
+                then(Ok(Vec::new()));
+                Ok(())
+            }
+            Err(e) => Err(e),
+            // A claim is a plain write: one lost to a power cut only expires sooner.
+            Ok(true) => self.writer.submit_then(false, r, run_claim, then),
+        }
+    }
+
+    fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
+        self.readers.get_dispatch(dispatch_id)
+    }
+
+    fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {
+        self.readers.list_dispatches(f, limit)
+    }
+
+    fn list_failures(&self, dispatch_id: &str) -> Result<Vec<FailureRow>> {
+        self.readers.list_failures(dispatch_id)
+    }
+
+    fn list_intents(&self, f: &IntentFilter, limit: u32) -> Result<Vec<StoredIntent>> {
+        self.readers.list_intents(f, limit)
+    }
+
+    fn unfinished(&self) -> Result<Vec<DispatchRow>> {
+        self.readers.unfinished()
+    }
+
+    fn stats(&self) -> Result<JournalStats> {
+        self.readers.stats()
+    }
+
+    fn integrity(&self) -> Result<IntegrityVerdict> {
+        self.readers.integrity()
+    }
+
+    fn after_batch(&self, f: AfterBatch) {
+        self.writer.after_batch(f);
+    }
+
+    fn writer_stats(&self) -> WriterStats {
+        self.writer.stats()
+    }
+
+    fn close(&self) {
+        self.readers.close();
+        self.writer.close();
+    }
+}

@@ -1,0 +1,43 @@
+//! The one seam between the journal's API and the database that holds it.
+//!
+//! [`super::Journal`] checks every argument's grammar, then hands the command
+//! or query to its [`Store`]: the embedded SQLite file (`sqlite.rs`) or a
+//! PostgreSQL schema (`postgres/`). Writes are queued to the store's writer,
+//! which group-commits them and calls each `then` after the commit that holds
+//! it; reads answer synchronously from a snapshot. The dispatcher only ever
+//! sees `Journal`, so it does not know which database it writes.
+
+use super::lease::ClaimRequest;
+use super::outbox::{DecideArgs, DoneArgs};
+use super::{
+    AfterBatch, Answer, Checkpoint, CheckpointState, DecideOutcome, DispatchFilter, DispatchRow, DoneOutcome,
+    FailureOutcome, FailureRecord, FailureRow, FinalRecord, IntegrityVerdict, IntentFilter, JournalStats, RecordAnswer,
+    RecordCommand, RecordOutcome, Result, StoredIntent, WriterStats,
+};
+
+pub(crate) trait Store: Send + Sync {
+    // Writes: queued; `then` hears the answer after its commit. An `Err`
+    // return means nothing was queued (closed, read-only) and `then` is dropped.
+    fn checkpoint(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()>;
+    fn record_many(&self, records: Vec<RecordCommand>, then: Answer<Vec<Result<RecordAnswer>>>) -> Result<()>;
+    fn record_final(&self, r: FinalRecord, then: Answer<RecordOutcome>) -> Result<()>;
+    fn record_failure(&self, r: FailureRecord, then: Answer<FailureOutcome>) -> Result<()>;
+    fn decide(&self, a: DecideArgs, then: Answer<DecideOutcome>) -> Result<()>;
+    fn mark_done(&self, a: DoneArgs, then: Answer<DoneOutcome>) -> Result<()>;
+    /// Claims leases; may answer an empty claim without a write.
+    fn claim(&self, r: ClaimRequest, now: i64, then: Answer<Vec<StoredIntent>>) -> Result<()>;
+
+    // Reads: arguments already checked and limits clamped by the caller.
+    fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>>;
+    fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>>;
+    fn list_failures(&self, dispatch_id: &str) -> Result<Vec<FailureRow>>;
+    fn list_intents(&self, f: &IntentFilter, limit: u32) -> Result<Vec<StoredIntent>>;
+    fn unfinished(&self) -> Result<Vec<DispatchRow>>;
+    fn stats(&self) -> Result<JournalStats>;
+    fn integrity(&self) -> Result<IntegrityVerdict>;
+
+    fn after_batch(&self, f: AfterBatch);
+    fn writer_stats(&self) -> WriterStats;
+    /// Commits and answers everything queued, then releases every connection.
+    fn close(&self);
+}
