@@ -40,7 +40,7 @@ describe('RFC §10: no hook is silently lost', () => {
     expect([a.calls, b.calls]).toStrictEqual([1, 0])
     // The journal holds b before recover(): owed, with no attempt used.
     const before = await journalContents(runtime)
-    const owed = before.dispatches.find((d) => d.hook_id === 'beta.b')
+    const owed = before.dispatches.find((d) => d.hookId === 'beta.b')
     expect([owed?.state, owed?.attempts]).toStrictEqual(['checkpointed', 0])
 
     const report = await runtime.recover()
@@ -48,7 +48,7 @@ describe('RFC §10: no hook is silently lost', () => {
     expect([bOut?.outcome, bOut?.attempt]).toStrictEqual(['recorded', 1])
     expect(b.calls).toBe(1)
     const after = await journalContents(runtime)
-    expect(after.dispatches.find((d) => d.hook_id === 'beta.b')?.state).toBe('proposed')
+    expect(after.dispatches.find((d) => d.hookId === 'beta.b')?.state).toBe('proposed')
   })
 
   it('hooks past maxHooksPerDispatch are journaled as owed and a later dispatch of the same receipt runs them', async () => {
@@ -63,7 +63,7 @@ describe('RFC §10: no hook is silently lost', () => {
       ['failed', 0],
     ])
     const j = await journalContents(runtime)
-    expect(j.dispatches.map((d) => [d.hook_id, d.state, d.attempts])).toStrictEqual([
+    expect(j.dispatches.map((d) => [d.hookId, d.state, d.attempts])).toStrictEqual([
       ['alpha.a', 'proposed', 1],
       ['beta.b', 'checkpointed', 0],
     ])
@@ -114,7 +114,7 @@ describe('RFC §10: per-dispatch ceilings on intents and result bytes', () => {
       ['failed', 'dispatch_budget_exhausted'],
     ])
     const j = await journalContents(runtime)
-    expect(j.dispatches.find((d) => d.hook_id === 'beta.b')?.state).toBe('failed')
+    expect(j.dispatches.find((d) => d.hookId === 'beta.b')?.state).toBe('failed')
   })
 })
 

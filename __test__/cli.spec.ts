@@ -409,14 +409,14 @@ describe('journal', () => {
     }
     const all = (await runtime.journal.listIntents({ limit: 1000 })).items
     await runtime.journal.decide({
-      intentId: all[0]!.intent_id,
+      intentId: all[0]!.intentId,
       executorId: 'alpha.executor',
       decision: 'admit',
       reasonCode: 'admitted_by_policy',
     })
-    await runtime.journal.markDone(all[0]!.intent_id, 'alpha.executor')
+    await runtime.journal.markDone(all[0]!.intentId, 'alpha.executor')
     await runtime.journal.decide({
-      intentId: all[1]!.intent_id,
+      intentId: all[1]!.intentId,
       executorId: 'alpha.executor',
       decision: 'reject',
       reasonCode: 'duplicate_window',
@@ -444,47 +444,47 @@ describe('journal', () => {
     const out = json(['show'])
     expect(out).toEqual({
       stats,
-      integrity_ok: true,
-      integrity_messages: [],
-      latest_dispatches: dispatches.slice(-10).reverse(),
+      integrityOk: true,
+      integrityMessages: [],
+      latestDispatches: dispatches.slice(-10).reverse(),
     })
-    expect(json(['show', '--limit', '3']).latest_dispatches).toEqual(dispatches.slice(-3).reverse())
-    expect(stats).toMatchObject({ proposed: 4, failed: 4, not_applicable: 4, intents: 4, intents_open: 2 })
+    expect(json(['show', '--limit', '3']).latestDispatches).toEqual(dispatches.slice(-3).reverse())
+    expect(stats).toMatchObject({ proposed: 4, failed: 4, notApplicable: 4, intents: 4, intentsOpen: 2 })
   })
 
   it('dispatches --json: the journal rows, filtered and paged', () => {
-    expect(json(['dispatches'])).toEqual({ items: dispatches, next_cursor: null })
+    expect(json(['dispatches'])).toEqual({ items: dispatches, nextCursor: null })
     expect(json(['dispatches', '--state', 'failed'])).toEqual({
       items: dispatches.filter((d) => d.state === 'failed'),
-      next_cursor: null,
+      nextCursor: null,
     })
     expect(json(['dispatches', '--hook', 'gamma.quiet'])).toEqual({
-      items: dispatches.filter((d) => d.hook_id === 'gamma.quiet'),
-      next_cursor: null,
+      items: dispatches.filter((d) => d.hookId === 'gamma.quiet'),
+      nextCursor: null,
     })
     const first = json(['dispatches', '--limit', '5'])
-    expect(first).toEqual({ items: dispatches.slice(0, 5), next_cursor: dispatches[4]!.seq })
-    const rest = json(['dispatches', '--after', String(first.next_cursor)])
-    expect(rest).toEqual({ items: dispatches.slice(5), next_cursor: null })
+    expect(first).toEqual({ items: dispatches.slice(0, 5), nextCursor: dispatches[4]!.seq })
+    const rest = json(['dispatches', '--after', String(first.nextCursor)])
+    expect(rest).toEqual({ items: dispatches.slice(5), nextCursor: null })
     // Exactly the rest: no cursor when nothing follows.
-    expect(json(['dispatches', '--limit', '12']).next_cursor).toBeNull()
+    expect(json(['dispatches', '--limit', '12']).nextCursor).toBeNull()
   })
 
   it('intents --json: the journal rows, pending and per hook', () => {
-    expect(json(['intents'])).toEqual({ items: intents, next_cursor: null })
-    expect(json(['intents', '--pending'])).toEqual({ items: intents.slice(2), next_cursor: null })
+    expect(json(['intents'])).toEqual({ items: intents, nextCursor: null })
+    expect(json(['intents', '--pending'])).toEqual({ items: intents.slice(2), nextCursor: null })
     expect(json(['intents', '--hook', 'alpha.proposer']).items).toEqual(intents)
     expect(json(['intents', '--hook', 'beta.failing']).items).toEqual([])
-    expect(json(['intents', '--dispatch', intents[3]!.dispatch_id]).items).toEqual([intents[3]])
-    expect(json(['intents', '--limit', '1'])).toEqual({ items: [intents[0]], next_cursor: intents[0]!.seq })
+    expect(json(['intents', '--dispatch', intents[3]!.dispatchId]).items).toEqual([intents[3]])
+    expect(json(['intents', '--limit', '1'])).toEqual({ items: [intents[0]], nextCursor: intents[0]!.seq })
   })
 
   it('recover --json: the unfinished identities with their failures', async () => {
     const failed = dispatches.filter((d) => d.state === 'failed')
-    const failures: FailureRow[][] = await Promise.all(failed.map((d) => runtime.journal.listFailures(d.dispatch_id)))
+    const failures: FailureRow[][] = await Promise.all(failed.map((d) => runtime.journal.listFailures(d.dispatchId)))
     const out = json(['recover'])
     expect(out).toEqual({ unfinished: failed.map((d, i) => ({ ...d, failures: failures[i] })) })
-    expect(out.unfinished.map((u: DispatchRow) => u.hook_id)).toEqual([
+    expect(out.unfinished.map((u: DispatchRow) => u.hookId)).toEqual([
       'beta.failing',
       'beta.failing',
       'beta.failing',
@@ -514,11 +514,11 @@ describe('journal', () => {
     dispatches.forEach((d, i) => {
       const line = lines[i + 1]!
       const at = (name: string) => line.slice(starts.find((s) => s.name === name)!.start)
-      expect(at('DISPATCH').startsWith(`${d.dispatch_id.slice(0, 12)}…  `)).toBe(true)
+      expect(at('DISPATCH').startsWith(`${d.dispatchId.slice(0, 12)}…  `)).toBe(true)
       expect(at('STATE').startsWith(`${d.state} `)).toBe(true)
-      expect(at('HOOK').startsWith(`${d.hook_id} `)).toBe(true)
+      expect(at('HOOK').startsWith(`${d.hookId} `)).toBe(true)
       expect(at('EVENT').startsWith('todo_completed ')).toBe(true)
-      expect(line).not.toContain(d.dispatch_id)
+      expect(line).not.toContain(d.dispatchId)
     })
     expect(lines.find((l) => l.includes('beta.failing'))).toContain('producer_failed')
     expect(lines.find((l) => l.includes('alpha.proposer'))).toContain('1 intent')

@@ -124,16 +124,16 @@ describe('consumers that share the outbox', () => {
     expect(intents).toHaveLength(recorded)
     expect(recorded).toBeGreaterThan(KILLS * 3)
     for (const i of intents) {
-      expect(i.decision, i.intent_id).toBe('admit')
-      expect(i.done_at, i.intent_id).not.toBeNull()
-      expect(i.reason_code).toBe('consumed')
+      expect(i.decision, i.intentId).toBe('admit')
+      expect(i.doneAt, i.intentId).not.toBeNull()
+      expect(i.reasonCode).toBe('consumed')
     }
     // One `decided` answer per intent across every process, the killed ones included.
     const decided = new Map<string, number>()
     for (const c of [...consumers, ...killed])
       for (const l of c.lines)
         if (l.t === 'decide' && l.kind === 'decided') decided.set(l.i, (decided.get(l.i) ?? 0) + 1)
-    for (const i of intents) expect(decided.get(i.intent_id) ?? 0, i.intent_id).toBeLessThanOrEqual(1)
+    for (const i of intents) expect(decided.get(i.intentId) ?? 0, i.intentId).toBeLessThanOrEqual(1)
     // The victim's claims were taken over: each intent it claimed is done by the journal's record.
     const victimClaims = killed.flatMap((v) => v.lines.flatMap((l) => (l.t === 'claimed' ? [l.i] : [])))
     expect(victimClaims.length).toBeGreaterThanOrEqual(KILLS)
@@ -246,30 +246,30 @@ describe('CLI journal decide and done', () => {
         '--reason',
         reason,
       ])
-    expect(decide(one!.intent_id, 'cli.exec', 'admit', 'policy_ok')).toMatchObject({
+    expect(decide(one!.intentId, 'cli.exec', 'admit', 'policy_ok')).toMatchObject({
       status: 0,
       stdout: 'decided: admit by cli.exec (policy_ok)\n',
     })
-    expect(decide(one!.intent_id, 'cli.exec', 'admit', 'policy_ok').status).toBe(0)
-    const conflict = decide(one!.intent_id, 'cli.other', 'reject', 'no')
+    expect(decide(one!.intentId, 'cli.exec', 'admit', 'policy_ok').status).toBe(0)
+    const conflict = decide(one!.intentId, 'cli.other', 'reject', 'no')
     expect(conflict.status).toBe(1)
     expect(conflict.stdout).toMatch(/^conflict: already admitted by cli\.exec \(policy_ok\)/)
-    expect(cli(['done', '--db', path, '--intent', two!.intent_id, '--executor', 'cli.exec', '--json'])).toMatchObject({
+    expect(cli(['done', '--db', path, '--intent', two!.intentId, '--executor', 'cli.exec', '--json'])).toMatchObject({
       status: 1,
       stdout: '{"kind":"not_admitted"}\n',
     })
-    expect(cli(['done', '--db', path, '--intent', one!.intent_id, '--executor', 'cli.exec'])).toMatchObject({
+    expect(cli(['done', '--db', path, '--intent', one!.intentId, '--executor', 'cli.exec'])).toMatchObject({
       status: 0,
       stdout: 'done\n',
     })
 
     // A lease held by a consumer: the CLI's decision is refused with a code.
     const consumer = await HookJournal.open(path)
-    expect((await consumer.claim({ executorId: 'lease.holder', leaseMs: 60_000 })).map((i) => i.intent_id)).toEqual([
-      two!.intent_id,
+    expect((await consumer.claim({ executorId: 'lease.holder', leaseMs: 60_000 })).map((i) => i.intentId)).toEqual([
+      two!.intentId,
     ])
     await consumer.close()
-    const refused = decide(two!.intent_id, 'cli.exec', 'reject', 'no')
+    const refused = decide(two!.intentId, 'cli.exec', 'reject', 'no')
     expect(refused.status).toBe(2)
     expect(refused.stderr).toMatch(/ERR_LOOPX_LEASE_NOT_HELD/)
 
@@ -281,7 +281,7 @@ describe('CLI journal decide and done', () => {
         '--db',
         missing,
         '--intent',
-        one!.intent_id,
+        one!.intentId,
         '--executor',
         'x',
         '--decision',

@@ -2,20 +2,27 @@
 // node:diagnostics_channel (a TracingChannel per dispatch and per provider
 // call, messages per group commit and per outbox action); a provider's
 // thrown Error reaches subscribers as the object while the journal and the
-// outcome stay free of it; runtime.metrics() counts the same figures.
+// outcome stay free of it; runtime.metrics() counts the same figures. The
+// turn-start kernel's dispatches and provider calls are traced the same way.
 import diagnostics_channel from 'node:diagnostics_channel'
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 
 import { afterEach, describe, expect, it } from 'vitest'
 
 import {
+  InboxStore,
+  TurnStartKernel,
   channels,
   type CommitMessage,
   type DispatchMessage,
   type HookMessage,
   type OutboxMessage,
+  type TurnStartHookMessage,
+  type TurnStartMessage,
 } from '../lib/index.js'
 import { Fixtures, goodProvider, hookOutcome, registration, request, signalResult } from './support/runtime'
+import { turnStartReceipt, turnStartRegistration, turnStartRequest } from './support/turn_start'
 
 const fx = new Fixtures()
 const undo: Array<() => void> = []
@@ -38,17 +45,25 @@ function listen(): Event[] {
   })
   const d = tracing('dispatch')
   const h = tracing('hook')
+  const ts = tracing('turnStart')
+  const tsh = tracing('tsHook')
   const dispatch = diagnostics_channel.tracingChannel(channels.dispatch)
   const hook = diagnostics_channel.tracingChannel(channels.hook)
+  const turnStart = diagnostics_channel.tracingChannel(channels.turnStart)
+  const turnStartHook = diagnostics_channel.tracingChannel(channels.turnStartHook)
   const commit = (m: unknown) => events.push(['commit', m])
   const outbox = (m: unknown) => events.push(['outbox', m])
   dispatch.subscribe(d)
   hook.subscribe(h)
+  turnStart.subscribe(ts)
+  turnStartHook.subscribe(tsh)
   diagnostics_channel.subscribe(channels.commit, commit)
   diagnostics_channel.subscribe(channels.outbox, outbox)
   undo.push(() => {
     dispatch.unsubscribe(d)
     hook.unsubscribe(h)
+    turnStart.unsubscribe(ts)
+    turnStartHook.unsubscribe(tsh)
     diagnostics_channel.unsubscribe(channels.commit, commit)
     diagnostics_channel.unsubscribe(channels.outbox, outbox)
   })
@@ -189,6 +204,100 @@ describe('loopx-hooks:dispatch and loopx-hooks:hook', () => {
   })
 })
 
+describe('loopx-hooks:turn-start and loopx-hooks:turn-start-hook', () => {
+  it('trace a turn-start dispatch and each provider call; a thrown Error reaches subscribers, in memory only', async () => {
+    const secret = 'sk_live_PLANTED_turn_start_9d1e'
+    const dir = fx.tempDir().dir
+    const inbox = await InboxStore.open(join(dir, 'inbox.sqlite'))
+    const k = new TurnStartKernel({ profile: { enabled: true }, inbox })
+    const thrown = new Error(`upstream said ${secret}`)
+    const rejected = new TypeError(`token=${secret}`)
+    k.register({ registration: turnStartRegistration('alpha'), provider: (i) => turnStartReceipt(i) })
+    k.register({
+      registration: turnStartRegistration('beta'),
+      provider: async (i) => {
+        await new Promise((go) => setTimeout(go, 5))
+        return turnStartReceipt(i)
+      },
+    })
+    k.register({ registration: turnStartRegistration('delta'), provider: () => Promise.reject(rejected) })
+    k.register({
+      registration: turnStartRegistration('gamma'),
+      provider: () => {
+        throw thrown
+      },
+    })
+    const events = listen()
+    const outcome = await k.dispatchTurnStart(turnStartRequest())
+
+    expect(names(events, 'turnStart')).toEqual([
+      'turnStart:start',
+      'turnStart:end',
+      'turnStart:asyncStart',
+      'turnStart:asyncEnd',
+    ])
+    const t = events.find(([n]) => n === 'turnStart:start')![1] as TurnStartMessage
+    expect(t.kernel).toBe(k)
+    expect([t.goalId, t.agentId, t.turnInstanceId]).toEqual(['goal_diag', 'agent_diag', 'turn_diag_1'])
+    expect(t.result).toEqual(outcome)
+    // In hook_id order: a sync reply, an async one, a rejection, a synchronous throw.
+    expect(names(events, 'tsHook')).toEqual([
+      ...['tsHook:start', 'tsHook:end'],
+      ...['tsHook:start', 'tsHook:end', 'tsHook:asyncStart', 'tsHook:asyncEnd'],
+      ...['tsHook:start', 'tsHook:end', 'tsHook:error', 'tsHook:asyncStart', 'tsHook:asyncEnd'],
+      ...['tsHook:start', 'tsHook:error', 'tsHook:end'],
+    ])
+    const calls = events.filter(([n]) => n === 'tsHook:start').map(([, m]) => m as TurnStartHookMessage)
+    expect(calls.map((c) => [c.hookId, c.reply])).toEqual([
+      ['alpha.turn_start_read', 'replied'],
+      ['beta.turn_start_read', 'replied'],
+      ['delta.turn_start_read', 'threw'],
+      ['gamma.turn_start_read', 'threw'],
+    ])
+    for (const c of calls) {
+      expect(c.kernel).toBe(k)
+      expect(c.turnStart).toBe(t)
+      expect(c.durationMs).toBeGreaterThanOrEqual(0)
+    }
+    expect(calls[1]!.durationMs).toBeGreaterThanOrEqual(4)
+    const errors = events.filter(([n]) => n === 'tsHook:error').map(([, m]) => (m as TurnStartHookMessage).error)
+    expect(errors).toEqual([rejected, thrown])
+    expect(errors[0]).toBe(rejected)
+    expect(errors[1]).toBe(thrown)
+    expect(calls[0]!.error).toBeUndefined()
+
+    // The outcome and the inbox file hold the code core made of it, never the error.
+    expect(outcome.hooks.map((h) => h.kernelFailure?.code ?? null)).toEqual([
+      null,
+      null,
+      'producer_failed',
+      'producer_failed',
+    ])
+    expect(JSON.stringify(outcome)).not.toContain(secret)
+    await inbox.close()
+    for (const name of ['inbox.sqlite', 'inbox.sqlite-wal']) {
+      try {
+        expect(readFileSync(join(dir, name)).includes(secret)).toBe(false)
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
+      }
+    }
+  })
+
+  it('trace a refused request without a provider call', async () => {
+    const k = new TurnStartKernel({ profile: { enabled: true } })
+    let called = 0
+    k.register({ registration: turnStartRegistration('eps'), provider: (i) => (called++, turnStartReceipt(i)) })
+    const events = listen()
+    const outcome = await k.dispatchTurnStart({ ...turnStartRequest(), quota: { max_units: 0 } })
+    expect(outcome.admitted).toBe(false)
+    expect(called).toBe(0)
+    expect(names(events, 'turnStart')).toHaveLength(4)
+    expect((events[0]![1] as TurnStartMessage).result).toEqual(outcome)
+    expect(names(events, 'tsHook')).toEqual([])
+  })
+})
+
 describe('loopx-hooks:commit and loopx-hooks:outbox', () => {
   it('publish each group commit that finished dispatches, and each claim, decision and mark-done', async () => {
     const { runtime } = await fx.runtime({ capabilities: ['eta'] })
@@ -209,20 +318,20 @@ describe('loopx-hooks:commit and loopx-hooks:outbox', () => {
 
     const [first] = await runtime.journal.claim({ executorId: 'eta.exec', leaseMs: 10_000, batch: 1 })
     await runtime.journal.decide({
-      intentId: first!.intent_id,
+      intentId: first!.intentId,
       executorId: 'eta.exec',
       decision: 'admit',
       reasonCode: 'ok',
     })
-    await runtime.journal.markDone(first!.intent_id, 'eta.exec')
+    await runtime.journal.markDone(first!.intentId, 'eta.exec')
     await expect(
       runtime.journal.decide({ intentId: 'nope', executorId: 'other.exec', decision: 'admit', reasonCode: 'ok' }),
     ).rejects.toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
     const outbox = events.filter(([n]) => n === 'outbox').map(([, m]) => m as OutboxMessage)
     expect(outbox.map((m) => [m.action, m.executorId, m.intentId])).toEqual([
       ['claim', 'eta.exec', undefined],
-      ['decide', 'eta.exec', first!.intent_id],
-      ['done', 'eta.exec', first!.intent_id],
+      ['decide', 'eta.exec', first!.intentId],
+      ['done', 'eta.exec', first!.intentId],
       ['decide', 'other.exec', 'nope'],
     ])
     expect(outbox.every((m) => m.journal === runtime.journal)).toBe(true)
@@ -245,10 +354,15 @@ describe('loopx-hooks:commit and loopx-hooks:outbox', () => {
     expect(diagnostics_channel.tracingChannel(channels.hook).hasSubscribers).toBe(false)
     expect(diagnostics_channel.channel(channels.commit).hasSubscribers).toBe(false)
     expect(diagnostics_channel.channel(channels.outbox).hasSubscribers).toBe(false)
+    expect(diagnostics_channel.tracingChannel(channels.turnStart).hasSubscribers).toBe(false)
+    expect(diagnostics_channel.tracingChannel(channels.turnStartHook).hasSubscribers).toBe(false)
     const events = listen()
     for (const u of undo.splice(0)) u()
     const outcome = await runtime.dispatch(request())
     expect(hookOutcome(outcome, 'theta.hook').outcome).toBe('recorded')
+    const k = new TurnStartKernel({ profile: { enabled: true } })
+    k.register({ registration: turnStartRegistration('theta'), provider: (i) => turnStartReceipt(i) })
+    expect((await k.dispatchTurnStart(turnStartRequest())).hooks).toHaveLength(1)
     expect(events).toEqual([])
   })
 })

@@ -229,7 +229,7 @@ describe('RFC validation matrix, periodic-report rows', () => {
       decisions.push(`${pass.evaluated[0]!.decision}:${pass.evaluated[0]!.reason}`)
     }
     expect(decisions).toEqual(['hold:below_threshold', 'hold:below_threshold', 'promote:completion_threshold_reached'])
-    expect(await root.hooks.journal.stats()).toMatchObject({ proposed: 3, intents: 3, intents_open: 0, failed: 0 })
+    expect(await root.hooks.journal.stats()).toMatchObject({ proposed: 3, intents: 3, intentsOpen: 0, failed: 0 })
     expect(root.seam.contents().quotaSpends).toHaveLength(3)
     // The scheduler's decisions are its own records; no other file or service was touched.
     expect(root.scheduler.decisions().map((d) => d.decision)).toEqual(['hold', 'hold', 'promote'])
@@ -505,7 +505,7 @@ describe('public-boundary scan', () => {
       await root.hooks.journal.stats(),
     )
     for (const d of (await root.hooks.journal.listDispatches({ limit: 1000 })).items)
-      outcomes.push(await root.hooks.journal.listFailures(d.dispatch_id))
+      outcomes.push(await root.hooks.journal.listFailures(d.dispatchId))
     expect((await root.hooks.journal.stats()).intents).toBe(2) // the two trigger-evaluation intents, nothing else
 
     const outcomeBytes = { name: 'outcomes.json', bytes: Buffer.from(JSON.stringify(outcomes), 'utf8') }

@@ -41,7 +41,7 @@ beforeAll(async () => {
   const runtime = await HookRuntime.open({ journalPath, profile: PROFILE })
   install(runtime)
   await runtime.dispatch(request('r1'))
-  intentId = (await runtime.journal.pending()).items[0]!.intent_id
+  intentId = (await runtime.journal.pending()).items[0]!.intentId
   await runtime.close()
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -89,7 +89,7 @@ describe('journal tokens are never credential-like', () => {
     }
     const [stored] = (await journal.listIntents()).items
     expect(stored!.decision).toBeNull()
-    expect(stored!.executor_id).toBeNull()
+    expect(stored!.executorId).toBeNull()
     await journal.close()
     for (const secret of SECRETS) expect(filesText()).not.toContain(secret)
   })

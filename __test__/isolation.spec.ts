@@ -448,8 +448,8 @@ describe('a bad provider fails alone with its code', () => {
     // Late settlements (if any) change nothing.
     await sleep(bad.budget?.timeout_ms ? 150 : 0)
     const j = await journalContents(runtime)
-    expect(j.stats).toStrictEqual({ ...EMPTY_STATS, proposed: 1, failed: 2, intents: 1, intents_open: 1 })
-    expect(j.intents.map((i) => i.intent_id)).toStrictEqual(baseline.outcome.receipt!.intent_ids)
+    expect(j.stats).toStrictEqual({ ...EMPTY_STATS, proposed: 1, failed: 2, intents: 1, intentsOpen: 1 })
+    expect(j.intents.map((i) => i.intentId)).toStrictEqual(baseline.outcome.receipt!.intent_ids)
     // The process and the runtime survive: the next dispatch runs normally.
     const next = await runtime.dispatch(req)
     expect(hookOutcome(next, GOOD)).toMatchObject({ outcome: 'replayed', receipt: baseline.outcome.receipt })
@@ -480,7 +480,7 @@ describe('a bad provider fails alone with its code', () => {
     expect(errors[0]).toBeInstanceOf(LoopxHooksError)
     expect(errors[0]).toMatchObject({ code: 'ERR_LOOPX_REENTRANT_DISPATCH' })
     // The refused inner dispatch recorded nothing.
-    expect((await runtime.journal.listDispatches()).items.map((d) => d.receipt_id)).toStrictEqual([
+    expect((await runtime.journal.listDispatches()).items.map((d) => d.receiptId)).toStrictEqual([
       'receipt_0001',
       'receipt_0001',
     ])
@@ -523,7 +523,7 @@ describe('budgets, retries and recovery', () => {
     ])
     expect([once.calls, thrice.calls, good.calls]).toStrictEqual([1, 3, 1])
     const j = await journalContents(runtime)
-    expect(j.stats).toStrictEqual({ ...EMPTY_STATS, proposed: 1, exhausted: 2, intents: 1, intents_open: 1 })
+    expect(j.stats).toStrictEqual({ ...EMPTY_STATS, proposed: 1, exhausted: 2, intents: 1, intentsOpen: 1 })
   })
 
   it('retries up to max_invocations_per_dispatch, then exhausted on the next dispatch', async () => {
@@ -626,7 +626,7 @@ describe('budgets, retries and recovery', () => {
     ])
     expect(flaky.calls).toBe(4)
     expect(good.calls).toBe(2)
-    expect(await runtime.journal.stats()).toStrictEqual({ ...EMPTY_STATS, proposed: 4, intents: 4, intents_open: 4 })
+    expect(await runtime.journal.stats()).toStrictEqual({ ...EMPTY_STATS, proposed: 4, intents: 4, intentsOpen: 4 })
     // Nothing left to recover.
     expect(await runtime.recover()).toStrictEqual({ outcomes: [], skipped: 0 })
 
@@ -690,14 +690,14 @@ describe('budgets, retries and recovery', () => {
     expect(report.outcomes).toHaveLength(1)
     expect(report.outcomes[0]).toMatchObject({
       hookId: 'alpha.crash',
-      dispatchId: rows.items[0]!.dispatch_id,
+      dispatchId: rows.items[0]!.dispatchId,
       // Within timeout_ms + 250 ms of the crashed attempt's checkpoint it may still be live in
       // another process, so the recovery shares attempt 1 (README "Dispatch").
       outcome: 'recorded',
       attempt: 1,
     })
     expect(provider.calls).toBe(1)
-    expect(provider.inputs[0]!.dispatch_id).toBe(rows.items[0]!.dispatch_id)
+    expect(provider.inputs[0]!.dispatch_id).toBe(rows.items[0]!.dispatchId)
     // And the primary replay afterwards returns that same receipt.
     const replay = await runtime.dispatch(request())
     expect(replay.hooks[0]).toMatchObject({ outcome: 'replayed', receipt: report.outcomes[0]!.receipt })
@@ -792,8 +792,8 @@ describe('runtime and journal misuse', () => {
     expect(unlisted.calls).toBe(0)
     expect(listed.calls).toBe(1)
     const j = await journalContents(runtime)
-    expect(j.dispatches.map((d) => d.hook_id)).toStrictEqual(['beta.listed'])
-    expect(j.intents.map((i) => i.capability_id)).toStrictEqual(['beta'])
+    expect(j.dispatches.map((d) => d.hookId)).toStrictEqual(['beta.listed'])
+    expect(j.intents.map((i) => i.capabilityId)).toStrictEqual(['beta'])
   })
 
   it('maxHooksPerDispatch: hooks past the ceiling fail with dispatch_budget_exhausted, attempt 0, not invoked, owed', async () => {
@@ -820,7 +820,7 @@ describe('runtime and journal misuse', () => {
     expect(ids.map((id) => providers[id]!.calls)).toStrictEqual([0, 0, 1, 1])
     const j = await journalContents(runtime)
     // Issue 12 item 1: the hooks that did not get their turn are journaled as owed (deferred, no attempt used).
-    expect(j.dispatches.map((d) => [d.hook_id, d.state, d.attempts])).toStrictEqual([
+    expect(j.dispatches.map((d) => [d.hookId, d.state, d.attempts])).toStrictEqual([
       ['alpha.a', 'proposed', 1],
       ['beta.b', 'proposed', 1],
       ['delta.d', 'checkpointed', 0],

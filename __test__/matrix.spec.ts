@@ -332,14 +332,14 @@ describe('RFC section 12 validation matrix', () => {
     }
 
     const j = await journalContents(runtime)
-    expect(j.stats).toStrictEqual({ ...EMPTY_STATS, proposed: 2, not_applicable: 1, intents: 2, intents_open: 2 })
-    expect(j.dispatches.map((d) => d.dispatch_id).sort()).toStrictEqual([...ids].sort())
+    expect(j.stats).toStrictEqual({ ...EMPTY_STATS, proposed: 2, notApplicable: 1, intents: 2, intentsOpen: 2 })
+    expect(j.dispatches.map((d) => d.dispatchId).sort()).toStrictEqual([...ids].sort())
     for (const h of outcome.hooks) {
-      const row = j.dispatches.find((d) => d.dispatch_id === h.dispatchId)!
+      const row = j.dispatches.find((d) => d.dispatchId === h.dispatchId)!
       expect(row.attempts).toBe(1)
       expect(row.state).toBe(h.receipt!.status)
       expect(row.receipt).toStrictEqual(h.receipt)
-      expect(j.intents.filter((i) => i.dispatch_id === h.dispatchId).map((i) => i.intent_id)).toStrictEqual(
+      expect(j.intents.filter((i) => i.dispatchId === h.dispatchId).map((i) => i.intentId)).toStrictEqual(
         h.receipt!.intent_ids,
       )
     }
@@ -391,7 +391,7 @@ describe('RFC section 12 validation matrix', () => {
     expect(a2.calls + b2.calls).toBe(0)
     expect(await second.runtime.journal.stats()).toStrictEqual(stats)
     const intents = await second.runtime.journal.listIntents()
-    expect(intents.items.map((i) => i.intent_id)).toStrictEqual(original.hooks[0]!.receipt!.intent_ids)
+    expect(intents.items.map((i) => i.intentId)).toStrictEqual(original.hooks[0]!.receipt!.intent_ids)
 
     // A changed source receipt is a new identity beside the old one, not a replacement.
     const next = await dispatchKeepingPrimary(second.runtime, request({ receipt: { receipt_id: 'receipt_0002' } }))
@@ -435,7 +435,7 @@ describe('RFC section 12 validation matrix', () => {
       ...EMPTY_STATS,
       proposed: 1,
       intents: 1,
-      intents_open: 1,
+      intentsOpen: 1,
     })
 
     // The same payload again verifies as a replay.
@@ -492,10 +492,10 @@ describe('RFC section 12 validation matrix', () => {
     expect(j.stats).toStrictEqual({ ...EMPTY_STATS, failed: 4 })
     expect(j.intents).toStrictEqual([])
     for (const d of j.dispatches) {
-      expect(d).toMatchObject({ state: 'failed', attempts: 1, receipt: null, result_digest: null })
+      expect(d).toMatchObject({ state: 'failed', attempts: 1, receipt: null, resultDigest: null })
     }
     expect(j.failures.map((f) => Object.keys(f).sort())).toStrictEqual(
-      Array(4).fill(['at', 'attempt', 'code', 'dispatch_id', 'rule']),
+      Array(4).fill(['at', 'attempt', 'code', 'dispatchId', 'rule']),
     )
     expect(j.failures.map((f) => [f.code, f.rule, f.attempt]).sort()).toStrictEqual(
       [
@@ -564,7 +564,7 @@ describe('RFC section 12 validation matrix', () => {
       expect(JSON.stringify(p.inputs[0])).not.toContain('pwi_')
     }
     const j = await journalContents(runtime)
-    expect(j.stats).toStrictEqual({ ...EMPTY_STATS, proposed: 3, failed: 2, intents: 4, intents_open: 4 })
+    expect(j.stats).toStrictEqual({ ...EMPTY_STATS, proposed: 3, failed: 2, intents: 4, intentsOpen: 4 })
 
     // Independent budgets across dispatches: the failing hooks (1 invocation each) are exhausted,
     // the others replay; nobody's failure spends another's invocation.
@@ -615,12 +615,12 @@ describe('RFC section 12 validation matrix', () => {
     expect(pending.items).toHaveLength(1)
     const stored = pending.items[0]!
     expect(stored).toMatchObject({
-      intent_id: o.receipt!.intent_ids[0],
+      intentId: o.receipt!.intent_ids[0],
       decision: null,
-      executor_id: null,
-      reason_code: null,
-      decided_at: null,
-      done_at: null,
+      executorId: null,
+      reasonCode: null,
+      decidedAt: null,
+      doneAt: null,
     })
     expect(stored.intent.requested_write_scope).toStrictEqual(['some_scope.write'])
     expect(stored.intent.grants_new_action_authority).toBe(false)
@@ -630,7 +630,7 @@ describe('RFC section 12 validation matrix', () => {
       proposed: 1,
       failed: 2,
       intents: 1,
-      intents_open: 1,
+      intentsOpen: 1,
     })
     // The registration still holds no write scope, and the receipt is a proposal, nothing else.
     expect(reg).not.toHaveProperty('requested_write_scope')
@@ -639,8 +639,8 @@ describe('RFC section 12 validation matrix', () => {
 
     // Replay does not decide it either.
     await dispatchKeepingPrimary(runtime, request())
-    expect((await runtime.journal.pending()).items.map((i) => [i.intent_id, i.decision])).toStrictEqual([
-      [stored.intent_id, null],
+    expect((await runtime.journal.pending()).items.map((i) => [i.intentId, i.decision])).toStrictEqual([
+      [stored.intentId, null],
     ])
   })
 
@@ -722,7 +722,7 @@ describe('RFC section 12 validation matrix', () => {
       // Separate governed admission is a record too, never an effect.
       const pending = await runtime.journal.pending()
       expect(pending.items).toHaveLength(1)
-      const id = pending.items[0]!.intent_id
+      const id = pending.items[0]!.intentId
       expect(
         await runtime.journal.decide({
           intentId: id,

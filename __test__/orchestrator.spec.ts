@@ -208,10 +208,10 @@ const NOTHING = {
   checkpointed: 0,
   failed: 0,
   proposed: 0,
-  not_applicable: 0,
+  notApplicable: 0,
   exhausted: 0,
   intents: 0,
-  intents_open: 0,
+  intentsOpen: 0,
 }
 
 /** The primary part of the Turn journal (what no hook may change): everything but the dispatch markers. */
@@ -254,7 +254,7 @@ describe('primary steps and the committed-receipt boundary', () => {
       turn_instance_id: 'turn_1',
       effect_id: 'effect_1',
     })
-    expect(result.primary.quotaSpend).toMatchObject({ receipt_id: receipt.receipt_id, effect_id: 'effect_1', units: 1 })
+    expect(result.primary.quotaSpend).toMatchObject({ receiptId: receipt.receipt_id, effectId: 'effect_1', units: 1 })
     expect(result.primary.eligible).toBe(true)
 
     // The Turn journal holds the settlement, its three ordered steps, the receipt, the spend and the marker.
@@ -268,10 +268,10 @@ describe('primary steps and the committed-receipt boundary', () => {
     expect(rows.quotaSpends).toHaveLength(1)
     expect(rows.dispatchMarkers).toEqual([
       expect.objectContaining({
-        receipt_id: receipt.receipt_id,
+        receiptId: receipt.receipt_id,
         admitted: true,
         refusal: null,
-        outcomes: [expect.objectContaining({ hook_id: 'synth.one', outcome: 'recorded' })],
+        outcomes: [expect.objectContaining({ hookId: 'synth.one', outcome: 'recorded' })],
       }),
     ])
     expect(w.seam.integrityCheck()).toBe(true)
@@ -327,8 +327,8 @@ describe('primary steps and the committed-receipt boundary', () => {
     })
 
     const j = await hookJournal(w.hooks)
-    expect(j.stats).toMatchObject({ proposed: 1, not_applicable: 1, intents: 1 })
-    expect(j.dispatches.map((d) => d.receipt_id)).toEqual([receipt.receipt_id, receipt.receipt_id])
+    expect(j.stats).toMatchObject({ proposed: 1, notApplicable: 1, intents: 1 })
+    expect(j.dispatches.map((d) => d.receiptId)).toEqual([receipt.receipt_id, receipt.receipt_id])
   })
 
   it('settles a replan writeback the same way (event replan_recorded, transition replan_recorded)', async () => {
@@ -631,23 +631,23 @@ async function expectSettled(w: World, effectId: string, eventKind: string) {
   const record = w.seam.committed(effectId)!
   expect(record.receipt).toMatchObject({ status: 'committed', checkpointed: true })
   const rows = w.seam.contents()
-  expect(rows.steps.filter((s) => s.effect_id === effectId).map((s) => s.status)).toEqual([
+  expect(rows.steps.filter((s) => s.effectId === effectId).map((s) => s.status)).toEqual([
     'passed',
     'committed',
     'spent',
   ])
-  expect(rows.quotaSpends.filter((s) => s.effect_id === effectId)).toHaveLength(1)
+  expect(rows.quotaSpends.filter((s) => s.effectId === effectId)).toHaveLength(1)
   const marker = w.seam.dispatchMarker(record.receipt.receipt_id)!
   expect(marker.admitted).toBe(true)
   const id = expectedDispatchId('synth.one', record.receipt.receipt_id, effectId, eventKind)
-  expect(marker.outcomes.map((o) => o.dispatch_id)).toEqual([id])
+  expect(marker.outcomes.map((o) => o.dispatchId)).toEqual([id])
   const row = await w.hooks.journal.getDispatch(id)
-  expect(row).toMatchObject({ state: 'proposed', receipt_id: record.receipt.receipt_id })
+  expect(row).toMatchObject({ state: 'proposed', receiptId: record.receipt.receipt_id })
   const intents = await w.hooks.journal.listIntents({ dispatchId: id })
   expect(intents.items).toHaveLength(1)
   expect(w.seam.integrityCheck()).toBe(true)
   expect(await w.hooks.journal.integrityCheck()).toBe(true)
-  return { record, dispatchId: id, intentId: intents.items[0]!.intent_id }
+  return { record, dispatchId: id, intentId: intents.items[0]!.intentId }
 }
 
 describe('crash after the primary writeback, and recover()', () => {

@@ -4,14 +4,17 @@
 // metrics (dispatches by outcome, hook outcomes and failure codes, provider
 // latency, commit batch size and latency, writer queue depth and busy
 // retries), checked with the SDK's in-memory span exporter and a metric
-// reader. No planted secret reaches any attribute, event or status.
+// reader. No planted secret reaches any attribute, event or status. Turn-start
+// dispatches get a span with a child per provider call in the same way.
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
 
+import { TurnStartKernel } from '../lib/index.js'
 import { instrument, type Instrumentation } from '../lib/otel.js'
 import { Fixtures, goodProvider, hookOutcome, registration, request, signalResult } from './support/runtime'
+import { turnStartReceipt, turnStartRegistration, turnStartRequest } from './support/turn_start'
 
 class TestReader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}
@@ -158,7 +161,7 @@ describe('instrument(runtime, { tracer, meter })', () => {
     await runtime.dispatch(request({ receipt: { receipt_id: 'receipt_om_x', status: 'prepared' } }))
     const [intent] = await runtime.journal.claim({ executorId: 'eta.exec', leaseMs: 5000, batch: 1 })
     await runtime.journal.decide({
-      intentId: intent!.intent_id,
+      intentId: intent!.intentId,
       executorId: 'eta.exec',
       decision: 'reject',
       reasonCode: 'no',
@@ -200,5 +203,114 @@ describe('instrument(runtime, { tracer, meter })', () => {
     handle.dispose()
     await mine.dispatch(request({ receipt: { receipt_id: 'receipt_after' } }))
     expect(dispatches()).toHaveLength(1)
+  })
+})
+
+describe('instrument(runtime, { kernel }): turn-start spans', () => {
+  it('makes a turn-start span with a child per provider call; statuses and codes only, no planted secret', async () => {
+    const secrets = ['sk_live_PLANTED_ts_otel_77aa', 'Bearer eyJPLANTED.ts.token', 'postgres://admin:PLANTEDpw@db']
+    const { exporter, tracer, reader, meter } = sdk()
+    const k = new TurnStartKernel({ profile: { enabled: true } })
+    k.register({
+      registration: turnStartRegistration('alpha'),
+      provider: async (i) => {
+        await new Promise((go) => setTimeout(go, 3))
+        return turnStartReceipt(i, { status: 'ok', agent_read_required: true, observations_new: 1, pending: 1 })
+      },
+    })
+    k.register({
+      registration: turnStartRegistration('gamma'),
+      provider: () => {
+        const e = new Error(`failed: ${secrets[0]} ${secrets[2]}`)
+        ;(e as Error & { code: string }).code = secrets[1]!
+        throw e
+      },
+    })
+    const other = new TurnStartKernel({ profile: { enabled: true } })
+    other.register({ registration: turnStartRegistration('alpha'), provider: (i) => turnStartReceipt(i) })
+    const { runtime } = await fx.runtime()
+    live.push(instrument(runtime, { tracer, meter, kernel: k }))
+    const outcome = await k.dispatchTurnStart(turnStartRequest())
+    await other.dispatchTurnStart(turnStartRequest('turn_other')) // not this instrumentation's kernel
+    // A refused request whose ids hold a secret: none of them becomes an attribute.
+    const refused = await k.dispatchTurnStart({
+      turn: { goal_id: secrets[2]!, agent_id: secrets[1]!, turn_instance_id: secrets[0]! },
+      quota: { max_units: 1 },
+    })
+    expect(refused.admitted).toBe(false)
+
+    const spans = exporter.getFinishedSpans()
+    const turns = spans.filter((s) => s.name === 'loopx-hooks turn-start')
+    expect(turns).toHaveLength(2)
+    expect(turns[0]!.attributes).toEqual({
+      'loopx.goal_id': 'goal_diag',
+      'loopx.agent_id': 'agent_diag',
+      'loopx.turn_instance_id': 'turn_diag_1',
+      'loopx.turn_start.admitted': true,
+      'loopx.turn_start.phase_enabled': true,
+      'loopx.turn_start.hooks': 2,
+      'loopx.turn_start.lane': outcome.lane.decision,
+      'loopx.turn_start.lane_reason': outcome.lane.reason,
+      'loopx.turn_start.required_reads': outcome.requiredReads.length,
+    })
+    expect(turns[1]!.attributes).toEqual({
+      'loopx.turn_start.admitted': false,
+      'loopx.turn_start.phase_enabled': true,
+      'loopx.turn_start.hooks': 0,
+    })
+    const calls = spans.filter((s) => s.name === 'loopx-hooks turn-start hook')
+    expect(calls.map((s) => s.attributes['loopx.hook_id'])).toEqual(['alpha.turn_start_read', 'gamma.turn_start_read'])
+    for (const c of calls) {
+      expect(c.parentSpanContext?.spanId).toBe(turns[0]!.spanContext().spanId)
+      expect(c.events).toEqual([])
+    }
+    expect(calls[0]!.attributes).toMatchObject({
+      'loopx.provider.reply': 'replied',
+      'loopx.turn_start.status': 'ok',
+      'loopx.turn_start.pending_standing': 'reported',
+    })
+    expect(calls[0]!.attributes['loopx.provider.duration_ms']).toBeGreaterThanOrEqual(2)
+    expect(calls[0]!.status.code).toBe(0) // UNSET
+    expect(calls[1]!.attributes).toMatchObject({
+      'loopx.provider.reply': 'threw',
+      'loopx.failure_code': 'producer_failed',
+      'loopx.turn_start.status': outcome.hooks[1]!.receipt.status,
+    })
+    expect(calls[1]!.status).toEqual({ code: 2 })
+
+    const m = await collect(reader)
+    expect(sum(m.get('loopx_hooks.turn_start.dispatches'), { outcome: 'admitted' })).toBe(1)
+    expect(sum(m.get('loopx_hooks.turn_start.dispatches'), { outcome: 'refused' })).toBe(1)
+    expect(sum(m.get('loopx_hooks.turn_start.hook_statuses'), { status: 'ok' })).toBe(1)
+    expect(sum(m.get('loopx_hooks.turn_start.hook_statuses'), { failure_code: 'producer_failed' })).toBe(1)
+    const latency = m.get('loopx_hooks.turn_start.provider.duration')!
+    expect(latency.reduce((n, p) => n + (p.value as { count: number }).count, 0)).toBe(2)
+    const everything = JSON.stringify({
+      spans: spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })),
+      metrics: [...m.entries()],
+    })
+    for (const secret of [...secrets, 'PLANTED']) expect(everything).not.toContain(secret)
+  })
+
+  it('traces every kernel with instrument(), none with instrument(runtime) alone', async () => {
+    const { exporter, tracer, meter } = sdk()
+    const k = new TurnStartKernel({ profile: { enabled: true } })
+    k.register({ registration: turnStartRegistration('beta'), provider: (i) => turnStartReceipt(i) })
+    const { runtime } = await fx.runtime()
+    const onlyRuntime = instrument(runtime, { tracer, meter })
+    live.push(onlyRuntime)
+    await k.dispatchTurnStart(turnStartRequest())
+    expect(exporter.getFinishedSpans()).toEqual([])
+    onlyRuntime.dispose()
+    const every = instrument(null, { tracer, meter })
+    live.push(every)
+    await k.dispatchTurnStart(turnStartRequest('turn_diag_2'))
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([
+      'loopx-hooks turn-start hook',
+      'loopx-hooks turn-start',
+    ])
+    every.dispose()
+    await k.dispatchTurnStart(turnStartRequest('turn_diag_3'))
+    expect(exporter.getFinishedSpans()).toHaveLength(2)
   })
 })

@@ -372,7 +372,7 @@ describe('fake scheduler (governed executor)', () => {
       [intentIds[2], 'hold', 'already_promoted_in_window', 'todo_3', '2026-W35'],
     ])
     const outbox = (await w.hooks.journal.listIntents()).items
-    expect(outbox.map((i) => [i.decision, i.executor_id, i.reason_code, i.done_at !== null])).toEqual(
+    expect(outbox.map((i) => [i.decision, i.executorId, i.reasonCode, i.doneAt !== null])).toEqual(
       Array(3).fill(['admit', 'periodic_report.scheduler', 'admitted', true]),
     )
     expect(w.scheduler.decisions()).toEqual(first.evaluated)
@@ -413,7 +413,7 @@ describe('fake scheduler (governed executor)', () => {
     expect(w.scheduler.decisions()).toEqual(before)
     expect((await w.hooks.journal.listIntents()).items[0]).toMatchObject({
       decision: 'admit',
-      done_at: expect.any(Number),
+      doneAt: expect.any(Number),
     })
   })
 
@@ -436,7 +436,7 @@ describe('fake scheduler (governed executor)', () => {
     expect(b.scheduler.decisions()).toHaveLength(1)
     expect((await b.hooks.journal.listIntents()).items[0]).toMatchObject({
       decision: 'reject',
-      reason_code: 'duplicate_intent',
+      reasonCode: 'duplicate_intent',
     })
   })
 
@@ -625,8 +625,8 @@ describe('the core never imports the capability', () => {
       const pass2 = await w.scheduler.runOnce()
       const journal = {
         stats: await w.hooks.journal.stats(),
-        dispatches: (await w.hooks.journal.listDispatches()).items.map((d) => ({ ...d, created_at: 0, updated_at: 0 })),
-        intents: (await w.hooks.journal.listIntents()).items.map((i) => ({ ...i, decided_at: 0, done_at: 0 })),
+        dispatches: (await w.hooks.journal.listDispatches()).items.map((d) => ({ ...d, createdAt: 0, updatedAt: 0 })),
+        intents: (await w.hooks.journal.listIntents()).items.map((i) => ({ ...i, decidedAt: 0, doneAt: 0 })),
       }
       const { dispatchMarkers, ...primaryRows } = w.seam.contents()
       return {

@@ -369,9 +369,9 @@ describe('planted secrets never reach the journal or an outcome', () => {
       proposed: 2,
       exhausted: LEAKY.length * 2,
       intents: 2,
-      intents_open: 2,
+      intentsOpen: 2,
     })
-    expect(j.intents.every((i) => i.capability_id === 'clean')).toBe(true)
+    expect(j.intents.every((i) => i.capabilityId === 'clean')).toBe(true)
 
     // While open (db, -wal, -shm present), and after close.
     expect(scan(dir, [...outcomes, j], p)).toStrictEqual([])

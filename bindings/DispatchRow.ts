@@ -7,7 +7,7 @@ export type DispatchRow = {
 /**
  * Insertion order; the paging cursor.
  */
-seq: number, dispatch_id: string, state: DispatchState, attempts: number, hook_id: string, capability_id: string, receipt_id: string, effect_id: string, event_kind: string, registration_digest: string, result_digest: string | null, created_at: number, updated_at: number, 
+seq: number, dispatchId: string, state: DispatchState, attempts: number, hookId: string, capabilityId: string, receiptId: string, effectId: string, eventKind: string, registrationDigest: string, resultDigest: string | null, createdAt: number, updatedAt: number, 
 /**
  * The dispatch request, as recorded at the checkpoint; null once the
  * identity is final (only `recover()` needs it).

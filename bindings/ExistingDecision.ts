@@ -4,4 +4,4 @@ import type { Decision } from "./Decision";
 /**
  * A decision already on record.
  */
-export type ExistingDecision = { decision: Decision, executor_id: string, reason_code: string, decided_at: number, };
+export type ExistingDecision = { decision: Decision, executorId: string, reasonCode: string, decidedAt: number, };

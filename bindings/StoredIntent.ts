@@ -6,7 +6,7 @@ export type StoredIntent = {
 /**
  * Global insertion order; the paging cursor.
  */
-seq: number, intent_id: string, dispatch_id: string, capability_id: string, intent_kind: string, decision: Decision | null, executor_id: string | null, reason_code: string | null, decided_at: number | null, done_at: number | null, 
+seq: number, intentId: string, dispatchId: string, capabilityId: string, intentKind: string, decision: Decision | null, executorId: string | null, reasonCode: string | null, decidedAt: number | null, doneAt: number | null, 
 /**
  * The intent document.
  */

@@ -180,18 +180,18 @@ const table = (rows, columns) => {
 const dispatches = (await hooks.journal.listDispatches({ limit: 1000 })).items
 table(dispatches, [
   ['seq', (d) => d.seq],
-  ['dispatch', (d) => short(d.dispatch_id)],
-  ['hook', (d) => d.hook_id],
-  ['receipt', (d) => short(d.receipt_id)],
+  ['dispatch', (d) => short(d.dispatchId)],
+  ['hook', (d) => d.hookId],
+  ['receipt', (d) => short(d.receiptId)],
   ['state', (d) => d.state],
   ['attempts', (d) => d.attempts],
 ])
 console.log(bold('\nHook journal: failed attempts'))
 const failures = []
 for (const d of dispatches)
-  for (const f of await hooks.journal.listFailures(d.dispatch_id)) failures.push({ ...f, hook: d.hook_id })
+  for (const f of await hooks.journal.listFailures(d.dispatchId)) failures.push({ ...f, hook: d.hookId })
 table(failures, [
-  ['dispatch', (f) => short(f.dispatch_id)],
+  ['dispatch', (f) => short(f.dispatchId)],
   ['hook', (f) => f.hook],
   ['attempt', (f) => f.attempt],
   ['code', (f) => f.code],
@@ -200,13 +200,13 @@ table(failures, [
 console.log(bold("\nOutbox: intents and the scheduler's decisions"))
 table((await hooks.journal.listIntents({ limit: 1000 })).items, [
   ['seq', (i) => i.seq],
-  ['intent', (i) => short(i.intent_id)],
-  ['kind', (i) => i.intent_kind],
+  ['intent', (i) => short(i.intentId)],
+  ['kind', (i) => i.intentKind],
   ['segment', (i) => i.intent.payload.segment_ref],
   ['decision', (i) => i.decision ?? 'pending'],
-  ['executor', (i) => i.executor_id ?? ''],
-  ['reason', (i) => i.reason_code ?? ''],
-  ['done', (i) => (i.done_at ? 'yes' : 'no')],
+  ['executor', (i) => i.executorId ?? ''],
+  ['reason', (i) => i.reasonCode ?? ''],
+  ['done', (i) => (i.doneAt ? 'yes' : 'no')],
 ])
 console.log(bold('\nJournal stats'), JSON.stringify(await hooks.journal.stats()))
 

@@ -150,7 +150,7 @@ for (const attempt of ['first dispatch', 'replay of the same receipt']) {
 }
 const pending = await runtime.journal.pending()
 line('pending intents in the outbox', String(pending.items.length))
-for (const item of pending.items) line('  intent', `${item.intent_kind} ${dim(item.intent_id.slice(0, 20) + '…')}`)
+for (const item of pending.items) line('  intent', `${item.intentKind} ${dim(item.intentId.slice(0, 20) + '…')}`)
 line('journal stats', JSON.stringify(await runtime.journal.stats()))
 await runtime.close()
 console.log(`\n  The journal is at ${journalPath}\n`)

@@ -89,9 +89,10 @@ Commands:
                 exit 1 when it is not admitted (by this executor or lease) or unknown
 
 STATE is one of: ${STATES.join(', ')}.
---json prints the journal's rows as JSON: show {stats, integrity_ok,
-integrity_messages, latest_dispatches}, dispatches and intents {items, next_cursor} (pass a non-null
-next_cursor as --after to continue), recover {unfinished: [row + failures]}.
+--json prints the journal's rows as JSON, camelCase like the library's: show
+{stats, integrityOk, integrityMessages, latestDispatches}, dispatches and
+intents {items, nextCursor} (pass a non-null nextCursor as --after to
+continue), recover {unfinished: [row + failures]}.
 `
 
 const SERVE_USAGE = `Usage: loopx-hooks serve --stdio

@@ -10,6 +10,7 @@
  */
 import diagnostics_channel from 'node:diagnostics_channel'
 import type { DispatchOutcome, StoredIntent } from '../bindings/index'
+import { FAILED, NOT_JSON, TIMED_OUT, TOO_LARGE, WALL } from './provider.js'
 
 /** The channel names (stable). */
 export const channels = {
@@ -21,6 +22,10 @@ export const channels = {
   commit: 'loopx-hooks:commit',
   /** One message per outbox claim, decision or mark-done. */
   outbox: 'loopx-hooks:outbox',
+  /** `TracingChannel`: one trace per `TurnStartKernel.dispatchTurnStart`. */
+  turnStart: 'loopx-hooks:turn-start',
+  /** `TracingChannel`: one trace per turn-start provider call. */
+  turnStartHook: 'loopx-hooks:turn-start-hook',
 } as const
 
 /** The context object of a `loopx-hooks:dispatch` trace. */
@@ -40,6 +45,19 @@ export interface DispatchMessage {
 
 /** How a provider call ended, as the JS side saw it (before validation). */
 export type ProviderReply = 'replied' | 'threw' | 'not_json' | 'timed_out' | 'wall' | 'too_large'
+
+const REPLY_KINDS: Record<string, ProviderReply> = {
+  [FAILED]: 'threw',
+  [NOT_JSON]: 'not_json',
+  [TIMED_OUT]: 'timed_out',
+  [WALL]: 'wall',
+  [TOO_LARGE]: 'too_large',
+}
+
+/** What a provider's reply text (or marker) says about how the call ended. */
+export function replyKind(text: string): ProviderReply {
+  return text.charCodeAt(0) === 0 ? (REPLY_KINDS[text] ?? 'threw') : 'replied'
+}
 
 /** The context object of a `loopx-hooks:hook` trace. */
 export interface HookMessage {

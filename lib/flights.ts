@@ -12,26 +12,16 @@
 import type { NativeHookRuntime, NativePlan } from '../index.js'
 import type { DispatchOutcome } from '../bindings/index'
 import { LoopxHooksError, sync, type LoopxHooksErrorCode } from './errors.js'
-import {
-  CallContext,
-  FAILED,
-  NOT_JSON,
-  NOT_STARTED,
-  TIMED_OUT,
-  TOO_LARGE,
-  WALL,
-  callProvider,
-  type RawProvider,
-} from './provider.js'
+import { CallContext, FAILED, NOT_STARTED, callProvider, type RawProvider } from './provider.js'
 import {
   Tally,
   commitChannel,
   dispatchChannel,
   hookChannel,
+  replyKind,
   type CommitMessage,
   type DispatchMessage,
   type HookMessage,
-  type ProviderReply,
 } from './diagnostics.js'
 
 interface Flight {
@@ -48,18 +38,6 @@ interface BatchInfo {
   durable: boolean
   busyRetries: number
   committed: boolean
-}
-
-const REPLY_KINDS: Record<string, ProviderReply> = {
-  [FAILED]: 'threw',
-  [NOT_JSON]: 'not_json',
-  [TIMED_OUT]: 'timed_out',
-  [WALL]: 'wall',
-  [TOO_LARGE]: 'too_large',
-}
-
-function replyKind(text: string): ProviderReply {
-  return text.charCodeAt(0) === 0 ? (REPLY_KINDS[text] ?? 'threw') : 'replied'
 }
 
 /** The dispatch trace's context: ids from the request, read only when someone subscribes. */

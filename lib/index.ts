@@ -43,6 +43,7 @@ export {
   type Histogram,
   type HookRuntimeMetrics,
 } from './diagnostics.js'
+export type { TurnStartMessage, TurnStartHookMessage } from './turn_start_trace.js'
 export {
   HookJournal,
   type DispatchQuery,

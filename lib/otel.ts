@@ -4,7 +4,8 @@
  * each provider call, counters and histograms for the figures of
  * `runtime.metrics()`.
  *
- * Attributes carry ids, outcome kinds and codes only. A provider's thrown
+ * Turn-start dispatches and their provider calls get spans too
+ * (otel_turn_start.ts). Attributes carry ids, outcome kinds and codes only. A provider's thrown
  * error is never recorded (its message may hold anything): the hook span gets
  * status ERROR without a message and `loopx.provider.reply = "threw"`; a host
  * that wants the Error object subscribes to `loopx-hooks:hook` itself.
@@ -20,12 +21,19 @@ import {
   type OutboxMessage,
 } from './diagnostics.js'
 import type { HookRuntime } from './runtime.js'
+import type { TurnStartKernel } from './turn_start.js'
+import { instrumentTurnStart } from './otel_turn_start.js'
 
 export interface InstrumentOptions {
   /** Default: `trace.getTracer('loopx-hooks')` of the global provider. */
   tracer?: Tracer
   /** Default: `metrics.getMeter('loopx-hooks')` of the global provider. */
   meter?: Meter
+  /**
+   * The turn-start kernel whose dispatches to trace. Without it, `instrument()`
+   * (no runtime) traces every kernel and `instrument(runtime)` none.
+   */
+  kernel?: TurnStartKernel
 }
 
 export interface Instrumentation extends Disposable {
@@ -52,7 +60,9 @@ interface OpenHook {
  * Subscribes to the loopx-hooks channels and reports through OpenTelemetry.
  * With a runtime, only that runtime's (and its journal's) messages count and
  * the writer's queue depth, commits and busy retries are observed from
- * `runtime.metrics()`; with `null`/nothing, every runtime's.
+ * `runtime.metrics()`; with `null`/nothing, every runtime's. Turn-start
+ * dispatches are traced for `options.kernel`, or for every kernel when no
+ * runtime is given (see otel_turn_start.ts).
  */
 export function instrument(runtime?: HookRuntime | null, options: InstrumentOptions = {}): Instrumentation {
   const tracer = options.tracer ?? trace.getTracer('loopx-hooks')
@@ -234,6 +244,10 @@ export function instrument(runtime?: HookRuntime | null, options: InstrumentOpti
   hookChannel.subscribe(hookHandlers)
   diagnostics_channel.subscribe(channels.commit, onCommit)
   diagnostics_channel.subscribe(channels.outbox, onOutbox)
+  const kernel = options.kernel
+  if (kernel !== undefined || runtime == null) {
+    observables.push(instrumentTurnStart(tracer, meter, (k) => kernel === undefined || k === kernel))
+  }
 
   let disposed = false
   const dispose = (): void => {

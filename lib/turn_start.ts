@@ -18,6 +18,7 @@ import { LoopxHooksError, sync } from './errors.js'
 import { nativeInboxOf, type InboxStore } from './inbox.js'
 import { CallContext, FAILED, callProvider, providerScope, type RawProvider } from './provider.js'
 import { TurnStartSession } from './turn_start_session.js'
+import { tracedCall, turnStartChannel, turnStartMessage, type TurnStartMessage } from './turn_start_trace.js'
 
 /**
  * A turn-start provider: bounded external reads, owner-private inbox and
@@ -106,6 +107,7 @@ export class TurnStartKernel {
    * with its violations and invokes nothing. Each provider is called on this
    * thread with `(input, { signal })`; its `timeout_ms` counts from that call
    * and the signal aborts at it. A provider cannot dispatch from inside itself.
+   * Traced on `loopx-hooks:turn-start` and `loopx-hooks:turn-start-hook`.
    */
   async dispatchTurnStart(request: TurnStartRequest): Promise<TurnStartOutcome> {
     if (providerScope.getStore()) {
@@ -117,6 +119,12 @@ export class TurnStartKernel {
     } catch {
       text = '' // a cycle or a BigInt: refused as not_json_value
     }
+    if (!turnStartChannel.hasSubscribers) return this.#dispatch(text, undefined)
+    const trace = turnStartMessage(this, text)
+    return turnStartChannel.tracePromise(() => this.#dispatch(text, trace), trace)
+  }
+
+  async #dispatch(text: string, trace: TurnStartMessage | undefined): Promise<TurnStartOutcome> {
     const plan = sync(() => this.#native.prepareTurnStart(text))
     if (plan.done != null) return JSON.parse(plan.done) as TurnStartOutcome
     // Each provider is called here, in order, its timeout counted from its call.
@@ -125,7 +133,11 @@ export class TurnStartKernel {
       const provider = this.#providers.get(call.hookId)
       const limit = { ms: call.timeoutMs, wall: false }
       const context = new CallContext(this.#active, false)
-      const reply = provider ? callProvider(provider, call.inputJson, limit, call.maxReplyLength, context) : FAILED
+      const reply = tracedCall(this, trace, call.hookId, (probe) => {
+        if (provider) return callProvider(provider, call.inputJson, limit, call.maxReplyLength, context, probe)
+        probe?.settled(FAILED, 0, undefined)
+        return FAILED
+      })
       replies.push(typeof reply === 'string' ? reply : await reply)
     }
     return JSON.parse(sync(() => this.#native.completeTurnStart(plan, replies))) as TurnStartOutcome

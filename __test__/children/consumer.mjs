@@ -25,7 +25,7 @@ for await (const intent of journal.consume({
   signal: stop.signal,
   pollMs: 50,
 })) {
-  const i = intent.intent_id
+  const i = intent.intentId
   emit({ t: 'claimed', i, decision: intent.decision })
   await pause(Number(holdMs))
   try {

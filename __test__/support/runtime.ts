@@ -272,7 +272,7 @@ export async function journalContents(runtime: HookRuntime) {
     runtime.journal.listDispatches({ limit: 1000 }),
     runtime.journal.listIntents({ limit: 1000 }),
   ])
-  const failures = await Promise.all(dispatches.items.map((d) => runtime.journal.listFailures(d.dispatch_id)))
+  const failures = await Promise.all(dispatches.items.map((d) => runtime.journal.listFailures(d.dispatchId)))
   return { stats, dispatches: dispatches.items, intents: intents.items, failures: failures.flat() }
 }
 
@@ -280,10 +280,10 @@ export const EMPTY_STATS = {
   checkpointed: 0,
   failed: 0,
   proposed: 0,
-  not_applicable: 0,
+  notApplicable: 0,
   exhausted: 0,
   intents: 0,
-  intents_open: 0,
+  intentsOpen: 0,
 }
 
 /** The journal's view of one dispatch identity without clock fields (row, failures, intents). */
@@ -292,9 +292,9 @@ export async function identityRecord(runtime: HookRuntime, dispatchId: string) {
   const failures = await runtime.journal.listFailures(dispatchId)
   const intents = await runtime.journal.listIntents({ dispatchId, limit: 1000 })
   return {
-    row: row && { ...row, seq: 0, created_at: 0, updated_at: 0 },
+    row: row && { ...row, seq: 0, createdAt: 0, updatedAt: 0 },
     failures: failures.map((f) => ({ ...f, at: 0 })),
-    intents: intents.items.map((i) => ({ ...i, seq: 0, decided_at: null, done_at: null })),
+    intents: intents.items.map((i) => ({ ...i, seq: 0, decidedAt: null, doneAt: null })),
   }
 }
 

@@ -20,6 +20,15 @@ export type JournalCommand = (typeof JOURNAL_COMMANDS)[number]
 
 export const STATES: readonly DispatchState[] = ['checkpointed', 'failed', 'proposed', 'not_applicable', 'exhausted']
 
+/** The `JournalStats` count of each state (states are stored values, stats fields camelCase). */
+const COUNT_OF: Record<DispatchState, keyof JournalStats> = {
+  checkpointed: 'checkpointed',
+  failed: 'failed',
+  proposed: 'proposed',
+  not_applicable: 'notApplicable',
+  exhausted: 'exhausted',
+}
+
 export interface JournalOptions {
   /** A journal file, or a postgres:// URL (never printed: it may hold a password). */
   db: string
@@ -34,7 +43,7 @@ export interface JournalOptions {
   kind?: string
   /** Rows to show; `show` defaults to 10, `dispatches` and `intents` to 50. */
   limit?: number
-  /** Start after this seq (a `next_cursor` of an earlier run). */
+  /** Start after this seq (a `nextCursor` of an earlier run). */
   after?: number
   /** decide and done: the intent, the executor, the decision and its reason. */
   intent?: string
@@ -126,16 +135,16 @@ async function* allIntents(journal: HookJournal, o: JournalOptions) {
 async function take<T extends { seq: number }>(
   rows: AsyncGenerator<T>,
   limit: number,
-): Promise<{ items: T[]; next_cursor: number | null }> {
+): Promise<{ items: T[]; nextCursor: number | null }> {
   const items: T[] = []
   for await (const row of rows) {
     if (items.length === limit) {
       await rows.return(undefined)
-      return { items, next_cursor: items[items.length - 1]!.seq }
+      return { items, nextCursor: items[items.length - 1]!.seq }
     }
     items.push(row)
   }
-  return { items, next_cursor: null }
+  return { items, nextCursor: null }
 }
 
 function lastFailure(failures: readonly FailureRow[]): FailureRow | undefined {
@@ -162,7 +171,7 @@ async function detail(journal: HookJournal, row: DispatchRow): Promise<string> {
     case 'exhausted':
       return failureText(row.receipt?.failure)
     case 'failed':
-      return failureText(lastFailure(await journal.listFailures(row.dispatch_id)))
+      return failureText(lastFailure(await journal.listFailures(row.dispatchId)))
     default:
       return '-'
   }
@@ -173,13 +182,13 @@ async function dispatchTable(journal: HookJournal, rows: readonly DispatchRow[],
   for (const row of rows) {
     cells.push([
       row.seq,
-      shortId(row.dispatch_id),
+      shortId(row.dispatchId),
       paintState(row.state, s),
       row.attempts,
-      row.hook_id,
-      row.event_kind,
+      row.hookId,
+      row.eventKind,
       await detail(journal, row),
-      time(row.updated_at),
+      time(row.updatedAt),
     ])
   }
   return table(
@@ -201,7 +210,7 @@ async function dispatchTable(journal: HookJournal, rows: readonly DispatchRow[],
 function intentStatus(i: StoredIntent, s: Style): Cell {
   if (i.decision === 'reject') return { text: 'rejected', paint: s.red }
   if (i.decision === 'admit')
-    return i.done_at !== null ? { text: 'done', paint: s.green } : { text: 'admitted', paint: s.yellow }
+    return i.doneAt !== null ? { text: 'done', paint: s.green } : { text: 'admitted', paint: s.yellow }
   return 'undecided'
 }
 
@@ -220,14 +229,14 @@ function intentTable(rows: readonly StoredIntent[], s: Style): string[] {
     ],
     rows.map((i) => [
       i.seq,
-      shortId(i.intent_id),
-      shortId(i.dispatch_id),
+      shortId(i.intentId),
+      shortId(i.dispatchId),
       i.intent.hook_id,
-      i.intent_kind,
+      i.intentKind,
       i.intent.operation,
       intentStatus(i, s),
-      i.executor_id ?? '-',
-      i.reason_code ?? '-',
+      i.executorId ?? '-',
+      i.reasonCode ?? '-',
     ]),
     s,
   )
@@ -256,7 +265,7 @@ async function show(journal: HookJournal, o: JournalOptions, io: Io, s: Style): 
   latest.reverse()
   if (o.json) {
     io.stdout.write(
-      `${JSON.stringify({ stats, integrity_ok: integrityOk, integrity_messages: integrity.messages, latest_dispatches: latest })}\n`,
+      `${JSON.stringify({ stats, integrityOk, integrityMessages: integrity.messages, latestDispatches: latest })}\n`,
     )
   } else {
     const lines = [
@@ -265,10 +274,10 @@ async function show(journal: HookJournal, o: JournalOptions, io: Io, s: Style): 
       ...integrity.messages.map((m) => `            ${printable(m)}`),
     ]
     if (stats !== null) {
-      const total = STATES.reduce((n, state) => n + stats[state], 0)
+      const total = STATES.reduce((n, state) => n + stats[COUNT_OF[state]], 0)
       lines.push(
-        `dispatches  ${total}  (${STATES.map((state) => `${state} ${stats[state]}`).join(', ')})`,
-        `intents     ${stats.intents}  (open ${stats.intents_open})`,
+        `dispatches  ${total}  (${STATES.map((state) => `${state} ${stats[COUNT_OF[state]]}`).join(', ')})`,
+        `intents     ${stats.intents}  (open ${stats.intentsOpen})`,
       )
     }
     lines.push('')
@@ -293,7 +302,7 @@ async function dispatches(journal: HookJournal, o: JournalOptions, io: Io, s: St
     io.stdout.write(`${JSON.stringify(page)}\n`)
   } else {
     const lines = page.items.length === 0 ? ['no dispatches'] : await dispatchTable(journal, page.items, s)
-    io.stdout.write(`${[...lines, ...more(page.next_cursor, s)].join('\n')}\n`)
+    io.stdout.write(`${[...lines, ...more(page.nextCursor, s)].join('\n')}\n`)
   }
   return 0
 }
@@ -304,7 +313,7 @@ async function intents(journal: HookJournal, o: JournalOptions, io: Io, s: Style
     io.stdout.write(`${JSON.stringify(page)}\n`)
   } else {
     const lines = page.items.length === 0 ? ['no intents'] : intentTable(page.items, s)
-    io.stdout.write(`${[...lines, ...more(page.next_cursor, s)].join('\n')}\n`)
+    io.stdout.write(`${[...lines, ...more(page.nextCursor, s)].join('\n')}\n`)
   }
   return 0
 }
@@ -323,7 +332,7 @@ async function recover(journal: HookJournal, o: JournalOptions, io: Io, s: Style
   rows.sort((a, b) => a.seq - b.seq)
   if (o.json) {
     const unfinished = []
-    for (const row of rows) unfinished.push({ ...row, failures: await journal.listFailures(row.dispatch_id) })
+    for (const row of rows) unfinished.push({ ...row, failures: await journal.listFailures(row.dispatchId) })
     io.stdout.write(`${JSON.stringify({ unfinished })}\n`)
     return 0
   }

@@ -38,7 +38,7 @@ export async function decide(journal: HookJournal, o: OutboxOptions, io: Io): Pr
   else if (outcome.kind === 'conflict') {
     const e = outcome.existing
     io.stdout.write(
-      `conflict: already ${e.decision === 'admit' ? 'admitted' : 'rejected'} by ${e.executor_id} (${e.reason_code}); the record stands\n`,
+      `conflict: already ${e.decision === 'admit' ? 'admitted' : 'rejected'} by ${e.executorId} (${e.reasonCode}); the record stands\n`,
     )
   } else io.stdout.write(`unknown intent\n`)
   return outcome.kind === 'decided' || outcome.kind === 'same_decision' ? 0 : 1

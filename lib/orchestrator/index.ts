@@ -28,8 +28,10 @@ export {
   dispatchRequestOf,
   type CommittedRecord,
   type DispatchMarker,
+  type MarkerOutcome,
   type PrimaryStepName,
   type QuotaSpend,
+  type SettlementRecord,
   type StepRow,
   type TurnJournalContents,
 } from './turn_journal.js'

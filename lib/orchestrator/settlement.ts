@@ -267,11 +267,11 @@ export class TurnSettlement implements AsyncDisposable {
     if (!this.#hooks) {
       if (options.markWithoutRuntime) {
         this.#journal.markDispatched({
-          receipt_id: record.receipt.receipt_id,
+          receiptId: record.receipt.receipt_id,
           admitted: false,
           refusal: 'hooks_not_configured',
           outcomes: [],
-          completed_at: this.#timestamp(),
+          completedAt: this.#timestamp(),
         })
       }
       return { dispatch: null, dispatchError: null }
@@ -291,16 +291,16 @@ export class TurnSettlement implements AsyncDisposable {
     this.#maybeCrash('after_dispatch')
     if (this.#journal.open) {
       this.#journal.markDispatched({
-        receipt_id: record.receipt.receipt_id,
+        receiptId: record.receipt.receipt_id,
         admitted: dispatch.admitted,
         refusal: dispatch.refusal,
         outcomes: dispatch.hooks.map((h) => ({
-          hook_id: h.hookId,
-          dispatch_id: h.dispatchId,
+          hookId: h.hookId,
+          dispatchId: h.dispatchId,
           outcome: h.outcome,
-          failure_code: h.failureCode,
+          failureCode: h.failureCode,
         })),
-        completed_at: this.#timestamp(),
+        completedAt: this.#timestamp(),
       })
     }
     return { dispatch, dispatchError: null }

@@ -20,6 +20,19 @@ import { claimSqliteFile, precheckSqliteFile } from '../sqlite_claim.js'
 import type { DispatchRequest, SettlementIdentity, WritebackReceipt } from '../../bindings/index'
 import { quotaSpendEligible, QUOTA_UNITS_PER_SETTLEMENT } from './quota.js'
 import type { ValidWriteback, WritebackKind } from './validate.js'
+import {
+  receiptOf,
+  markerOf,
+  settlementOf,
+  spendOf,
+  stepOf,
+  storedOutcomes,
+  type MarkerRow,
+  type ReceiptRow,
+  type SettlementRow,
+  type SpendRow,
+  type StepSqlRow,
+} from './turn_rows.js'
 
 type Database = BetterSqlite3.Database
 
@@ -39,40 +52,57 @@ export interface CommittedRecord {
 }
 
 export interface QuotaSpend {
-  receipt_id: string
-  effect_id: string
+  receiptId: string
+  effectId: string
   units: number
-  spent_at: string
+  spentAt: string
+}
+
+/** One provider outcome of a completed hook dispatch, as its marker keeps it. */
+export interface MarkerOutcome {
+  hookId: string
+  dispatchId: string
+  outcome: string
+  failureCode: string | null
 }
 
 /** What a completed hook dispatch left in the Turn journal: codes and ids only. */
 export interface DispatchMarker {
-  receipt_id: string
+  receiptId: string
   admitted: boolean
   /** The core's refusal code, `hooks_not_configured`, or null when admitted. */
   refusal: string | null
-  outcomes: { hook_id: string; dispatch_id: string; outcome: string; failure_code: string | null }[]
-  completed_at: string
+  outcomes: MarkerOutcome[]
+  completedAt: string
 }
 
 export interface StepRow {
-  effect_id: string
+  effectId: string
   ordinal: number
   step: PrimaryStepName
   status: string
-  updated_at: string
+  updatedAt: string
+}
+
+/** A settlement as the Turn journal holds it (a row, not a contract document: camelCase). */
+export interface SettlementRecord {
+  effectId: string
+  goalId: string
+  agentId: string
+  todoId: string
+  turnInstanceId: string
+  eventKind: string
+  stateRevision: string
+  factRefs: string[]
+  requestDigest: string
+  createdAt: string
 }
 
 /** Every row of the Turn journal, for inspection and tests. */
 export interface TurnJournalContents {
-  settlements: (SettlementIdentity & {
-    event_kind: string
-    state_revision: string
-    fact_refs: string[]
-    request_digest: string
-    created_at: string
-  })[]
+  settlements: SettlementRecord[]
   steps: StepRow[]
+  /** The committed receipts, as the dispatch request carries them (contract spelling). */
   receipts: WritebackReceipt[]
   quotaSpends: QuotaSpend[]
   dispatchMarkers: DispatchMarker[]
@@ -269,8 +299,8 @@ export class TurnJournal {
         const record = this.#recordByReceipt(receiptId)
         if (!record) throw new LoopxHooksError('ERR_LOOPX_UNKNOWN_RECEIPT', 'no committed receipt with this id')
         const spent = this.#db.prepare(`SELECT * FROM quota_spends WHERE receipt_id = ?`).get(receiptId) as
-          QuotaSpend | undefined
-        if (spent) return { status: 'already_spent', spend: spent }
+          SpendRow | undefined
+        if (spent) return { status: 'already_spent', spend: spendOf(spent) }
         const setStep = this.#db.prepare(
           `UPDATE settlement_steps SET status = ?, updated_at = ? WHERE effect_id = ? AND ordinal = 3`,
         )
@@ -279,14 +309,14 @@ export class TurnJournal {
           return { status: 'not_eligible', spend: null }
         }
         const spend: QuotaSpend = {
-          receipt_id: receiptId,
-          effect_id: record.receipt.effect_id,
+          receiptId,
+          effectId: record.receipt.effect_id,
           units: QUOTA_UNITS_PER_SETTLEMENT,
-          spent_at: at,
+          spentAt: at,
         }
         this.#db
           .prepare(`INSERT INTO quota_spends (receipt_id, effect_id, units, spent_at) VALUES (?, ?, ?, ?)`)
-          .run(spend.receipt_id, spend.effect_id, spend.units, spend.spent_at)
+          .run(spend.receiptId, spend.effectId, spend.units, spend.spentAt)
         setStep.run('spent', at, record.settlement.effect_id)
         return { status: 'spent', spend }
       })
@@ -300,11 +330,11 @@ export class TurnJournal {
         `INSERT OR IGNORE INTO dispatch_markers (receipt_id, admitted, refusal, outcomes, completed_at) VALUES (?, ?, ?, ?, ?)`,
       )
       .run(
-        marker.receipt_id,
+        marker.receiptId,
         marker.admitted ? 1 : 0,
         marker.refusal,
-        JSON.stringify(marker.outcomes),
-        marker.completed_at,
+        storedOutcomes(marker.outcomes),
+        marker.completedAt,
       )
   }
 
@@ -342,11 +372,13 @@ export class TurnJournal {
 
   contents(): TurnJournalContents {
     const settlements = (this.#db.prepare(`SELECT * FROM settlements ORDER BY seq`).all() as SettlementRow[]).map(
-      ({ seq: _seq, fact_refs, ...rest }) => ({ ...rest, fact_refs: JSON.parse(fact_refs) as string[] }),
+      settlementOf,
     )
-    const steps = this.#db.prepare(`SELECT * FROM settlement_steps ORDER BY effect_id, ordinal`).all() as StepRow[]
+    const steps = (
+      this.#db.prepare(`SELECT * FROM settlement_steps ORDER BY effect_id, ordinal`).all() as StepSqlRow[]
+    ).map(stepOf)
     const receipts = (this.#db.prepare(`SELECT * FROM receipts ORDER BY seq`).all() as ReceiptRow[]).map(receiptOf)
-    const quotaSpends = this.#db.prepare(`SELECT * FROM quota_spends ORDER BY rowid`).all() as QuotaSpend[]
+    const quotaSpends = (this.#db.prepare(`SELECT * FROM quota_spends ORDER BY rowid`).all() as SpendRow[]).map(spendOf)
     const dispatchMarkers = (
       this.#db.prepare(`SELECT * FROM dispatch_markers ORDER BY rowid`).all() as MarkerRow[]
     ).map(markerOf)
@@ -397,60 +429,5 @@ export function dispatchRequestOf(record: CommittedRecord): DispatchRequest {
     settlement: { ...record.settlement },
     receipt: { ...record.receipt },
     event: { event_kind: record.eventKind, fact_refs: [...record.factRefs] },
-  }
-}
-
-interface SettlementRow {
-  seq: number
-  effect_id: string
-  goal_id: string
-  agent_id: string
-  todo_id: string
-  turn_instance_id: string
-  event_kind: string
-  state_revision: string
-  fact_refs: string
-  request_digest: string
-  created_at: string
-}
-
-interface ReceiptRow {
-  seq: number
-  receipt_id: string
-  effect_id: string
-  step_kind: string
-  status: string
-  checkpointed: number
-  state_revision: string
-  committed_at: string
-}
-
-interface MarkerRow {
-  receipt_id: string
-  admitted: number
-  refusal: string | null
-  outcomes: string
-  completed_at: string
-}
-
-function receiptOf(r: ReceiptRow): WritebackReceipt {
-  return {
-    receipt_id: r.receipt_id,
-    effect_id: r.effect_id,
-    step_kind: r.step_kind,
-    status: r.status,
-    checkpointed: r.checkpointed === 1,
-    state_revision: r.state_revision,
-    committed_at: r.committed_at,
-  }
-}
-
-function markerOf(m: MarkerRow): DispatchMarker {
-  return {
-    receipt_id: m.receipt_id,
-    admitted: m.admitted === 1,
-    refusal: m.refusal,
-    outcomes: JSON.parse(m.outcomes),
-    completed_at: m.completed_at,
   }
 }

@@ -43,6 +43,7 @@ impl Decision {
 /// A decision already on record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
+#[serde(rename_all = "camelCase")]
 pub struct ExistingDecision {
     pub decision: Decision,
     pub executor_id: String,

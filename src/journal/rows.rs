@@ -10,6 +10,7 @@ pub const MAX_PAGE: u32 = 1000;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
+#[serde(rename_all = "camelCase")]
 pub struct DispatchRow {
     /// Insertion order; the paging cursor.
     #[ts(type = "number")]
@@ -49,6 +50,7 @@ pub struct DispatchRow {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
+#[serde(rename_all = "camelCase")]
 pub struct FailureRow {
     pub dispatch_id: String,
     pub attempt: u32,
@@ -60,6 +62,7 @@ pub struct FailureRow {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
+#[serde(rename_all = "camelCase")]
 pub struct StoredIntent {
     /// Global insertion order; the paging cursor.
     #[ts(type = "number")]
@@ -148,6 +151,7 @@ impl Default for IntentFilter {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
+#[serde(rename_all = "camelCase")]
 pub struct JournalStats {
     #[ts(type = "number")]
     pub checkpointed: u64,

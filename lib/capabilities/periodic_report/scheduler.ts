@@ -132,35 +132,35 @@ export class PeriodicReportScheduler {
 
   async #handle(item: StoredIntent, pass: SchedulerPass): Promise<void> {
     pass.listed += 1
-    if (item.decision !== null && item.executor_id !== this.executorId) {
-      pass.skipped.push(item.intent_id)
+    if (item.decision !== null && item.executorId !== this.executorId) {
+      pass.skipped.push(item.intentId)
       return
     }
     const transition = await this.#transition(item)
     if (item.decision === null) {
       const reason = this.#admission(item, transition)
       const outcome = await this.journal.decide({
-        intentId: item.intent_id,
+        intentId: item.intentId,
         executorId: this.executorId,
         decision: reason === 'admitted' ? 'admit' : 'reject',
         reasonCode: reason,
       })
       if (outcome.kind === 'conflict' || outcome.kind === 'unknown_intent') {
-        pass.skipped.push(item.intent_id)
+        pass.skipped.push(item.intentId)
         return
       }
       if (reason !== 'admitted') {
-        pass.rejected.push({ intentId: item.intent_id, reasonCode: reason })
+        pass.rejected.push({ intentId: item.intentId, reasonCode: reason })
         return
       }
-      pass.admitted.push(item.intent_id)
+      pass.admitted.push(item.intentId)
     } else if (item.decision !== 'admit') {
       return
     }
     if (!transition || segmentOf(item) === null) return // cannot happen for an intent this executor admitted
     const evaluated = this.store.evaluate(
       {
-        intentId: item.intent_id,
+        intentId: item.intentId,
         transition,
         segmentRef: segmentOf(item) ?? '',
         window: isoWeek(this.#now()),
@@ -168,15 +168,15 @@ export class PeriodicReportScheduler {
       this.policy,
       this.#now().toISOString(),
     )
-    if (evaluated.duplicate) pass.duplicates.push(item.intent_id)
+    if (evaluated.duplicate) pass.duplicates.push(item.intentId)
     else pass.evaluated.push(evaluated.decision)
-    await this.journal.markDone(item.intent_id, this.executorId)
+    await this.journal.markDone(item.intentId, this.executorId)
   }
 
   /** The transition of the committed event behind an intent, from its sidecar dispatch record. */
   async #transition(item: StoredIntent): Promise<'segment_completed' | 'replan_recorded' | null> {
-    const row = await this.journal.getDispatch(item.dispatch_id)
-    return (row && TRANSITION_OF[row.event_kind]) ?? null
+    const row = await this.journal.getDispatch(item.dispatchId)
+    return (row && TRANSITION_OF[row.eventKind]) ?? null
   }
 
   #admission(item: StoredIntent, transition: string | null): AdmissionReason {
@@ -187,7 +187,7 @@ export class PeriodicReportScheduler {
     if (!transition) return 'unknown_source'
     if (segmentOf(item) === null) return 'unsupported_payload'
     // Already evaluated (e.g. fed through another journal): never twice.
-    if (this.store.decision(item.intent_id)) return 'duplicate_intent'
+    if (this.store.decision(item.intentId)) return 'duplicate_intent'
     return 'admitted'
   }
 }

@@ -24,7 +24,8 @@ pub(super) struct Link {
 
 impl Link {
     pub(super) fn new(config: Config, schema: &str, read_only: bool) -> Link {
-        let mut setup = format!("SET search_path TO \"{schema}\"; SET application_name = 'loopx-hooks'");
+        // The application name says whose connection it is (`pg_stat_activity`), naming no secret.
+        let mut setup = format!("SET search_path TO \"{schema}\"; SET application_name = 'loopx-hooks:{schema}'");
         if read_only {
             setup += "; SET default_transaction_read_only = on";
         }

@@ -96,53 +96,61 @@ pub(super) fn run_many(
     Ok(answers)
 }
 
+/// The whole final record in one statement (one round trip): the row
+/// changes only while unfinished, and only then are its request deleted, its
+/// exhausted failure and its intents inserted. A duplicate intent id fails
+/// the statement, so nothing of the record is written.
+const FINAL: &str = "
+WITH d AS (
+  UPDATE dispatches SET state = $2, attempts = $3, result_digest = $4, updated_at = $5
+  WHERE dispatch_id = $1 AND state IN ('checkpointed','failed') RETURNING seq),
+r AS (DELETE FROM requests q USING d WHERE q.seq = d.seq),
+f AS (
+  INSERT INTO failures (dispatch_id, attempt, code, rule, at)
+  SELECT $1, $3, $6, $7, $5 FROM d WHERE $6::text IS NOT NULL
+  ON CONFLICT (dispatch_id, attempt) DO NOTHING),
+i AS (
+  INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc)
+  SELECT t.id, $1, t.cap, t.kind, t.doc
+  FROM d, unnest($8::text[], $9::text[], $10::text[], $11::text[]) WITH ORDINALITY AS t(id, cap, kind, doc, n)
+  ORDER BY t.n)
+SELECT seq FROM d";
+
 pub(super) fn run_final(conn: &mut PgWriteConn, r: &FinalRecord, now: i64) -> Result<RecordOutcome> {
     let attempt = to_i32(r.attempt, "attempt")?;
     let state = DispatchState::from(r.status).as_str();
-    // Only an unfinished row changes; its request only served recover().
+    let (code, rule) = match &r.failure {
+        Some((code, rule)) => (Some(code.as_str()), rule.as_deref()),
+        None => (None, None),
+    };
+    let ids: Vec<&str> = r.intents.iter().map(|i| i.intent_id.as_str()).collect();
+    let caps: Vec<&str> = r.intents.iter().map(|i| i.capability_id.as_str()).collect();
+    let kinds: Vec<&str> = r.intents.iter().map(|i| i.intent_kind.as_str()).collect();
+    let docs: Vec<&str> = r.intents.iter().map(|i| i.stored_json.as_str()).collect();
     let changed = conn.link.query_opt(
-        "WITH d AS (
-           UPDATE dispatches SET state = $2, attempts = $3, result_digest = $4, updated_at = $5
-           WHERE dispatch_id = $1 AND state IN ('checkpointed','failed') RETURNING seq)
-         DELETE FROM requests r USING d WHERE r.seq = d.seq RETURNING d.seq",
-        &[&r.dispatch_id, &state, &attempt, &r.result_digest, &now],
-    )?;
-    if changed.is_none() {
-        let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
-        if !s.state.is_final() {
-            // Unfinished but no request row: not a journal this build wrote.
-            return Err(JournalError::Postgres { sqlstate: "XX001".to_owned() });
+        FINAL,
+        &[&r.dispatch_id, &state, &attempt, &r.result_digest, &now, &code, &rule, &ids, &caps, &kinds, &docs],
+    );
+    let changed = match changed {
+        Err(JournalError::Postgres { sqlstate }) if sqlstate == UNIQUE_VIOLATION => {
+            return Err(JournalError::DuplicateIntent)
         }
-        // Our own earlier try committed although its COMMIT reported an error.
-        let ours = s.state.as_str() == state && s.attempts == r.attempt && s.result_digest == r.result_digest;
-        if conn.replaying && ours {
-            return Ok(RecordOutcome::Recorded);
-        }
-        return Ok(RecordOutcome::AlreadyFinal { row: Box::new(s) });
+        other => other?,
+    };
+    if changed.is_some() {
+        return Ok(RecordOutcome::Recorded);
     }
-    if let Some((code, rule)) = &r.failure {
-        insert_failure(conn, &r.dispatch_id, attempt, code, rule.as_deref(), now)?;
+    let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
+    if !s.state.is_final() {
+        // Unfinished but not changed: not a journal this build wrote.
+        return Err(JournalError::Postgres { sqlstate: "XX001".to_owned() });
     }
-    if !r.intents.is_empty() {
-        let ids: Vec<&str> = r.intents.iter().map(|i| i.intent_id.as_str()).collect();
-        let caps: Vec<&str> = r.intents.iter().map(|i| i.capability_id.as_str()).collect();
-        let kinds: Vec<&str> = r.intents.iter().map(|i| i.intent_kind.as_str()).collect();
-        let docs: Vec<&str> = r.intents.iter().map(|i| i.stored_json.as_str()).collect();
-        // One statement for all of them; WITH ORDINALITY keeps result order as `seq` order.
-        let inserted = conn.link.execute(
-            "INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc)
-             SELECT id, $1, cap, kind, doc FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])
-               WITH ORDINALITY AS t(id, cap, kind, doc, n) ORDER BY n",
-            &[&r.dispatch_id, &ids, &caps, &kinds, &docs],
-        );
-        match inserted {
-            Err(JournalError::Postgres { sqlstate }) if sqlstate == UNIQUE_VIOLATION => {
-                return Err(JournalError::DuplicateIntent)
-            }
-            other => other?,
-        };
+    // Our own earlier try committed although its COMMIT reported an error.
+    let ours = s.state.as_str() == state && s.attempts == r.attempt && s.result_digest == r.result_digest;
+    if conn.replaying && ours {
+        return Ok(RecordOutcome::Recorded);
     }
-    Ok(RecordOutcome::Recorded)
+    Ok(RecordOutcome::AlreadyFinal { row: Box::new(s) })
 }
 
 pub(super) fn run_failure(conn: &mut PgWriteConn, r: &FailureRecord, now: i64) -> Result<FailureOutcome> {

@@ -136,6 +136,21 @@ fn records_read_back_as_on_sqlite_and_the_outbox_view_holds_whole_intents() {
     assert_eq!(j.record_failure(failure("b", 1)).wait(), Ok(FailureOutcome::Recorded { attempts_used: 1 }));
     assert_eq!(j.unfinished().unwrap().len(), 1);
     assert_eq!(j.list_failures(&dispatch_id("b")).unwrap().len(), 1);
+    let exhausted = FinalRecord {
+        dispatch_id: dispatch_id("b"),
+        attempt: 2,
+        status: FinalStatus::Exhausted,
+        result_digest: None,
+        intents: vec![],
+        failure: Some(("dispatch_budget_exhausted".into(), None)),
+    };
+    assert_eq!(j.record_final(exhausted).wait(), Ok(RecordOutcome::Recorded));
+    let failures = j.list_failures(&dispatch_id("b")).unwrap();
+    assert_eq!(
+        failures.iter().map(|f| (f.attempt, f.code.as_str())).collect::<Vec<_>>(),
+        [(1, "producer_failed"), (2, "dispatch_budget_exhausted")]
+    );
+    assert!(j.unfinished().unwrap().is_empty());
 
     let page = j.list_intents(&IntentFilter { limit: 1, ..IntentFilter::default() }).unwrap();
     assert_eq!(page.items.len(), 1);
@@ -190,7 +205,7 @@ fn two_hosts_racing_one_identity_commit_exactly_one_final_receipt() {
     for round in 0..20 {
         let seed = format!("r{round}");
         for h in &hosts {
-            let _ = h.checkpoint(checkpoint(&seed));
+            drop(h.checkpoint(checkpoint(&seed)));
         }
         let replies: Vec<_> = hosts
             .iter()
@@ -288,4 +303,49 @@ fn an_unreachable_server_is_a_coded_error_that_names_nothing_private() {
         let err = Journal::open_postgres(&t, JournalOptions::default()).unwrap_err();
         assert_eq!(err, JournalError::InvalidArgument { what: "schema" }, "{schema:?}");
     }
+}
+
+#[test]
+fn connections_killed_mid_batch_are_retried_and_every_record_lands_exactly_once() {
+    let s = Schema::new("kill");
+    let j = s.open();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let killed = std::thread::scope(|t| {
+        let killer = t.spawn(|| {
+            let mut killed = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let rows = s.sql(&format!(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                     WHERE application_name = 'loopx-hooks:{}'",
+                    s.target.schema
+                ));
+                killed += rows[0].get::<_, i64>(0);
+                std::thread::sleep(Duration::from_millis(15));
+            }
+            killed
+        });
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let j = &j;
+                t.spawn(move || {
+                    for n in 0..40 {
+                        let seed = format!("k{w}_{n}");
+                        drop(j.checkpoint(checkpoint(&seed)));
+                        let outcome = j.record_final(proposed(&seed, 1, &seed, &[&seed])).wait();
+                        assert_eq!(outcome, Ok(RecordOutcome::Recorded), "{seed}");
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        stop.store(true, Ordering::SeqCst);
+        killer.join().unwrap()
+    });
+    assert!(killed > 0, "the test killed no connection");
+    let stats = j.stats().unwrap();
+    assert_eq!((stats.proposed, stats.intents, stats.checkpointed), (160, 160, 0));
+    assert!(j.integrity().unwrap().ok);
+    assert!(j.writer_stats().busy_retries > 0, "the writer retried");
 }

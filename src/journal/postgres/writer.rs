@@ -1,10 +1,10 @@
 //! The PostgreSQL side of the writer's batch protocol (see `../writer.rs`).
 //!
 //! Round trips are what a batch costs here, so: `BEGIN` and the batch's
-//! durability go in one message; releasing a command's savepoint rides with
-//! the next command's `SAVEPOINT` (COMMIT releases the last); the `NOTIFY`
-//! that wakes other hosts' consumers rides with `COMMIT`, and is delivered
-//! only if the transaction commits.
+//! durability ride with the first command's `SAVEPOINT`; releasing a
+//! command's savepoint rides with the next command's `SAVEPOINT` (COMMIT
+//! releases the last); the `NOTIFY` that wakes other hosts' consumers rides
+//! with `COMMIT`, and is delivered only if the transaction commits.
 
 use std::time::Duration;
 
@@ -20,6 +20,8 @@ pub(crate) struct PgWriteConn {
     synchronous_full: bool,
     /// A savepoint is open and not yet released.
     savepoint_open: bool,
+    /// `BEGIN ...` not sent yet: it goes with the first savepoint.
+    begin: Option<&'static str>,
     /// The batch being retried may have committed already (its COMMIT
     /// failed): commands read their identity back and answer what is there.
     pub(super) replaying: bool,
@@ -32,6 +34,7 @@ impl PgWriteConn {
             notify: format!("NOTIFY \"{schema}\"; COMMIT"),
             synchronous_full,
             savepoint_open: false,
+            begin: None,
             replaying: false,
         }
     }
@@ -51,15 +54,20 @@ impl BatchConn for PgWriteConn {
         // A batch of checkpoints or claims only is nobody's wait and is
         // reconstructible: it does not wait for its WAL flush (the next
         // durable commit flushes it), like SQLite's NORMAL.
-        if durable && self.synchronous_full {
-            self.link.batch("BEGIN")
+        self.begin = Some(if durable && self.synchronous_full {
+            "BEGIN; SAVEPOINT cmd"
         } else {
-            self.link.batch("BEGIN; SET LOCAL synchronous_commit = off")
-        }
+            "BEGIN; SET LOCAL synchronous_commit = off; SAVEPOINT cmd"
+        });
+        Ok(())
     }
 
     fn savepoint(&mut self) -> Result<()> {
-        let sql = if self.savepoint_open { "RELEASE cmd; SAVEPOINT cmd" } else { "SAVEPOINT cmd" };
+        let sql = match self.begin.take() {
+            Some(begin) => begin,
+            None if self.savepoint_open => "RELEASE cmd; SAVEPOINT cmd",
+            None => "SAVEPOINT cmd",
+        };
         self.link.batch(sql)?;
         self.savepoint_open = true;
         Ok(())
@@ -78,6 +86,10 @@ impl BatchConn for PgWriteConn {
 
     fn commit(&mut self, wakes: bool) -> Result<()> {
         self.savepoint_open = false;
+        if self.begin.take().is_some() {
+            // Nothing was sent: there is no transaction to commit.
+            return Ok(());
+        }
         self.link.batch(if wakes { &self.notify } else { "COMMIT" })?;
         self.replaying = false;
         Ok(())
@@ -85,6 +97,9 @@ impl BatchConn for PgWriteConn {
 
     fn rollback(&mut self) {
         self.savepoint_open = false;
+        if self.begin.take().is_some() {
+            return;
+        }
         if self.link.is_lost() || self.link.batch("ROLLBACK").is_err() {
             // The server rolls back a transaction whose connection went away.
             self.link.forget();

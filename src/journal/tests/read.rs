@@ -99,7 +99,10 @@ fn unfinished_stats_and_integrity() {
     assert!(j.integrity_check().unwrap());
     let row = serde_json::to_value(j.get_dispatch(&dispatch_id("p01")).unwrap().unwrap()).unwrap();
     assert_eq!(row["state"], "proposed");
-    assert!(row.get("registration_digest").is_some());
+    assert!(
+        row.get("registrationDigest").is_some() && row.get("registration_digest").is_none(),
+        "rows serialize camelCase"
+    );
     assert_eq!(j.get_dispatch(&dispatch_id("missing")).unwrap(), None);
 }
 
