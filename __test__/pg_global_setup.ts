@@ -28,11 +28,13 @@ export default function setup(project: TestProject): () => void {
   const server = start()
   process.env.LOOPX_TEST_PG_URL = server.url
   process.env.LOOPX_TEST_PG_DIR = server.dir
+  if (server.ca !== null) process.env.LOOPX_TEST_PG_CA = server.ca
   project.provide('pgUrl', server.url)
   project.provide('pgDir', server.dir)
   return () => {
     delete process.env.LOOPX_TEST_PG_URL
     delete process.env.LOOPX_TEST_PG_DIR
+    delete process.env.LOOPX_TEST_PG_CA
     stop(server.dir)
   }
 }

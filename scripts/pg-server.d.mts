@@ -6,6 +6,8 @@ export interface PgServer {
   /** The data folder: also the Unix socket folder and the home of `log`; give it to stop/restart. */
   dir: string
   port: number
+  /** The PEM CA of the server's TLS certificate (`ssl=on`), or null when openssl is missing. */
+  ca: string | null
 }
 
 /** The absolute path of a PostgreSQL server binary (initdb, pg_ctl), or null. */

@@ -25,6 +25,7 @@ import {
   realpathSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, parse } from 'node:path'
@@ -120,29 +121,98 @@ function baseDir() {
   }
 }
 
-function opts(dir, port) {
-  return `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`
+/**
+ * A throwaway CA and a server certificate for 127.0.0.1 and localhost, made
+ * with openssl in `dir`, so the tests can prove TLS with verification
+ * (`sslmode=require` and the CA file). Answers the CA file, or null without
+ * openssl (the server then runs without TLS).
+ */
+function certificates(dir, owner) {
+  const openssl = (args) => spawnSync('openssl', args, { cwd: dir, stdio: 'ignore' }).status === 0
+  writeFileSync(
+    join(dir, 'server.ext'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
+  )
+  const made =
+    openssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '7',
+      '-subj',
+      '/CN=loopx-hooks test CA',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+    ]) &&
+    openssl([
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-keyout',
+      'server.key',
+      '-out',
+      'server.csr',
+    ]) &&
+    openssl([
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '7',
+      '-extfile',
+      'server.ext',
+      '-out',
+      'server.crt',
+    ])
+  if (!made) return null
+  // The server refuses a key others may read; it must be its own.
+  if (owner) for (const f of ['server.key', 'server.crt']) chownSync(join(dir, f), owner.uid, owner.gid)
+  rmSync(join(dir, 'ca.key'))
+  return join(dir, 'ca.crt')
+}
+
+function opts(dir, port, tls) {
+  const ssl = tls ? ` -c ssl=on -c ssl_cert_file=${dir}/server.crt -c ssl_key_file=${dir}/server.key` : ''
+  return `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${ssl}`
 }
 
 /**
- * Starts a throwaway server. Returns { url, dir, port }; `dir` is the data
- * folder (also the Unix socket folder and the home of `log`), for stop/restart.
+ * Starts a throwaway server. Returns { url, dir, port, ca }; `dir` is the data
+ * folder (also the Unix socket folder and the home of `log`), for stop/restart;
+ * `ca` the PEM CA of its TLS certificate (null when openssl is missing).
  */
 export function start() {
   const { initdb, pgCtl } = binaries()
   const dir = mkdtempSync(join(baseDir(), 'loopx-pg-'))
   try {
+    let owner = null
     if (isRoot()) {
       const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }))
       const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }))
       chownSync(dir, uid, gid)
+      owner = { uid, gid }
     }
     run(initdb, ['-D', dir, '-A', 'trust', '-U', 'postgres', '--no-instructions', '-E', 'UTF8', '--locale', 'C'])
+    const ca = certificates(dir, owner)
     for (let tries = 1; ; tries++) {
       const port = freePort()
       try {
-        run(pgCtl, ['-D', dir, '-w', '-t', '60', '-l', join(dir, 'log'), '-o', opts(dir, port), 'start'])
-        return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir, port }
+        run(pgCtl, ['-D', dir, '-w', '-t', '60', '-l', join(dir, 'log'), '-o', opts(dir, port, ca !== null), 'start'])
+        return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir, port, ca }
       } catch (e) {
         if (tries >= 3) throw e
       }
@@ -176,9 +246,11 @@ const quote = (s) => `'${s.replaceAll("'", "'\\''")}'`
 function main(argv) {
   const [cmd, arg] = argv
   if (cmd === 'start') {
-    const { url, dir } = start()
+    const { url, dir, ca } = start()
     process.stdout.write(
-      arg === '--env' ? `LOOPX_TEST_PG_URL=${quote(url)}\nLOOPX_TEST_PG_DIR=${quote(dir)}\n` : `${url}\n${dir}\n`,
+      arg === '--env'
+        ? `LOOPX_TEST_PG_URL=${quote(url)}\nLOOPX_TEST_PG_DIR=${quote(dir)}\nLOOPX_TEST_PG_CA=${quote(ca ?? '')}\n`
+        : `${url}\n${dir}\n`,
     )
   } else if ((cmd === 'stop' || cmd === 'restart') && arg) {
     if (cmd === 'stop') stop(arg)
