@@ -4,7 +4,7 @@
 // on the same port, and stop removes the folder. The CLI prints what
 // scripts/test.sh evals.
 import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import pg from 'pg'
@@ -100,9 +100,12 @@ describe('scripts/pg-server.mjs', () => {
         .split('\n')
         .map((line) => /^(\w+)='(.*)'$/.exec(line)!.slice(1, 3)),
     )
-    expect(Object.keys(env).sort()).toEqual(['LOOPX_TEST_PG_DIR', 'LOOPX_TEST_PG_URL'])
+    expect(Object.keys(env).sort()).toEqual(['LOOPX_TEST_PG_CA', 'LOOPX_TEST_PG_DIR', 'LOOPX_TEST_PG_URL'])
     try {
       expect(await setting(env.LOOPX_TEST_PG_URL!, 'synchronous_commit')).toBe('on')
+      // TLS is on, with the throwaway CA beside the data (the Rust TLS test verifies a session with it).
+      expect(await setting(env.LOOPX_TEST_PG_URL!, 'ssl')).toBe('on')
+      expect(readFileSync(env.LOOPX_TEST_PG_CA!, 'utf8')).toContain('BEGIN CERTIFICATE')
     } finally {
       const stopped = spawnSync(process.execPath, [SCRIPT, 'stop', env.LOOPX_TEST_PG_DIR!], { encoding: 'utf8' })
       expect(stopped.status, stopped.stderr).toBe(0)
