@@ -292,6 +292,8 @@ export interface PostgresTarget {
   connectionString: string
   /** Default `loopx_hooks`. */
   schema?: string
+  /** PEM certificates that verify the server under `sslmode=require`. */
+  caFile?: string
 }
 
 /**

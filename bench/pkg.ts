@@ -16,10 +16,17 @@ import type { DispatchOutcome, DispatchRequest } from '../bindings/index.js'
  * from lib/*.ts, so that compiling the bench never depends on work in
  * progress elsewhere in lib/.
  */
+export interface PgJournal {
+  connectionString: string
+  schema?: string
+}
+
 export interface Package {
   HookRuntime: {
     open(options: {
-      journalPath: string
+      journalPath?: string
+      /** PostgreSQL journal (issue 11): given instead of journalPath. */
+      journal?: { postgres: PgJournal }
       synchronous?: 'full' | 'normal'
       profile?: { enabled?: boolean; replay?: 'return' | 'verify' }
     }): Promise<{
@@ -30,7 +37,7 @@ export interface Package {
     }>
   }
   HookJournal: {
-    open(path: string): Promise<{
+    open(path: string | { postgres: PgJournal }): Promise<{
       listDispatches(query: object): Promise<{ items: Array<{ receipt: unknown }> }>
       listIntents(query: object): Promise<{ items: Array<{ intent: unknown }> }>
       close(): Promise<void>

@@ -19,6 +19,7 @@ import Database from 'better-sqlite3'
 
 import { PlainRuntime, PlainValidators } from './baseline.js'
 import { exampleInput, exampleResult, intentKind, jcs, registration, request } from './fixtures.js'
+import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
 import { pkg, require, ROOT } from './pkg.js'
 import { drive, median, open, percentile, type SideName } from './sides.js'
 
@@ -449,6 +450,7 @@ function report(
   v: { rounds: ValidatorRound[]; probe: boolean },
   b: Big,
   floor: Floor | undefined,
+  pgr?: PgResults | { error: string },
 ) {
   const rows: Row[] = []
   const ratioMed = <T>(rounds: T[], f: (r: T) => number) => median(rounds.map(f))
@@ -721,6 +723,7 @@ function report(
       },
     )
   }
+  if (pgr && !('error' in pgr)) pgRows(pgr, add, fmt)
   return rows
 }
 
@@ -730,7 +733,7 @@ function table(rows: Row[]): string {
     '| --- | ---: | ---: | ---: | --- | --- |',
     ...rows.map(
       (r) =>
-        `| ${r.metric} | ${r.ours} | ${r.plain} | ${r.ratio.toFixed(r.ratio < 0.1 ? 3 : 2)}x | ${r.target} | ${r.met === null ? '' : r.met ? 'yes' : '**no**'} |`,
+        `| ${r.metric} | ${r.ours} | ${r.plain} | ${Number.isFinite(r.ratio) ? `${r.ratio.toFixed(r.ratio < 0.1 ? 3 : 2)}x` : 'n/a'} | ${r.target} | ${r.met === null ? '' : r.met ? 'yes' : '**no**'} |`,
     ),
   ]
   return lines.join('\n')
@@ -764,21 +767,47 @@ function rerender(path: string): void {
   const old = JSON.parse(readFileSync(path, 'utf8'))
   const raw = old.raw
   const v = { rounds: raw.validators, probe: raw.validators.every((r: ValidatorRound) => 'registration.crossing' in r) }
-  const rows = report(raw.durable, raw.replays, v, raw.big, raw.napiFloor)
+  const rows = report(raw.durable, raw.replays, v, raw.big, raw.napiFloor, raw.pg)
   const m = old.machine
   const header = headerOf(old.date, m, old.quick)
   const md = table(rows)
   process.stdout.write(`\n${header}\n\n${md}\n`)
   writeFileSync(path, JSON.stringify({ ...old, metrics: rows }, null, 2) + '\n')
-  writeFileSync(join(dirname(path), old.quick ? 'RESULTS-quick.md' : 'RESULTS.md'), resultsMd(header, md))
+  writeFileSync(join(dirname(path), old.quick ? 'RESULTS-quick.md' : 'RESULTS.md'), resultsMd(header, md, raw.pg))
 }
 
 function headerOf(when: string, m: ReturnType<typeof machine>, quick: boolean): string {
   return `loopx-hooks benchmark, ${when}${quick ? " (BENCH_QUICK smoke run: sizes are not the issue's)" : ''}: ${m.cpus} x ${m.cpuModel}, ${m.memGiB} GiB, ${m.platform}, Node ${m.node}, load average ${m.loadavgStart.join(' ')} at start, ${m.loadavgEnd.join(' ')} at end.`
 }
 
-function resultsMd(header: string, md: string): string {
-  return `# Benchmark results\n\nProduced by \`npm run bench\` (\`bench/\`); figures in \`bench/results.json\`.\n\n${header}\n\n${md}\n\n${NOTES}\n`
+function resultsMd(header: string, md: string, pgr?: PgResults | { error: string }): string {
+  return `# Benchmark results\n\nProduced by \`npm run bench\` (\`bench/\`); figures in \`bench/results.json\`.\n\n${header}\n\n${md}\n\n${NOTES}${pgNotes(pgr)}\n`
+}
+
+/** The PostgreSQL rows; a server that cannot be had leaves them out with the reason, not the rest of the run. */
+async function postgres(): Promise<PgResults | { error: string }> {
+  try {
+    return await pgBench(log)
+  } catch (e: any) {
+    const error = `${e?.code ?? 'error'}: ${String(e?.message ?? e).split('\n')[0]}`
+    log(`PostgreSQL rows left out: ${error}`)
+    return { error }
+  }
+}
+
+/** BENCH_ONLY=pg: the PostgreSQL rows alone, printed and written to .bench/results-pg.json. */
+async function pgOnly(): Promise<void> {
+  const pgr = await pgBench(log)
+  const rows: Row[] = []
+  pgRows(
+    pgr,
+    (key, metric, ours, plain, ratio, target, met, figures) =>
+      rows.push({ key, metric, ours, plain, ratio: round2(ratio, 3), target, met, figures }),
+    fmt,
+  )
+  process.stdout.write(`\n${table(rows)}\n${pgNotes(pgr)}\n`)
+  mkdirSync(join(ROOT, '.bench'), { recursive: true })
+  writeFileSync(join(ROOT, '.bench', 'results-pg.json'), JSON.stringify({ metrics: rows, raw: pgr }, null, 2) + '\n')
 }
 
 /** BENCH_ONLY=validators: the validator rows alone (same-run medians), printed, nothing written. */
@@ -803,6 +832,7 @@ function validatorsOnly(): void {
 async function main() {
   if (process.env.BENCH_REPORT_FROM) return rerender(process.env.BENCH_REPORT_FROM)
   if (process.env.BENCH_ONLY === 'validators') return validatorsOnly()
+  if (process.env.BENCH_ONLY === 'pg') return pgOnly()
   await new Promise((r) => setImmediate(r)) // the event loop is running: ELU is defined
   log(`${QUICK ? 'QUICK ' : ''}run; journals in ${tmp}`)
   await sanity()
@@ -812,12 +842,13 @@ async function main() {
   const rp = await replays()
   const d = await durable()
   const b = big()
-  const rows = report(d, rp, v, b, floor)
+  const pgr = await postgres()
+  const rows = report(d, rp, v, b, floor, pgr)
   const md = table(rows)
   const when = started.toISOString()
   const m = machine()
   const header = headerOf(when, m, QUICK)
-  process.stdout.write(`\n${header}\n\n${md}\n\n${NOTES}\n`)
+  process.stdout.write(`\n${header}\n\n${md}\n\n${NOTES}${pgNotes(pgr)}\n`)
   const results = {
     date: when,
     quick: QUICK,
@@ -825,12 +856,12 @@ async function main() {
     config: { ...C, inflight: INFLIGHT },
     durationS: round2((performance.now() - t0) / 1000, 1),
     metrics: rows,
-    raw: { durable: d, replays: rp, validators: v.rounds, napiFloor: floor, big: b },
+    raw: { durable: d, replays: rp, validators: v.rounds, napiFloor: floor, big: b, pg: pgr },
   }
   const outDir = QUICK ? join(ROOT, '.bench') : join(ROOT, 'bench')
   mkdirSync(outDir, { recursive: true })
   writeFileSync(join(outDir, QUICK ? 'results-quick.json' : 'results.json'), JSON.stringify(results, null, 2) + '\n')
-  writeFileSync(join(outDir, QUICK ? 'RESULTS-quick.md' : 'RESULTS.md'), resultsMd(header, md))
+  writeFileSync(join(outDir, QUICK ? 'RESULTS-quick.md' : 'RESULTS.md'), resultsMd(header, md, pgr))
   log(`done in ${results.durationS} s; wrote ${join(outDir, QUICK ? 'results-quick.json' : 'results.json')}`)
 }
 

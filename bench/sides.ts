@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks'
 import type { DispatchOutcome, DispatchRequest } from '../bindings/index.js'
 import { PlainRuntime } from './baseline.js'
 import { intentKind, provider, registration, request } from './fixtures.js'
+import { PlainPgRuntime } from './plain_pg.js'
 import { pkg } from './pkg.js'
 
 export type SideName = 'ours' | 'plain'
@@ -40,6 +41,32 @@ export async function open(side: SideName, journalPath: string, options: OpenOpt
   runtime.defineIntentKind(intentKind)
   runtime.register(registration, provider)
   return { dispatch: (r) => runtime.dispatch(r), close: async () => runtime.close() }
+}
+
+export interface PgOpenOptions {
+  connectionString: string
+  schema: string
+  replay?: 'return' | 'verify'
+  /** The plain side creates its tables (ours creates its schema on first use by itself). */
+  create?: boolean
+}
+
+/** Either side on PostgreSQL (bench/pg.ts): ours through the journal option, the plain path through node-postgres. */
+export async function openPg(side: SideName, options: PgOpenOptions): Promise<Runner> {
+  const replay = options.replay ?? 'return'
+  if (side === 'ours') {
+    const runtime = await pkg.HookRuntime.open({
+      journal: { postgres: { connectionString: options.connectionString, schema: options.schema } },
+      profile: { enabled: true, replay },
+    })
+    runtime.defineIntentKind(intentKind)
+    runtime.register({ registration, provider })
+    return { dispatch: (r) => runtime.dispatch(r), close: () => runtime.close() }
+  }
+  const runtime = await PlainPgRuntime.open({ ...options, replay })
+  runtime.defineIntentKind(intentKind)
+  runtime.register(registration, provider)
+  return { dispatch: (r) => runtime.dispatch(r), close: () => runtime.close() }
 }
 
 /** Bytes of a closed journal: the database file plus any WAL left behind. */

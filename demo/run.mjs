@@ -5,7 +5,9 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { start, stop } from '../scripts/pg-server.mjs'
 import {
+  HookJournal,
   HookRuntime,
   IntentKinds,
   defineHook,
@@ -106,24 +108,23 @@ console.log(bold('\n4. One dispatch through a real journal'))
 const dir = mkdtempSync(join(tmpdir(), 'loopx-hooks-demo-'))
 const journalPath = join(dir, 'hooks.sqlite')
 const kind = defineIntentKind({ ...kindDoc, operations: ['evaluate_runtime_trigger'] })
+const hook = defineHook({
+  kinds: [kind],
+  registration,
+  provider: (hookInput) =>
+    hookInput.projection.transition === 'segment_completed'
+      ? proposed([
+          intent(hookInput, kind, {
+            operation: 'evaluate_runtime_trigger',
+            policyVersion: 'weekly_v0',
+            payload: { segment_ref: 'segment_opaque', source_event_refs: hookInput.projection.fact_refs },
+          }),
+        ])
+      : notApplicable(),
+})
 const runtime = await HookRuntime.open({ journalPath, profile: { enabled: true } })
 runtime.defineIntentKind(kind)
-runtime.register(
-  defineHook({
-    kinds: [kind],
-    registration,
-    provider: (hookInput) =>
-      hookInput.projection.transition === 'segment_completed'
-        ? proposed([
-            intent(hookInput, kind, {
-              operation: 'evaluate_runtime_trigger',
-              policyVersion: 'weekly_v0',
-              payload: { segment_ref: 'segment_opaque', source_event_refs: hookInput.projection.fact_refs },
-            }),
-          ])
-        : notApplicable(),
-  }),
-)
+runtime.register(hook)
 const request = {
   settlement: {
     goal_id: 'goal_opaque',
@@ -153,4 +154,41 @@ line('pending intents in the outbox', String(pending.items.length))
 for (const item of pending.items) line('  intent', `${item.intentKind} ${dim(item.intentId.slice(0, 20) + '…')}`)
 line('journal stats', JSON.stringify(await runtime.journal.stats()))
 await runtime.close()
-console.log(`\n  The journal is at ${journalPath}\n`)
+console.log(`\n  The journal is at ${journalPath}`)
+
+console.log(bold('\n5. The same dispatch on PostgreSQL, an executor on a second connection'))
+// LOOPX_DEMO_PG_URL names a server of yours; otherwise a throwaway one (scripts/pg-server.mjs).
+const own = process.env.LOOPX_DEMO_PG_URL ? null : start()
+const connectionString = process.env.LOOPX_DEMO_PG_URL ?? own.url
+const target = { postgres: { connectionString, schema: `loopx_demo_${process.pid}` } }
+try {
+  const onPg = await HookRuntime.open({ journal: target, profile: { enabled: true } })
+  onPg.defineIntentKind(kind)
+  onPg.register(hook)
+  for (const attempt of ['first dispatch', 'replay of the same receipt']) {
+    const outcome = await onPg.dispatch(request)
+    for (const h of outcome.hooks)
+      line(attempt, `${h.hookId} ${green(h.outcome)} ${dim(h.dispatchId.slice(0, 20) + '…')}`)
+  }
+  // The executor: another journal on the same schema, as another host would open it.
+  const executor = await HookJournal.open(target)
+  for (const item of await executor.claim({ executorId: 'report.executor', leaseMs: 30_000 })) {
+    await executor.decide({
+      intentId: item.intentId,
+      executorId: 'report.executor',
+      decision: 'admit',
+      reasonCode: 'policy_ok',
+    })
+    await executor.markDone(item.intentId, 'report.executor')
+    line('claimed, admitted and done', `${item.intentKind} ${dim(item.intentId.slice(0, 20) + '…')}`)
+  }
+  line('journal stats', JSON.stringify(await executor.stats()))
+  line('integrity', (await executor.integrity()).ok ? green('ok') : red('FAILED'))
+  await executor.close()
+  await onPg.close()
+  console.log(
+    `\n  The journal is the schema ${target.postgres.schema} ${own ? '(throwaway server, now stopped)' : ''}\n`,
+  )
+} finally {
+  if (own) stop(own.dir)
+}

@@ -28,6 +28,9 @@ pub(super) struct Link {
     client: Option<Client>,
     /// Prepared once per connection: a statement costs one round trip after.
     statements: HashMap<&'static str, Statement>,
+    /// The server refused a statement since [`Link::clear_failed`]: the open
+    /// transaction, if any, is aborted until rolled back (to a savepoint).
+    pub(super) sql_failed: bool,
 }
 
 impl Link {
@@ -37,7 +40,7 @@ impl Link {
         if read_only {
             setup += "; SET default_transaction_read_only = on";
         }
-        Link { config, tls, setup, client: None, statements: HashMap::new() }
+        Link { config, tls, setup, client: None, statements: HashMap::new(), sql_failed: false }
     }
 
     /// The open client, connecting first when there is none or it was lost.
@@ -74,7 +77,7 @@ impl Link {
         let stmt = match self.statements.get(sql) {
             Some(s) => s.clone(),
             None => {
-                let s = client.prepare(sql).map_err(map)?;
+                let s = client.prepare(sql).map_err(|e| note(&mut self.sql_failed, e))?;
                 self.statements.insert(sql, s.clone());
                 s
             }
@@ -84,27 +87,31 @@ impl Link {
 
     pub(super) fn query(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
         let (client, stmt) = self.statement(sql)?;
-        client.query(&stmt, params).map_err(map)
+        client.query(&stmt, params).map_err(|e| note(&mut self.sql_failed, e))
     }
 
     pub(super) fn query_opt(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>> {
         let (client, stmt) = self.statement(sql)?;
-        client.query_opt(&stmt, params).map_err(map)
+        client.query_opt(&stmt, params).map_err(|e| note(&mut self.sql_failed, e))
     }
 
     pub(super) fn execute(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
         let (client, stmt) = self.statement(sql)?;
-        client.execute(&stmt, params).map_err(map)
+        client.execute(&stmt, params).map_err(|e| note(&mut self.sql_failed, e))
     }
 
     /// Statements without parameters, in one round trip (simple protocol).
     pub(super) fn batch(&mut self, sql: &str) -> Result<()> {
-        self.client()?.batch_execute(sql).map_err(map)
+        let client = self.client()?;
+        let out = client.batch_execute(sql);
+        out.map_err(|e| note(&mut self.sql_failed, e))
     }
 
     /// A query built at run time (filters), prepared each time.
     pub(super) fn query_dynamic(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
-        self.client()?.query(sql, params).map_err(map)
+        let client = self.client()?;
+        let out = client.query(sql, params);
+        out.map_err(|e| note(&mut self.sql_failed, e))
     }
 }
 
@@ -137,6 +144,15 @@ pub(super) fn tls(config: &Config, ca_file: Option<&std::path::Path>) -> Result<
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(Some(MakeRustlsConnect::new(client)))
+}
+
+/// Maps `e`, noting whether the server refused a statement (which aborts the
+/// open transaction) rather than the connection failing.
+fn note(sql_failed: &mut bool, e: postgres::Error) -> JournalError {
+    if e.code().is_some() {
+        *sql_failed = true;
+    }
+    map(e)
 }
 
 /// SQLSTATE of a unique violation: an intent id already recorded.

@@ -1,8 +1,10 @@
-//! Reader threads: each owns one read-only connection and runs queries sent
-//! to it. The `postgres` client blocks on a runtime of its own, which must
-//! not happen on an async runtime's thread, and journal reads are called
-//! from anywhere (the JS thread, napi's tokio workers); handing them to
-//! plain threads keeps every caller safe for one thread hop per read.
+//! Readers. The `postgres` client blocks on a runtime of its own, which must
+//! not happen on a thread that drives an async runtime, and journal reads are
+//! called from anywhere (the JS thread, napi's tokio workers, async tests).
+//! A caller outside any runtime context (the JS thread: the dispatcher's
+//! standing reads) queries on its own thread with a pooled connection; any
+//! other caller hands the query to a reader thread and waits for it (one
+//! thread hop). Pooled connections are dropped on a plain thread.
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -26,7 +28,15 @@ const READ_RETRIES: u32 = 6;
 pub(super) struct ReadPool {
     tx: Mutex<Option<mpsc::Sender<Job>>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Connections for callers outside any runtime; `None` once closed.
+    idle: Mutex<Option<Vec<Link>>>,
+    config: Config,
+    tls: Option<MakeRustlsConnect>,
+    schema: String,
 }
+
+/// Idle connections kept for callers outside a runtime.
+const IDLE: usize = 2;
 
 impl ReadPool {
     pub(super) fn spawn(config: &Config, tls: &Option<MakeRustlsConnect>, schema: &str) -> Result<ReadPool> {
@@ -46,7 +56,14 @@ impl ReadPool {
             })?;
             threads.push(thread);
         }
-        Ok(ReadPool { tx: Mutex::new(Some(tx)), threads: Mutex::new(threads) })
+        Ok(ReadPool {
+            tx: Mutex::new(Some(tx)),
+            threads: Mutex::new(threads),
+            idle: Mutex::new(Some(Vec::new())),
+            config: config.clone(),
+            tls: tls.clone(),
+            schema: schema.to_owned(),
+        })
     }
 
     /// Runs `f` on a reader's connection and waits for its answer; a lost
@@ -56,20 +73,12 @@ impl ReadPool {
         T: Send + 'static,
         F: Fn(&mut Link) -> Result<T> + Send + 'static,
     {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return self.read_here(f);
+        }
         let (answer, rx) = mpsc::sync_channel(1);
         let job: Job = Box::new(move |link| {
-            let mut tries = 0;
-            let out = loop {
-                match f(link) {
-                    Err(JournalError::Unavailable) if tries < READ_RETRIES => {
-                        link.forget();
-                        std::thread::sleep(Duration::from_millis(25 << tries));
-                        tries += 1;
-                    }
-                    other => break other,
-                }
-            };
-            let _ = answer.send(out);
+            let _ = answer.send(with_retries(link, &f));
         });
         let sent = match self.tx.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
             Some(tx) => tx.send(job).is_ok(),
@@ -81,12 +90,48 @@ impl ReadPool {
         rx.recv().unwrap_or(Err(JournalError::Closed))
     }
 
+    /// On the caller's thread, with a pooled connection.
+    fn read_here<T>(&self, f: impl Fn(&mut Link) -> Result<T>) -> Result<T> {
+        let pooled = match self.idle.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            Some(idle) => idle.pop(),
+            None => return Err(JournalError::Closed),
+        };
+        let mut link = pooled.unwrap_or_else(|| Link::new(self.config.clone(), self.tls.clone(), &self.schema, true));
+        let out = with_retries(&mut link, &f);
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        match idle.as_mut() {
+            Some(idle) if idle.len() < IDLE => idle.push(link),
+            // Closed meanwhile, or enough idle: dropped here, outside any runtime.
+            _ => drop(link),
+        }
+        out
+    }
+
     /// Lets running reads finish, then closes every connection.
     pub(super) fn close(&self) {
+        if let Some(links) = self.idle.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            // Dropping a client blocks on its runtime: never on the caller's (maybe async) thread.
+            let _ = std::thread::spawn(move || drop(links)).join();
+        }
         self.tx.lock().unwrap_or_else(|p| p.into_inner()).take();
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
         for t in threads {
             let _ = t.join();
+        }
+    }
+}
+
+/// Runs `f`, reopening a lost connection and trying again a few times.
+fn with_retries<T>(link: &mut Link, f: &impl Fn(&mut Link) -> Result<T>) -> Result<T> {
+    let mut tries = 0;
+    loop {
+        match f(link) {
+            Err(JournalError::Unavailable) if tries < READ_RETRIES => {
+                link.forget();
+                std::thread::sleep(Duration::from_millis(25 << tries));
+                tries += 1;
+            }
+            other => return other,
         }
     }
 }

@@ -63,12 +63,14 @@ pub(super) fn run_many(
     now: i64,
 ) -> Result<Vec<Result<RecordAnswer>>> {
     let mut answers = Vec::with_capacity(records.len());
-    let single = records.len() == 1;
+    // Careful mode only (see `writer.rs`): each record in its own savepoint,
+    // unless the record is the whole command (the writer's savepoint is it).
+    let isolate = conn.careful && records.len() > 1;
     for r in records {
-        // One record is the command: the writer's savepoint already isolates it.
-        if !single {
+        if isolate {
             conn.link.batch("SAVEPOINT rec")?;
         }
+        conn.link.sql_failed = false;
         let answer = match r {
             RecordCommand::Final(f) => run_final(conn, f, now).map(RecordAnswer::Final),
             RecordCommand::Failure(f) => run_failure(conn, f, now).map(RecordAnswer::Failure),
@@ -77,16 +79,17 @@ pub(super) fn run_many(
         match answer {
             // The batch cannot go on: the writer rolls it back and may retry.
             Err(e @ (JournalError::Busy | JournalError::Unavailable)) => return Err(e),
-            Err(e) if single => {
-                conn.undo_command()?;
-                answers.push(Err(e));
-            }
-            Err(e) => {
+            Err(e) if isolate => {
                 conn.link.batch("ROLLBACK TO rec; RELEASE rec")?;
                 answers.push(Err(e));
             }
+            Err(e) => {
+                // Careful: undo this record; fast: a refused statement asks for the careful retry.
+                conn.undo_command()?;
+                answers.push(Err(e));
+            }
             Ok(a) => {
-                if !single {
+                if isolate {
                     conn.link.batch("RELEASE rec")?;
                 }
                 answers.push(Ok(a));

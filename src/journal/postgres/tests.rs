@@ -190,6 +190,8 @@ fn a_duplicate_intent_fails_its_record_alone() {
     )
     .unwrap();
     let answers = rx.recv().unwrap().unwrap();
+    // The fast batch hit the refused insert and was run again with savepoints.
+    assert_eq!(j.writer_stats().busy_retries, 1);
     assert_eq!(answers[0], Err(JournalError::DuplicateIntent));
     assert_eq!(answers[1], Ok(RecordAnswer::Final(RecordOutcome::Recorded)));
     assert_eq!(j.get_dispatch(&dispatch_id("b")).unwrap().unwrap().state, DispatchState::Checkpointed);

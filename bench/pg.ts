@@ -1,0 +1,360 @@
+/**
+ * The PostgreSQL rows of `npm run bench` (issue 11): loopx-hooks with its
+ * PostgreSQL journal against the plain path on node-postgres (`plain_pg.ts`),
+ * same server, same durability (the server's defaults: fsync and
+ * synchronous_commit on). Durable dispatches/s at 1 and 64 in flight, and 4
+ * processes at once against 1 (child processes, `pg_child.ts`, each its own
+ * runtime on one schema with its own identities). Rounds alternate the sides
+ * and their order; each measurement gets a fresh schema, dropped after.
+ *
+ * The server: LOOPX_BENCH_PG_URL, else LOOPX_TEST_PG_URL, else a throwaway one
+ * from scripts/pg-server.mjs, stopped at the end. The role must be allowed to
+ * CREATE SCHEMA. When this build of loopx-hooks cannot open a PostgreSQL
+ * journal, its rows are left out and the reason is reported.
+ */
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { createInterface } from 'node:readline'
+import { dirname, join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+import Database from 'better-sqlite3'
+import pg from 'pg'
+
+import { jcs, request } from './fixtures.js'
+import { pkg, ROOT } from './pkg.js'
+import { ddl } from './plain_pg.js'
+import { drive, median, open, openPg, type Runner, type SideName } from './sides.js'
+
+const QUICK = process.env.BENCH_QUICK === '1'
+const P = QUICK
+  ? { rounds: 2, n1: 150, n64: 600, perProc: 300, floor: 200 }
+  : { rounds: 3, n1: 1_500, n64: 6_000, perProc: 3_000, floor: 1_000 }
+const INFLIGHT = 64
+const PROCS = 4
+const here = dirname(fileURLToPath(import.meta.url))
+
+export interface PgRound {
+  floor: number
+  one: Partial<Record<SideName, number>>
+  many: Partial<Record<SideName, number>>
+  proc1: Partial<Record<SideName, number>>
+  proc4: Partial<Record<SideName, number>>
+}
+
+export interface PgResults {
+  server: 'throwaway' | 'given'
+  version: string
+  /** Why the loopx-hooks rows are left out (no PostgreSQL journal in this build), else null. */
+  oursMissing: string | null
+  config: typeof P & { inflight: number; procs: number }
+  rounds: PgRound[]
+}
+
+type Log = (msg: string) => void
+const schemaName = (what: string) => `bench_${what}_${randomBytes(4).toString('hex')}`
+
+async function sql(url: string, text: string): Promise<pg.QueryResult> {
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  try {
+    return await c.query(text)
+  } finally {
+    await c.end()
+  }
+}
+
+/** A fresh schema for one measurement; the plain side's tables are made here, ours makes its own on open. */
+async function withSchema<T>(url: string, side: SideName, body: (schema: string) => Promise<T>): Promise<T> {
+  const schema = schemaName(side)
+  if (side === 'plain') await sql(url, ddl(schema))
+  try {
+    return await body(schema)
+  } finally {
+    await sql(url, `DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+  }
+}
+
+/** One-row commits/s, one in flight, synchronous_commit on: what one WAL flush per commit allows now. */
+async function commitFloor(url: string, n: number): Promise<number> {
+  const schema = schemaName('floor')
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  try {
+    await c.query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.t (id bigserial PRIMARY KEY, v text NOT NULL)`)
+    const insert = { name: 'floor', text: `INSERT INTO ${schema}.t (v) VALUES ($1)`, values: ['x'.repeat(100)] }
+    for (let i = 0; i < 20; i++) await c.query(insert)
+    const t0 = performance.now()
+    for (let i = 0; i < n; i++) await c.query(insert)
+    return (n / (performance.now() - t0)) * 1000
+  } finally {
+    await c.query(`DROP SCHEMA ${schema} CASCADE`)
+    await c.end()
+  }
+}
+
+/** null when ours opens a PostgreSQL journal and records a dispatch; else why not (a code, never the URL). */
+async function oursMissing(url: string): Promise<string | null> {
+  try {
+    await withSchema(url, 'ours', async (schema) => {
+      const runner = await openPg('ours', { connectionString: url, schema })
+      try {
+        await drive(runner, 'probe', 1, 1, 'recorded')
+      } finally {
+        await runner.close()
+      }
+    })
+    return null
+  } catch (e: any) {
+    return `HookRuntime.open({ journal: { postgres } }) failed: ${e?.code ?? 'no code'}`
+  }
+}
+
+/** What a journal answers and keeps for one request dispatched twice (recorded, then replayed). */
+async function twice(runner: Runner): Promise<string> {
+  const first = await runner.dispatch(request('pgsanity', 0))
+  const again = await runner.dispatch(request('pgsanity', 0))
+  await runner.close()
+  return jcs([first, again])
+}
+
+/**
+ * Every PostgreSQL side gives the same outcomes and stores the same documents
+ * as the SQLite plain path (itself checked against ours by run.ts), or the
+ * rows compare different work.
+ */
+async function sanity(url: string, sides: SideName[]): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'loopx-bench-pg-'))
+  const path = join(dir, 'plain.db')
+  let reference: { outcomes: string; stored: string }
+  try {
+    const outcomes = await twice(await open('plain', path, { synchronous: 'normal' }))
+    const db = new Database(path, { readonly: true })
+    const receipts = db.prepare('SELECT receipt FROM dispatches ORDER BY rowid').all() as Array<{ receipt: string }>
+    const docs = db.prepare('SELECT doc FROM intents ORDER BY rowid').all() as Array<{ doc: string }>
+    db.close()
+    reference = {
+      outcomes,
+      stored: jcs([receipts.map((r) => JSON.parse(r.receipt)), docs.map((r) => JSON.parse(r.doc))]),
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  for (const side of sides) {
+    await withSchema(url, side, async (schema) => {
+      const outcomes = await twice(await openPg(side, { connectionString: url, schema }))
+      let stored: string
+      if (side === 'ours') {
+        const journal = await pkg.HookJournal.open({ postgres: { connectionString: url, schema } })
+        const dispatches = (await journal.listDispatches({})).items.map((d) => d.receipt)
+        const intents = (await journal.listIntents({})).items.map((i) => i.intent)
+        await journal.close()
+        stored = jcs([dispatches, intents])
+      } else {
+        const d = await sql(url, `SELECT receipt FROM ${schema}.dispatches ORDER BY created_at, dispatch_id`)
+        const i = await sql(url, `SELECT doc FROM ${schema}.intents ORDER BY intent_id`)
+        stored = jcs([d.rows.map((r) => JSON.parse(r.receipt)), i.rows.map((r) => JSON.parse(r.doc))])
+      }
+      if (outcomes !== reference.outcomes)
+        throw new Error(`bench pg: ${side} on PostgreSQL answers differently:\n${outcomes}\n${reference.outcomes}`)
+      if (stored !== reference.stored)
+        throw new Error(`bench pg: ${side} on PostgreSQL stores different documents:\n${stored}\n${reference.stored}`)
+    })
+  }
+}
+
+/** Dispatches/s of one runtime in this process on a fresh schema. */
+async function inProcess(url: string, side: SideName, n: number, inflight: number, tag: string): Promise<number> {
+  return withSchema(url, side, async (schema) => {
+    const runner = await openPg(side, { connectionString: url, schema })
+    try {
+      await drive(runner, `${tag}w`, 20, Math.min(inflight, 20), 'recorded')
+      const res = await drive(runner, tag, n, inflight, 'recorded')
+      return (n / res.ms) * 1000
+    } finally {
+      await runner.close()
+    }
+  })
+}
+
+/** Dispatches/s of `procs` child processes together (from the first start to the last end), one schema. */
+async function processes(url: string, side: SideName, procs: number, perProc: number, tag: string): Promise<number> {
+  return withSchema(url, side, async (schema) => {
+    if (side === 'ours') await (await openPg('ours', { connectionString: url, schema })).close() // creates the schema once
+    const env = { ...process.env, LOOPX_BENCH_PG_URL: url }
+    const kids = Array.from({ length: procs }, (_, k) =>
+      spawn(
+        process.execPath,
+        [join(here, 'pg_child.js'), side, schema, `${tag}p${k}`, String(perProc), String(INFLIGHT)],
+        {
+          env,
+          stdio: ['pipe', 'pipe', 'inherit'],
+        },
+      ),
+    )
+    const lines = kids.map((kid) => createInterface({ input: kid.stdout })[Symbol.asyncIterator]())
+    const exits = kids.map((kid) => new Promise<number | null>((resolve) => kid.on('exit', resolve)))
+    try {
+      for (const it of lines)
+        if ((await it.next()).value !== 'ready') throw new Error('bench pg: a child did not get ready')
+      for (const kid of kids) kid.stdin.write('go\n')
+      const runs = await Promise.all(lines.map(async (it) => JSON.parse((await it.next()).value as string)))
+      const codes = await Promise.all(exits)
+      if (codes.some((c) => c !== 0)) throw new Error(`bench pg: child exit codes ${codes.join(',')}`)
+      const span = Math.max(...runs.map((r) => r.end)) - Math.min(...runs.map((r) => r.start))
+      return ((procs * perProc) / span) * 1000
+    } finally {
+      for (const kid of kids) if (kid.exitCode === null) kid.kill('SIGKILL')
+    }
+  })
+}
+
+export async function pgBench(log: Log): Promise<PgResults> {
+  const given = process.env.LOOPX_BENCH_PG_URL || process.env.LOOPX_TEST_PG_URL
+  const server: typeof import('../scripts/pg-server.mjs') = await import(
+    pathToFileURL(join(ROOT, 'scripts', 'pg-server.mjs')).href
+  )
+  const own = given ? undefined : server.start()
+  const url = given ?? own!.url
+  // A run that dies on an exception (or a closed stdout) still stops its server; stop() is synchronous.
+  const cleanup = () => own && server.stop(own.dir)
+  process.once('exit', cleanup)
+  try {
+    const version = String((await sql(url, 'SHOW server_version')).rows[0].server_version)
+    const sync = String((await sql(url, 'SHOW synchronous_commit')).rows[0].synchronous_commit)
+    if (sync !== 'on') throw new Error(`bench pg: the server's synchronous_commit is '${sync}', not 'on'`)
+    log(`PostgreSQL ${version} (${own ? 'throwaway server' : 'given server'})`)
+    const missing = await oursMissing(url)
+    const sides: SideName[] = missing ? ['plain'] : ['ours', 'plain']
+    if (missing) log(`PostgreSQL: loopx-hooks rows left out: ${missing}`)
+    await sanity(url, sides)
+    log(`PostgreSQL sanity: ${sides.join(' and ')} answer and store as the SQLite plain path does`)
+    const rounds: PgRound[] = []
+    for (let r = 0; r < P.rounds; r++) {
+      const out: PgRound = { floor: 0, one: {}, many: {}, proc1: {}, proc4: {} }
+      const steps: Array<[string, () => Promise<void>]> = [
+        ['commit floor', async () => void (out.floor = await commitFloor(url, P.floor))],
+        ...sides.flatMap((side): Array<[string, () => Promise<void>]> => [
+          [`${side} 1 in flight`, async () => void (out.one[side] = await inProcess(url, side, P.n1, 1, `o${r}`))],
+          [
+            `${side} ${INFLIGHT} in flight`,
+            async () => void (out.many[side] = await inProcess(url, side, P.n64, INFLIGHT, `m${r}`)),
+          ],
+          [`${side} 1 process`, async () => void (out.proc1[side] = await processes(url, side, 1, P.perProc, `a${r}`))],
+          [
+            `${side} ${PROCS} processes`,
+            async () => void (out.proc4[side] = await processes(url, side, PROCS, P.perProc, `b${r}`)),
+          ],
+        ]),
+      ]
+      for (const [name, step] of r % 2 === 0 ? steps : [...steps].reverse()) {
+        await step()
+        log(`PostgreSQL round ${r + 1}/${P.rounds}: ${name} done`)
+      }
+      rounds.push(out)
+    }
+    return {
+      server: own ? 'throwaway' : 'given',
+      version,
+      oursMissing: missing,
+      config: { ...P, inflight: INFLIGHT, procs: PROCS },
+      rounds,
+    }
+  } finally {
+    process.off('exit', cleanup)
+    cleanup()
+  }
+}
+
+type Add = (
+  key: string,
+  metric: string,
+  ours: string,
+  plain: string,
+  ratio: number,
+  target: string,
+  met: boolean | null,
+  figures: Record<string, unknown>,
+) => void
+
+/** The table rows; `fmt` formats a rate as the rest of the table does. */
+export function pgRows(res: PgResults, add: Add, fmt: (x: number) => string): void {
+  const rounds = res.rounds
+  const med = (f: (r: PgRound) => number | undefined) => median(rounds.map((r) => f(r) ?? NaN))
+  const have = res.oursMissing === null
+  const show = (x: number) => (Number.isFinite(x) ? fmt(x) : 'n/a')
+  const vs = (key: 'one' | 'many', label: string, target: number) => {
+    const ratio = have ? med((r) => r[key].ours! / r[key].plain!) : NaN
+    add(
+      `pg_${key}`,
+      `PostgreSQL: durable dispatches/s, ${label}`,
+      show(med((r) => r[key].ours)),
+      fmt(med((r) => r[key].plain)),
+      ratio,
+      `>= ${target}x`,
+      have ? ratio >= target : null,
+      {
+        rounds: rounds.map((r) => [r[key].ours ?? null, r[key].plain]),
+      },
+    )
+  }
+  vs('one', '1 in flight', 1)
+  vs('many', `${res.config.inflight} in flight`, 3)
+  const p = res.config.procs
+  {
+    const ratio = have ? med((r) => r.proc4.ours! / r.proc1.ours!) : NaN
+    add(
+      'pg_procs_ours',
+      `PostgreSQL, loopx-hooks: ${p} processes vs 1 (${res.config.inflight} in flight each; ${p}-process figure in the first column, 1-process in the second)`,
+      show(med((r) => r.proc4.ours)),
+      show(med((r) => r.proc1.ours)),
+      ratio,
+      '>= 2.5x',
+      have ? ratio >= 2.5 : null,
+      { rounds: rounds.map((r) => [r.proc4.ours ?? null, r.proc1.ours ?? null]) },
+    )
+  }
+  add(
+    'pg_procs_plain',
+    `PostgreSQL, plain TS: ${p} processes vs 1 (same layout as the row above)`,
+    fmt(med((r) => r.proc4.plain)),
+    fmt(med((r) => r.proc1.plain)),
+    med((r) => r.proc4.plain! / r.proc1.plain!),
+    '(info)',
+    null,
+    { rounds: rounds.map((r) => [r.proc4.plain, r.proc1.plain]) },
+  )
+  {
+    const ratio = have ? med((r) => r.proc4.ours! / r.proc4.plain!) : NaN
+    add(
+      'pg_procs4',
+      `PostgreSQL: durable dispatches/s, ${p} processes together`,
+      show(med((r) => r.proc4.ours)),
+      fmt(med((r) => r.proc4.plain)),
+      ratio,
+      '(info)',
+      null,
+      {},
+    )
+  }
+  add(
+    'pg_floor',
+    'PostgreSQL: 1 in flight vs the server floor (plain column: one-row synchronous commits/s, 1 in flight)',
+    show(med((r) => r.one.ours)),
+    fmt(med((r) => r.floor)),
+    have ? med((r) => r.one.ours! / r.floor) : NaN,
+    '(info)',
+    null,
+    { plainVsFloor: med((r) => r.one.plain! / r.floor) },
+  )
+}
+
+export function pgNotes(res: PgResults | { error: string } | undefined): string {
+  if (!res) return ''
+  if ('error' in res) return `\n- PostgreSQL rows left out: ${res.error}`
+  const c = res.config
+  return `\n- PostgreSQL rows: PostgreSQL ${res.version}, ${res.server === 'throwaway' ? 'a throwaway server (scripts/pg-server.mjs) on the same disk' : 'the server named by LOOPX_BENCH_PG_URL / LOOPX_TEST_PG_URL'}, fsync and synchronous_commit on. Plain TS on PostgreSQL (\`bench/plain_pg.ts\`): the same validation, digests and documents through node-postgres 8 (a pool), its checkpoint committed with synchronous_commit off (flushed by the final record's commit, like the SQLite plain path's NORMAL checkpoint) and the final record in one synchronous transaction. ${c.n1.toLocaleString('en-US')} / ${c.n64.toLocaleString('en-US')} fresh receipts per side per round at 1 / ${c.inflight} in flight; the process rows run ${c.perProc.toLocaleString('en-US')} receipts per process (${c.inflight} in flight each, distinct identities, one schema), timed from the first child's start to the last one's end. Every measurement uses a fresh schema.${res.oursMissing ? ` loopx-hooks rows: n/a (${res.oursMissing}).` : ''}`
+}
