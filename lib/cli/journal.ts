@@ -8,7 +8,7 @@
 import { statSync } from 'node:fs'
 import type { DispatchRow, DispatchState, FailureRow, JournalStats, StoredIntent } from '../../bindings/index'
 import type { HookJournal } from '../journal.js'
-import { CliError, inContext, printable } from './errors.js'
+import { CliError, codeOf, inContext, printable } from './errors.js'
 import { plural, shortId, style, table, time, type Cell, type Style } from './format.js'
 import { colourWanted, library, type Io } from './io.js'
 import { decide, done } from './outbox.js'
@@ -66,11 +66,22 @@ async function openJournal(o: JournalOptions, forWriting: boolean): Promise<Hook
   const db = o.db
   if (POSTGRES_URL.test(db)) {
     const target = { postgres: { connectionString: db, ...(o.schema !== undefined ? { schema: o.schema } : {}) } }
+    const label = journalLabel(o)
+    const { HookJournal } = library()
+    // No command creates a journal: a writer opens only a schema a reader finds.
+    let reader: HookJournal
     try {
-      const { HookJournal } = library()
-      return await (forWriting ? HookJournal.open(target) : HookJournal.openReadOnly(target))
+      reader = await HookJournal.openReadOnly(target)
     } catch (error) {
-      inContext(journalLabel(o), error)
+      if (codeOf(error) === 'ERR_LOOPX_NOT_A_JOURNAL') throw new CliError(`no journal in ${label}`)
+      inContext(label, error)
+    }
+    if (!forWriting) return reader
+    await reader.close()
+    try {
+      return await HookJournal.open(target)
+    } catch (error) {
+      inContext(label, error)
     }
   }
   if (o.schema !== undefined) throw new CliError('--schema applies to a postgres:// journal only')

@@ -58,8 +58,9 @@ pub use writer::{AfterBatch, Answer, BatchInfo, WriterStats, BATCH_SIZE_BOUNDS, 
 /// journal's path, a stored document or an SQL statement.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JournalError {
-    /// The file exists and is not a loopx-hooks journal; it was not changed.
-    #[error("the file is not a loopx-hooks journal")]
+    /// The file (or PostgreSQL schema) exists and is not a loopx-hooks
+    /// journal, or holds none; it was not changed.
+    #[error("not a loopx-hooks journal")]
     NotAJournal,
     /// The journal was written by a newer build; it was not changed.
     #[error("journal schema version {found} is newer than this build supports ({supported})")]
