@@ -20,6 +20,7 @@ import {
   type TurnStartReceipt,
 } from '../lib/index.js'
 import { Fixtures, goodProvider, hookOutcome, registration, request, signalResult, sleep } from './support/runtime'
+import { turnStartReceipt } from './support/turn_start'
 
 const fx = new Fixtures()
 afterEach(() => fx.cleanup())
@@ -255,21 +256,7 @@ describe('the turn-start kernel calls its providers on the JS thread too', () =>
     r.budget.timeout_ms = timeoutMs
     return r
   }
-  const receipt = (input: TurnStartHookInput): TurnStartReceipt => ({
-    schema_version: 'loopx_turn_start_hook_receipt_v0',
-    hook_id: input.hook_id,
-    status: 'empty',
-    error_code: null,
-    agent_read_required: false,
-    observations_new: 0,
-    pending: 0,
-    direct_questions: 0,
-    verified_replies: 0,
-    routes_ok: 1,
-    routes_failed: 0,
-    reactions_added: 0,
-    external_writes_performed: 0,
-  })
+  const receipt = (input: TurnStartHookInput): TurnStartReceipt => turnStartReceipt(input)
   const request = {
     turn: { goal_id: 'goal_opaque', agent_id: 'agent_opaque', turn_instance_id: 'turn_opaque' },
     quota: { max_units: 3 },

@@ -17,6 +17,7 @@ import {
   type TurnStartReceipt,
   type TurnStartRequest,
 } from '../lib/index.js'
+import { turnStartReceipt } from './support/turn_start'
 
 const example = JSON.parse(
   readFileSync(join(__dirname, '..', 'examples', 'turn_start_registration.json'), 'utf8'),
@@ -39,24 +40,7 @@ function registration(
 
 type Counts = Partial<Omit<TurnStartReceipt, 'schema_version' | 'hook_id'>>
 
-function receipt(input: TurnStartHookInput, fields: Counts = {}): TurnStartReceipt {
-  return {
-    schema_version: 'loopx_turn_start_hook_receipt_v0',
-    hook_id: input.hook_id,
-    status: 'empty',
-    error_code: null,
-    agent_read_required: false,
-    observations_new: 0,
-    pending: 0,
-    direct_questions: 0,
-    verified_replies: 0,
-    routes_ok: 1,
-    routes_failed: 0,
-    reactions_added: 0,
-    external_writes_performed: 0,
-    ...fields,
-  }
-}
+const receipt = (input: TurnStartHookInput, fields: Counts = {}): TurnStartReceipt => turnStartReceipt(input, fields)
 
 const fresh = (n: number, more: Counts = {}): Counts => ({
   status: 'ok',
