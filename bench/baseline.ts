@@ -180,17 +180,7 @@ export class PlainRuntime {
     const standing = st.standing!.get(dispatchId) as Standing | undefined
     let used = 0
     if (standing && FINAL.has(standing.state)) {
-      if (this.#replay === 'return') return this.#h.fromFinal(hook, dispatchId, standing.receipt!, null, null)
-      const again = await this.#h.invoke(hook, input, dispatchId, deadline)
-      if ('code' in again)
-        return {
-          ...base,
-          outcome: 'failed',
-          attempt: 0,
-          failureCode: again.code as any,
-          failureRule: again.rule as any,
-        }
-      return this.#h.fromFinal(hook, dispatchId, standing.receipt!, standing.result_digest, again.digest)
+      return this.#h.replayFinal(hook, prepared, standing, this.#replay, deadline)
     } else if (standing) {
       used = standing.attempts
     } else {

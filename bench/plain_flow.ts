@@ -170,6 +170,31 @@ export class PlainHooks {
     return { result, digest: sha256Hex(out.canonical!) }
   }
 
+  /**
+   * An identity already final: 'return' replays its receipt; 'verify' invokes
+   * the provider again and answers a replay, a conflict, or the failed call.
+   */
+  async replayFinal(
+    hook: Hook,
+    prepared: Prepared,
+    standing: Standing,
+    replay: 'return' | 'verify',
+    deadline: number,
+  ): Promise<HookOutcome> {
+    const { dispatchId, input, base } = prepared
+    if (replay === 'return') return this.fromFinal(hook, dispatchId, standing.receipt!, null, null)
+    const again = await this.invoke(hook, input, dispatchId, deadline)
+    if ('code' in again)
+      return {
+        ...base,
+        outcome: 'failed',
+        attempt: 0,
+        failureCode: again.code as any,
+        failureRule: again.rule as any,
+      }
+    return this.fromFinal(hook, dispatchId, standing.receipt!, standing.result_digest, again.digest)
+  }
+
   /** The answer for an identity already final: its receipt replayed, or a conflict when a fresh result differs. */
   fromFinal(
     hook: Hook,
