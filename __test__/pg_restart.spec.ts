@@ -4,7 +4,8 @@
 // workers keep dispatching fresh receipts (children/fixture.mjs: every id a
 // function of the receipt) while the server is
 //   - restarted (`pg_ctl restart -m fast`: every connection cut), or
-//   - stopped for longer than the journal's bounded retries, then started.
+//   - stopped for longer than the journal's bounded retries, then started
+//     (meanwhile a timer must keep ticking: no read sleeps on the JS thread).
 // Every dispatch must either end recorded (exactly once: one row per
 // identity, the receipt it resolved with) or fail coded: a failure outcome,
 // or a LoopxHooksError `ERR_LOOPX_JOURNAL_UNAVAILABLE` whose message and
@@ -43,6 +44,8 @@ const BEFORE = 100
 const AFTER = 64
 /** Longer than the journal's retries with backoff (about 15 s in all). */
 const OUTAGE_MS = 20_000
+/** The event-loop probe's period during the outage. */
+const TICK_MS = 100
 
 interface Fixture {
   PROFILE: Partial<Profile>
@@ -188,13 +191,26 @@ describe('PostgreSQL server going away while dispatches are in flight', () => {
     await dispatchThrough('restart', (srv) => restartOwnServer(srv))
   }, 120_000)
 
-  it('an outage longer than the retries: dispatches fail ERR_LOOPX_JOURNAL_UNAVAILABLE, none lost, and the same runtime completes them once the server is back', async () => {
+  it('an outage longer than the retries: dispatches fail ERR_LOOPX_JOURNAL_UNAVAILABLE, none lost, the event loop keeps running, and the same runtime completes them once the server is back', async () => {
+    let ticks = 0
+    let outageMs = 0
     const tally = await dispatchThrough('outage', async (srv) => {
       await stopOnly(srv)
+      const ticker = setInterval(() => ticks++, TICK_MS)
+      const from = Date.now()
       await sleep(OUTAGE_MS)
+      outageMs = Date.now() - from
+      clearInterval(ticker)
       await startAgain(srv)
     })
+    console.log(`pg outage: ${ticks} ticks of a ${TICK_MS} ms timer in ${outageMs} ms`)
     // The coded path was taken: some dispatch outlived the retries.
     expect(tally.unavailable + tally.failedOutcome).toBeGreaterThan(0)
+    // 16 workers kept dispatching into the dead server all along. A read that
+    // slept through its retries on the JS thread held it for ~1.6 s per
+    // dispatch, so a 100 ms timer ticked a few times in 20 s; reads that fail
+    // at once, retried with timers, leave it ticking. A quarter of the
+    // possible ticks is the bar (a loaded machine delays timers, never by 4x).
+    expect(ticks, `ticks of a ${TICK_MS} ms timer in a ${outageMs} ms outage`).toBeGreaterThan(outageMs / TICK_MS / 4)
   }, 180_000)
 })

@@ -9,7 +9,7 @@
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::Config;
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -21,9 +21,13 @@ type Job = Box<dyn FnOnce(&mut Link) + Send>;
 
 /// Reader threads per journal.
 const READERS: usize = 2;
-/// Retries of a read whose server went away: short, since a synchronous
-/// reader may be holding up the JS thread (writes retry longer).
+/// Retries of a read on a reader thread whose server went away (writes
+/// retry longer). A read on the caller's thread never sleeps: see `read_here`.
 const READ_RETRIES: u32 = 6;
+/// After a read on the caller's thread found the server unreachable, further
+/// such reads fail at once for this long instead of each trying to connect
+/// (with a black-holed host, a connect waits its whole timeout).
+const UNREACHABLE_FOR: Duration = Duration::from_millis(250);
 
 pub(super) struct ReadPool {
     tx: Mutex<Option<mpsc::Sender<Job>>>,
@@ -33,6 +37,8 @@ pub(super) struct ReadPool {
     config: Config,
     tls: Option<MakeRustlsConnect>,
     schema: String,
+    /// Until when reads on the caller's thread fail without trying.
+    unreachable_until: Mutex<Option<Instant>>,
 }
 
 /// Idle connections kept for callers outside a runtime.
@@ -63,6 +69,7 @@ impl ReadPool {
             config: config.clone(),
             tls: tls.clone(),
             schema: schema.to_owned(),
+            unreachable_until: Mutex::new(None),
         })
     }
 
@@ -90,18 +97,35 @@ impl ReadPool {
         rx.recv().unwrap_or(Err(JournalError::Closed))
     }
 
-    /// On the caller's thread, with a pooled connection.
+    /// On the caller's thread, with a pooled connection. That thread is
+    /// usually the JS thread, which must not sleep through an outage: no
+    /// backoff here. A pooled connection may have been cut while idle (a
+    /// server restart), so a lost one gets one fresh connection at once;
+    /// past that the read fails `Unavailable` and the caller decides (the
+    /// dispatcher retries asynchronously, see lib/flights.ts).
     fn read_here<T>(&self, f: impl Fn(&mut Link) -> Result<T>) -> Result<T> {
+        if self.unreachable_until.lock().unwrap_or_else(|p| p.into_inner()).is_some_and(|t| Instant::now() < t) {
+            return Err(JournalError::Unavailable);
+        }
         let pooled = match self.idle.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
             Some(idle) => idle.pop(),
             None => return Err(JournalError::Closed),
         };
+        let was_pooled = pooled.is_some();
         let mut link = pooled.unwrap_or_else(|| Link::new(self.config.clone(), self.tls.clone(), &self.schema, true));
-        let out = with_retries(&mut link, &f);
+        let mut out = f(&mut link);
+        if was_pooled && matches!(out, Err(JournalError::Unavailable)) {
+            link.forget();
+            out = f(&mut link);
+        }
+        if matches!(out, Err(JournalError::Unavailable)) {
+            link.forget();
+            *self.unreachable_until.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + UNREACHABLE_FOR);
+        }
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
         match idle.as_mut() {
-            Some(idle) if idle.len() < IDLE => idle.push(link),
-            // Closed meanwhile, or enough idle: dropped here, outside any runtime.
+            Some(idle) if idle.len() < IDLE && !link.is_lost() => idle.push(link),
+            // Closed meanwhile, lost, or enough idle: dropped here, outside any runtime.
             _ => drop(link),
         }
         out
