@@ -71,17 +71,17 @@ describe('journal tokens are never credential-like', () => {
         journal.decide({ intentId, executorId: 'x.exec', decision: 'admit', reasonCode: secret }),
       )
       expect(byReason.code).toBe('ERR_LOOPX_CREDENTIAL_LIKE_VALUE')
-      expect(byReason.violations).toEqual([{ path: '/reason_code', rule: 'credential_like_value' }])
+      expect(byReason.violations).toEqual([{ path: '/reasonCode', rule: 'credential_like_value' }])
       expect(byReason.message).not.toContain(secret)
 
       const byExecutor = await refusal(
         journal.decide({ intentId, executorId: secret, decision: 'reject', reasonCode: 'ok' }),
       )
       expect(byExecutor.code).toBe('ERR_LOOPX_CREDENTIAL_LIKE_VALUE')
-      expect(byExecutor.violations).toEqual([{ path: '/executor_id', rule: 'credential_like_value' }])
+      expect(byExecutor.violations).toEqual([{ path: '/executorId', rule: 'credential_like_value' }])
 
       const done = await refusal(journal.markDone(intentId, secret))
-      expect(done.violations).toEqual([{ path: '/executor_id', rule: 'credential_like_value' }])
+      expect(done.violations).toEqual([{ path: '/executorId', rule: 'credential_like_value' }])
 
       const filter = await refusal(journal.listIntents({ capabilityId: secret }))
       expect(filter.code).toBe('ERR_LOOPX_CREDENTIAL_LIKE_VALUE')

@@ -146,7 +146,7 @@ describe('inbox store', () => {
     const long = 'x'.repeat(513)
     let error: any
     await inbox.capture(message(long, 'm')).catch((e) => (error = e))
-    expect([error.code, error.message]).toEqual(['ERR_LOOPX_INVALID_ARGUMENT', 'invalid argument: route_id'])
+    expect([error.code, error.message]).toEqual(['ERR_LOOPX_INVALID_ARGUMENT', 'invalid argument: routeId'])
     expect(await code(inbox.dispose(ref('r', 'm'), 'archive' as any))).toBe('ERR_LOOPX_INVALID_ARGUMENT')
     await inbox.close()
     expect(await code(inbox.pendingCount())).toBe('ERR_LOOPX_INBOX_CLOSED')

@@ -88,11 +88,11 @@ export function rethrowNative(error: unknown): never {
 
 /**
  * A refused credential-like token carries its violation like a refused
- * document does; the message names the field (`... at /reason_code`), never the value.
+ * document does; the message names the field (`... at /reasonCode`), never the value.
  */
 function violationsOf(code: LoopxHooksErrorCode, message: string): readonly Violation[] | undefined {
   if (code !== 'ERR_LOOPX_CREDENTIAL_LIKE_VALUE') return undefined
-  const at = /at (\/[a-z_]+)$/.exec(message)
+  const at = /at (\/[A-Za-z_]+)$/.exec(message)
   return at ? [{ path: at[1]!, rule: 'credential_like_value' }] : undefined
 }
 

@@ -119,13 +119,13 @@ impl Journal {
     /// those never claimed, or whose lease expired. Answers the claimed
     /// rows (an admitted one was admitted by an earlier holder: mark it done).
     pub fn claim(&self, r: ClaimRequest) -> Reply<Vec<StoredIntent>> {
-        let checked = arg::token(&r.executor_id, "executor_id")
-            .and_then(|()| arg::opt_token(r.capability_id.as_deref(), "capability_id"))
-            .and_then(|()| arg::opt_token(r.intent_kind.as_deref(), "intent_kind"))
+        let checked = arg::token(&r.executor_id, "executorId")
+            .and_then(|()| arg::opt_token(r.capability_id.as_deref(), "capabilityId"))
+            .and_then(|()| arg::opt_token(r.intent_kind.as_deref(), "intentKind"))
             .and(match (r.lease_ms, r.batch) {
                 (1..=MAX_LEASE_MS, 1..=MAX_CLAIM_BATCH) => Ok(()),
                 (1..=MAX_LEASE_MS, _) => Err(JournalError::InvalidArgument { what: "batch" }),
-                _ => Err(JournalError::InvalidArgument { what: "lease_ms" }),
+                _ => Err(JournalError::InvalidArgument { what: "leaseMs" }),
             });
         if let Err(e) = checked {
             return Reply::ready(Err(e));

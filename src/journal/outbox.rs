@@ -103,9 +103,9 @@ impl Journal {
         decision: Decision,
         reason_code: &str,
     ) -> Reply<DecideOutcome> {
-        let checked = arg::digest_id(intent_id, "pwi_", "intent_id")
-            .and_then(|()| arg::token(executor_id, "executor_id"))
-            .and_then(|()| arg::token(reason_code, "reason_code"));
+        let checked = arg::digest_id(intent_id, "pwi_", "intentId")
+            .and_then(|()| arg::token(executor_id, "executorId"))
+            .and_then(|()| arg::token(reason_code, "reasonCode"));
         if let Err(e) = checked {
             return Reply::ready(Err(e));
         }
@@ -121,7 +121,7 @@ impl Journal {
     /// Marks an intent the executor admitted as done.
     pub fn mark_done(&self, intent_id: &str, executor_id: &str) -> Reply<DoneOutcome> {
         let checked =
-            arg::digest_id(intent_id, "pwi_", "intent_id").and_then(|()| arg::token(executor_id, "executor_id"));
+            arg::digest_id(intent_id, "pwi_", "intentId").and_then(|()| arg::token(executor_id, "executorId"));
         if let Err(e) = checked {
             return Reply::ready(Err(e));
         }

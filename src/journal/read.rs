@@ -178,7 +178,7 @@ impl Journal {
 
     /// Dispatches in insertion order, paged by `seq`.
     pub fn list_dispatches(&self, f: &DispatchFilter) -> Result<Page<DispatchRow>> {
-        arg::opt_token(f.hook_id.as_deref(), "hook_id")?;
+        arg::opt_token(f.hook_id.as_deref(), "hookId")?;
         let limit = clamp(f.limit);
         Ok(page(self.store.list_dispatches(f, limit)?, limit, |d| d.seq))
     }
@@ -190,8 +190,8 @@ impl Journal {
 
     /// Intents oldest first, paged by `seq`.
     pub fn list_intents(&self, f: &IntentFilter) -> Result<Page<StoredIntent>> {
-        arg::opt_token(f.capability_id.as_deref(), "capability_id")?;
-        arg::opt_token(f.intent_kind.as_deref(), "intent_kind")?;
+        arg::opt_token(f.capability_id.as_deref(), "capabilityId")?;
+        arg::opt_token(f.intent_kind.as_deref(), "intentKind")?;
         let limit = clamp(f.limit);
         Ok(page(self.store.list_intents(f, limit)?, limit, |i| i.seq))
     }

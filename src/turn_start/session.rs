@@ -118,7 +118,7 @@ impl TurnStartSession {
             return Err(SessionError::BudgetExhausted("route"));
         }
         if route_id.is_empty() || route_id.len() > super::inbox::MAX_ID_BYTES {
-            return Err(SessionError::Inbox(InboxError::InvalidArgument { what: "route_id" }));
+            return Err(SessionError::Inbox(InboxError::InvalidArgument { what: "routeId" }));
         }
         Self::attempt(&mut state, &self.budget)?;
         if new_route {

@@ -126,13 +126,13 @@ pub(super) fn tls(config: &Config, ca_file: Option<&std::path::Path>) -> Result<
     let mut roots = rustls::RootCertStore::empty();
     match ca_file {
         Some(path) => {
-            let pem = std::fs::read(path).map_err(|_| JournalError::InvalidArgument { what: "ca_file" })?;
+            let pem = std::fs::read(path).map_err(|_| JournalError::InvalidArgument { what: "caFile" })?;
             for cert in CertificateDer::pem_slice_iter(&pem) {
-                let cert = cert.map_err(|_| JournalError::InvalidArgument { what: "ca_file" })?;
-                roots.add(cert).map_err(|_| JournalError::InvalidArgument { what: "ca_file" })?;
+                let cert = cert.map_err(|_| JournalError::InvalidArgument { what: "caFile" })?;
+                roots.add(cert).map_err(|_| JournalError::InvalidArgument { what: "caFile" })?;
             }
             if roots.is_empty() {
-                return Err(JournalError::InvalidArgument { what: "ca_file" });
+                return Err(JournalError::InvalidArgument { what: "caFile" });
             }
         }
         None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),

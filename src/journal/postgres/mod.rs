@@ -85,7 +85,7 @@ impl PgTarget {
             return Err(JournalError::InvalidArgument { what: "schema" });
         }
         let mut config = Config::from_str(&self.connection_string)
-            .map_err(|_| JournalError::InvalidArgument { what: "connection_string" })?;
+            .map_err(|_| JournalError::InvalidArgument { what: "connectionString" })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }

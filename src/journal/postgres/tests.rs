@@ -300,7 +300,7 @@ fn an_unreachable_server_is_a_coded_error_that_names_nothing_private() {
     }
     let bad = PgTarget { connection_string: "postgres://u:pw@h:notaport/db".into(), schema: "s".into(), ca_file: None };
     let err = Journal::open_postgres(&bad, JournalOptions::default()).unwrap_err();
-    assert_eq!(err, JournalError::InvalidArgument { what: "connection_string" });
+    assert_eq!(err, JournalError::InvalidArgument { what: "connectionString" });
     for schema in ["", "Upper", "pg_catalog", "a;drop", "a\"b", &"x".repeat(49)] {
         let t = PgTarget { connection_string: url(), schema: schema.into(), ca_file: None };
         let err = Journal::open_postgres(&t, JournalOptions::default()).unwrap_err();
@@ -377,5 +377,5 @@ fn sslmode_require_verifies_the_server_by_the_given_ca_over_rustls() {
     // A CA file that holds no certificate is the caller's error.
     let bogus = PgTarget { ca_file: Some("/dev/null".into()), ..unverified };
     let err = Journal::open_postgres(&bogus, JournalOptions::default()).unwrap_err();
-    assert_eq!(err, JournalError::InvalidArgument { what: "ca_file" });
+    assert_eq!(err, JournalError::InvalidArgument { what: "caFile" });
 }

@@ -196,14 +196,14 @@ fn credential_like_tokens_are_never_stored() {
     let i1 = intent_id("i1");
     assert_eq!(
         j.decide(&i1, "executor.x", Decision::Admit, "sk_live_abcdef123").wait(),
-        Err(JournalError::CredentialLike { what: "reason_code" })
+        Err(JournalError::CredentialLike { what: "reasonCode" })
     );
     assert_eq!(
         j.decide(&i1, "ghp_abcdef", Decision::Admit, "ok").wait(),
-        Err(JournalError::CredentialLike { what: "executor_id" })
+        Err(JournalError::CredentialLike { what: "executorId" })
     );
-    assert_eq!(j.mark_done(&i1, "npm_token").wait(), Err(JournalError::CredentialLike { what: "executor_id" }));
-    let err = JournalError::CredentialLike { what: "reason_code" };
+    assert_eq!(j.mark_done(&i1, "npm_token").wait(), Err(JournalError::CredentialLike { what: "executorId" }));
+    let err = JournalError::CredentialLike { what: "reasonCode" };
     assert_eq!(err.code(), "credential_like_value");
     assert!(!err.to_string().contains("sk_"));
     let stored = j.list_intents(&IntentFilter::default()).unwrap().items;

@@ -39,7 +39,7 @@ fn claims_share_the_open_intents_oldest_first_and_an_empty_claim_writes_nothing(
     assert!(j.claim(other_kind).wait().unwrap().is_empty());
     let bad =
         ClaimRequest { executor_id: "exec.c".into(), lease_ms: 0, batch: 1, capability_id: None, intent_kind: None };
-    assert_eq!(j.claim(bad).wait(), Err(JournalError::InvalidArgument { what: "lease_ms" }));
+    assert_eq!(j.claim(bad).wait(), Err(JournalError::InvalidArgument { what: "leaseMs" }));
 }
 
 #[test]

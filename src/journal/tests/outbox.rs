@@ -70,11 +70,11 @@ fn only_tokens_reach_the_outbox() {
     let i1 = intent_id("i1");
     let long = format!("a{}", "b".repeat(128));
     for (executor, reason, what) in [
-        ("Executor Report", "ok", "executor_id"),
-        ("", "ok", "executor_id"),
-        (long.as_str(), "ok", "executor_id"),
-        ("executor.report", "rejected: quota exceeded for user@example.com", "reason_code"),
-        ("executor.report", "trailing.", "reason_code"),
+        ("Executor Report", "ok", "executorId"),
+        ("", "ok", "executorId"),
+        (long.as_str(), "ok", "executorId"),
+        ("executor.report", "rejected: quota exceeded for user@example.com", "reasonCode"),
+        ("executor.report", "trailing.", "reasonCode"),
     ] {
         let e = j.decide(&i1, executor, Decision::Admit, reason).wait().unwrap_err();
         assert_eq!(e, JournalError::InvalidArgument { what }, "{executor:?} {reason:?}");
@@ -82,9 +82,9 @@ fn only_tokens_reach_the_outbox() {
     }
     assert_eq!(
         j.decide("../etc/passwd", "executor.report", Decision::Admit, "ok").wait().unwrap_err(),
-        JournalError::InvalidArgument { what: "intent_id" }
+        JournalError::InvalidArgument { what: "intentId" }
     );
-    assert_eq!(j.mark_done(&i1, "Executor").wait().unwrap_err(), JournalError::InvalidArgument { what: "executor_id" });
+    assert_eq!(j.mark_done(&i1, "Executor").wait().unwrap_err(), JournalError::InvalidArgument { what: "executorId" });
     let ok = "a".repeat(128);
     assert_eq!(j.decide(&i1, &ok, Decision::Admit, "ok").wait().unwrap(), DecideOutcome::Decided);
 }

@@ -77,7 +77,7 @@ fn dispatches_page_with_filters() {
     let other_hook = DispatchFilter { hook_id: Some("other.hook".into()), ..Default::default() };
     assert!(j.list_dispatches(&other_hook).unwrap().items.is_empty());
     let bad = DispatchFilter { hook_id: Some("not a token".into()), ..Default::default() };
-    assert_eq!(j.list_dispatches(&bad).unwrap_err(), JournalError::InvalidArgument { what: "hook_id" });
+    assert_eq!(j.list_dispatches(&bad).unwrap_err(), JournalError::InvalidArgument { what: "hookId" });
 }
 
 #[test]

@@ -8,7 +8,7 @@ impl InboxStore {
     pub fn claim_cursor(&self, scope: &str, kind: CursorKind, lease_ms: u32) -> Result<ClaimOutcome> {
         private_id(scope, "scope")?;
         if !(1..=600_000).contains(&lease_ms) {
-            return Err(InboxError::InvalidArgument { what: "lease_ms" });
+            return Err(InboxError::InvalidArgument { what: "leaseMs" });
         }
         let n = self.lease_counter.fetch_add(1, Ordering::Relaxed);
         let token =

@@ -9,10 +9,10 @@ impl InboxStore {
     /// typed and its verified identity equals the configured identity
     /// exactly; an unresolved sender is captured (fail open).
     pub fn capture(&self, input: &CaptureInput) -> Result<CaptureOutcome> {
-        private_id(&input.route_id, "route_id")?;
-        private_id(&input.provider_message_id, "provider_message_id")?;
+        private_id(&input.route_id, "routeId")?;
+        private_id(&input.provider_message_id, "providerMessageId")?;
         if let Some(identity) = &input.sender.verified_identity {
-            private_id(identity, "verified_identity")?;
+            private_id(identity, "verifiedIdentity")?;
         }
         let payload =
             serde_json::to_string(&input.payload).map_err(|_| InboxError::InvalidArgument { what: "payload" })?;
@@ -55,7 +55,7 @@ impl InboxStore {
     /// returns the counts for the public receipt. A message is first-read
     /// once, ever: a second call finds nothing new.
     pub fn record_first_reads(&self, read_ref: &str) -> Result<FirstReads> {
-        opaque_ref(read_ref, "read_ref")?;
+        opaque_ref(read_ref, "readRef")?;
         self.write(|tx| {
             let now = self.now();
             let mut fresh = tx.prepare(
@@ -138,7 +138,7 @@ impl InboxStore {
     ) -> Result<DisposeOutcome> {
         message_ref(m)?;
         if let Some(effect) = effect_receipt_id {
-            opaque_ref(effect, "effect_receipt_id")?;
+            opaque_ref(effect, "effectReceiptId")?;
         }
         self.write(|tx| {
             let Some(state) = message_state(tx, m)? else { return Ok(DisposeOutcome::UnknownMessage) };

@@ -206,8 +206,8 @@ fn opaque_ref(s: &str, what: &'static str) -> Result<()> {
 }
 
 fn message_ref(m: &MessageRef) -> Result<()> {
-    private_id(&m.route_id, "route_id")?;
-    private_id(&m.provider_message_id, "provider_message_id")
+    private_id(&m.route_id, "routeId")?;
+    private_id(&m.provider_message_id, "providerMessageId")
 }
 
 fn enum_str<T: serde::Serialize>(v: T) -> String {
@@ -291,10 +291,10 @@ impl InboxStore {
     /// of retention inject one).
     pub fn open_with_clock(path: impl AsRef<Path>, options: InboxOptions, clock: Clock) -> Result<InboxStore> {
         if let Some(identity) = &options.self_identity {
-            private_id(identity, "self_identity")?;
+            private_id(identity, "selfIdentity")?;
         }
         if !(0..=MAX_RETENTION_MS).contains(&options.retention_ms) {
-            return Err(InboxError::InvalidArgument { what: "retention_ms" });
+            return Err(InboxError::InvalidArgument { what: "retentionMs" });
         }
         // An absolute path: never read as a `file:` URI (see `sqlite_file`).
         let path = crate::sqlite_file::resolve(path.as_ref())?;

@@ -209,7 +209,7 @@ mod tests {
             let _t = Temp(dir.clone());
             let options = InboxOptions { retention_ms: bad, ..Default::default() };
             let err = InboxStore::open(dir.join("inbox.sqlite"), options).unwrap_err();
-            assert_eq!(err, InboxError::InvalidArgument { what: "retention_ms" });
+            assert_eq!(err, InboxError::InvalidArgument { what: "retentionMs" });
         }
     }
 }

@@ -109,10 +109,10 @@ fn arguments_are_bounded_and_errors_hold_no_value() {
     let s = store(&dir);
     let long = "x".repeat(MAX_ID_BYTES + 1);
     let err = s.contains(&msg(&long, "m")).unwrap_err();
-    assert_eq!(err, InboxError::InvalidArgument { what: "route_id" });
+    assert_eq!(err, InboxError::InvalidArgument { what: "routeId" });
     assert!(!err.to_string().contains("xxx"));
     assert!(s.contains(&msg(&"x".repeat(MAX_ID_BYTES), "m")).is_ok());
-    assert_eq!(s.record_first_reads("turn/1").unwrap_err(), InboxError::InvalidArgument { what: "read_ref" });
+    assert_eq!(s.record_first_reads("turn/1").unwrap_err(), InboxError::InvalidArgument { what: "readRef" });
     let big = CaptureInput {
         route_id: "r".into(),
         provider_message_id: "m".into(),
@@ -245,7 +245,7 @@ fn ack_waits_for_read_disposition_and_bound_effect() {
     assert_eq!(s.ack(&msg("r", "nope")).unwrap(), AckOutcome::UnknownMessage);
     assert_eq!(
         s.dispose(&m1, Disposition::NoFollowUp, Some("effect/1")).unwrap_err(),
-        InboxError::InvalidArgument { what: "effect_receipt_id" }
+        InboxError::InvalidArgument { what: "effectReceiptId" }
     );
 }
 
@@ -443,6 +443,6 @@ fn an_expired_claim_is_lost() {
     assert_eq!(s.cursor("r", CursorKind::History).unwrap().as_deref(), Some("y"));
     assert_eq!(
         s.claim_cursor("r", CursorKind::History, 0).unwrap_err(),
-        InboxError::InvalidArgument { what: "lease_ms" }
+        InboxError::InvalidArgument { what: "leaseMs" }
     );
 }
