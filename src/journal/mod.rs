@@ -20,6 +20,7 @@
 //! connection string or any stored text.
 
 mod lease;
+mod merge;
 mod open;
 mod outbox;
 pub mod postgres;

@@ -23,6 +23,7 @@
 //! whole as the backend's [`BatchConn::retry_after`] says, then every command
 //! in it is answered the error ([`JournalError::Busy`], [`JournalError::Unavailable`]).
 
+use std::any::{Any, TypeId};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, RwLock};
@@ -31,6 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use super::merge::{plan, Merge, MergeKey, Mergeable};
 use super::{JournalError, JournalOptions, Result};
 
 /// Commands per transaction, at most.
@@ -63,6 +65,11 @@ pub(crate) trait BatchConn: Send + 'static {
     /// COMMIT itself failed, so the batch may have committed; commands then
     /// read their identities back instead of assuming they wrote nothing.
     fn prepare_retry(&mut self, unknown_commit: bool) -> Result<()>;
+    /// Whether commands with a [`Merge`] run merged now (see `merge.rs`):
+    /// only when a command that fails on its own has written nothing.
+    fn merges(&self) -> bool {
+        false
+    }
 }
 
 /// A queued command, type-erased so the writer knows no command types.
@@ -72,6 +79,12 @@ trait Job<C>: Send {
     fn run(&mut self, conn: &mut C, now: i64) -> Step;
     /// Answers the caller once the batch's fate is known.
     fn answer(self: Box<Self>, batch: &Result<()>);
+    /// Its kind and identities, when it can run merged with others of its kind.
+    fn mergeable(&self) -> Mergeable<'_>;
+    fn as_any(&mut self) -> &mut dyn Any;
+    /// Runs this command and `rest` (of its merge kind) as one, keeping each
+    /// outcome; reports which failed on their own, or aborts the batch.
+    fn run_merged(&mut self, rest: &mut [&mut Box<dyn Job<C>>], conn: &mut C, now: i64) -> Result<Vec<bool>>;
 }
 
 enum Step {
@@ -117,12 +130,24 @@ fn bucket(bounds: &[u64; 8], value: u64) -> usize {
 struct Task<C, A, T> {
     args: A,
     op: Op<C, A, T>,
+    merge: Option<Merge<C, A, T>>,
     durable: bool,
     out: Option<Result<T>>,
     reply: Answer<T>,
 }
 
-impl<C, A: Send, T: Send> Job<C> for Task<C, A, T> {
+/// A command's own failure is kept as its outcome; busy or unavailable aborts the batch.
+fn step<T>(out: &Result<T>) -> Step {
+    match out {
+        Ok(_) => Step::Ok,
+        Err(e @ (JournalError::Busy | JournalError::Unavailable)) => Step::Abort(e.clone()),
+        Err(_) => Step::Failed,
+    }
+}
+
+const INTERNAL: JournalError = JournalError::Sqlite { code: -1, what: "internal error in a journal command" };
+
+impl<C: 'static, A: Send + 'static, T: Send + 'static> Job<C> for Task<C, A, T> {
     fn durable(&self) -> bool {
         self.durable
     }
@@ -130,15 +155,48 @@ impl<C, A: Send, T: Send> Job<C> for Task<C, A, T> {
     fn run(&mut self, conn: &mut C, now: i64) -> Step {
         // A panicking command (a bug) fails alone instead of killing the writer.
         let op = || (self.op)(conn, &self.args, now);
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(op))
-            .unwrap_or(Err(JournalError::Sqlite { code: -1, what: "internal error in a journal command" }));
-        let step = match &out {
-            Ok(_) => Step::Ok,
-            Err(e @ (JournalError::Busy | JournalError::Unavailable)) => Step::Abort(e.clone()),
-            Err(_) => Step::Failed,
-        };
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(op)).unwrap_or(Err(INTERNAL));
+        let step = step(&out);
         self.out = Some(out);
         step
+    }
+
+    fn mergeable(&self) -> Mergeable<'_> {
+        let merge = self.merge?;
+        let key: MergeKey = (TypeId::of::<Self>(), merge.many as usize);
+        Some((key, (merge.ids)(&self.args)?))
+    }
+
+    fn as_any(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn run_merged(&mut self, rest: &mut [&mut Box<dyn Job<C>>], conn: &mut C, now: i64) -> Result<Vec<bool>> {
+        let many = self.merge.ok_or(INTERNAL)?.many;
+        let mut tasks: Vec<&mut Self> = vec![self];
+        for job in rest.iter_mut() {
+            // Same merge key, so the same type: the planner grouped them by it.
+            tasks.push(job.as_any().downcast_mut::<Self>().ok_or(INTERNAL)?);
+        }
+        let args: Vec<&A> = tasks.iter().map(|t| &t.args).collect();
+        // A panicking command (a bug) fails its group instead of killing the writer.
+        let outs =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| many(conn, &args, now))).unwrap_or(Err(INTERNAL));
+        let outs = match outs {
+            Ok(outs) if outs.len() == tasks.len() => outs,
+            Ok(_) => tasks.iter().map(|_| Err(INTERNAL)).collect(),
+            Err(e @ (JournalError::Busy | JournalError::Unavailable)) => return Err(e),
+            Err(e) => tasks.iter().map(|_| Err(e.clone())).collect(),
+        };
+        let mut failed = Vec::with_capacity(tasks.len());
+        for (task, out) in tasks.into_iter().zip(outs) {
+            match step(&out) {
+                Step::Abort(e) => return Err(e),
+                s => failed.push(matches!(s, Step::Failed)),
+            }
+            task.out = Some(out);
+        }
+        Ok(failed)
     }
 
     fn answer(self: Box<Self>, batch: &Result<()>) {
@@ -238,7 +296,25 @@ impl<C: BatchConn> Writer<C> {
         A: Send + 'static,
         T: Send + 'static,
     {
-        let job = Box::new(Task { args, op, durable, out: None, reply: then });
+        self.submit(Box::new(Task { args, op, merge: None, durable, out: None, reply: then }))
+    }
+
+    /// [`Writer::submit_then`] for a command that may run merged with others of its kind.
+    pub(crate) fn submit_merged<A, T>(
+        &self,
+        durable: bool,
+        args: A,
+        (op, merge): (Op<C, A, T>, Merge<C, A, T>),
+        then: Answer<T>,
+    ) -> Result<()>
+    where
+        A: Send + 'static,
+        T: Send + 'static,
+    {
+        self.submit(Box::new(Task { args, op, merge: Some(merge), durable, out: None, reply: then }))
+    }
+
+    fn submit(&self, job: Box<dyn Job<C>>) -> Result<()> {
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
         // Counted before sending so the writer's decrement never comes first.
         self.counters.queued.fetch_add(1, Ordering::Relaxed);
@@ -378,6 +454,33 @@ fn commit_batch<C: BatchConn>(
     }
 }
 
+fn run_one<C: BatchConn>(conn: &mut C, job: &mut Box<dyn Job<C>>, now: i64) -> Result<()> {
+    conn.savepoint()?;
+    match job.run(conn, now) {
+        Step::Ok => conn.release(),
+        Step::Failed => conn.rollback_to(),
+        Step::Abort(e) => Err(e),
+    }
+}
+
+/// Runs the commands of `group` (indexes into `batch`, ascending) as one, in
+/// one savepoint: merging backends need no undo for a command's own failure.
+fn run_group<C: BatchConn>(conn: &mut C, batch: &mut [Box<dyn Job<C>>], group: &[usize], now: i64) -> Result<()> {
+    if let [one] = group {
+        return run_one(conn, &mut batch[*one], now);
+    }
+    let mut jobs: Vec<&mut Box<dyn Job<C>>> =
+        batch.iter_mut().enumerate().filter(|(i, _)| group.binary_search(i).is_ok()).map(|(_, j)| j).collect();
+    let Some((first, rest)) = jobs.split_first_mut() else { return Ok(()) };
+    conn.savepoint()?;
+    let failed = first.run_merged(rest, conn, now)?;
+    if failed.contains(&true) {
+        conn.rollback_to()
+    } else {
+        conn.release()
+    }
+}
+
 /// Runs the batch in one transaction; the flag tells whether it was COMMIT
 /// that failed (the outcome is then unknown).
 fn try_batch<C: BatchConn>(
@@ -389,13 +492,17 @@ fn try_batch<C: BatchConn>(
 ) -> (Result<()>, bool) {
     let body = (|| {
         conn.begin(durable)?;
-        for job in batch.iter_mut() {
-            conn.savepoint()?;
-            match job.run(conn, now) {
-                Step::Ok => conn.release()?,
-                Step::Failed => conn.rollback_to()?,
-                Step::Abort(e) => return Err(e),
+        if conn.merges() {
+            let kinds: Vec<Mergeable<'_>> = batch.iter().map(|j| j.mergeable()).collect();
+            let groups = plan(&kinds);
+            drop(kinds);
+            for group in groups {
+                run_group(conn, batch, &group, now)?;
             }
+            return Ok(());
+        }
+        for job in batch.iter_mut() {
+            run_one(conn, job, now)?;
         }
         Ok(())
     })();
