@@ -159,23 +159,24 @@ SELECT n FROM d";
 
 fn run_finals(conn: &mut PgWriteConn, recs: &[&FinalRecord], now: i64) -> Result<Vec<Result<RecordOutcome>>> {
     let mut outs: Vec<Option<Result<RecordOutcome>>> = recs.iter().map(|_| None).collect();
+    let mut first = Vec::new();
+    let mut seen = HashSet::new();
+    for (i, r) in recs.iter().enumerate() {
+        match to_i32(r.attempt, "attempt") {
+            Err(e) => outs[i] = Some(Err(e)),
+            Ok(a) if seen.insert(r.dispatch_id.as_str()) => first.push((i, a)),
+            Ok(_) => {}
+        }
+    }
+    // Rows are locked in identity order, so two hosts' batches over the same
+    // identities wait for each other instead of deadlocking.
+    first.sort_by_key(|(i, _)| recs[*i].dispatch_id.as_str());
     // The 1-based row of each record in the statement's arrays (0: not in it).
     let mut row = vec![0i64; recs.len()];
-    let mut seen = HashSet::new();
     let (mut ids, mut states, mut atts, mut digests, mut codes, mut rules) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut intents: (Vec<i64>, [Vec<&str>; 4]) = Default::default();
-    for (i, r) in recs.iter().enumerate() {
-        let attempt = match to_i32(r.attempt, "attempt") {
-            Ok(a) => a,
-            Err(e) => {
-                outs[i] = Some(Err(e));
-                continue;
-            }
-        };
-        if !seen.insert(r.dispatch_id.as_str()) {
-            continue;
-        }
+    for (i, attempt) in first {
+        let r = recs[i];
         ids.push(r.dispatch_id.as_str());
         row[i] = ids.len() as i64;
         states.push(DispatchState::from(r.status).as_str());
@@ -183,6 +184,10 @@ fn run_finals(conn: &mut PgWriteConn, recs: &[&FinalRecord], now: i64) -> Result
         digests.push(r.result_digest.as_deref());
         codes.push(r.failure.as_ref().map(|(code, _)| code.as_str()));
         rules.push(r.failure.as_ref().and_then(|(_, rule)| rule.as_deref()));
+    }
+    // Intents in queue order, each naming its record's row.
+    let mut intents: (Vec<i64>, [Vec<&str>; 4]) = Default::default();
+    for (i, r) in recs.iter().enumerate().filter(|(i, _)| row[*i] > 0) {
         for intent in &r.intents {
             intents.0.push(row[i]);
             let values = [&intent.intent_id, &intent.capability_id, &intent.intent_kind, &intent.stored_json];

@@ -26,6 +26,8 @@ mod schema;
 mod writer;
 
 #[cfg(test)]
+mod merged_tests;
+#[cfg(test)]
 mod tests;
 
 use std::str::FromStr;
