@@ -70,6 +70,10 @@ pub(crate) trait BatchConn: Send + 'static {
     fn merges(&self) -> bool {
         false
     }
+    /// Told just before COMMIT whether more commands are already queued (the
+    /// next batch follows at once): PostgreSQL then opens the next
+    /// transaction in COMMIT's round trip.
+    fn next_batch_queued(&mut self, _queued: bool) {}
 }
 
 /// A queued command, type-erased so the writer knows no command types.
@@ -443,7 +447,9 @@ fn commit_batch<C: BatchConn>(
 ) -> (Result<()>, u64) {
     let mut tries = 0;
     loop {
-        let (result, at_commit) = try_batch(conn, batch, durable, wakes, now_ms());
+        let size = batch.len() as u64;
+        let more = || counters.queued.load(Ordering::Relaxed) > size;
+        let (result, at_commit) = try_batch(conn, batch, durable, wakes, now_ms(), &more);
         let Err(e) = result else { return (Ok(()), u64::from(tries)) };
         let Some(delay) = conn.retry_after(&e, tries) else { return (Err(e), u64::from(tries)) };
         tries += 1;
@@ -489,6 +495,7 @@ fn try_batch<C: BatchConn>(
     durable: bool,
     wakes: bool,
     now: i64,
+    more: &dyn Fn() -> bool,
 ) -> (Result<()>, bool) {
     let body = (|| {
         conn.begin(durable)?;
@@ -506,6 +513,7 @@ fn try_batch<C: BatchConn>(
         }
         Ok(())
     })();
+    conn.next_batch_queued(more());
     match body {
         Ok(()) => match conn.commit(wakes) {
             Ok(()) => (Ok(()), false),

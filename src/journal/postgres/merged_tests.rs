@@ -285,3 +285,47 @@ fn two_writers_racing_merged_batches_commit_exactly_one_final_receipt_per_identi
     }
     assert!(hosts[1].integrity().unwrap().ok);
 }
+
+#[test]
+fn the_transaction_opened_with_commit_holds_the_next_batch_and_is_never_used_past_its_connection() {
+    use super::super::writer::BatchConn;
+    use super::conn::Link;
+    use super::writer::PgWriteConn;
+
+    let s = Schema::new("preopen");
+    drop(s.open());
+    let schema = s.target.schema.as_str();
+    let mut w = PgWriteConn::new(Link::new(url().parse().unwrap(), None, schema, false), schema, true);
+    // `SAVEPOINT` fails outside a transaction block: it tells whether one is open.
+    let in_transaction = |w: &mut PgWriteConn| w.link.batch("SAVEPOINT probe");
+    w.begin(true).unwrap();
+    w.next_batch_queued(true);
+    w.commit(true).unwrap();
+    assert_eq!(in_transaction(&mut w), Ok(()), "COMMIT opened the next transaction");
+    w.begin(true).unwrap();
+    w.rollback();
+    assert!(in_transaction(&mut w).is_err(), "rolled back: no transaction is left open");
+    // Nothing queued: COMMIT opens nothing.
+    w.begin(true).unwrap();
+    w.next_batch_queued(false);
+    w.commit(true).unwrap();
+    assert!(in_transaction(&mut w).is_err());
+
+    // Opened with COMMIT, then its connection is killed: the next batch
+    // fails on it (no statement runs outside a transaction) and the retry
+    // begins a new transaction on a new connection.
+    w.begin(true).unwrap();
+    w.next_batch_queued(true);
+    w.commit(true).unwrap();
+    s.sql(&format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'loopx-hooks:{schema}'"
+    ));
+    std::thread::sleep(Duration::from_millis(100));
+    w.begin(true).unwrap();
+    assert_eq!(in_transaction(&mut w), Err(JournalError::Unavailable));
+    w.rollback();
+    w.prepare_retry(false).unwrap();
+    w.begin(true).unwrap();
+    assert_eq!(in_transaction(&mut w), Ok(()));
+    w.rollback();
+}
