@@ -74,6 +74,9 @@ pub(crate) trait BatchConn: Send + 'static {
     /// next batch follows at once): PostgreSQL then opens the next
     /// transaction in COMMIT's round trip.
     fn next_batch_queued(&mut self, _queued: bool) {}
+    /// A batch of checkpoints is about to linger for a record: PostgreSQL
+    /// opens its transaction meanwhile, so that round trip costs no wait.
+    fn open_early(&mut self) {}
 }
 
 /// A queued command, type-erased so the writer knows no command types.
@@ -384,6 +387,9 @@ fn run<C: BatchConn>(
         // record that usually follows (a provider that answers at once) joins
         // it in one transaction, one commit per dispatch instead of two.
         let until = Instant::now() + CHECKPOINT_LINGER;
+        if !batch.iter().any(|j| j.durable()) {
+            conn.open_early();
+        }
         while batch.len() < MAX_BATCH && !batch.iter().any(|j| j.durable()) {
             let left = until.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {

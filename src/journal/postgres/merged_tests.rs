@@ -305,6 +305,12 @@ fn the_transaction_opened_with_commit_holds_the_next_batch_and_is_never_used_pas
     w.begin(true).unwrap();
     w.rollback();
     assert!(in_transaction(&mut w).is_err(), "rolled back: no transaction is left open");
+    // Opened while a batch of checkpoints lingers: the batch runs in it.
+    w.open_early();
+    assert_eq!(in_transaction(&mut w), Ok(()));
+    w.begin(false).unwrap();
+    w.rollback();
+    assert!(in_transaction(&mut w).is_err());
     // Nothing queued: COMMIT opens nothing.
     w.begin(true).unwrap();
     w.next_batch_queued(false);

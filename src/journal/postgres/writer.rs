@@ -181,6 +181,13 @@ impl BatchConn for PgWriteConn {
         self.link.client().map(|_| ())
     }
 
+    fn open_early(&mut self) {
+        // A failure here is the batch's: its `begin` sends BEGIN again or fails.
+        if !self.careful && !self.open && !self.link.is_lost() && self.link.batch("BEGIN").is_ok() {
+            self.open = true;
+        }
+    }
+
     fn next_batch_queued(&mut self, queued: bool) {
         self.next_queued = queued;
     }
