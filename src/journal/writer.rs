@@ -70,10 +70,14 @@ pub(crate) trait BatchConn: Send + 'static {
     fn merges(&self) -> bool {
         false
     }
-    /// Told just before COMMIT whether more commands are already queued (the
-    /// next batch follows at once): PostgreSQL then opens the next
-    /// transaction in COMMIT's round trip.
-    fn next_batch_queued(&mut self, _queued: bool) {}
+    /// How long to wait for the next command before [`BatchConn::idle`], when
+    /// something is held open between batches (PostgreSQL opens the next
+    /// transaction in COMMIT's round trip).
+    fn idle_after(&self) -> Option<Duration> {
+        None
+    }
+    /// No command came for [`BatchConn::idle_after`]: close what is held open.
+    fn idle(&mut self) {}
     /// A batch of checkpoints is about to linger for a record: PostgreSQL
     /// opens its transaction meanwhile, so that round trip costs no wait.
     fn open_early(&mut self) {}
@@ -377,7 +381,19 @@ fn run<C: BatchConn>(
     commits: &super::lease::CommitSignal,
     after_batch: &RwLock<Vec<AfterBatch>>,
 ) {
-    while let Ok(first) = rx.recv() {
+    loop {
+        let next = match conn.idle_after() {
+            Some(wait) => rx.recv_timeout(wait).map_err(|e| e == mpsc::RecvTimeoutError::Timeout),
+            None => rx.recv().map_err(|_| false),
+        };
+        let first = match next {
+            Ok(job) => job,
+            Err(true) => {
+                conn.idle();
+                continue;
+            }
+            Err(false) => break,
+        };
         // Let submitters that are already runnable queue their commands too:
         // no fixed delay, and nothing to wait for when the process is idle.
         std::thread::yield_now();
@@ -453,9 +469,7 @@ fn commit_batch<C: BatchConn>(
 ) -> (Result<()>, u64) {
     let mut tries = 0;
     loop {
-        let size = batch.len() as u64;
-        let more = || counters.queued.load(Ordering::Relaxed) > size;
-        let (result, at_commit) = try_batch(conn, batch, durable, wakes, now_ms(), &more);
+        let (result, at_commit) = try_batch(conn, batch, durable, wakes, now_ms());
         let Err(e) = result else { return (Ok(()), u64::from(tries)) };
         let Some(delay) = conn.retry_after(&e, tries) else { return (Err(e), u64::from(tries)) };
         tries += 1;
@@ -501,7 +515,6 @@ fn try_batch<C: BatchConn>(
     durable: bool,
     wakes: bool,
     now: i64,
-    more: &dyn Fn() -> bool,
 ) -> (Result<()>, bool) {
     let body = (|| {
         conn.begin(durable)?;
@@ -519,7 +532,6 @@ fn try_batch<C: BatchConn>(
         }
         Ok(())
     })();
-    conn.next_batch_queued(more());
     match body {
         Ok(()) => match conn.commit(wakes) {
             Ok(()) => (Ok(()), false),

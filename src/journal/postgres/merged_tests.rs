@@ -287,7 +287,7 @@ fn two_writers_racing_merged_batches_commit_exactly_one_final_receipt_per_identi
 }
 
 #[test]
-fn the_transaction_opened_with_commit_holds_the_next_batch_and_is_never_used_past_its_connection() {
+fn the_transaction_opened_with_commit_holds_the_next_batch_closes_when_idle_and_dies_with_its_connection() {
     use super::super::writer::BatchConn;
     use super::conn::Link;
     use super::writer::PgWriteConn;
@@ -299,29 +299,26 @@ fn the_transaction_opened_with_commit_holds_the_next_batch_and_is_never_used_pas
     // `SAVEPOINT` fails outside a transaction block: it tells whether one is open.
     let in_transaction = |w: &mut PgWriteConn| w.link.batch("SAVEPOINT probe");
     w.begin(true).unwrap();
-    w.next_batch_queued(true);
     w.commit(true).unwrap();
     assert_eq!(in_transaction(&mut w), Ok(()), "COMMIT opened the next transaction");
+    assert!(w.idle_after().is_some());
     w.begin(true).unwrap();
     w.rollback();
     assert!(in_transaction(&mut w).is_err(), "rolled back: no transaction is left open");
+    assert_eq!(w.idle_after(), None);
     // Opened while a batch of checkpoints lingers: the batch runs in it.
     w.open_early();
     assert_eq!(in_transaction(&mut w), Ok(()));
     w.begin(false).unwrap();
-    w.rollback();
-    assert!(in_transaction(&mut w).is_err());
-    // Nothing queued: COMMIT opens nothing.
-    w.begin(true).unwrap();
-    w.next_batch_queued(false);
-    w.commit(true).unwrap();
+    w.commit(false).unwrap();
+    // No command for a while: the writer closes it.
+    w.idle();
     assert!(in_transaction(&mut w).is_err());
 
     // Opened with COMMIT, then its connection is killed: the next batch
     // fails on it (no statement runs outside a transaction) and the retry
     // begins a new transaction on a new connection.
     w.begin(true).unwrap();
-    w.next_batch_queued(true);
     w.commit(true).unwrap();
     s.sql(&format!(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'loopx-hooks:{schema}'"
@@ -334,4 +331,16 @@ fn the_transaction_opened_with_commit_holds_the_next_batch_and_is_never_used_pas
     w.begin(true).unwrap();
     assert_eq!(in_transaction(&mut w), Ok(()));
     w.rollback();
+    drop(w);
+
+    // A journal's writer, once idle, leaves no transaction open.
+    let j = s.open();
+    j.checkpoint(checkpoint("idle")).wait().unwrap();
+    j.record_final(proposed("idle", 1, "idle", &[])).wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let open = s.sql(&format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'loopx-hooks:{schema}' \
+         AND state LIKE 'idle in transaction%'"
+    ));
+    assert_eq!(open[0].get::<_, i64>(0), 0);
 }

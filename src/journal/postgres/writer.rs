@@ -9,10 +9,11 @@
 //! so that command fails alone while the others commit. In careful mode
 //! `BEGIN` rides with the first `SAVEPOINT` and each release with the next.
 //! The `NOTIFY` that wakes other hosts' consumers rides with `COMMIT`, and
-//! is delivered only if the transaction commits. When more commands are
-//! already queued, `BEGIN` of the next batch rides with `COMMIT` too (`open`);
-//! a batch that need not wait for its WAL flush says so just before COMMIT
-//! (`SET LOCAL synchronous_commit = off`, which counts at commit time).
+//! is delivered only if the transaction commits. `BEGIN` of the next batch
+//! rides with `COMMIT` too (`open`), and is rolled back when no command comes
+//! for [`IDLE_CLOSE`]; a batch that need not wait for its WAL flush says so
+//! just before COMMIT (`SET LOCAL synchronous_commit = off`, which counts at
+//! commit time).
 
 use std::time::Duration;
 
@@ -20,14 +21,16 @@ use super::super::writer::BatchConn;
 use super::super::{JournalError, Result};
 use super::conn::{backoff, Link};
 
+/// How long a transaction opened for the next batch may wait for it: it holds
+/// no snapshot, id or lock, but monitors show it as idle in transaction.
+const IDLE_CLOSE: Duration = Duration::from_millis(20);
+
 pub(crate) struct PgWriteConn {
     pub(super) link: Link,
     /// `NOTIFY "<schema>"; `: the channel is the schema's name.
     notify: String,
     /// A transaction is open on the link (sent `BEGIN`, maybe with the last COMMIT).
     open: bool,
-    /// More commands were queued at COMMIT: open the next transaction with it.
-    next_queued: bool,
     /// This batch commits without waiting for its WAL flush.
     lazy: bool,
     /// Whether `synchronous_commit` stays on for durable batches ('full').
@@ -51,7 +54,6 @@ impl PgWriteConn {
             link,
             notify: format!("NOTIFY \"{schema}\"; "),
             open: false,
-            next_queued: false,
             lazy: false,
             synchronous_full,
             careful: false,
@@ -142,10 +144,9 @@ impl BatchConn for PgWriteConn {
         }
         let lazy = if self.lazy { "SET LOCAL synchronous_commit = off; " } else { "" };
         let notify = if wakes { self.notify.as_str() } else { "" };
-        let next = if self.next_queued { "; BEGIN" } else { "" };
         self.open = false;
-        self.link.batch(&format!("{lazy}{notify}COMMIT{next}"))?;
-        self.open = self.next_queued;
+        self.link.batch(&format!("{lazy}{notify}COMMIT; BEGIN"))?;
+        self.open = true;
         self.replaying = false;
         self.careful = false;
         Ok(())
@@ -188,8 +189,12 @@ impl BatchConn for PgWriteConn {
         }
     }
 
-    fn next_batch_queued(&mut self, queued: bool) {
-        self.next_queued = queued;
+    fn idle_after(&self) -> Option<Duration> {
+        self.open.then_some(IDLE_CLOSE)
+    }
+
+    fn idle(&mut self) {
+        self.rollback();
     }
 
     fn merges(&self) -> bool {
