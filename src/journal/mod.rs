@@ -19,6 +19,7 @@
 //! Errors carry a stable [`JournalError::code`] and never the journal's path,
 //! connection string or any stored text.
 
+mod job;
 mod lease;
 mod merge;
 mod open;

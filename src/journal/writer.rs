@@ -5,7 +5,9 @@
 //! IMMEDIATE`), one `SAVEPOINT` per command: a command that fails is rolled back alone and
 //! answered with its own error while the others commit. Every command is
 //! answered only after COMMIT returned. Many dispatches in flight therefore
-//! share one transaction and, when durable, one fsync.
+//! share one transaction and, when durable, one fsync. A backend that can
+//! (PostgreSQL, see [`BatchConn::merges`]) runs a batch's commands of one
+//! kind as one operation instead (`merge.rs`, `job.rs`).
 //!
 //! A batch holding only checkpoints lingers up to [`CHECKPOINT_LINGER`] for
 //! more commands first: a checkpoint is never awaited, and the record of a
@@ -23,7 +25,6 @@
 //! whole as the backend's [`BatchConn::retry_after`] says, then every command
 //! in it is answered the error ([`JournalError::Busy`], [`JournalError::Unavailable`]).
 
-use std::any::{Any, TypeId};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, RwLock};
@@ -32,7 +33,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use super::merge::{plan, Merge, MergeKey, Mergeable};
+use super::job::{Job, Step, Task};
+use super::merge::{plan, Merge, Mergeable};
 use super::{JournalError, JournalOptions, Result};
 
 /// Commands per transaction, at most.
@@ -83,29 +85,6 @@ pub(crate) trait BatchConn: Send + 'static {
     fn open_early(&mut self) {}
 }
 
-/// A queued command, type-erased so the writer knows no command types.
-trait Job<C>: Send {
-    fn durable(&self) -> bool;
-    /// Runs the command, keeping its outcome; reports whether it failed.
-    fn run(&mut self, conn: &mut C, now: i64) -> Step;
-    /// Answers the caller once the batch's fate is known.
-    fn answer(self: Box<Self>, batch: &Result<()>);
-    /// Its kind and identities, when it can run merged with others of its kind.
-    fn mergeable(&self) -> Mergeable<'_>;
-    fn as_any(&mut self) -> &mut dyn Any;
-    /// Runs this command and `rest` (of its merge kind) as one, keeping each
-    /// outcome; reports which failed on their own, or aborts the batch.
-    fn run_merged(&mut self, rest: &mut [&mut Box<dyn Job<C>>], conn: &mut C, now: i64) -> Result<Vec<bool>>;
-}
-
-enum Step {
-    Ok,
-    /// The command failed on its own: roll back its savepoint, keep the batch.
-    Failed,
-    /// The batch cannot go on (busy, connection lost): roll it all back, maybe retry.
-    Abort(JournalError),
-}
-
 /// Receives a command's answer on the writer thread, after its batch committed.
 pub type Answer<T> = Box<dyn FnOnce(Result<T>) + Send>;
 
@@ -136,89 +115,6 @@ pub const COMMIT_MICROS_BOUNDS: [u64; 8] = [100, 250, 500, 1_000, 2_500, 5_000, 
 
 fn bucket(bounds: &[u64; 8], value: u64) -> usize {
     bounds.iter().position(|b| value <= *b).unwrap_or(bounds.len())
-}
-
-struct Task<C, A, T> {
-    args: A,
-    op: Op<C, A, T>,
-    merge: Option<Merge<C, A, T>>,
-    durable: bool,
-    out: Option<Result<T>>,
-    reply: Answer<T>,
-}
-
-/// A command's own failure is kept as its outcome; busy or unavailable aborts the batch.
-fn step<T>(out: &Result<T>) -> Step {
-    match out {
-        Ok(_) => Step::Ok,
-        Err(e @ (JournalError::Busy | JournalError::Unavailable)) => Step::Abort(e.clone()),
-        Err(_) => Step::Failed,
-    }
-}
-
-const INTERNAL: JournalError = JournalError::Sqlite { code: -1, what: "internal error in a journal command" };
-
-impl<C: 'static, A: Send + 'static, T: Send + 'static> Job<C> for Task<C, A, T> {
-    fn durable(&self) -> bool {
-        self.durable
-    }
-
-    fn run(&mut self, conn: &mut C, now: i64) -> Step {
-        // A panicking command (a bug) fails alone instead of killing the writer.
-        let op = || (self.op)(conn, &self.args, now);
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(op)).unwrap_or(Err(INTERNAL));
-        let step = step(&out);
-        self.out = Some(out);
-        step
-    }
-
-    fn mergeable(&self) -> Mergeable<'_> {
-        let merge = self.merge?;
-        let key: MergeKey = (TypeId::of::<Self>(), merge.many as usize);
-        Some((key, (merge.ids)(&self.args)?))
-    }
-
-    fn as_any(&mut self) -> &mut dyn Any {
-        self
-    }
-
-    fn run_merged(&mut self, rest: &mut [&mut Box<dyn Job<C>>], conn: &mut C, now: i64) -> Result<Vec<bool>> {
-        let many = self.merge.ok_or(INTERNAL)?.many;
-        let mut tasks: Vec<&mut Self> = vec![self];
-        for job in rest.iter_mut() {
-            // Same merge key, so the same type: the planner grouped them by it.
-            tasks.push(job.as_any().downcast_mut::<Self>().ok_or(INTERNAL)?);
-        }
-        let args: Vec<&A> = tasks.iter().map(|t| &t.args).collect();
-        // A panicking command (a bug) fails its group instead of killing the writer.
-        let outs =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| many(conn, &args, now))).unwrap_or(Err(INTERNAL));
-        let outs = match outs {
-            Ok(outs) if outs.len() == tasks.len() => outs,
-            Ok(_) => tasks.iter().map(|_| Err(INTERNAL)).collect(),
-            Err(e @ (JournalError::Busy | JournalError::Unavailable)) => return Err(e),
-            Err(e) => tasks.iter().map(|_| Err(e.clone())).collect(),
-        };
-        let mut failed = Vec::with_capacity(tasks.len());
-        for (task, out) in tasks.into_iter().zip(outs) {
-            match step(&out) {
-                Step::Abort(e) => return Err(e),
-                s => failed.push(matches!(s, Step::Failed)),
-            }
-            task.out = Some(out);
-        }
-        Ok(failed)
-    }
-
-    fn answer(self: Box<Self>, batch: &Result<()>) {
-        let answer = match (batch, self.out) {
-            (_, Some(Err(own))) => Err(own),
-            (Ok(()), Some(ok)) => ok,
-            (Err(e), _) => Err(e.clone()),
-            (Ok(()), None) => Err(JournalError::Closed),
-        };
-        (self.reply)(answer);
-    }
 }
 
 /// Group-commit counters.
