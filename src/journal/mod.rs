@@ -19,7 +19,9 @@
 //! Errors carry a stable [`JournalError::code`] and never the journal's path,
 //! connection string or any stored text.
 
+mod job;
 mod lease;
+mod merge;
 mod open;
 mod outbox;
 pub mod postgres;

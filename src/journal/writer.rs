@@ -5,7 +5,9 @@
 //! IMMEDIATE`), one `SAVEPOINT` per command: a command that fails is rolled back alone and
 //! answered with its own error while the others commit. Every command is
 //! answered only after COMMIT returned. Many dispatches in flight therefore
-//! share one transaction and, when durable, one fsync.
+//! share one transaction and, when durable, one fsync. A backend that can
+//! (PostgreSQL, see [`BatchConn::merges`]) runs a batch's commands of one
+//! kind as one operation instead (`merge.rs`, `job.rs`).
 //!
 //! A batch holding only checkpoints lingers up to [`CHECKPOINT_LINGER`] for
 //! more commands first: a checkpoint is never awaited, and the record of a
@@ -31,6 +33,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use super::job::{Job, Step, Task};
+use super::merge::{plan, Merge, Mergeable};
 use super::{JournalError, JournalOptions, Result};
 
 /// Commands per transaction, at most.
@@ -63,23 +67,22 @@ pub(crate) trait BatchConn: Send + 'static {
     /// COMMIT itself failed, so the batch may have committed; commands then
     /// read their identities back instead of assuming they wrote nothing.
     fn prepare_retry(&mut self, unknown_commit: bool) -> Result<()>;
-}
-
-/// A queued command, type-erased so the writer knows no command types.
-trait Job<C>: Send {
-    fn durable(&self) -> bool;
-    /// Runs the command, keeping its outcome; reports whether it failed.
-    fn run(&mut self, conn: &mut C, now: i64) -> Step;
-    /// Answers the caller once the batch's fate is known.
-    fn answer(self: Box<Self>, batch: &Result<()>);
-}
-
-enum Step {
-    Ok,
-    /// The command failed on its own: roll back its savepoint, keep the batch.
-    Failed,
-    /// The batch cannot go on (busy, connection lost): roll it all back, maybe retry.
-    Abort(JournalError),
+    /// Whether commands with a [`Merge`] run merged now (see `merge.rs`):
+    /// only when a command that fails on its own has written nothing.
+    fn merges(&self) -> bool {
+        false
+    }
+    /// How long to wait for the next command before [`BatchConn::idle`], when
+    /// something is held open between batches (PostgreSQL opens the next
+    /// transaction in COMMIT's round trip).
+    fn idle_after(&self) -> Option<Duration> {
+        None
+    }
+    /// No command came for [`BatchConn::idle_after`]: close what is held open.
+    fn idle(&mut self) {}
+    /// A batch of checkpoints is about to linger for a record: PostgreSQL
+    /// opens its transaction meanwhile, so that round trip costs no wait.
+    fn open_early(&mut self) {}
 }
 
 /// Receives a command's answer on the writer thread, after its batch committed.
@@ -112,44 +115,6 @@ pub const COMMIT_MICROS_BOUNDS: [u64; 8] = [100, 250, 500, 1_000, 2_500, 5_000, 
 
 fn bucket(bounds: &[u64; 8], value: u64) -> usize {
     bounds.iter().position(|b| value <= *b).unwrap_or(bounds.len())
-}
-
-struct Task<C, A, T> {
-    args: A,
-    op: Op<C, A, T>,
-    durable: bool,
-    out: Option<Result<T>>,
-    reply: Answer<T>,
-}
-
-impl<C, A: Send, T: Send> Job<C> for Task<C, A, T> {
-    fn durable(&self) -> bool {
-        self.durable
-    }
-
-    fn run(&mut self, conn: &mut C, now: i64) -> Step {
-        // A panicking command (a bug) fails alone instead of killing the writer.
-        let op = || (self.op)(conn, &self.args, now);
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(op))
-            .unwrap_or(Err(JournalError::Sqlite { code: -1, what: "internal error in a journal command" }));
-        let step = match &out {
-            Ok(_) => Step::Ok,
-            Err(e @ (JournalError::Busy | JournalError::Unavailable)) => Step::Abort(e.clone()),
-            Err(_) => Step::Failed,
-        };
-        self.out = Some(out);
-        step
-    }
-
-    fn answer(self: Box<Self>, batch: &Result<()>) {
-        let answer = match (batch, self.out) {
-            (_, Some(Err(own))) => Err(own),
-            (Ok(()), Some(ok)) => ok,
-            (Err(e), _) => Err(e.clone()),
-            (Ok(()), None) => Err(JournalError::Closed),
-        };
-        (self.reply)(answer);
-    }
 }
 
 /// Group-commit counters.
@@ -238,7 +203,25 @@ impl<C: BatchConn> Writer<C> {
         A: Send + 'static,
         T: Send + 'static,
     {
-        let job = Box::new(Task { args, op, durable, out: None, reply: then });
+        self.submit(Box::new(Task { args, op, merge: None, durable, out: None, reply: then }))
+    }
+
+    /// [`Writer::submit_then`] for a command that may run merged with others of its kind.
+    pub(crate) fn submit_merged<A, T>(
+        &self,
+        durable: bool,
+        args: A,
+        (op, merge): (Op<C, A, T>, Merge<C, A, T>),
+        then: Answer<T>,
+    ) -> Result<()>
+    where
+        A: Send + 'static,
+        T: Send + 'static,
+    {
+        self.submit(Box::new(Task { args, op, merge: Some(merge), durable, out: None, reply: then }))
+    }
+
+    fn submit(&self, job: Box<dyn Job<C>>) -> Result<()> {
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
         // Counted before sending so the writer's decrement never comes first.
         self.counters.queued.fetch_add(1, Ordering::Relaxed);
@@ -294,7 +277,19 @@ fn run<C: BatchConn>(
     commits: &super::lease::CommitSignal,
     after_batch: &RwLock<Vec<AfterBatch>>,
 ) {
-    while let Ok(first) = rx.recv() {
+    loop {
+        let next = match conn.idle_after() {
+            Some(wait) => rx.recv_timeout(wait).map_err(|e| e == mpsc::RecvTimeoutError::Timeout),
+            None => rx.recv().map_err(|_| false),
+        };
+        let first = match next {
+            Ok(job) => job,
+            Err(true) => {
+                conn.idle();
+                continue;
+            }
+            Err(false) => break,
+        };
         // Let submitters that are already runnable queue their commands too:
         // no fixed delay, and nothing to wait for when the process is idle.
         std::thread::yield_now();
@@ -304,6 +299,9 @@ fn run<C: BatchConn>(
         // record that usually follows (a provider that answers at once) joins
         // it in one transaction, one commit per dispatch instead of two.
         let until = Instant::now() + CHECKPOINT_LINGER;
+        if !batch.iter().any(|j| j.durable()) {
+            conn.open_early();
+        }
         while batch.len() < MAX_BATCH && !batch.iter().any(|j| j.durable()) {
             let left = until.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
@@ -378,6 +376,33 @@ fn commit_batch<C: BatchConn>(
     }
 }
 
+fn run_one<C: BatchConn>(conn: &mut C, job: &mut Box<dyn Job<C>>, now: i64) -> Result<()> {
+    conn.savepoint()?;
+    match job.run(conn, now) {
+        Step::Ok => conn.release(),
+        Step::Failed => conn.rollback_to(),
+        Step::Abort(e) => Err(e),
+    }
+}
+
+/// Runs the commands of `group` (indexes into `batch`, ascending) as one, in
+/// one savepoint: merging backends need no undo for a command's own failure.
+fn run_group<C: BatchConn>(conn: &mut C, batch: &mut [Box<dyn Job<C>>], group: &[usize], now: i64) -> Result<()> {
+    if let [one] = group {
+        return run_one(conn, &mut batch[*one], now);
+    }
+    let mut jobs: Vec<&mut Box<dyn Job<C>>> =
+        batch.iter_mut().enumerate().filter(|(i, _)| group.binary_search(i).is_ok()).map(|(_, j)| j).collect();
+    let Some((first, rest)) = jobs.split_first_mut() else { return Ok(()) };
+    conn.savepoint()?;
+    let failed = first.run_merged(rest, conn, now)?;
+    if failed.contains(&true) {
+        conn.rollback_to()
+    } else {
+        conn.release()
+    }
+}
+
 /// Runs the batch in one transaction; the flag tells whether it was COMMIT
 /// that failed (the outcome is then unknown).
 fn try_batch<C: BatchConn>(
@@ -389,13 +414,17 @@ fn try_batch<C: BatchConn>(
 ) -> (Result<()>, bool) {
     let body = (|| {
         conn.begin(durable)?;
-        for job in batch.iter_mut() {
-            conn.savepoint()?;
-            match job.run(conn, now) {
-                Step::Ok => conn.release()?,
-                Step::Failed => conn.rollback_to()?,
-                Step::Abort(e) => return Err(e),
+        if conn.merges() {
+            let kinds: Vec<Mergeable<'_>> = batch.iter().map(|j| j.mergeable()).collect();
+            let groups = plan(&kinds);
+            drop(kinds);
+            for group in groups {
+                run_group(conn, batch, &group, now)?;
             }
+            return Ok(());
+        }
+        for job in batch.iter_mut() {
+            run_one(conn, job, now)?;
         }
         Ok(())
     })();

@@ -17,6 +17,7 @@
 
 mod conn;
 mod listen;
+mod merged;
 mod outbox;
 mod pool;
 mod read;
@@ -24,6 +25,8 @@ mod records;
 mod schema;
 mod writer;
 
+#[cfg(test)]
+mod merged_tests;
 #[cfg(test)]
 mod tests;
 
@@ -133,15 +136,15 @@ fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Res
 
 impl Store for PgStore {
     fn checkpoint(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
-        self.writer.submit_then(false, c, records::run_checkpoint, then)
+        self.writer.submit_merged(false, c, (records::run_checkpoint, merged::checkpoints()), then)
     }
 
     fn record_many(&self, records: Vec<RecordCommand>, then: Answer<Vec<Result<RecordAnswer>>>) -> Result<()> {
-        self.writer.submit_then(true, records, records::run_many, then)
+        self.writer.submit_merged(true, records, (records::run_many, merged::record_lists()), then)
     }
 
     fn record_final(&self, r: FinalRecord, then: Answer<RecordOutcome>) -> Result<()> {
-        self.writer.submit_then(true, r, records::run_final, then)
+        self.writer.submit_merged(true, r, (records::run_final, merged::finals()), then)
     }
 
     fn record_failure(&self, r: FailureRecord, then: Answer<FailureOutcome>) -> Result<()> {

@@ -42,6 +42,16 @@ pub(super) fn run_checkpoint(conn: &mut PgWriteConn, c: &Checkpoint, now: i64) -
     if fresh.is_some() {
         return Ok(CheckpointState::Fresh);
     }
+    checkpoint_standing(conn, c, attempt, now)
+}
+
+/// A checkpoint whose identity already had a row: where it stands, counting this attempt.
+pub(super) fn checkpoint_standing(
+    conn: &mut PgWriteConn,
+    c: &Checkpoint,
+    attempt: i32,
+    now: i64,
+) -> Result<CheckpointState> {
     let s = standing(conn, &c.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
     if s.state.is_final() {
         return Ok(CheckpointState::Final { row: Box::new(s) });
@@ -143,6 +153,11 @@ pub(super) fn run_final(conn: &mut PgWriteConn, r: &FinalRecord, now: i64) -> Re
     if changed.is_some() {
         return Ok(RecordOutcome::Recorded);
     }
+    final_standing(conn, r, state)
+}
+
+/// A final record that changed no row: the identity is unknown, or final already.
+pub(super) fn final_standing(conn: &mut PgWriteConn, r: &FinalRecord, state: &str) -> Result<RecordOutcome> {
     let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
     if !s.state.is_final() {
         // Unfinished but not changed: not a journal this build wrote.

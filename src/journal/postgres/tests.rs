@@ -9,7 +9,7 @@ use super::super::tests::{checkpoint, dispatch_id, failure, hex, intent_doc, int
 use super::super::*;
 use super::{PgTarget, PG_SCHEMA_VERSION};
 
-fn url() -> String {
+pub(super) fn url() -> String {
     std::env::var("LOOPX_TEST_PG_URL").expect(
         "LOOPX_TEST_PG_URL must name a PostgreSQL server for these tests: run them through `npm test`, \
          which starts a throwaway one (scripts/pg-server.mjs), or export the URL of a server you run",
@@ -17,24 +17,24 @@ fn url() -> String {
 }
 
 /// A fresh schema name, dropped (with everything in it) when this drops.
-struct Schema {
-    target: PgTarget,
+pub(super) struct Schema {
+    pub(super) target: PgTarget,
 }
 
 impl Schema {
-    fn new(tag: &str) -> Schema {
+    pub(super) fn new(tag: &str) -> Schema {
         static N: AtomicU64 = AtomicU64::new(0);
         let schema = format!("t_{tag}_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
         Schema { target: PgTarget { connection_string: url(), schema, ca_file: None } }
     }
 
-    fn open(&self) -> Journal {
+    pub(super) fn open(&self) -> Journal {
         Journal::open_postgres(&self.target, JournalOptions::default()).expect("open postgres journal")
     }
 
     /// Runs `sql` on a connection of its own (on a plain thread: the sync
     /// client must not run on an async runtime's thread).
-    fn sql(&self, sql: &str) -> Vec<::postgres::Row> {
+    pub(super) fn sql(&self, sql: &str) -> Vec<::postgres::Row> {
         let setup = format!("SET search_path TO \"{}\"", self.target.schema);
         std::thread::scope(|t| {
             t.spawn(|| {

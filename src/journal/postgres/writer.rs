@@ -9,7 +9,11 @@
 //! so that command fails alone while the others commit. In careful mode
 //! `BEGIN` rides with the first `SAVEPOINT` and each release with the next.
 //! The `NOTIFY` that wakes other hosts' consumers rides with `COMMIT`, and
-//! is delivered only if the transaction commits.
+//! is delivered only if the transaction commits. `BEGIN` of the next batch
+//! rides with `COMMIT` too (`open`), and is rolled back when no command comes
+//! for [`IDLE_CLOSE`]; a batch that need not wait for its WAL flush says so
+//! just before COMMIT (`SET LOCAL synchronous_commit = off`, which counts at
+//! commit time).
 
 use std::time::Duration;
 
@@ -17,10 +21,18 @@ use super::super::writer::BatchConn;
 use super::super::{JournalError, Result};
 use super::conn::{backoff, Link};
 
+/// How long a transaction opened for the next batch may wait for it: it holds
+/// no snapshot, id or lock, but monitors show it as idle in transaction.
+const IDLE_CLOSE: Duration = Duration::from_millis(20);
+
 pub(crate) struct PgWriteConn {
     pub(super) link: Link,
-    /// `NOTIFY "<schema>"; COMMIT`: the channel is the schema's name.
+    /// `NOTIFY "<schema>"; `: the channel is the schema's name.
     notify: String,
+    /// A transaction is open on the link (sent `BEGIN`, maybe with the last COMMIT).
+    open: bool,
+    /// This batch commits without waiting for its WAL flush.
+    lazy: bool,
     /// Whether `synchronous_commit` stays on for durable batches ('full').
     synchronous_full: bool,
     /// One savepoint per command (see the module's doc).
@@ -40,7 +52,9 @@ impl PgWriteConn {
     pub(super) fn new(link: Link, schema: &str, synchronous_full: bool) -> Self {
         PgWriteConn {
             link,
-            notify: format!("NOTIFY \"{schema}\"; COMMIT"),
+            notify: format!("NOTIFY \"{schema}\"; "),
+            open: false,
+            lazy: false,
             synchronous_full,
             careful: false,
             wants_care: false,
@@ -76,16 +90,20 @@ impl BatchConn for PgWriteConn {
         // A batch of checkpoints or claims only is nobody's wait and is
         // reconstructible: it does not wait for its WAL flush (the next
         // durable commit flushes it), like SQLite's NORMAL.
-        let lazy = !(durable && self.synchronous_full);
+        self.lazy = !(durable && self.synchronous_full);
+        // A transaction opened on a connection since lost went with it.
+        if self.open && self.link.is_lost() {
+            self.open = false;
+        }
         if self.careful {
-            self.begin = Some(if lazy {
-                "BEGIN; SET LOCAL synchronous_commit = off; SAVEPOINT cmd"
-            } else {
-                "BEGIN; SAVEPOINT cmd"
-            });
+            self.begin = Some(if self.open { "SAVEPOINT cmd" } else { "BEGIN; SAVEPOINT cmd" });
             return Ok(());
         }
-        self.link.batch(if lazy { "BEGIN; SET LOCAL synchronous_commit = off" } else { "BEGIN" })
+        if !self.open {
+            self.link.batch("BEGIN")?;
+            self.open = true;
+        }
+        Ok(())
     }
 
     fn savepoint(&mut self) -> Result<()> {
@@ -99,6 +117,7 @@ impl BatchConn for PgWriteConn {
             None => "SAVEPOINT cmd",
         };
         self.link.batch(sql)?;
+        self.open = true;
         self.savepoint_open = true;
         Ok(())
     }
@@ -120,10 +139,14 @@ impl BatchConn for PgWriteConn {
     fn commit(&mut self, wakes: bool) -> Result<()> {
         self.savepoint_open = false;
         if self.begin.take().is_some() {
-            // Nothing was sent: there is no transaction to commit.
+            // Nothing was sent: there is nothing to commit.
             return Ok(());
         }
-        self.link.batch(if wakes { &self.notify } else { "COMMIT" })?;
+        let lazy = if self.lazy { "SET LOCAL synchronous_commit = off; " } else { "" };
+        let notify = if wakes { self.notify.as_str() } else { "" };
+        self.open = false;
+        self.link.batch(&format!("{lazy}{notify}COMMIT; BEGIN"))?;
+        self.open = true;
         self.replaying = false;
         self.careful = false;
         Ok(())
@@ -131,9 +154,10 @@ impl BatchConn for PgWriteConn {
 
     fn rollback(&mut self) {
         self.savepoint_open = false;
-        if self.begin.take().is_some() {
+        if self.begin.take().is_some() && !self.open {
             return;
         }
+        self.open = false;
         if self.link.is_lost() || self.link.batch("ROLLBACK").is_err() {
             // The server rolls back a transaction whose connection went away.
             self.link.forget();
@@ -156,5 +180,25 @@ impl BatchConn for PgWriteConn {
             self.link.forget();
         }
         self.link.client().map(|_| ())
+    }
+
+    fn open_early(&mut self) {
+        // A failure here is the batch's: its `begin` sends BEGIN again or fails.
+        if !self.careful && !self.open && !self.link.is_lost() && self.link.batch("BEGIN").is_ok() {
+            self.open = true;
+        }
+    }
+
+    fn idle_after(&self) -> Option<Duration> {
+        self.open.then_some(IDLE_CLOSE)
+    }
+
+    fn idle(&mut self) {
+        self.rollback();
+    }
+
+    fn merges(&self) -> bool {
+        // Fast mode: a command's own failure wrote nothing (see the module's doc).
+        !self.careful
     }
 }
