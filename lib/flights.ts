@@ -69,6 +69,8 @@ export class Flights {
   /** The `HookRuntime` named in diagnostics messages. */
   readonly #owner: object
   readonly tally = new Tally()
+  /** Dispatches waiting for this turn's `prepareMany` (see `#prepareWithOthers`). */
+  #queued: { requestJson: string; resolve: (plan: NativePlan) => void; reject: (error: unknown) => void }[] = []
 
   constructor(native: NativeHookRuntime, owner: object) {
     this.#native = native
@@ -114,16 +116,44 @@ export class Flights {
 
   async #one(requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Promise<DispatchOutcome> {
     for (;;) {
-      const prepared = this.#prepare(() =>
+      const plan =
         onlyHookId === undefined
-          ? this.#native.prepare(requestJson)
-          : this.#native.prepareMany([requestJson], [onlyHookId])[0]!,
-      )
-      // Awaited only when it had to wait: the usual dispatch starts in this tick.
-      const plan = prepared instanceof Promise ? await prepared : prepared
+          ? await this.#prepareWithOthers(requestJson)
+          : await this.#prepare(() => this.#native.prepareMany([requestJson], [onlyHookId])[0]!)
       if (plan.wait == null) return this.#run(plan, trace)
       await this.#after(plan.wait)
     }
+  }
+
+  /**
+   * Prepares `requestJson` together with every other dispatch started in
+   * this turn of the event loop: one `prepareMany` call reads all their
+   * identities' standings at once (one round trip on PostgreSQL, where each
+   * read is otherwise a round trip that holds this thread).
+   */
+  #prepareWithOthers(requestJson: string): Promise<NativePlan> {
+    return new Promise((resolve, reject) => {
+      if (this.#queued.push({ requestJson, resolve, reject }) === 1) queueMicrotask(() => this.#prepareQueued())
+    })
+  }
+
+  #prepareQueued(): void {
+    const queued = this.#queued
+    this.#queued = []
+    let plans: NativePlan[]
+    try {
+      plans = sync(() => this.#native.prepareMany(queued.map((q) => q.requestJson)))
+    } catch {
+      // A malformed request prepares none, and an unavailable or closed
+      // journal fails them all: each is prepared on its own instead, so each
+      // gets its own plan or error (and its own retries).
+      for (const q of queued) {
+        const prepared = (): NativePlan | Promise<NativePlan> => this.#prepare(() => this.#native.prepare(q.requestJson))
+        new Promise<NativePlan>((go) => go(prepared())).then(q.resolve, q.reject)
+      }
+      return
+    }
+    for (let i = 0; i < queued.length; i++) queued[i]!.resolve(plans[i]!)
   }
 
   /** Runs many requests, prepared in one call; outcomes in request order. */

@@ -211,16 +211,19 @@ impl NativeHookRuntime {
         if only_hook_ids.as_ref().is_some_and(|ids| ids.len() != requests.len()) {
             return Err(misuse(Code::InvalidArgument, "onlyHookIds must have one hook_id per request"));
         }
-        let mut plans = Vec::with_capacity(requests.len());
-        for (i, request) in requests.into_iter().enumerate() {
-            let only = only_hook_ids.as_ref().map(|ids| ids[i].as_str());
-            match self.dispatcher.prepare_for(request, only).map_err(journal_error).and_then(plan) {
+        let requests =
+            requests.into_iter().enumerate().map(|(i, r)| (r, only_hook_ids.as_ref().map(|ids| ids[i].as_str())));
+        let prepared = self.dispatcher.prepare_many(requests.collect()).map_err(journal_error)?;
+        let run_tickets: Vec<u64> =
+            prepared.iter().filter_map(|p| if let Prepared::Run(run) = p { Some(run.ticket) } else { None }).collect();
+        let mut plans = Vec::with_capacity(prepared.len());
+        for p in prepared {
+            match plan(p) {
                 Ok(p) => plans.push(p),
+                // Converting failed (not expected): no plan was handed out, so cancel them all.
                 Err(e) => {
-                    for p in &plans {
-                        if p.calls.is_some() {
-                            self.dispatcher.cancel(p.ticket as u64);
-                        }
+                    for &ticket in &run_tickets {
+                        self.dispatcher.cancel(ticket);
                     }
                     return Err(e);
                 }

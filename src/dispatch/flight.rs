@@ -25,7 +25,7 @@ pub(super) struct Shared {
     /// dispatch_id -> the ticket of the dispatch that holds it. Two runs of
     /// one identity in this process take turns, so the second replays the
     /// first's receipt (or sees its failure) instead of invoking again.
-    claims: Mutex<HashMap<String, u64>>,
+    pub(super) claims: Mutex<HashMap<String, u64>>,
     /// Finished by the batch being answered, not yet handed on.
     finished: Mutex<Vec<Finished>>,
     /// Tickets someone awaits in Rust (the async driver).

@@ -7,6 +7,7 @@ mod complete;
 mod driver;
 mod flight;
 mod outcome;
+mod prepare;
 mod profile;
 mod projection;
 mod provider;

@@ -220,3 +220,71 @@ fn complete_refuses_a_wrong_number_of_results_and_releases_the_identity() {
     assert!(matches!(d.prepare(request("r1")).unwrap(), Prepared::Run(_)));
     assert_eq!(d.begin(12345, 0).unwrap_err(), JournalError::InvalidArgument { what: "ticket" });
 }
+
+#[test]
+fn prepare_many_answers_each_request_as_prepare_would_in_order() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    install(d, "b");
+    let batches = collect(d);
+    // r1 is final before the batch: both its hooks replay in prepare.
+    let first = d.prepare(request("r1")).unwrap();
+    let plan = run(&first);
+    let results = answers(d, plan, &Behaviour::Propose("s"));
+    d.complete(plan.ticket, results).unwrap();
+    let recorded = delivered(&batches, 1).remove(0).outcome.unwrap();
+    let mut refused = request("r3");
+    refused.receipt.status = "aborted".into();
+    let many = d
+        .prepare_many(vec![
+            (request("r1"), None),
+            (request("r2"), None),
+            (refused, None),
+            (request("r2"), None),
+            (request("r4"), Some("periodic_report.b")),
+        ])
+        .unwrap();
+    assert_eq!(many.len(), 5);
+    match &many[0] {
+        Prepared::Done(out) => {
+            assert!(out.hooks.iter().all(|h| h.outcome == HookOutcomeKind::Replayed));
+            let receipts = |o: &DispatchOutcome| o.hooks.iter().map(|h| h.receipt.clone()).collect::<Vec<_>>();
+            assert_eq!(receipts(out), receipts(&recorded));
+        }
+        _ => panic!("r1 is final: replayed"),
+    }
+    let r2 = run(&many[1]);
+    assert_eq!(
+        r2.calls.iter().map(|c| c.hook.registration.hook_id.as_str()).collect::<Vec<_>>(),
+        ["periodic_report.a", "periodic_report.b"]
+    );
+    assert!(matches!(&many[2], Prepared::Done(out) if !out.admitted));
+    // The same identity twice: the second waits for the first's ticket.
+    assert!(matches!(&many[3], Prepared::Wait(t) if *t == r2.ticket));
+    // An only hook plans that hook alone.
+    let r4 = run(&many[4]);
+    assert_eq!(
+        r4.calls.iter().map(|c| c.hook.registration.hook_id.as_str()).collect::<Vec<_>>(),
+        ["periodic_report.b"]
+    );
+    for p in [r2, r4] {
+        let results = answers(d, p, &Behaviour::Propose("s"));
+        d.complete(p.ticket, results).unwrap();
+    }
+    delivered(&batches, 2);
+    assert_eq!(d.journal().stats().unwrap().proposed, 5);
+}
+
+#[test]
+fn prepare_many_on_a_closed_journal_prepares_none_and_holds_no_identity() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    d.journal().close();
+    let err = d.prepare_many(vec![(request("r1"), None), (request("r2"), None)]).map(|_| ()).unwrap_err();
+    assert_eq!(err, JournalError::Closed);
+    // Every claim was released and nothing counts as running: close() waits for none.
+    assert!(d.shared.claims.lock().unwrap().is_empty());
+    assert_eq!(*d.shared.running.borrow(), 0);
+}

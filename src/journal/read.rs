@@ -176,6 +176,11 @@ impl Journal {
         self.store.get_dispatch(dispatch_id)
     }
 
+    /// The rows of many identities, in `ids` order (one query on PostgreSQL).
+    pub fn get_dispatches(&self, ids: &[String]) -> Result<Vec<Option<DispatchRow>>> {
+        self.store.get_dispatches(ids)
+    }
+
     /// Dispatches in insertion order, paged by `seq`.
     pub fn list_dispatches(&self, f: &DispatchFilter) -> Result<Page<DispatchRow>> {
         arg::opt_token(f.hook_id.as_deref(), "hookId")?;

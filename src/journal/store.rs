@@ -29,6 +29,11 @@ pub(crate) trait Store: Send + Sync {
 
     // Reads: arguments already checked and limits clamped by the caller.
     fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>>;
+    /// The rows of many identities, in `ids` order; a backend whose reads
+    /// cost a round trip reads them in one.
+    fn get_dispatches(&self, ids: &[String]) -> Result<Vec<Option<DispatchRow>>> {
+        ids.iter().map(|id| self.get_dispatch(id)).collect()
+    }
     fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>>;
     fn list_failures(&self, dispatch_id: &str) -> Result<Vec<FailureRow>>;
     fn list_intents(&self, f: &IntentFilter, limit: u32) -> Result<Vec<StoredIntent>>;

@@ -169,6 +169,14 @@ impl Store for PgStore {
         self.readers.read(move |l| read::get_dispatch(l, &id))
     }
 
+    fn get_dispatches(&self, ids: &[String]) -> Result<Vec<Option<DispatchRow>>> {
+        if let [id] = ids {
+            return Ok(vec![self.get_dispatch(id)?]);
+        }
+        let ids = ids.to_vec();
+        self.readers.read(move |l| read::get_dispatches(l, &ids))
+    }
+
     fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {
         let f = f.clone();
         self.readers.read(move |l| read::list_dispatches(l, &f, limit))

@@ -173,6 +173,23 @@ fn records_read_back_as_on_sqlite_and_the_outbox_view_holds_whole_intents() {
 }
 
 #[test]
+fn the_standings_of_many_identities_are_read_in_one_query_in_the_order_asked() {
+    let s = Schema::new("many");
+    let j = s.open();
+    record_proposed(&j, "a", &["a1"]);
+    j.checkpoint(checkpoint("b")).wait().unwrap();
+    let ids = [dispatch_id("b"), dispatch_id("missing"), dispatch_id("a"), dispatch_id("b")];
+    let rows = j.get_dispatches(&ids).unwrap();
+    let one_by_one: Vec<_> = ids.iter().map(|id| j.get_dispatch(id).unwrap()).collect();
+    assert_eq!(rows, one_by_one);
+    let states: Vec<_> = rows.iter().map(|r| r.as_ref().map(|r| r.state)).collect();
+    assert_eq!(
+        states,
+        [Some(DispatchState::Checkpointed), None, Some(DispatchState::Proposed), Some(DispatchState::Checkpointed)]
+    );
+}
+
+#[test]
 fn a_duplicate_intent_fails_its_record_alone() {
     let s = Schema::new("dup");
     let j = s.open();

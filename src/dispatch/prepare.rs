@@ -1,0 +1,209 @@
+//! Step 1 of a dispatch: admission, projection, identities, and each
+//! identity's standing, with replays in `return` mode answered at once (see
+//! `steps.rs` for the steps after it). Many requests prepared together (a
+//! catch-up chunk, or the dispatches one JS turn started) read every
+//! identity's standing in one query: on PostgreSQL one round trip for all
+//! of them instead of one each, on the thread that is also running the
+//! providers.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::outcome::DispatchOutcome;
+use super::profile::ReplayMode;
+use super::projection::{dispatch_id_for, project};
+use super::registry::RegisteredHook;
+use super::request::{admit, DispatchRequest};
+use super::run::{failed, from_final, Failure};
+use super::steps::{done_outcome, may_be_live, Flight, Plan, PlannedCall, Prepared, Slot};
+use super::{Dispatcher, Installed};
+use crate::contract::FailureCode;
+use crate::journal::{DispatchRow, JournalError};
+
+/// A request past admission whose identities its ticket now holds: what is
+/// left is reading their standings and planning.
+struct Claimed {
+    request: DispatchRequest,
+    installed: Arc<Installed>,
+    hooks: Vec<Arc<RegisteredHook>>,
+    ids: Vec<String>,
+    ceiling: usize,
+    ticket: u64,
+}
+
+enum Admission {
+    /// Refused, or waiting for another ticket: nothing to read.
+    Decided(Prepared),
+    Claimed(Claimed),
+}
+
+impl Dispatcher {
+    /// Prepares one request.
+    pub fn prepare(&self, request: DispatchRequest) -> Result<Prepared, JournalError> {
+        self.prepare_for(request, None)
+    }
+
+    /// `prepare` for one installed hook only (recovery; no hook-count ceiling).
+    pub fn prepare_for(&self, request: DispatchRequest, only_hook: Option<&str>) -> Result<Prepared, JournalError> {
+        let mut prepared = self.prepare_many(vec![(request, only_hook)])?;
+        prepared.pop().ok_or(JournalError::Closed)
+    }
+
+    /// Prepares requests in order (each with its optional only hook), reading
+    /// the standings of all their identities at once. A failed read prepares
+    /// none of them, and releases every claim taken.
+    pub fn prepare_many(&self, requests: Vec<(DispatchRequest, Option<&str>)>) -> Result<Vec<Prepared>, JournalError> {
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(JournalError::Closed);
+        }
+        let admissions: Vec<Admission> = requests
+            .into_iter()
+            .map(|(request, only_hook)| {
+                self.shared.start_running();
+                self.admit_and_claim(request, only_hook)
+            })
+            .collect();
+        let ids: Vec<String> = admissions
+            .iter()
+            .filter_map(|a| match a {
+                Admission::Claimed(c) => Some(c.ids.iter().cloned()),
+                Admission::Decided(_) => None,
+            })
+            .flatten()
+            .collect();
+        let rows = match if ids.is_empty() { Ok(Vec::new()) } else { self.journal.get_dispatches(&ids) } {
+            Ok(rows) if rows.len() == ids.len() => rows,
+            failed => {
+                for a in &admissions {
+                    if let Admission::Claimed(c) = a {
+                        self.shared.release(&c.ids, c.ticket);
+                    }
+                    self.shared.stop_running();
+                }
+                return Err(failed.err().unwrap_or(JournalError::Closed));
+            }
+        };
+        let mut rows = rows.into_iter();
+        let mut out = Vec::with_capacity(admissions.len());
+        for admission in admissions {
+            let prepared = match admission {
+                Admission::Decided(p) => p,
+                Admission::Claimed(c) => {
+                    let mine: Vec<Option<DispatchRow>> = rows.by_ref().take(c.ids.len()).collect();
+                    self.plan(c, mine)
+                }
+            };
+            if !matches!(prepared, Prepared::Run(_)) {
+                self.shared.stop_running();
+            }
+            out.push(prepared);
+        }
+        Ok(out)
+    }
+
+    fn admit_and_claim(&self, request: DispatchRequest, only_hook: Option<&str>) -> Admission {
+        if let Err(refusal) = admit(&request, self.profile.enabled) {
+            return Admission::Decided(Prepared::Done(DispatchOutcome::refused(refusal)));
+        }
+        let installed = self.snapshot();
+        let hooks: Vec<Arc<RegisteredHook>> = installed
+            .registry
+            .subscribed(&request.event.event_kind)
+            .filter(|h| self.profile.allows(&h.registration.hook_id))
+            .filter(|h| only_hook.is_none_or(|id| h.registration.hook_id == id))
+            .cloned()
+            .collect();
+        // Recovery runs one hook: the hook-count ceiling does not apply.
+        let ceiling = if only_hook.is_some() { usize::MAX } else { self.profile.max_hooks_per_dispatch as usize };
+        let ids: Vec<String> = hooks.iter().map(|h| dispatch_id_for(&request, h)).collect();
+        let ticket = self.next_ticket.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // Claim before reading standings: a claim is released only after its
+        // holder's records committed, so what is read next is current.
+        if let Err(holder) = self.shared.try_claim(&ids, ticket) {
+            return Admission::Decided(Prepared::Wait(holder));
+        }
+        Admission::Claimed(Claimed { request, installed, hooks, ids, ceiling, ticket })
+    }
+
+    /// Plans a claimed request from its identities' rows (in `ids` order).
+    fn plan(&self, c: Claimed, rows: Vec<Option<DispatchRow>>) -> Prepared {
+        let Claimed { request, installed, hooks, ids, ceiling, ticket } = c;
+        let mut claimed: Vec<String> = ids.clone();
+        let deadline = Instant::now() + Duration::from_millis(u64::from(self.profile.max_dispatch_wall_ms));
+        let mut slots = Vec::with_capacity(hooks.len());
+        let mut calls = Vec::new();
+        let mut plan = Vec::new();
+        let mut unclaim = Vec::new();
+        for (i, ((hook, dispatch_id), row)) in hooks.into_iter().zip(ids).zip(rows).enumerate() {
+            let row_final = row.as_ref().is_some_and(|r| r.state.is_final());
+            if row_final && self.profile.replay == ReplayMode::Return {
+                if let Some(row) = &row {
+                    slots.push(Slot::Done(Box::new(from_final(&hook, &dispatch_id, row, None))));
+                }
+                unclaim.push(dispatch_id);
+                continue;
+            }
+            // An input the boundary cannot prove public-safe is neither sent
+            // nor journaled (the request itself may carry what must not be stored).
+            let input = match project(&request, &hook, &dispatch_id) {
+                Ok(input) => input,
+                Err(v) => {
+                    let f = Failure::new(FailureCode::InputBoundaryRejected, v.first().map(|v| v.rule));
+                    slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, 0, &f))));
+                    unclaim.push(dispatch_id);
+                    continue;
+                }
+            };
+            match &row {
+                // Verification compares results; an exhausted identity has none.
+                Some(row) if row_final && row.result_digest.is_none() => {
+                    slots.push(Slot::Done(Box::new(from_final(&hook, &dispatch_id, row, None))));
+                    unclaim.push(dispatch_id);
+                    continue;
+                }
+                Some(row)
+                    if !row_final
+                        && row.attempts >= hook.registration.budget.max_invocations_per_dispatch
+                        && !may_be_live(row, &hook) =>
+                {
+                    slots.push(Slot::Exhaust { hook: hook.clone(), dispatch_id, used: row.attempts });
+                    continue;
+                }
+                _ => {}
+            }
+            // Only hooks whose provider would be called count against the
+            // ceiling. One past it is not invoked but stays owed: a new
+            // identity is journaled as deferred, an unfinished one already is.
+            if calls.len() >= ceiling {
+                let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
+                slots.push(match row {
+                    None => Slot::Defer { hook, dispatch_id: dispatch_id.clone() },
+                    Some(_) => Slot::Done(Box::new(failed(&hook, &dispatch_id, 0, &f))),
+                });
+                unclaim.push(dispatch_id);
+                continue;
+            }
+            let fresh = row.is_none();
+            let (attempt, verify) = match row {
+                Some(row) if row_final => (0, Some(Box::new(row))),
+                // Another process may be running that attempt: share it, as
+                // two processes invoking one fresh identity at once do.
+                Some(row) if may_be_live(&row, &hook) => (row.attempts, None),
+                Some(row) => (row.attempts + 1, None),
+                None => (1, None),
+            };
+            calls.push(i);
+            plan.push(PlannedCall { slot: i, hook: hook.clone(), input_json: input.to_string() });
+            slots.push(Slot::Call { hook, dispatch_id, attempt, verify, fresh, begun: false });
+        }
+        self.shared.release(&unclaim, ticket);
+        claimed.retain(|id| !unclaim.contains(id));
+        if !slots.iter().any(|s| !matches!(s, Slot::Done(_))) {
+            self.shared.release(&claimed, ticket);
+            return Prepared::Done(done_outcome(slots));
+        }
+        let flight = Flight { request, installed, deadline, slots, calls, claimed, checkpoint_error: Arc::default() };
+        self.flights.lock().unwrap_or_else(|p| p.into_inner()).insert(ticket, flight);
+        Prepared::Run(Plan { ticket, calls: plan })
+    }
+}
