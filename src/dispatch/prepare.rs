@@ -34,7 +34,7 @@ struct Claimed {
 enum Admission {
     /// Refused, or waiting for another ticket: nothing to read.
     Decided(Prepared),
-    Claimed(Claimed),
+    Claimed(Box<Claimed>),
 }
 
 impl Dispatcher {
@@ -90,7 +90,7 @@ impl Dispatcher {
                 Admission::Decided(p) => p,
                 Admission::Claimed(c) => {
                     let mine: Vec<Option<DispatchRow>> = rows.by_ref().take(c.ids.len()).collect();
-                    self.plan(c, mine)
+                    self.plan(*c, mine)
                 }
             };
             if !matches!(prepared, Prepared::Run(_)) {
@@ -122,7 +122,7 @@ impl Dispatcher {
         if let Err(holder) = self.shared.try_claim(&ids, ticket) {
             return Admission::Decided(Prepared::Wait(holder));
         }
-        Admission::Claimed(Claimed { request, installed, hooks, ids, ceiling, ticket })
+        Admission::Claimed(Box::new(Claimed { request, installed, hooks, ids, ceiling, ticket }))
     }
 
     /// Plans a claimed request from its identities' rows (in `ids` order).

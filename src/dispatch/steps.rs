@@ -1,8 +1,8 @@
 //! One dispatch as synchronous steps, so that a caller on one thread (the JS
 //! thread) drives it with no hop of its own: [`Dispatcher::prepare`]
-//! (`prepare.rs`) decides everything that needs no provider, [`Dispatcher::begin`] queues a hook's
-//! checkpoint just before its provider is called and gives the call's limit,
-//! and [`Dispatcher::complete`] (`complete.rs`) validates what the providers
+//! (`prepare.rs`) decides everything that needs no provider,
+//! [`Dispatcher::begin`] queues a hook's checkpoint just before its provider
+//! is called and gives the call's limit, and [`Dispatcher::complete`] (`complete.rs`) validates what the providers
 //! answered and hands all the dispatch's records to the writer as one
 //! command. The dispatch finishes on the writer thread after that command's
 //! group commit.
