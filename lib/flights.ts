@@ -138,6 +138,10 @@ export class Flights {
   }
 
   #prepareQueued(): void {
+    // All of them (at most maxInFlight: dispatch() waits at the gate first).
+    // Measured: one call per turn beats groups of 16 by half again with 4
+    // processes on one PostgreSQL server, and costs one process alone about
+    // a tenth (its whole turn's records then reach the writer together).
     const queued = this.#queued
     this.#queued = []
     let plans: NativePlan[]
