@@ -152,9 +152,10 @@ export class Flights {
       // journal fails them all: each is prepared on its own instead, so each
       // gets its own plan or error (and its own retries).
       for (const q of queued) {
-        const prepared = (): NativePlan | Promise<NativePlan> =>
-          this.#prepare(() => this.#native.prepare(q.requestJson))
-        new Promise<NativePlan>((go) => go(prepared())).then(q.resolve, q.reject)
+        new Promise<NativePlan>((go) => go(this.#prepare(() => this.#native.prepare(q.requestJson)))).then(
+          q.resolve,
+          q.reject,
+        )
       }
       return
     }
