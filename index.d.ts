@@ -311,6 +311,8 @@ export interface RuntimeOptions {
   /** `false` commits final records with synchronous=NORMAL. Default true. */
   synchronousFull?: boolean
   busyTimeoutMs?: number
+  /** `false` turns the attempt ledger off (see `JournalOptions`). Default true. */
+  attemptLedger?: boolean
 }
 
 export declare function validateDispatchReceipt(doc: unknown): ValidationResult<DispatchReceipt>

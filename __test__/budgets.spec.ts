@@ -3,21 +3,25 @@
 // contract-v0 §1 "max_invocations_per_dispatch bounds an identity's whole
 // life", crashes included, and the per-dispatch intent and byte ceilings.
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 
 import Database from 'better-sqlite3'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 
 import {
   Fixtures,
+  HookRuntime,
   counted,
   goodProvider,
   journalContents,
   registration,
   request,
+  signalKind,
   signalResult,
   sleep,
 } from './support/runtime'
+import { BACKENDS, Targets, type Backend } from './support/backends'
 
 const fx = new Fixtures()
 afterEach(() => fx.cleanup())
@@ -157,7 +161,9 @@ describe("contract-v0 §1: max_invocations_per_dispatch bounds an identity's who
       const db = new Database(journal, { readonly: true, fileMustExist: true })
       const rows = db.prepare('SELECT state, attempts FROM dispatches').all()
       db.close()
-      expect(rows).toStrictEqual([{ state: 'checkpointed', attempts: attempt }])
+      // The next opener folds the killed process's attempt ledger: the
+      // attempt before this one is then a recorded failure.
+      expect(rows).toStrictEqual([{ state: attempt === 1 ? 'checkpointed' : 'failed', attempts: attempt }])
     }
     await sleep(presumedLost)
     const last = await runChild([journal, 'recover', String(invocations + 1)])
@@ -167,5 +173,77 @@ describe("contract-v0 §1: max_invocations_per_dispatch bounds an identity's who
       t: 'done',
       hooks: [{ outcome: 'exhausted', attempt: invocations, code: 'dispatch_budget_exhausted' }],
     })
+  })
+})
+
+function runInstantKiller(
+  args: string[],
+): Promise<{ lines: Line[]; signal: NodeJS.Signals | null; code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(__dirname, 'children', 'instant-killer.mjs'), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    let stderr = ''
+    const guard = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c))
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c))
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      clearTimeout(guard)
+      const lines = out
+        .split('\n')
+        .filter((l) => l.length > 0)
+        .map((l) => JSON.parse(l) as Line)
+      resolve({ lines, signal, code, stderr })
+    })
+  })
+}
+
+describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
+  'contract-v0 §1 on %s: a provider that ends its process before its checkpoint commits still spends its attempt',
+  (_, backend) => {
+    const targets = new Targets(backend)
+    afterAll(() => targets.cleanup())
+    for (const how of ['sigkill', 'exit'] as const) {
+      it(`${how}: invoked once per attempt across immediate restarts, then exhausted without a call`, async () => {
+        const target = targets.fresh(`instant-${how}`)
+        const arg = target.childArg({ synchronous: 'full' })
+        // No pause between restarts: the attempt is counted because it was
+        // noted before the call, not because time passed.
+        for (const mode of ['dispatch', 'recover'] as const) {
+          const run = await runInstantKiller([arg, mode, how])
+          expect(run.lines, run.stderr).toStrictEqual([{ t: 'invoked' }])
+          if (how === 'sigkill') expect(run.signal).toBe('SIGKILL')
+          else expect(run.code).toBe(0)
+        }
+        const last = await runInstantKiller([arg, 'dispatch', how])
+        expect(last.lines, last.stderr).toStrictEqual([
+          { t: 'done', hooks: [{ outcome: 'exhausted', attempt: 2, code: 'dispatch_budget_exhausted' }] },
+        ])
+        const raw = await target.readRaw()
+        expect(raw.rows.map((d) => [d.state, d.attempts])).toStrictEqual([['exhausted', 2]])
+        expect(raw.failures).toBe(2)
+      })
+    }
+  },
+)
+
+describe('the attempt ledger on disk', () => {
+  it('lives in `<journal>-attempts/` while the runtime is open, is gone after a clean close, and `attemptLedger: false` writes none', async () => {
+    const dir = fx.tempDir()
+    for (const attemptLedger of [undefined, false]) {
+      const journalPath = dir.path(`ledger-${String(attemptLedger)}.journal`)
+      const runtime = await HookRuntime.open({ journalPath, profile: { enabled: true }, attemptLedger })
+      runtime.defineIntentKind(signalKind('alpha'))
+      runtime.register({ registration: registration('alpha.hook'), provider: goodProvider() })
+      expect((await runtime.dispatch(request())).hooks[0]!.outcome).toBe('recorded')
+      expect(existsSync(`${journalPath}-attempts`)).toBe(attemptLedger === undefined)
+      await runtime.close()
+      expect(existsSync(`${journalPath}-attempts`)).toBe(false)
+    }
+    await expect(
+      HookRuntime.open({ journalPath: dir.path('x.journal'), attemptLedger: 'yes' as unknown as boolean }),
+    ).rejects.toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
   })
 })

@@ -653,15 +653,16 @@ describe('budgets, retries and recovery', () => {
     const dir = fx.tempDir()
     const journalPath = dir.path('crash.journal')
     const lib = join(__dirname, '..', 'lib', 'index.js')
-    // A long timeout: the recovery below starts well within it, while the crashed attempt may still be live.
-    const reg = registration('alpha.crash', { budget: { timeout_ms: 20_000 } })
+    // A long timeout: the recovery below starts well within it; the crashed attempt is known
+    // ended all the same (its process's attempt ledger is folded), so it is not presumed live.
+    const reg = registration('alpha.crash', { budget: { timeout_ms: 20_000, max_invocations_per_dispatch: 2 } })
     const script = `
       const { HookRuntime } = require(${JSON.stringify(lib)});
       (async () => {
         const runtime = await HookRuntime.open({ journalPath: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
         runtime.defineIntentKind(${JSON.stringify(signalKind('alpha'))});
         // Dies mid-invocation, once its checkpoint (queued, not awaited, before the call) has committed;
-        // a crash before that commit loses only the checkpoint (hot_path.spec.ts covers that window).
+        // a crash before that commit is covered by the attempt ledger (budgets.spec.ts).
         runtime.register({ registration: ${JSON.stringify(reg)}, provider: () => new Promise(() => { setTimeout(() => process.kill(process.pid, 'SIGKILL'), 200) }) });
         await runtime.dispatch(${JSON.stringify(request())});
         process.exit(3);
@@ -681,8 +682,9 @@ describe('budgets, retries and recovery', () => {
     const { runtime } = await fx.runtime({ journalPath, capabilities: ['alpha'] })
     const rows = await runtime.journal.listDispatches()
     expect(rows.items).toHaveLength(1)
-    // Issue 12 item 2: the invocation cut short counts (its checkpoint raised attempts to 1).
-    expect(rows.items[0]).toMatchObject({ state: 'checkpointed', attempts: 1, receipt: null, request: request() })
+    // The invocation cut short counts: opening the journal folded the killed
+    // process's attempt ledger, so attempt 1 is a recorded failure, not presumed live.
+    expect(rows.items[0]).toMatchObject({ state: 'failed', attempts: 1, receipt: null, request: request() })
     const provider = goodProvider()
     runtime.register({ registration: reg, provider })
     const report = await runtime.recover()
@@ -691,10 +693,9 @@ describe('budgets, retries and recovery', () => {
     expect(report.outcomes[0]).toMatchObject({
       hookId: 'alpha.crash',
       dispatchId: rows.items[0]!.dispatchId,
-      // Within timeout_ms + 250 ms of the crashed attempt's checkpoint it may still be live in
-      // another process, so the recovery shares attempt 1 (README "Dispatch").
+      // Attempt 1 ended with its process: the recovery is attempt 2.
       outcome: 'recorded',
-      attempt: 1,
+      attempt: 2,
     })
     expect(provider.calls).toBe(1)
     expect(provider.inputs[0]!.dispatch_id).toBe(rows.items[0]!.dispatchId)

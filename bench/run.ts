@@ -121,15 +121,18 @@ interface DurableRound {
   plain1: number
   ours64: number
   plain64: number
+  /** Ours with the attempt ledger off, to show its cost. */
+  noLedger1: number
+  noLedger64: number
   busyP50: Record<SideName, number>
   busyP99: Record<SideName, number>
   busyMean64: Record<SideName, number>
   cpuMean1: Record<SideName, number>
 }
 
-async function durableRun(side: SideName, inflight: number, n: number, r: number) {
+async function durableRun(side: SideName, inflight: number, n: number, r: number, attemptLedger = true) {
   const path = fresh(`durable-${side}-${inflight}`)
-  const runner = await open(side, path, { synchronous: 'full' })
+  const runner = await open(side, path, { synchronous: 'full', attemptLedger })
   // A few dispatches to warm the JIT and the file before the clock starts.
   await drive(runner, `warm${r}${side}${inflight}`, 20, Math.min(inflight, 20), 'recorded')
   const res = await drive(runner, `d${r}${side}${inflight}`, n, inflight, 'recorded', { measureBusy: inflight === 1 })
@@ -164,6 +167,13 @@ async function durable(): Promise<DurableRound[]> {
             out.busyMean64[side] = res.activeMs / n
           },
         ],
+      ]),
+      ...([1, INFLIGHT] as const).map((inflight): [string, () => Promise<void>] => [
+        `ours without the attempt ledger, ${inflight} in flight`,
+        async () => {
+          const res = await durableRun('ours', inflight, n, r, false)
+          out[inflight === 1 ? 'noLedger1' : 'noLedger64'] = (n / res.ms) * 1000
+        },
       ]),
     ]
     for (const [name, step] of orderOf(r, steps)) {
@@ -477,6 +487,21 @@ function report(
   add('durable1', 'durable dispatches/s, 1 in flight', fmt(o1), fmt(p1), r1, '>= 1x', r1 >= 1, {
     rounds: d.map((r) => [r.ours1, r.plain1]),
   })
+  for (const [key, inflight, on, off] of [
+    ['ledger1', 1, (r: DurableRound) => r.ours1, (r: DurableRound) => r.noLedger1],
+    ['ledger64', INFLIGHT, (r: DurableRound) => r.ours64, (r: DurableRound) => r.noLedger64],
+  ] as const) {
+    add(
+      key,
+      `attempt ledger: durable dispatches/s with it vs without, ${inflight} in flight (plain column: ours without)`,
+      fmt(median(d.map(on))),
+      fmt(median(d.map(off))),
+      ratioMed(d, (r) => on(r) / off(r)),
+      '(info)',
+      null,
+      { rounds: d.map((r) => [on(r), off(r)]) },
+    )
+  }
   const fl = median(d.map((r) => r.floor))
   const rf = ratioMed(d, (r) => r.ours1 / r.floor)
   const beyond = (rate: number, floorRate: number) => (1 / rate - 1 / floorRate) * 1e6

@@ -15,6 +15,8 @@ export type SideName = 'ours' | 'plain'
 export interface OpenOptions {
   synchronous: 'full' | 'normal'
   replay?: 'return' | 'verify'
+  /** Ours only: `false` turns the attempt ledger off, to measure what it costs. */
+  attemptLedger?: boolean
 }
 
 export interface Runner {
@@ -28,6 +30,7 @@ export async function open(side: SideName, journalPath: string, options: OpenOpt
       journalPath,
       synchronous: options.synchronous,
       profile: { enabled: true, replay: options.replay ?? 'return' },
+      attemptLedger: options.attemptLedger,
     })
     runtime.defineIntentKind(intentKind)
     runtime.register({ registration, provider })

@@ -41,6 +41,13 @@ interface HookRuntimeTuning {
   synchronous?: 'full' | 'normal'
   /** How long to wait for another process's write lock. Default 5000. */
   busyTimeoutMs?: number
+  /**
+   * Note each invocation in this process's attempt ledger before its provider
+   * runs, so it counts even if the process ends before its checkpoint
+   * commits (README "Dispatch"). `false` saves a `pwrite` per invocation and
+   * gives up that guarantee; the bench uses it to show the cost. Default true.
+   */
+  attemptLedger?: boolean
 }
 
 /** The journal is `journalPath` (a SQLite file, created on first use) or `journal`. */
@@ -100,6 +107,7 @@ export class HookRuntime implements AsyncDisposable {
         profileJson: options.profile ? JSON.stringify(options.profile) : undefined,
         synchronousFull: options.synchronous ? options.synchronous === 'full' : undefined,
         busyTimeoutMs: options.busyTimeoutMs,
+        attemptLedger: options.attemptLedger,
       }),
     )
     return new HookRuntime(runtime)

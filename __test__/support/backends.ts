@@ -95,6 +95,18 @@ export interface Backend {
   target(label?: string): JournalTarget
 }
 
+/** Every regular file under `dir`, recursively (none when it does not exist). */
+export function filesUnder(dir: string): Haystack[] {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((name) => join(dir, name))
+    .filter((p) => existsSync(p) && statSync(p).isFile())
+    .map((p) => ({ name: p, bytes: readFileSync(p) }))
+}
+
+/** Where a PostgreSQL journal keeps this host's attempt ledgers. */
+export const PG_LEDGERS = join(tmpdir(), 'loopx-hooks-attempts')
+
 // ---------------------------------------------------------------- SQLite
 
 export class SqliteTarget implements JournalTarget {
@@ -118,10 +130,8 @@ export class SqliteTarget implements JournalTarget {
     return JSON.stringify({ runtime: this.runtimeOptions(extra), journal: this.journal })
   }
   persistedBytes(): Haystack[] {
-    return readdirSync(this.dir)
-      .map((name) => join(this.dir, name))
-      .filter((p) => statSync(p).isFile())
-      .map((p) => ({ name: p, bytes: readFileSync(p) }))
+    // Folders too: the attempt ledgers live in `<journal>-attempts/`.
+    return filesUnder(this.dir)
   }
   async readRaw(): Promise<RawJournal> {
     const db = new Database(this.path, { readonly: true, fileMustExist: true })
@@ -231,7 +241,8 @@ export class PostgresTarget implements JournalTarget {
     const dump = execFileSync('pg_dump', ['--dbname', this.connectionString, '--schema', this.schema], {
       maxBuffer: 256 * 1024 * 1024,
     })
-    return [{ name: `pg_dump --schema=${this.schema}`, bytes: dump }]
+    // This host's attempt ledgers of every PostgreSQL journal (named by a digest of the target).
+    return [{ name: `pg_dump --schema=${this.schema}`, bytes: dump }, ...filesUnder(PG_LEDGERS)]
   }
   async readRaw(): Promise<RawJournal> {
     return withPg(this.connectionString, async (c) => {

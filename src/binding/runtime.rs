@@ -44,6 +44,8 @@ pub struct RuntimeOptions {
     /// `false` commits final records with synchronous=NORMAL. Default true.
     pub synchronous_full: Option<bool>,
     pub busy_timeout_ms: Option<u32>,
+    /// `false` turns the attempt ledger off (see `JournalOptions`). Default true.
+    pub attempt_ledger: Option<bool>,
 }
 
 /// One provider call the caller makes, in hook_id order.
@@ -93,6 +95,7 @@ async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntim
     let journal_options = JournalOptions {
         synchronous_full: options.synchronous_full.unwrap_or(true),
         busy_timeout_ms: options.busy_timeout_ms.unwrap_or(JournalOptions::default().busy_timeout_ms),
+        attempt_ledger: options.attempt_ledger.unwrap_or(true),
     };
     let journal = super::journal::open_journal(options.journal_path, options.postgres, journal_options, false).await?;
     Ok(NativeHookRuntime { dispatcher: Arc::new(Dispatcher::new(Arc::new(journal), profile)) })

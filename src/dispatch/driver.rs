@@ -74,6 +74,9 @@ impl Dispatcher {
         if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(JournalError::Closed);
         }
+        // Attempts of processes that ended since this journal was opened
+        // count before anything is re-dispatched.
+        self.journal.fold_ended_attempts();
         let installed = self.snapshot();
         let mut items = Vec::new();
         let mut skipped = 0;

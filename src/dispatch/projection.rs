@@ -77,6 +77,51 @@ pub fn project(request: &DispatchRequest, hook: &RegisteredHook, dispatch_id: &s
     Ok(input)
 }
 
+/// What stands in for a member of the request that `hook` may not read.
+/// Never read back: recovery re-projects for the same hook, whose scopes
+/// leave the member out.
+pub const WITHHELD: &str = "withheld";
+
+/// The request as the journal keeps it for recovering `hook`'s identity:
+/// exactly the members [`project`] put into that hook's input (which the
+/// input validator scanned), the fixed admission values, and [`WITHHELD`]
+/// for the rest. Recovery re-derives the same dispatch id and the same
+/// input from it; no member that no hook of this identity reads is ever
+/// written, so a credential outside every hook's scope never reaches a file.
+pub fn recoverable_request(request: &DispatchRequest, hook: &RegisteredHook) -> DispatchRequest {
+    let scopes = &hook.registration.requested_read_scope;
+    let identity = scopes.contains(&ReadScope::SettlementIdentity);
+    let kept = |value: &String| if identity { value.clone() } else { WITHHELD.to_owned() };
+    let (s, r) = (&request.settlement, &request.receipt);
+    DispatchRequest {
+        settlement: super::request::SettlementIdentity {
+            goal_id: kept(&s.goal_id),
+            agent_id: kept(&s.agent_id),
+            todo_id: kept(&s.todo_id),
+            turn_instance_id: kept(&s.turn_instance_id),
+            // Admission holds it equal to the receipt's, which every input carries.
+            effect_id: r.effect_id.clone(),
+        },
+        receipt: super::request::WritebackReceipt {
+            receipt_id: r.receipt_id.clone(),
+            effect_id: r.effect_id.clone(),
+            step_kind: r.step_kind.clone(),
+            status: r.status.clone(),
+            checkpointed: r.checkpointed,
+            state_revision: kept(&r.state_revision),
+            committed_at: r.committed_at.clone(),
+        },
+        event: super::request::EventFacts {
+            event_kind: request.event.event_kind.clone(),
+            fact_refs: if scopes.contains(&ReadScope::BoundedEventProjection) {
+                request.event.fact_refs.clone()
+            } else {
+                Vec::new()
+            },
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! RFC sections 6 and 7: `requested_read_scope` is applied. A hook gets
@@ -114,6 +159,39 @@ mod tests {
     fn projected(scopes: &[&str]) -> Value {
         let (request, hook) = (request(), hook(scopes));
         project(&request, &hook, &dispatch_id_for(&request, &hook)).expect("a valid projection")
+    }
+
+    /// RFC section 9: "The journal stores bounded typed packets ... It does
+    /// not store ... credentials". The kept request holds only what the
+    /// hook's input holds, and recovering from it gives the same identity
+    /// and the same input.
+    #[test]
+    fn the_recoverable_request_keeps_only_what_the_hook_reads() {
+        let mut secret_request = request();
+        secret_request.event.fact_refs = vec!["ghp_0123456789abcdefghijklmnopqrstuvwxyz".into()];
+        secret_request.settlement.goal_id = "sk-live0123456789".into();
+        secret_request.receipt.state_revision = "eyJhbGciOi.eyJzdWIi.c2ln".into();
+        for scopes in [
+            &["settlement_identity"][..],
+            &["bounded_event_projection"],
+            &["settlement_identity", "bounded_event_projection"],
+        ] {
+            let hook = hook(scopes);
+            let plain = request();
+            let kept = recoverable_request(&plain, &hook);
+            let id = dispatch_id_for(&plain, &hook);
+            assert_eq!(dispatch_id_for(&kept, &hook), id, "{scopes:?}");
+            assert_eq!(project(&kept, &hook, &id).unwrap(), project(&plain, &hook, &id).unwrap(), "{scopes:?}");
+            assert_eq!(crate::dispatch::admit(&kept, true), Ok(()));
+            // A member outside the hook's scopes never reaches the kept request.
+            let text = serde_json::to_string(&recoverable_request(&secret_request, &hook)).unwrap();
+            if !scopes.contains(&"bounded_event_projection") {
+                assert!(!text.contains("ghp_"), "{scopes:?}: {text}");
+            }
+            if !scopes.contains(&"settlement_identity") {
+                assert!(!text.contains("sk-live") && !text.contains("eyJ"), "{scopes:?}: {text}");
+            }
+        }
     }
 
     #[test]

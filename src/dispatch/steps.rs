@@ -163,7 +163,7 @@ pub(super) fn checkpoint_for(
         effect_id: request.receipt.effect_id.clone(),
         event_kind: request.event.event_kind.clone(),
         registration_digest: hook.digest.clone(),
-        request_json: serde_json::to_string(request).unwrap_or_default(),
+        request_json: serde_json::to_string(&super::projection::recoverable_request(request, hook)).unwrap_or_default(),
         attempt,
     }
 }

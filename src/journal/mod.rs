@@ -21,6 +21,7 @@
 
 mod job;
 mod lease;
+mod ledger;
 mod merge;
 mod open;
 mod outbox;
@@ -194,11 +195,16 @@ pub struct JournalOptions {
     pub synchronous_full: bool,
     /// How long a connection waits for another process's lock before `Busy`.
     pub busy_timeout_ms: u32,
+    /// Write each queued checkpoint's attempt to this process's attempt
+    /// ledger before its provider runs (`ledger.rs`). `false` saves one
+    /// `pwrite` per invocation and one per record, and lets an invocation
+    /// whose process ends before the checkpoint commits go uncounted.
+    pub attempt_ledger: bool,
 }
 
 impl Default for JournalOptions {
     fn default() -> Self {
-        JournalOptions { synchronous_full: true, busy_timeout_ms: 5_000 }
+        JournalOptions { synchronous_full: true, busy_timeout_ms: 5_000, attempt_ledger: true }
     }
 }
 
@@ -208,6 +214,8 @@ pub struct Journal {
     store: Box<dyn store::Store>,
     /// Bumped after commits holding records or decisions (see `lease.rs`).
     commits: lease::CommitSignal,
+    /// Where a queued checkpoint's attempt survives this process (none when read-only).
+    ledger: Option<std::sync::Arc<ledger::Ledger>>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -225,7 +233,8 @@ impl Journal {
     /// several processes open one new file at once.
     pub fn open(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
         let (store, commits) = sqlite::open(path.as_ref(), options)?;
-        Ok(Journal { store: Box::new(store), commits })
+        let ledger = options.attempt_ledger.then(|| sqlite::ledger_dir(path.as_ref())).transpose()?;
+        Journal::with_ledger(Box::new(store), commits, ledger)
     }
 
     /// Opens an existing journal for reading only: every connection is
@@ -235,21 +244,35 @@ impl Journal {
     /// [`JournalError::NotAJournal`].
     pub fn open_read_only(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
         let (store, commits) = sqlite::open_read_only(path.as_ref(), options)?;
-        Ok(Journal { store: Box::new(store), commits })
+        Ok(Journal { store: Box::new(store), commits, ledger: None })
     }
 
     /// Opens (creating or migrating on first use) the journal in a PostgreSQL
     /// schema; see [`postgres`].
     pub fn open_postgres(target: &postgres::PgTarget, options: JournalOptions) -> Result<Journal> {
         let (store, commits) = postgres::open(target, options, false)?;
-        Ok(Journal { store: Box::new(store), commits })
+        let ledger = options.attempt_ledger.then(|| target.ledger_dir()).transpose()?;
+        Journal::with_ledger(Box::new(store), commits, ledger)
     }
 
     /// Opens an existing PostgreSQL journal for reading only (read-only
     /// transactions; nothing is created or migrated).
     pub fn open_postgres_read_only(target: &postgres::PgTarget, options: JournalOptions) -> Result<Journal> {
         let (store, commits) = postgres::open(target, options, true)?;
-        Ok(Journal { store: Box::new(store), commits })
+        Ok(Journal { store: Box::new(store), commits, ledger: None })
+    }
+
+    /// A writable journal with this process's attempt ledger, after folding
+    /// the ledgers of processes that ended into it.
+    fn with_ledger(
+        store: Box<dyn store::Store>,
+        commits: lease::CommitSignal,
+        ledger_dir: Option<std::path::PathBuf>,
+    ) -> Result<Journal> {
+        let ledger = ledger_dir.map(|dir| ledger::Ledger::create(&dir)).transpose()?;
+        let journal = Journal { store, commits, ledger: ledger.map(std::sync::Arc::new) };
+        journal.fold_ended_attempts();
+        Ok(journal)
     }
 
     /// Stops accepting commands, lets the writer commit and answer everything
@@ -257,6 +280,9 @@ impl Journal {
     /// afterwards every call answers [`JournalError::Closed`].
     pub fn close(&self) {
         self.store.close();
+        if let Some(ledger) = &self.ledger {
+            ledger.close();
+        }
     }
 
     /// Runs `f` on the writer thread after each group commit's commands were
@@ -363,10 +389,34 @@ pub(crate) mod arg {
     }
 
     pub fn opaque_ref(s: &str, what: &'static str) -> Result<()> {
+        if is_credential_like(s) {
+            return Err(JournalError::CredentialLike { what });
+        }
         if s.len() <= OPAQUE_REF_MAX && is_opaque_ref(s) {
             Ok(())
         } else {
             Err(JournalError::InvalidArgument { what })
+        }
+    }
+
+    /// A JSON document none of whose strings (keys included) is
+    /// credential-like: the last scan before a document reaches a file, so
+    /// a caller that forgot to project a request still cannot store a
+    /// credential with it.
+    pub fn public_json(text: &str, what: &'static str) -> Result<()> {
+        fn clean(v: &serde_json::Value) -> bool {
+            match v {
+                serde_json::Value::String(s) => !is_credential_like(s),
+                serde_json::Value::Array(a) => a.iter().all(clean),
+                serde_json::Value::Object(o) => o.iter().all(|(k, v)| !is_credential_like(k) && clean(v)),
+                _ => true,
+            }
+        }
+        let doc: serde_json::Value = serde_json::from_str(text).map_err(|_| JournalError::InvalidArgument { what })?;
+        if clean(&doc) {
+            Ok(())
+        } else {
+            Err(JournalError::CredentialLike { what })
         }
     }
 

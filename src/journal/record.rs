@@ -52,9 +52,91 @@ impl Journal {
     /// Queues a checkpoint without waiting for it: the writer's queue runs it
     /// before any record queued later, and `then` hears its answer on the
     /// writer thread. Argument errors are returned at once and queue nothing.
+    ///
+    /// The attempt is first written to this process's attempt ledger
+    /// (`ledger.rs`), so it stays counted if the process ends before the
+    /// commit: the next opener (or `fold_ended_attempts`) records it.
     pub fn checkpoint_then(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
         check_checkpoint(&c)?;
+        if let (Some(ledger), true) = (&self.ledger, c.attempt >= 1) {
+            ledger.note(&c)?;
+        }
         self.store.checkpoint(c, then)
+    }
+
+    /// Wraps `then` so that, once the records committed, the attempt ledger
+    /// forgets the identities they finished or failed.
+    fn clearing<T: Send + 'static>(&self, ids: Vec<String>, then: Answer<T>) -> Answer<T> {
+        match &self.ledger {
+            Some(ledger) if !ids.is_empty() => {
+                let ledger = ledger.clone();
+                Box::new(move |r: Result<T>| {
+                    if r.is_ok() {
+                        for id in &ids {
+                            ledger.clear(id);
+                        }
+                    }
+                    then(r)
+                })
+            }
+            _ => then,
+        }
+    }
+
+    /// Folds the attempt ledgers of processes that ended into the journal:
+    /// each attempt they noted becomes the identity's checkpoint and, unless
+    /// the identity went on without it, a failed attempt (`producer_failed`:
+    /// it ended without an outcome), so it counts against the lifetime
+    /// budget and is never presumed still running. A ledger is removed once
+    /// all its attempts are recorded; one the journal refused stays for the
+    /// next try. Blocks until done: call it off an async worker thread.
+    /// Returns how many attempts were folded.
+    pub fn fold_ended_attempts(&self) -> u32 {
+        let Some(ledger) = &self.ledger else { return 0 };
+        let mut folded = 0;
+        for orphan in ledger.orphans() {
+            let mut whole = true;
+            for c in &orphan.entries {
+                match self.fold_one(c) {
+                    Ok(true) => folded += 1,
+                    // Already recorded, or refused by the grammar (a tampered
+                    // file): it can never fold, so it does not hold the file.
+                    Ok(false) | Err(JournalError::InvalidArgument { .. } | JournalError::CredentialLike { .. }) => {}
+                    Err(_) => {
+                        whole = false;
+                        break;
+                    }
+                }
+            }
+            if whole {
+                orphan.remove();
+            }
+        }
+        folded
+    }
+
+    fn fold_one(&self, c: &Checkpoint) -> Result<bool> {
+        check_checkpoint(c)?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.store.checkpoint(c.clone(), Box::new(move |r| drop(tx.send(r))))?;
+        let used = match rx.recv().unwrap_or(Err(JournalError::Closed))? {
+            CheckpointState::Fresh => 0,
+            CheckpointState::Pending { attempts_used } => attempts_used,
+            CheckpointState::Final { .. } => return Ok(false),
+        };
+        if used > c.attempt {
+            return Ok(false);
+        }
+        let failure = FailureRecord {
+            dispatch_id: c.dispatch_id.clone(),
+            attempt: c.attempt,
+            code: crate::contract::FailureCode::ProducerFailed.as_str().to_owned(),
+            rule: None,
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.store.record_failure(failure, Box::new(move |r| drop(tx.send(r))))?;
+        rx.recv().unwrap_or(Err(JournalError::Closed))?;
+        Ok(true)
     }
 
     /// Records several final records and failed attempts (one dispatch's) as
@@ -63,13 +145,15 @@ impl Journal {
     /// and answered with its error while the others commit. `then` hears the
     /// answers, in order, on the writer thread after the commit.
     pub fn record_many(&self, records: Vec<RecordCommand>, then: Answer<Vec<Result<RecordAnswer>>>) -> Result<()> {
+        let mut ids = Vec::new();
         for r in &records {
             match r {
-                RecordCommand::Final(f) => check_final(f)?,
-                RecordCommand::Failure(f) => check_failure(f)?,
+                RecordCommand::Final(f) => check_final(f).map(|()| ids.push(f.dispatch_id.clone()))?,
+                RecordCommand::Failure(f) => check_failure(f).map(|()| ids.push(f.dispatch_id.clone()))?,
                 RecordCommand::Defer(c) => check_deferred(c)?,
             }
         }
+        let then = self.clearing(ids, then);
         self.store.record_many(records, then)
     }
 
@@ -79,7 +163,10 @@ impl Journal {
     /// when an intent_id is already in the journal.
     pub fn record_final(&self, r: FinalRecord) -> Reply<RecordOutcome> {
         match check_final(&r) {
-            Ok(()) => self.queue(|then| self.store.record_final(r, then)),
+            Ok(()) => self.queue(|then| {
+                let then = self.clearing(vec![r.dispatch_id.clone()], then);
+                self.store.record_final(r, then)
+            }),
             Err(e) => Reply::ready(Err(e)),
         }
     }
@@ -88,7 +175,10 @@ impl Journal {
     /// Recording the same attempt twice keeps the first row (idempotent).
     pub fn record_failure(&self, r: FailureRecord) -> Reply<FailureOutcome> {
         match check_failure(&r) {
-            Ok(()) => self.queue(|then| self.store.record_failure(r, then)),
+            Ok(()) => self.queue(|then| {
+                let then = self.clearing(vec![r.dispatch_id.clone()], then);
+                self.store.record_failure(r, then)
+            }),
             Err(e) => Reply::ready(Err(e)),
         }
     }
@@ -123,7 +213,8 @@ fn check_checkpoint(c: &Checkpoint) -> Result<()> {
     arg::opaque_ref(&c.receipt_id, "receipt_id")?;
     arg::opaque_ref(&c.effect_id, "effect_id")?;
     arg::token(&c.event_kind, "event_kind")?;
-    arg::sha256_hex(&c.registration_digest, "registration_digest")
+    arg::sha256_hex(&c.registration_digest, "registration_digest")?;
+    arg::public_json(&c.request_json, "request")
 }
 
 fn check_final(r: &FinalRecord) -> Result<()> {

@@ -36,6 +36,15 @@ pub(crate) fn open(path: &Path, options: JournalOptions) -> Result<(SqliteStore,
     Ok((SqliteStore { writer, readers: Readers::new(&path, options) }, commits))
 }
 
+/// The folder of a journal file's attempt ledgers: beside it, named after
+/// it as SQLite names its `-wal` (`ledger.rs`).
+pub(crate) fn ledger_dir(path: &Path) -> Result<std::path::PathBuf> {
+    let path = crate::sqlite_file::resolve(path)?;
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push("-attempts");
+    Ok(path.with_file_name(name))
+}
+
 pub(crate) fn open_read_only(path: &Path, options: JournalOptions) -> Result<(SqliteStore, CommitSignal)> {
     let path = crate::sqlite_file::resolve(path)?;
     let header = match open::recognise(&path)? {

@@ -95,6 +95,15 @@ impl PgTarget {
         Ok(config)
     }
 
+    /// The folder of this journal's attempt ledgers on this host (`ledger.rs`):
+    /// under the system temporary folder, named by a digest of the server,
+    /// database and schema, so it holds no host name or credential.
+    pub(crate) fn ledger_dir(&self) -> Result<std::path::PathBuf> {
+        let key = self.signal_key(&self.config()?);
+        let digest = crate::identity::sha256_hex(key.as_bytes());
+        Ok(std::env::temp_dir().join("loopx-hooks-attempts").join(&digest[..32]))
+    }
+
     /// Names the journal for the in-process commit signal: server, database
     /// and schema, without credentials.
     fn signal_key(&self, config: &Config) -> String {

@@ -93,3 +93,80 @@ fn a_version_2_checkpoint_without_attempts_migrates_as_one_invocation_cut_short(
     assert_eq!(attempts(&j, "failed"), (DispatchState::Failed, 2));
     assert!(j.integrity_check().unwrap());
 }
+
+/// A process that noted `attempts` in its ledger and ended before any of
+/// their checkpoints committed (its file handle, and so its lock, is gone).
+fn ended_process_noted(path: &Path, attempts: &[Checkpoint]) {
+    let ledger = super::super::ledger::Ledger::create(&super::super::sqlite::ledger_dir(path).unwrap()).unwrap();
+    for c in attempts {
+        ledger.note(c).unwrap();
+    }
+}
+
+fn failures(j: &Journal, seed: &str) -> Vec<(u32, String)> {
+    j.list_failures(&dispatch_id(seed)).unwrap().into_iter().map(|f| (f.attempt, f.code)).collect()
+}
+
+/// contract-v0 §1: max_invocations_per_dispatch bounds an identity's whole
+/// life, crashes included. A provider that ends its process at its first
+/// instruction does so before the queued checkpoint commits; its attempt
+/// is still counted by whoever opens the journal next, and never presumed
+/// to be still running.
+#[test]
+fn attempts_an_ended_process_noted_are_counted_by_the_next_opener() {
+    let dir = TempDir::new("ledger-fold");
+    let path = dir.file("j.sqlite");
+    let j = open(&path);
+    // c's checkpoint reached the journal before the end, d is already final, e went on to attempt 3.
+    j.checkpoint(at("c", 1)).wait().unwrap();
+    j.checkpoint(at("d", 1)).wait().unwrap();
+    j.record_final(proposed("d", 1, "d", &[])).wait().unwrap();
+    j.checkpoint(at("e", 3)).wait().unwrap();
+    j.close();
+    ended_process_noted(&path, &[at("a", 1), at("b", 2), at("c", 1), at("d", 1), at("e", 2)]);
+
+    let j = open(&path);
+    // a: never reached the journal; now checkpointed and failed at attempt 1.
+    assert_eq!(attempts(&j, "a"), (DispatchState::Failed, 1));
+    assert_eq!(failures(&j, "a"), vec![(1, "producer_failed".to_owned())]);
+    assert!(j.get_dispatch(&dispatch_id("a")).unwrap().unwrap().request_json.is_some(), "recover() can run it");
+    assert_eq!(attempts(&j, "b"), (DispatchState::Failed, 2));
+    // c: its checkpoint was there; the attempt is now known to have ended.
+    assert_eq!(attempts(&j, "c"), (DispatchState::Failed, 1));
+    // d is final and e went on past the noted attempt: both untouched.
+    assert_eq!(attempts(&j, "d").0, DispatchState::Proposed);
+    assert_eq!(failures(&j, "d"), vec![]);
+    assert_eq!(attempts(&j, "e"), (DispatchState::Checkpointed, 3));
+    assert_eq!(failures(&j, "e"), vec![]);
+    // The folded ledger is gone; only this opener's own file remains.
+    let ledger_dir = super::super::sqlite::ledger_dir(&path).unwrap();
+    assert_eq!(std::fs::read_dir(&ledger_dir).unwrap().count(), 1);
+    // Folding again changes nothing.
+    assert_eq!(j.fold_ended_attempts(), 0);
+    j.close();
+    // A clean close removes the opener's own (empty) ledger, and its folder.
+    assert!(!ledger_dir.exists());
+}
+
+/// The ledger of a process still running is never folded (its attempts may
+/// still be running), and an attempt whose outcome committed leaves no entry.
+#[test]
+fn a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none() {
+    let dir = TempDir::new("ledger-live");
+    let path = dir.file("j.sqlite");
+    let live = open(&path);
+    let (tx, rx) = std::sync::mpsc::channel();
+    live.checkpoint_then(at("a", 1), Box::new(move |r| tx.send(r).unwrap())).unwrap();
+    rx.recv().unwrap().unwrap();
+    let other = open(&path);
+    assert_eq!(other.fold_ended_attempts(), 0);
+    assert_eq!(attempts(&other, "a"), (DispatchState::Checkpointed, 1));
+    live.record_final(proposed("a", 1, "a", &[])).wait().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    live.checkpoint_then(at("b", 1), Box::new(move |r| tx.send(r).unwrap())).unwrap();
+    rx.recv().unwrap().unwrap();
+    // The live journal ends without closing: as a killed process would.
+    std::mem::forget(live);
+    assert_eq!(other.fold_ended_attempts(), 0, "its lock is still held by this process's handle");
+    other.close();
+}

@@ -234,3 +234,49 @@ fn our_own_hot_rollback_journal_needs_a_writer_and_the_writer_recovers_it() {
     assert!(j.get_dispatch(&dispatch_id("a")).unwrap().is_some());
     assert!(j.integrity().unwrap().ok);
 }
+
+/// RFC section 9: the journal "does not store ... credentials". The request
+/// a checkpoint keeps is scanned as a whole, so a credential-like value in
+/// any member (one no hook reads included) is refused before anything is
+/// written, on every path that writes a checkpoint.
+#[test]
+fn a_checkpoint_whose_request_holds_a_credential_anywhere_is_refused_unwritten() {
+    let dir = TempDir::new("credential-request");
+    let path = dir.file("j.db");
+    let j = open(&path);
+    for (i, planted) in [
+        "ghp_0123456789abcdefABCDEF0123456789",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+        "AKIAABCDEFGHIJKLMNOP",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut c = checkpoint(&format!("cred{i}"));
+        c.request_json = c.request_json.replace(&format!("\"fact_cred{i}\""), &format!("\"{planted}\""));
+        assert!(c.request_json.contains(planted));
+        assert_eq!(j.checkpoint(c.clone()).wait().unwrap_err(), JournalError::CredentialLike { what: "request" });
+        let mut deferred = c.clone();
+        deferred.attempt = 0;
+        let refused = j.record_many(vec![RecordCommand::Defer(deferred)], Box::new(|_| {}));
+        assert_eq!(refused.unwrap_err(), JournalError::CredentialLike { what: "request" });
+        assert_eq!(
+            j.checkpoint_then(c.clone(), Box::new(|_| {})).unwrap_err(),
+            JournalError::CredentialLike { what: "request" }
+        );
+        assert_eq!(j.get_dispatch(&c.dispatch_id).unwrap(), None);
+    }
+    let mut key = checkpoint("credkey");
+    key.request_json = key.request_json.replace("\"fact_refs\"", "\"sk-live0123456789\"");
+    assert_eq!(j.checkpoint(key).wait().unwrap_err(), JournalError::CredentialLike { what: "request" });
+    let mut receipt = checkpoint("credreceipt");
+    receipt.receipt_id = "ghp_0123456789abcdefABCDEF0123456789".into();
+    assert_eq!(j.checkpoint(receipt).wait().unwrap_err(), JournalError::CredentialLike { what: "receipt_id" });
+    j.close();
+    for suffix in ["", "-wal"] {
+        if let Ok(bytes) = std::fs::read(format!("{}{suffix}", path.display())) {
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(!text.contains("ghp_") && !text.contains("eyJhbGci") && !text.contains("AKIA"), "{suffix}");
+        }
+    }
+}

@@ -1,0 +1,297 @@
+// Nothing private reaches a file (RFC section 9: the journal "does not store
+// raw provider exceptions, task context, credentials, or external payloads";
+// contract-v0 section 1's credential shapes), tested generatively: a
+// credential-like value is planted in EVERY string member of a request, a
+// registration, a hook result (its intent and payload included), a thrown
+// error, a rejection and an outbox call, one member at a time. The members
+// are enumerated by walking base documents typed as the generated contract
+// types with no member optional (`Complete<T>`), so a member added to a Rust
+// struct fails the type check here until it is planted too; none is listed
+// by hand. A child runs every case against one journal, then dispatches once
+// more and is SIGKILLed inside the provider call; every persisted byte of the
+// journal (SQLite: every file beside it, the attempt ledgers included;
+// PostgreSQL: pg_dump of the schema and this host's ledgers) is searched for
+// every planted value, in several encodings; then again after recover().
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { afterAll, describe, expect, it } from 'vitest'
+
+import type {
+  DispatchRequest,
+  IntentKindDefinition,
+  PostWritebackHookRegistration,
+  PostWritebackHookResult,
+} from '../lib/index.js'
+import { BACKENDS, Targets, type Backend } from './support/backends'
+import { findPlanted, randomTag } from './support/runtime'
+
+/** `T` with every member, at every depth, required: a base document must hold them all. */
+type Complete<T> = T extends (infer U)[] ? Complete<U>[] : T extends object ? { [K in keyof T]-?: Complete<T[K]> } : T
+
+const KIND: IntentKindDefinition = {
+  intent_kind: 'plant.signal',
+  capability_id: 'plant',
+  operations: ['evaluate'],
+  payload_schema: {
+    type: 'object',
+    properties: { ref: { type: 'string', format: 'opaque_ref' } },
+    required: ['ref'],
+    additionalProperties: false,
+  },
+}
+
+const registration = (hookId: string, scopes: string[]): Complete<PostWritebackHookRegistration> => ({
+  schema_version: 'loopx_post_writeback_capability_hook_registration_v0',
+  hook_id: hookId,
+  capability_id: 'plant',
+  phase: 'post_writeback',
+  event_kinds: ['todo_completed'],
+  intent_kinds: ['plant.signal'],
+  requested_read_scope: scopes as PostWritebackHookRegistration['requested_read_scope'],
+  budget: { max_invocations_per_dispatch: 2, max_intents_per_dispatch: 1, max_result_bytes: 16384, timeout_ms: 5000 },
+  failure_policy: 'isolate',
+})
+
+/** Hooks that read one scope each, so every request member lies outside some hook's scope. */
+const HOOKS = [
+  registration('plant.identity', ['settlement_identity']),
+  registration('plant.facts', ['bounded_event_projection']),
+  registration('plant.result', ['settlement_identity', 'bounded_event_projection']),
+]
+
+const request = (rid: string): Complete<DispatchRequest> => ({
+  settlement: {
+    goal_id: 'goal_1',
+    agent_id: 'agent_1',
+    todo_id: `todo_${rid}`,
+    turn_instance_id: `turn_${rid}`,
+    effect_id: `effect_${rid}`,
+  },
+  receipt: {
+    receipt_id: rid,
+    effect_id: `effect_${rid}`,
+    step_kind: 'durable_writeback',
+    status: 'committed',
+    checkpointed: true,
+    state_revision: `rev_${rid}`,
+    committed_at: '2026-08-26T00:00:00Z',
+  },
+  event: { event_kind: 'todo_completed', fact_refs: [`fact_${rid}`] },
+})
+
+const result = (): Complete<PostWritebackHookResult> => ({
+  schema_version: 'loopx_post_writeback_hook_result_v0',
+  status: 'proposed',
+  intents: [
+    {
+      schema_version: 'loopx_post_writeback_intent_v0',
+      intent_id: `pwi_${'0'.repeat(64)}`,
+      hook_id: 'plant.result',
+      capability_id: 'plant',
+      source_dispatch_id: `pwh_${'0'.repeat(64)}`,
+      intent_kind: 'plant.signal',
+      operation: 'evaluate',
+      policy_version: 'v1',
+      payload: { ref: 'ref_1' },
+      budget: { max_attempts: 1, max_result_bytes: 1024 },
+      requested_write_scope: ['scope.one'],
+      failure_policy: 'isolate',
+      grants_new_action_authority: false,
+      external_write_performed: false,
+    },
+  ],
+})
+
+/** The outbox calls' arguments, each complete (`$INTENT` becomes a pending intent's id in the child). */
+const OUTBOX: { call: 'decide' | 'claim' | 'markDone'; args: Record<string, unknown> }[] = [
+  { call: 'decide', args: { intentId: '$INTENT', executorId: 'plant.exec', decision: 'admit', reasonCode: 'ok' } },
+  {
+    call: 'claim',
+    args: { executorId: 'plant.exec', leaseMs: 1000, batch: 1, capability: 'plant', kind: 'plant.signal' },
+  },
+  { call: 'markDone', args: { intentId: '$INTENT', executorId: 'plant.exec' } },
+]
+
+const THROWN = ['error_message', 'error_name', 'error_stack', 'error_cause', 'error_property', 'string', 'object']
+
+/** Every JSON Pointer to a string member of `doc` (array items included, and one more item for each string array). */
+function stringMembers(doc: unknown, at = ''): string[] {
+  if (typeof doc === 'string') return [at]
+  if (Array.isArray(doc)) {
+    const items = doc.flatMap((v, i) => stringMembers(v, `${at}/${i}`))
+    return doc.every((v) => typeof v === 'string') ? [...items, `${at}/${doc.length}`] : items
+  }
+  if (doc && typeof doc === 'object') return Object.entries(doc).flatMap(([k, v]) => stringMembers(v, `${at}/${k}`))
+  return []
+}
+
+function plantAt<T>(doc: T, pointer: string, value: string): T {
+  const copy = structuredClone(doc) as Record<string, unknown>
+  const keys = pointer.split('/').slice(1)
+  let node = copy as Record<string, unknown>
+  for (const k of keys.slice(0, -1)) node = node[k] as Record<string, unknown>
+  node[keys.at(-1)!] = value
+  return copy as T
+}
+
+/** A fresh credential-like value, rotating through contract-v0's shapes; its random part is the needle. */
+function secret(n: number): { value: string; needle: string } {
+  const tag = randomTag(24)
+  const shapes = [
+    `ghp_${tag}abcdefghijkl`,
+    `eyJhbGciOiJIUzI1NiJ9.eyJ${tag}.c2ln${tag}`,
+    `sk_live_${tag}`,
+    `xoxb-${tag}`,
+    `glpat-${tag}`,
+    `AKIA${tag
+      .toUpperCase()
+      .replace(/[^A-Z0-9]/g, 'Q')
+      .slice(0, 16)}`,
+  ]
+  const value = shapes[n % shapes.length]!
+  return { value, needle: value.startsWith('AKIA') ? value : tag }
+}
+
+interface Case {
+  group: string
+  name: string
+  receiptId?: string
+  request?: DispatchRequest
+  registration?: PostWritebackHookRegistration
+  result?: PostWritebackHookResult
+  thrown?: string
+  call?: string
+  args?: Record<string, unknown>
+}
+
+function generate(): {
+  cases: Case[]
+  needles: string[]
+  kill: { receiptId: string; hookId: string; request: DispatchRequest }
+} {
+  const cases: Case[] = []
+  const needles: string[] = []
+  let n = 0
+  const next = () => {
+    const s = secret(n++)
+    needles.push(s.value, s.needle)
+    return s.value
+  }
+  // A good dispatch first, so the outbox has an intent to act on.
+  cases.push({ group: 'request', name: 'baseline', request: request('base') })
+  for (const pointer of stringMembers(request('r'))) {
+    const rid = `req${n}`
+    cases.push({ group: 'request', name: `request${pointer}`, request: plantAt(request(rid), pointer, next()) })
+  }
+  for (const pointer of stringMembers(HOOKS[0])) {
+    cases.push({
+      group: 'registration',
+      name: `registration${pointer}`,
+      registration: plantAt(HOOKS[0]!, pointer, next()),
+    })
+  }
+  for (const pointer of stringMembers(result())) {
+    const rid = `res${n}`
+    cases.push({
+      group: 'result',
+      name: `result${pointer}`,
+      receiptId: rid,
+      request: request(rid),
+      result: plantAt(result(), pointer, next()),
+    })
+  }
+  for (const group of ['thrown', 'rejection']) {
+    for (const thrown of THROWN) {
+      const rid = `${group}${n}`
+      cases.push({
+        group,
+        name: `${group}:${thrown}`,
+        receiptId: rid,
+        request: request(rid),
+        thrown,
+        value: next(),
+      } as Case)
+    }
+  }
+  for (const { call, args } of OUTBOX) {
+    for (const pointer of stringMembers(args).filter((p) => args[p.slice(1)] !== '$INTENT')) {
+      cases.push({ group: 'outbox', name: `${call}${pointer}`, call, args: plantAt(args, pointer, next()) })
+    }
+  }
+  // The crash: a request member plant.facts does not read, and plant.facts's provider kills the process.
+  const kill = {
+    receiptId: 'kill',
+    hookId: 'plant.facts',
+    request: plantAt(request('kill'), '/settlement/goal_id', next()),
+  }
+  return { cases, needles, kill }
+}
+
+function runChild(
+  args: string[],
+): Promise<{ lines: { t: string; [k: string]: unknown }[]; signal: string | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(__dirname, 'children', 'planted-everywhere.mjs'), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    let stderr = ''
+    const guard = setTimeout(() => child.kill('SIGKILL'), 120_000)
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c))
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c))
+    child.on('error', reject)
+    child.on('close', (_code, signal) => {
+      clearTimeout(guard)
+      const lines = out
+        .split('\n')
+        .filter((l) => l.length > 0)
+        .map((l) => JSON.parse(l) as { t: string })
+      resolve({ lines, signal, stderr })
+    })
+  })
+}
+
+describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
+  'a credential planted in any string member never reaches a byte of the journal on %s',
+  (_, backend) => {
+    const targets = new Targets(backend)
+    const dir = mkdtempSync(join(tmpdir(), 'loopx-planted-'))
+    afterAll(async () => {
+      await targets.cleanup()
+      rmSync(dir, { recursive: true, force: true })
+    })
+
+    it('after a SIGKILL inside a provider call, and after recover()', async () => {
+      const { cases, needles, kill } = generate()
+      const file = join(dir, `${backend.name}.json`)
+      writeFileSync(file, JSON.stringify({ kind: KIND, hooks: HOOKS, cases, kill }))
+      const target = targets.fresh('planted')
+      const arg = target.childArg({ synchronous: 'normal' })
+
+      const crashed = await runChild([arg, file, 'dispatch'])
+      expect(crashed.signal, crashed.stderr).toBe('SIGKILL')
+      expect(crashed.lines.filter((l) => l.t === 'error')).toStrictEqual([])
+      const counts = crashed.lines.find((l) => l.t === 'cases')
+      const groups = (g: string) => cases.filter((c) => c.group === g).length
+      // Every dispatch case ran (admitted, or refused at admission where the planted
+      // member is one admission checks); every registration and outbox call was refused.
+      const dispatches = groups('request') + groups('result') + groups('thrown') + groups('rejection')
+      expect(counts?.dispatched).toBeGreaterThan(dispatches - 6)
+      expect(Number(counts?.dispatched) + Number(counts?.refused)).toBe(dispatches)
+      expect(counts?.rejected).toBe(groups('registration') + groups('outbox'))
+      expect(crashed.lines.at(-1)).toStrictEqual({ t: 'invoked' })
+      expect(cases.length).toBeGreaterThan(60)
+      expect(findPlanted(target.persistedBytes(), needles)).toStrictEqual([])
+
+      const recovered = await runChild([arg, file, 'recover'])
+      expect(recovered.signal, recovered.stderr).toBeNull()
+      const report = recovered.lines.find((l) => l.t === 'recovered') as { outcomes: string[] } | undefined
+      // The killed hook's identity is finished from the request the journal kept.
+      expect(report?.outcomes).toContain('recorded')
+      expect(findPlanted(target.persistedBytes(), needles)).toStrictEqual([])
+    })
+  },
+)
