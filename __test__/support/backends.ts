@@ -105,7 +105,7 @@ export function filesUnder(dir: string): Haystack[] {
 }
 
 /** Where a PostgreSQL journal keeps this host's attempt ledgers. */
-export const PG_LEDGERS = join(tmpdir(), 'loopx-hooks-attempts')
+export const PG_LEDGERS = join(tmpdir(), `loopx-hooks-attempts-${process.getuid?.() ?? ''}`)
 
 // ---------------------------------------------------------------- SQLite
 

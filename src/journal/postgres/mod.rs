@@ -96,12 +96,19 @@ impl PgTarget {
     }
 
     /// The folder of this journal's attempt ledgers on this host (`ledger.rs`):
-    /// under the system temporary folder, named by a digest of the server,
-    /// database and schema, so it holds no host name or credential.
+    /// under the system temporary folder, one folder per user (a shared
+    /// temporary folder must not let one user's folder block another's),
+    /// named by a digest of the server, database and schema, so it holds no
+    /// host name or credential.
     pub(crate) fn ledger_dir(&self) -> Result<std::path::PathBuf> {
         let key = self.signal_key(&self.config()?);
         let digest = crate::identity::sha256_hex(key.as_bytes());
-        Ok(std::env::temp_dir().join("loopx-hooks-attempts").join(&digest[..32]))
+        #[cfg(unix)]
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let user = unsafe { libc::geteuid() }.to_string();
+        #[cfg(not(unix))]
+        let user = std::env::var("USERNAME").unwrap_or_default();
+        Ok(std::env::temp_dir().join(format!("loopx-hooks-attempts-{user}")).join(&digest[..32]))
     }
 
     /// Names the journal for the in-process commit signal: server, database
