@@ -1,0 +1,113 @@
+//! Power loss, not process death: the SQLite journal's files are recorded
+//! write by write through a VFS shim while a dispatcher works, and at every
+//! sync the files a power cut would leave (what was synced, plus none, all
+//! or random subsets of what was not, some with a torn write) are rebuilt in
+//! a fresh directory and checked (`power_loss/check.rs`).
+//!
+//! Its own test binary: the recording VFS becomes the process's default.
+//! `LOOPX_POWER_LOSS_SCALE` (receipts, in tens; default 4) and
+//! `LOOPX_POWER_LOSS_SUBSETS` (random subsets per cut; default 2) size it.
+
+#[path = "power_loss/check.rs"]
+mod check;
+#[path = "power_loss/images.rs"]
+mod images;
+#[path = "power_loss/vfs.rs"]
+mod vfs;
+#[path = "power_loss/workload.rs"]
+mod workload;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use loopx_hooks::dispatch::Dispatcher;
+use loopx_hooks::journal::{Journal, JournalOptions};
+
+use images::{cut_points, images_at, Image, Rng};
+use vfs::{FileKind, Op};
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Writes the image's files (main file, `-wal`, `-journal`; never `-shm`) into a fresh `dir`.
+fn write_image(dir: &Path, image: &Image) -> PathBuf {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).expect("a fresh image directory");
+    let db = dir.join("j.sqlite");
+    for (kind, bytes) in &image.files {
+        if let Some(bytes) = bytes {
+            let mut name = db.clone().into_os_string();
+            name.push(kind.suffix());
+            std::fs::write(name, bytes).expect("the image is written");
+        }
+    }
+    db
+}
+
+#[tokio::test]
+async fn no_power_cut_loses_or_changes_a_reported_outcome() {
+    let scale = env_or("LOOPX_POWER_LOSS_SCALE", 4).max(1);
+    let subsets = env_or("LOOPX_POWER_LOSS_SUBSETS", 2);
+    vfs::install();
+    let root = std::env::temp_dir().join(format!("loopx-power-loss-{}", std::process::id()));
+    let run_dir = root.join("run");
+    std::fs::create_dir_all(&run_dir).expect("a temp dir");
+
+    vfs::record_under(&run_dir);
+    let path = run_dir.join("j.sqlite");
+    let journal = Journal::open(&path, JournalOptions::default()).expect("a fresh journal");
+    let dispatcher = Arc::new(Dispatcher::new(Arc::new(journal), workload::profile()));
+    workload::install(&dispatcher, true);
+    let observed = workload::run(dispatcher, &path, scale).await;
+    let log = vfs::take_log();
+
+    // The recording saw the workload: writes and syncs of both files, and
+    // outcomes of every hook kind.
+    for kind in [FileKind::Db, FileKind::Wal] {
+        for op in ["write", "sync"] {
+            let n = log
+                .iter()
+                .filter(|e| e.file == kind && matches!((&e.op, op), (Op::Write { .. }, "write") | (Op::Sync, "sync")))
+                .count();
+            assert!(n > 0, "no {op} of {kind:?} was recorded");
+        }
+    }
+    let expected = check::Expected::new(observed, workload::requests(scale)).unwrap_or_else(|e| panic!("{e}"));
+    let kinds: std::collections::HashSet<String> =
+        expected.observed.iter().flat_map(|o| o.outcome.hooks.iter().map(|h| format!("{:?}", h.outcome))).collect();
+    assert!(kinds.len() >= 5, "the workload reached only {kinds:?}");
+
+    let cuts = cut_points(&log);
+    let mut rng = Rng::new(0x4C58_484B);
+    let (mut checked, mut failures) = (0usize, Vec::new());
+    for &cut in &cuts {
+        for image in images_at(&log, cut, subsets, &mut rng) {
+            let dir = root.join("image");
+            let db = write_image(&dir, &image);
+            checked += 1;
+            if let Err(e) = check::image(&db, cut, &expected).await {
+                let keep = root.join(format!("failed-{}", failures.len()));
+                let _ = std::fs::rename(&dir, &keep);
+                failures.push(format!("cut at event {} of {} ({}): {e}", image.cut, log.len(), image.label));
+            }
+        }
+    }
+    let syncs = cuts.len() - 1;
+    println!(
+        "power loss: {checked} images checked at {} cuts ({syncs} syncs, {} events, {} dispatches observed)",
+        cuts.len(),
+        log.len(),
+        expected.observed.len()
+    );
+    if failures.is_empty() {
+        let _ = std::fs::remove_dir_all(&root);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} images failed (kept under {}):\n{}",
+        failures.len(),
+        root.display(),
+        failures.join("\n")
+    );
+}

@@ -1,0 +1,158 @@
+//! The files a power cut would leave, built from the recorded log.
+//!
+//! The model (that of ALICE and LazyFS): at a cut, a write or truncate of a
+//! file is durable when a sync of that same file followed it. Creating and
+//! deleting a file change its directory, which SQLite does not always sync:
+//! they are durable when any later sync followed them, and reach the disk in
+//! order, as on a journaling file system that commits metadata in order. Of
+//! the writes that are not durable, any subset may have reached the disk, and
+//! a write may be torn at a 512-byte boundary; of the directory changes, any
+//! prefix. Whatever reached the disk is applied in log order; a write to a
+//! file whose creation did not reach it is lost with the file.
+
+use std::collections::BTreeMap;
+
+use super::vfs::{Event, FileKind, Op};
+
+/// A small deterministic generator (splitmix64), so a failing image can be rebuilt.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// The file set left by one cut: each file's bytes, or `None` when absent.
+pub type Files = BTreeMap<FileKind, Option<Vec<u8>>>;
+
+/// One image and how it was made (printed when a check fails).
+pub struct Image {
+    /// Events `0..cut` happened before the power went.
+    pub cut: usize,
+    pub label: String,
+    pub files: Files,
+}
+
+/// Where to cut: before each sync (so the writes it would have made durable
+/// are still in flight) and after the last event.
+pub fn cut_points(log: &[Event]) -> Vec<usize> {
+    let mut cuts: Vec<usize> =
+        log.iter().enumerate().filter(|(_, e)| matches!(e.op, Op::Sync)).map(|(i, _)| i).collect();
+    cuts.push(log.len());
+    cuts
+}
+
+/// Which events of `log[..cut]` are durable at the cut.
+fn durable(log: &[Event], cut: usize) -> Vec<bool> {
+    let mut synced_after: BTreeMap<FileKind, bool> = BTreeMap::new();
+    let mut any_sync_after = false;
+    let mut out = vec![false; cut];
+    for i in (0..cut).rev() {
+        let e = &log[i];
+        out[i] = match e.op {
+            Op::Sync => {
+                synced_after.insert(e.file, true);
+                any_sync_after = true;
+                true
+            }
+            Op::Write { .. } | Op::Truncate(_) => synced_after.get(&e.file).copied().unwrap_or(false),
+            Op::Create | Op::Delete => any_sync_after,
+        };
+    }
+    out
+}
+
+/// Applies `log[i]` for every `i < cut` with `keep[i]`; `torn` cuts one write
+/// (by index) to that many bytes.
+fn apply(log: &[Event], cut: usize, keep: &[bool], torn: Option<(usize, usize)>) -> Files {
+    let mut files: Files = FileKind::ALL.into_iter().map(|k| (k, None)).collect();
+    for (i, e) in log[..cut].iter().enumerate() {
+        if !keep[i] {
+            continue;
+        }
+        let slot = files.entry(e.file).or_default();
+        match (&e.op, slot) {
+            (Op::Create, slot) => *slot = Some(Vec::new()),
+            (Op::Delete, slot) => *slot = None,
+            (Op::Sync, _) | (_, None) => {}
+            (Op::Write { offset, data }, Some(bytes)) => {
+                let len = match torn {
+                    Some((t, len)) if t == i => len,
+                    _ => data.len(),
+                };
+                let start = usize::try_from(*offset).expect("offset fits");
+                if bytes.len() < start + len {
+                    bytes.resize(start + len, 0);
+                }
+                bytes[start..start + len].copy_from_slice(&data[..len]);
+            }
+            (Op::Truncate(size), Some(bytes)) => bytes.resize(usize::try_from(*size).expect("size fits"), 0),
+        }
+    }
+    files
+}
+
+/// The images of one cut: nothing in flight reached the disk, all of it did,
+/// `subsets` random subsets did, and torn variants of "all" and of each
+/// subset. Images with the same files are returned once.
+pub fn images_at(log: &[Event], cut: usize, subsets: usize, rng: &mut Rng) -> Vec<Image> {
+    let base = durable(log, cut);
+    let pending: Vec<usize> = (0..cut).filter(|&i| !base[i]).collect();
+    let mut choices: Vec<(String, Vec<bool>)> = vec![("none in flight".into(), base.clone())];
+    if !pending.is_empty() {
+        choices.push(("all in flight".into(), vec![true; cut]));
+        let directory: Vec<usize> =
+            pending.iter().copied().filter(|&i| matches!(log[i].op, Op::Create | Op::Delete)).collect();
+        for n in 0..subsets {
+            let mut keep = base.clone();
+            for &i in &pending {
+                keep[i] = rng.next() & 1 == 1;
+            }
+            // Directory changes reach the disk in order: keep a prefix of them.
+            let reached = rng.below(directory.len() + 1);
+            for (k, &i) in directory.iter().enumerate() {
+                keep[i] = k < reached;
+            }
+            choices.push((format!("random subset {n} of {} in flight", pending.len()), keep));
+        }
+    }
+    let mut images = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (label, keep) in choices {
+        let mut variants = vec![(label.clone(), None)];
+        // A torn write among those kept that were in flight.
+        let tearable: Vec<usize> = pending
+            .iter()
+            .copied()
+            .filter(|&i| keep[i] && matches!(&log[i].op, Op::Write { data, .. } if data.len() > 512))
+            .collect();
+        if !tearable.is_empty() && label != "none in flight" {
+            let i = tearable[rng.below(tearable.len())];
+            let Op::Write { data, .. } = &log[i].op else { unreachable!() };
+            let len = 512 * (1 + rng.below((data.len() - 1) / 512));
+            variants.push((format!("{label}, event {i} torn to {len} bytes"), Some((i, len))));
+        }
+        for (label, torn) in variants {
+            let files = apply(log, cut, &keep, torn);
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash(&files, &mut h);
+            if seen.insert(std::hash::Hasher::finish(&h)) {
+                images.push(Image { cut, label, files });
+            }
+        }
+    }
+    images
+}
