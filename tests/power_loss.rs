@@ -45,10 +45,43 @@ fn write_image(dir: &Path, image: &Image) -> PathBuf {
     db
 }
 
-#[tokio::test]
-async fn no_power_cut_loses_or_changes_a_reported_outcome() {
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime")
+}
+
+/// Checks every image of the cuts `cuts[w], cuts[w + workers], ...`, each in
+/// its own directory under `root`; returns how many it checked and what failed.
+fn check_cuts(
+    log: &[vfs::Event],
+    cuts: &[usize],
+    (w, workers): (usize, usize),
+    subsets: usize,
+    root: &Path,
+    expected: &check::Expected,
+) -> (usize, Vec<String>) {
+    let rt = runtime();
+    let (mut checked, mut failures) = (0, Vec::new());
+    for &cut in cuts.iter().skip(w).step_by(workers) {
+        // Seeded per cut, so an image does not depend on how cuts are shared out.
+        let mut rng = Rng::new(0x4C58_484B ^ cut as u64);
+        for image in images_at(log, cut, subsets, &mut rng) {
+            let dir = root.join(format!("image-{w}"));
+            let db = write_image(&dir, &image);
+            checked += 1;
+            if let Err(e) = rt.block_on(check::image(&db, cut, expected)) {
+                let _ = std::fs::rename(&dir, root.join(format!("failed-{w}-{}", failures.len())));
+                failures.push(format!("cut at event {} of {} ({}): {e}", image.cut, log.len(), image.label));
+            }
+        }
+    }
+    (checked, failures)
+}
+
+#[test]
+fn no_power_cut_loses_or_changes_a_reported_outcome() {
     let scale = env_or("LOOPX_POWER_LOSS_SCALE", 4).max(1);
     let subsets = env_or("LOOPX_POWER_LOSS_SUBSETS", 2);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
     vfs::install();
     let root = std::env::temp_dir().join(format!("loopx-power-loss-{}", std::process::id()));
     let run_dir = root.join("run");
@@ -59,7 +92,7 @@ async fn no_power_cut_loses_or_changes_a_reported_outcome() {
     let journal = Journal::open(&path, JournalOptions::default()).expect("a fresh journal");
     let dispatcher = Arc::new(Dispatcher::new(Arc::new(journal), workload::profile()));
     workload::install(&dispatcher, true);
-    let observed = workload::run(dispatcher, &path, scale).await;
+    let observed = runtime().block_on(workload::run(dispatcher, &path, scale));
     let log = vfs::take_log();
 
     // The recording saw the workload: writes and syncs of both files, and
@@ -79,20 +112,21 @@ async fn no_power_cut_loses_or_changes_a_reported_outcome() {
     assert!(kinds.len() >= 5, "the workload reached only {kinds:?}");
 
     let cuts = cut_points(&log);
-    let mut rng = Rng::new(0x4C58_484B);
-    let (mut checked, mut failures) = (0usize, Vec::new());
-    for &cut in &cuts {
-        for image in images_at(&log, cut, subsets, &mut rng) {
-            let dir = root.join("image");
-            let db = write_image(&dir, &image);
-            checked += 1;
-            if let Err(e) = check::image(&db, cut, &expected).await {
-                let keep = root.join(format!("failed-{}", failures.len()));
-                let _ = std::fs::rename(&dir, &keep);
-                failures.push(format!("cut at event {} of {} ({}): {e}", image.cut, log.len(), image.label));
-            }
-        }
-    }
+    let (checked, failures) = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..workers)
+            .map(|w| {
+                let (log, cuts, root, expected) = (&log, &cuts, &root, &expected);
+                scope.spawn(move || check_cuts(log, cuts, (w, workers), subsets, root, expected))
+            })
+            .collect();
+        workers.into_iter().map(|h| h.join().expect("a checker thread ends")).fold(
+            (0, Vec::new()),
+            |(n, mut all), (checked, failed)| {
+                all.extend(failed);
+                (n + checked, all)
+            },
+        )
+    });
     let syncs = cuts.len() - 1;
     println!(
         "power loss: {checked} images checked at {} cuts ({syncs} syncs, {} events, {} dispatches observed)",

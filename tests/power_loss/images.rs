@@ -156,3 +156,63 @@ pub fn images_at(log: &[Event], cut: usize, subsets: usize, rng: &mut Rng) -> Ve
     }
     images
 }
+
+/// The model on a log small enough to know every image of: what a sync made
+/// durable is always there, what was in flight may or may not be, and a file
+/// whose creation was not made durable is gone with its writes.
+#[test]
+fn images_keep_what_was_synced_and_vary_the_rest() {
+    let ev = |file, op| Event { file, op };
+    let write = |offset, byte, len| Op::Write { offset, data: vec![byte; len] };
+    let log = vec![
+        ev(FileKind::Db, Op::Create),
+        ev(FileKind::Db, write(0, 1, 1024)),
+        ev(FileKind::Db, Op::Sync),
+        ev(FileKind::Wal, Op::Create),
+        ev(FileKind::Wal, write(0, 2, 1024)),
+        ev(FileKind::Db, write(1024, 3, 600)),
+        ev(FileKind::Wal, Op::Sync),
+        ev(FileKind::Wal, Op::Delete),
+        ev(FileKind::Db, write(0, 4, 1024)),
+    ];
+    assert_eq!(cut_points(&log), vec![2, 6, 9]);
+    let mut rng = Rng::new(7);
+    let at = |cut, rng: &mut Rng| images_at(&log, cut, 8, rng);
+    let db = |i: &Image| i.files[&FileKind::Db].clone();
+    let wal = |i: &Image| i.files[&FileKind::Wal].clone();
+    // Runs of equal bytes, so a failure prints short.
+    let runs =
+        |b: Option<Vec<u8>>| b.map(|b| b.chunk_by(|x, y| x == y).map(|run| (run[0], run.len())).collect::<Vec<_>>());
+
+    // Before the first sync nothing is durable, not even the main file.
+    let first = at(2, &mut rng);
+    assert!(first.iter().any(|i| db(i).is_none()));
+    assert!(first.iter().any(|i| db(i) == Some(vec![1; 1024])));
+
+    // The main file's first write was synced; the WAL's creation was not.
+    let second = at(6, &mut rng);
+    assert!(second.iter().all(|i| db(i).is_some_and(|d| d[..1024] == [1; 1024])));
+    let none = second.iter().find(|i| i.label == "none in flight").expect("the image with nothing in flight");
+    assert_eq!((runs(db(none)), runs(wal(none))), (Some(vec![(1, 1024)]), None));
+    let all = second.iter().find(|i| i.label == "all in flight").expect("the image with everything in flight");
+    assert_eq!((runs(db(all)), runs(wal(all))), (Some(vec![(1, 1024), (3, 600)]), Some(vec![(2, 1024)])));
+
+    // The WAL was synced: it is whole or (deleted since) gone, never partial.
+    let third = at(9, &mut rng);
+    assert!(third.iter().all(|i| wal(i).is_none() || wal(i) == Some(vec![2; 1024])));
+    assert!(third.iter().any(|i| wal(i).is_none()) && third.iter().any(|i| wal(i).is_some()));
+    // A sync of the WAL makes nothing of the main file durable.
+    let none = third.iter().find(|i| i.label == "none in flight").expect("the image with nothing in flight");
+    assert_eq!((runs(db(none)), runs(wal(none))), (Some(vec![(1, 1024)]), Some(vec![(2, 1024)])));
+    let all = third.iter().find(|i| i.label == "all in flight").expect("the image with everything in flight");
+    assert_eq!((runs(db(all)), runs(wal(all))), (Some(vec![(4, 1024), (3, 600)]), None));
+    // Otherwise the synced write, or over it the later one whole or torn at
+    // 512 bytes; past it the unsynced write whole, torn or not at all.
+    for i in &third {
+        let d = db(i).expect("the main file was synced");
+        let fours = d[..1024].iter().take_while(|&&b| b == 4).count();
+        assert!(fours % 512 == 0 && d[fours..1024].iter().all(|&b| b == 1), "{}", i.label);
+        assert!([1024, 1536, 1624].contains(&d.len()), "{}", i.label);
+    }
+    assert!(third.iter().any(|i| i.label.contains("torn")));
+}

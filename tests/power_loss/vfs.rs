@@ -118,8 +118,8 @@ fn push(file: FileKind, op: Op) {
     }
 }
 
-/// Which logged file `name` is, if it is one (`-wal` and `-journal` by suffix
-/// for deletes, which carry no open flags).
+/// Which logged file `name` is, if it is one. Deletes carry no open flags:
+/// SQLite deletes only its side files, known by their suffix.
 fn kind_of(name: *const c_char, flags: Option<c_int>) -> Option<FileKind> {
     if name.is_null() {
         return None;
@@ -136,7 +136,7 @@ fn kind_of(name: *const c_char, flags: Option<c_int>) -> Option<FileKind> {
         Some(_) => None,
         None if name.ends_with("-wal") => Some(FileKind::Wal),
         None if name.ends_with("-journal") => Some(FileKind::Journal),
-        None => Some(FileKind::Db),
+        None => None,
     }
 }
 
