@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use loopx_hooks::contract::DispatchReceipt;
 use loopx_hooks::dispatch::{receipt_from_row, Dispatcher, HookOutcomeKind};
-use loopx_hooks::journal::{DispatchFilter, DispatchRow, IntentFilter, Journal, JournalOptions};
+use loopx_hooks::journal::{DispatchFilter, DispatchRow, DispatchState, IntentFilter, Journal, JournalOptions};
 
 use super::workload::{self, Observed};
 
@@ -69,6 +69,7 @@ pub async fn image(path: &Path, cut: usize, expected: &Expected) -> Result<(), S
             break;
         }
     }
+    // Every hook here can finish (propose, answer not_applicable or exhaust).
     let owed = journal.unfinished().map_err(|e| e.code().to_string())?;
     if let Some(row) = owed.first() {
         return Err(format!(
@@ -126,7 +127,7 @@ fn intact(journal: &Journal, when: &str) -> Result<(), String> {
 
 /// Every outcome seen before the cut is in the journal as reported: a final
 /// receipt byte for byte (state, result digest, intent ids, attempt), a
-/// failed attempt as its failure row.
+/// failed attempt as its failure row (and any receipt since from a later attempt).
 fn kept(journal: &Journal, seen: &[&Observed]) -> Result<(), String> {
     for o in seen {
         for h in &o.outcome.hooks {
@@ -152,7 +153,11 @@ fn kept(journal: &Journal, seen: &[&Observed]) -> Result<(), String> {
                     let recorded = failures.iter().any(|f| {
                         f.attempt == h.attempt && code.as_ref().and_then(|c| c.as_str()) == Some(f.code.as_str())
                     });
-                    if !recorded || row.attempts < h.attempt {
+                    // A receipt produced after the failure belongs to a later attempt.
+                    let produced_at_or_before =
+                        matches!(row.state, DispatchState::Proposed | DispatchState::NotApplicable)
+                            && row.attempts <= h.attempt;
+                    if !recorded || row.attempts < h.attempt || produced_at_or_before {
                         return Err(format!(
                             "{} failed at attempt {} (position {}); the journal has failures {:?} and {} attempts",
                             h.dispatch_id,

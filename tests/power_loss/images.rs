@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::vfs::{Event, FileKind, Op};
+use super::vfs::{Event, Op};
 
 /// A small deterministic generator (splitmix64), so a failing image can be rebuilt.
 pub struct Rng(u64);
@@ -35,8 +35,9 @@ impl Rng {
     }
 }
 
-/// The file set left by one cut: each file's bytes, or `None` when absent.
-pub type Files = BTreeMap<FileKind, Option<Vec<u8>>>;
+/// The file set left by one cut: each file's bytes, or `None` when absent,
+/// by name.
+pub type Files = BTreeMap<String, Option<Vec<u8>>>;
 
 /// One image and how it was made (printed when a check fails).
 pub struct Image {
@@ -57,18 +58,18 @@ pub fn cut_points(log: &[Event]) -> Vec<usize> {
 
 /// Which events of `log[..cut]` are durable at the cut.
 fn durable(log: &[Event], cut: usize) -> Vec<bool> {
-    let mut synced_after: BTreeMap<FileKind, bool> = BTreeMap::new();
+    let mut synced_after: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut any_sync_after = false;
     let mut out = vec![false; cut];
     for i in (0..cut).rev() {
         let e = &log[i];
         out[i] = match e.op {
             Op::Sync => {
-                synced_after.insert(e.file, true);
+                synced_after.insert(&e.file);
                 any_sync_after = true;
                 true
             }
-            Op::Write { .. } | Op::Truncate(_) => synced_after.get(&e.file).copied().unwrap_or(false),
+            Op::Write { .. } | Op::Truncate(_) => synced_after.contains(e.file.as_str()),
             Op::Create | Op::Delete => any_sync_after,
         };
     }
@@ -78,12 +79,12 @@ fn durable(log: &[Event], cut: usize) -> Vec<bool> {
 /// Applies `log[i]` for every `i < cut` with `keep[i]`; `torn` cuts one write
 /// (by index) to that many bytes.
 fn apply(log: &[Event], cut: usize, keep: &[bool], torn: Option<(usize, usize)>) -> Files {
-    let mut files: Files = FileKind::ALL.into_iter().map(|k| (k, None)).collect();
+    let mut files: Files = log[..cut].iter().map(|e| (e.file.clone(), None)).collect();
     for (i, e) in log[..cut].iter().enumerate() {
         if !keep[i] {
             continue;
         }
-        let slot = files.entry(e.file).or_default();
+        let slot = files.entry(e.file.clone()).or_default();
         match (&e.op, slot) {
             (Op::Create, slot) => *slot = Some(Vec::new()),
             (Op::Delete, slot) => *slot = None,
@@ -162,24 +163,24 @@ pub fn images_at(log: &[Event], cut: usize, subsets: usize, rng: &mut Rng) -> Ve
 /// whose creation was not made durable is gone with its writes.
 #[test]
 fn images_keep_what_was_synced_and_vary_the_rest() {
-    let ev = |file, op| Event { file, op };
+    let ev = |file: &str, op| Event { file: file.into(), op };
     let write = |offset, byte, len| Op::Write { offset, data: vec![byte; len] };
     let log = vec![
-        ev(FileKind::Db, Op::Create),
-        ev(FileKind::Db, write(0, 1, 1024)),
-        ev(FileKind::Db, Op::Sync),
-        ev(FileKind::Wal, Op::Create),
-        ev(FileKind::Wal, write(0, 2, 1024)),
-        ev(FileKind::Db, write(1024, 3, 600)),
-        ev(FileKind::Wal, Op::Sync),
-        ev(FileKind::Wal, Op::Delete),
-        ev(FileKind::Db, write(0, 4, 1024)),
+        ev("db", Op::Create),
+        ev("db", write(0, 1, 1024)),
+        ev("db", Op::Sync),
+        ev("db-wal", Op::Create),
+        ev("db-wal", write(0, 2, 1024)),
+        ev("db", write(1024, 3, 600)),
+        ev("db-wal", Op::Sync),
+        ev("db-wal", Op::Delete),
+        ev("db", write(0, 4, 1024)),
     ];
     assert_eq!(cut_points(&log), vec![2, 6, 9]);
     let mut rng = Rng::new(7);
     let at = |cut, rng: &mut Rng| images_at(&log, cut, 8, rng);
-    let db = |i: &Image| i.files[&FileKind::Db].clone();
-    let wal = |i: &Image| i.files[&FileKind::Wal].clone();
+    let db = |i: &Image| i.files.get("db").cloned().flatten();
+    let wal = |i: &Image| i.files.get("db-wal").cloned().flatten();
     // Runs of equal bytes, so a failure prints short.
     let runs =
         |b: Option<Vec<u8>>| b.map(|b| b.chunk_by(|x, y| x == y).map(|run| (run[0], run.len())).collect::<Vec<_>>());

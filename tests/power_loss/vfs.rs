@@ -1,7 +1,7 @@
 //! A recording VFS: registered as the process's default, it hands every call
 //! to SQLite's own default VFS ("unix") and logs, for the files of one
-//! directory, each completed write, truncate, sync and delete in one ordered
-//! log. The shared-memory index (`-shm`) is mapped by the real VFS itself and
+//! directory, each creation and each completed write, truncate, sync and
+//! delete, in one ordered log. The shared-memory index (`-shm`) is mapped by the real VFS itself and
 //! never passes through here; it is rebuilt on open anyway.
 //!
 //! All unsafe code of the power-loss test is in this module.
@@ -13,26 +13,6 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Mutex, Once};
 
 use rusqlite::ffi;
-
-/// The journal's files, as SQLite opens them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FileKind {
-    Db,
-    Wal,
-    Journal,
-}
-
-impl FileKind {
-    pub const ALL: [FileKind; 3] = [FileKind::Db, FileKind::Wal, FileKind::Journal];
-
-    pub fn suffix(self) -> &'static str {
-        match self {
-            FileKind::Db => "",
-            FileKind::Wal => "-wal",
-            FileKind::Journal => "-journal",
-        }
-    }
-}
 
 #[derive(Clone, Debug)]
 pub enum Op {
@@ -49,17 +29,20 @@ pub enum Op {
 
 #[derive(Clone, Debug)]
 pub struct Event {
-    pub file: FileKind,
+    /// The file's name in the recorded directory (`j.sqlite`, `j.sqlite-wal`, ...).
+    pub file: String,
     pub op: Op,
 }
 
 struct Recorder {
     /// The directory whose files are logged (with a trailing `/`); none: log nothing.
     root: Option<String>,
+    /// Names of the files seen so far; an open file keeps its index + 1.
+    names: Vec<String>,
     log: Vec<Event>,
 }
 
-static RECORDER: Mutex<Recorder> = Mutex::new(Recorder { root: None, log: Vec::new() });
+static RECORDER: Mutex<Recorder> = Mutex::new(Recorder { root: None, names: Vec::new(), log: Vec::new() });
 static REAL: AtomicPtr<ffi::sqlite3_vfs> = AtomicPtr::new(ptr::null_mut());
 static INSTALL: Once = Once::new();
 
@@ -96,6 +79,7 @@ pub fn record_under(dir: &Path) {
     let dir = dir.canonicalize().expect("the recorded directory exists");
     let mut r = recorder();
     r.root = Some(format!("{}/", dir.to_str().expect("a UTF-8 temp dir")));
+    r.names.clear();
     r.log.clear();
 }
 
@@ -111,33 +95,31 @@ pub fn take_log() -> Vec<Event> {
     std::mem::take(&mut r.log)
 }
 
-fn push(file: FileKind, op: Op) {
+fn push(file: usize, op: Op) {
     let mut r = recorder();
     if r.root.is_some() {
+        let file = r.names[file].clone();
         r.log.push(Event { file, op });
     }
 }
 
-/// Which logged file `name` is, if it is one. Deletes carry no open flags:
-/// SQLite deletes only its side files, known by their suffix.
-fn kind_of(name: *const c_char, flags: Option<c_int>) -> Option<FileKind> {
+/// The index of the logged file `name`, if it is under the recorded
+/// directory (temporary files have no name and are never logged).
+fn file_of(name: *const c_char) -> Option<usize> {
     if name.is_null() {
         return None;
     }
     // SAFETY: SQLite passes a NUL-terminated path that outlives the call.
     let name = unsafe { CStr::from_ptr(name) }.to_str().ok()?;
-    if !recorder().root.as_deref().is_some_and(|root| name.starts_with(root)) {
-        return None;
-    }
-    match flags {
-        Some(f) if f & ffi::SQLITE_OPEN_MAIN_DB != 0 => Some(FileKind::Db),
-        Some(f) if f & ffi::SQLITE_OPEN_WAL != 0 => Some(FileKind::Wal),
-        Some(f) if f & ffi::SQLITE_OPEN_MAIN_JOURNAL != 0 => Some(FileKind::Journal),
-        Some(_) => None,
-        None if name.ends_with("-wal") => Some(FileKind::Wal),
-        None if name.ends_with("-journal") => Some(FileKind::Journal),
-        None => None,
-    }
+    let mut r = recorder();
+    let relative = name.strip_prefix(r.root.as_deref()?)?.to_owned();
+    Some(match r.names.iter().position(|n| *n == relative) {
+        Some(i) => i,
+        None => {
+            r.names.push(relative);
+            r.names.len() - 1
+        }
+    })
 }
 
 /// What SQLite allocates per open file: this header, then the real VFS's file.
@@ -145,8 +127,8 @@ fn kind_of(name: *const c_char, flags: Option<c_int>) -> Option<FileKind> {
 struct ShimFile {
     /// First, so a `*mut sqlite3_file` is a `*mut ShimFile`.
     base: ffi::sqlite3_file,
-    /// `FileKind` index + 1, or 0 when the file is not logged.
-    kind: usize,
+    /// The file's index in `Recorder::names` + 1, or 0 when it is not logged.
+    file: usize,
 }
 
 /// The real file starts here, aligned as SQLite aligns its allocations (8).
@@ -166,11 +148,8 @@ unsafe fn methods(f: *mut ffi::sqlite3_file) -> &'static ffi::sqlite3_io_methods
 
 /// # Safety
 /// As [`real`].
-unsafe fn logged(f: *mut ffi::sqlite3_file) -> Option<FileKind> {
-    match (*f.cast::<ShimFile>()).kind {
-        0 => None,
-        k => Some(FileKind::ALL[k - 1]),
-    }
+unsafe fn logged(f: *mut ffi::sqlite3_file) -> Option<usize> {
+    (*f.cast::<ShimFile>()).file.checked_sub(1)
 }
 
 unsafe extern "C" fn x_open(
@@ -184,10 +163,10 @@ unsafe extern "C" fn x_open(
     // then room for the real file, which the real xOpen fills in.
     let shim = file.cast::<ShimFile>();
     (*shim).base.pMethods = ptr::null();
-    let kind = kind_of(name, Some(flags));
-    (*shim).kind = kind.map_or(0, |k| k as usize + 1);
-    // SAFETY: `kind` is only set for a non-null, NUL-terminated UTF-8 name.
-    let created = kind.is_some()
+    let logged = file_of(name);
+    (*shim).file = logged.map_or(0, |i| i + 1);
+    // SAFETY: `logged` is only set for a non-null, NUL-terminated UTF-8 name.
+    let created = logged.is_some()
         && flags & ffi::SQLITE_OPEN_CREATE != 0
         && CStr::from_ptr(name).to_str().is_ok_and(|n| !Path::new(n).exists());
     let inner = real(file);
@@ -207,8 +186,8 @@ unsafe extern "C" fn x_open(
         // must reach the real file.
         (*shim).base.pMethods = &SHIM_METHODS;
     }
-    if let (ffi::SQLITE_OK, true, Some(kind)) = (rc, created, kind) {
-        push(kind, Op::Create);
+    if let (ffi::SQLITE_OK, true, Some(file)) = (rc, created, logged) {
+        push(file, Op::Create);
     }
     rc
 }
@@ -219,8 +198,8 @@ unsafe extern "C" fn x_delete(_vfs: *mut ffi::sqlite3_vfs, name: *const c_char, 
     let Some(delete) = (*vfs).xDelete else { return ffi::SQLITE_IOERR_DELETE };
     let rc = delete(vfs, name, sync_dir);
     if rc == ffi::SQLITE_OK {
-        if let Some(kind) = kind_of(name, None) {
-            push(kind, Op::Delete);
+        if let Some(file) = file_of(name) {
+            push(file, Op::Delete);
         }
     }
     rc
@@ -251,26 +230,26 @@ unsafe extern "C" fn x_read(f: *mut ffi::sqlite3_file, buf: *mut c_void, n: c_in
 
 unsafe extern "C" fn x_write(f: *mut ffi::sqlite3_file, buf: *const c_void, n: c_int, off: i64) -> c_int {
     let rc = forward!(f, xWrite, buf, n, off);
-    if let (ffi::SQLITE_OK, Some(kind)) = (rc, logged(f)) {
+    if let (ffi::SQLITE_OK, Some(file)) = (rc, logged(f)) {
         // SAFETY: SQLite's buffer holds `n` readable bytes for the call.
         let data = std::slice::from_raw_parts(buf.cast::<u8>(), usize::try_from(n).unwrap_or(0)).to_vec();
-        push(kind, Op::Write { offset: u64::try_from(off).unwrap_or(0), data });
+        push(file, Op::Write { offset: u64::try_from(off).unwrap_or(0), data });
     }
     rc
 }
 
 unsafe extern "C" fn x_truncate(f: *mut ffi::sqlite3_file, size: i64) -> c_int {
     let rc = forward!(f, xTruncate, size);
-    if let (ffi::SQLITE_OK, Some(kind)) = (rc, logged(f)) {
-        push(kind, Op::Truncate(u64::try_from(size).unwrap_or(0)));
+    if let (ffi::SQLITE_OK, Some(file)) = (rc, logged(f)) {
+        push(file, Op::Truncate(u64::try_from(size).unwrap_or(0)));
     }
     rc
 }
 
 unsafe extern "C" fn x_sync(f: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     let rc = forward!(f, xSync, flags);
-    if let (ffi::SQLITE_OK, Some(kind)) = (rc, logged(f)) {
-        push(kind, Op::Sync);
+    if let (ffi::SQLITE_OK, Some(file)) = (rc, logged(f)) {
+        push(file, Op::Sync);
     }
     rc
 }
