@@ -97,8 +97,7 @@ pub fn take_log() -> Vec<Event> {
 
 fn push(file: usize, op: Op) {
     let mut r = recorder();
-    if r.root.is_some() {
-        let file = r.names[file].clone();
+    if let (Some(_), Some(file)) = (&r.root, r.names.get(file).cloned()) {
         r.log.push(Event { file, op });
     }
 }
