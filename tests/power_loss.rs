@@ -18,10 +18,6 @@ mod vfs;
 mod workload;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use loopx_hooks::dispatch::Dispatcher;
-use loopx_hooks::journal::{Journal, JournalOptions};
 
 use images::{cut_points, images_at, Image, Rng};
 use vfs::Op;
@@ -89,11 +85,7 @@ fn no_power_cut_loses_or_changes_a_reported_outcome() {
     std::fs::create_dir_all(&run_dir).expect("a temp dir");
 
     vfs::record_under(&run_dir);
-    let path = run_dir.join(JOURNAL);
-    let journal = Journal::open(&path, JournalOptions::default()).expect("a fresh journal");
-    let dispatcher = Arc::new(Dispatcher::new(Arc::new(journal), workload::profile()));
-    workload::install(&dispatcher, true);
-    let observed = runtime().block_on(workload::run(dispatcher, &path, scale));
+    let observed = runtime().block_on(workload::run(&run_dir.join(JOURNAL), scale));
     let log = vfs::take_log();
 
     // The recording saw the workload: writes and syncs of both files, and

@@ -12,6 +12,7 @@ use loopx_hooks::dispatch::{
     DispatchOutcome, DispatchRequest, Dispatcher, EventFacts, Profile, Provider, ProviderReply, ReplyFuture,
     SettlementIdentity, WritebackReceipt,
 };
+use loopx_hooks::journal::{Journal, JournalOptions};
 use serde_json::{json, Value};
 use tokio::task::JoinSet;
 
@@ -228,21 +229,33 @@ fn checkpoint_elsewhere(journal: &Path) {
     conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).expect("a checkpoint");
 }
 
-/// Runs the workload on `dispatcher` (its journal, at `journal`, freshly
-/// opened under the recorded directory) and closes it: first dispatches of
-/// receipts many at once and one at a time, then their second dispatches
-/// (the failed hooks retry or exhaust) in the same two ways, then replays;
-/// with WAL checkpoints from another connection in between.
-pub async fn run(dispatcher: Arc<Dispatcher>, journal: &Path, scale: usize) -> Vec<Observed> {
+/// A dispatcher with [`HOOKS`] on the journal at `path` (created when missing).
+fn open(path: &Path) -> Arc<Dispatcher> {
+    let journal = Journal::open(path, JournalOptions::default()).expect("the journal opens");
+    let dispatcher = Arc::new(Dispatcher::new(Arc::new(journal), profile()));
+    install(&dispatcher, true);
+    dispatcher
+}
+
+/// Runs the workload on a new journal at `path` (under the recorded
+/// directory): first dispatches of receipts many at once and one at a time,
+/// then their second dispatches (the failed hooks retry or exhaust) in the
+/// same two ways, then replays; with WAL checkpoints from another connection
+/// in between, and a restart (close, which checkpoints and deletes the WAL,
+/// and open again) halfway.
+pub async fn run(path: &Path, scale: usize) -> Vec<Observed> {
     let (many, single) = (8 * scale, 2 * scale);
     let mut seen = Vec::new();
+    let dispatcher = open(path);
     at_once(&dispatcher, 0..many / 2, &mut seen).await;
     one_at_a_time(&dispatcher, many..many + single / 2, &mut seen).await;
-    checkpoint_elsewhere(journal);
+    checkpoint_elsewhere(path);
     at_once(&dispatcher, many / 2..many, &mut seen).await;
     one_at_a_time(&dispatcher, many + single / 2..many + single, &mut seen).await;
+    dispatcher.close().await;
+    let dispatcher = open(path);
     at_once(&dispatcher, 0..many, &mut seen).await;
-    checkpoint_elsewhere(journal);
+    checkpoint_elsewhere(path);
     one_at_a_time(&dispatcher, many..many + single, &mut seen).await;
     at_once(&dispatcher, (0..many + single).step_by(3), &mut seen).await;
     dispatcher.close().await;
