@@ -215,9 +215,15 @@ async fn one_at_a_time(dispatcher: &Dispatcher, requests: impl IntoIterator<Item
     }
 }
 
+/// Receipts dispatched many at once, and one at a time.
+fn split(scale: usize) -> (usize, usize) {
+    (8 * scale, 2 * scale)
+}
+
 /// How many receipts the workload dispatches.
 pub fn requests(scale: usize) -> usize {
-    8 * scale + 2 * scale
+    let (many, single) = split(scale);
+    many + single
 }
 
 /// Copies the WAL into the main file from a connection of its own, as any
@@ -244,7 +250,7 @@ fn open(path: &Path) -> Arc<Dispatcher> {
 /// in between, and a restart (close, which checkpoints and deletes the WAL,
 /// and open again) halfway.
 pub async fn run(path: &Path, scale: usize) -> Vec<Observed> {
-    let (many, single) = (8 * scale, 2 * scale);
+    let (many, single) = split(scale);
     let mut seen = Vec::new();
     let dispatcher = open(path);
     at_once(&dispatcher, 0..many / 2, &mut seen).await;
