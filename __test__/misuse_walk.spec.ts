@@ -18,7 +18,7 @@ import * as root from '../lib/index.js'
 import * as orchestrator from '../lib/orchestrator/index.js'
 import * as otel from '../lib/otel.js'
 import * as periodicReport from '../lib/capabilities/periodic_report/index.js'
-import { turnStartRegistration, turnStartRequest } from './support/turn_start.js'
+import { turnStartReceipt, turnStartRegistration, turnStartRequest } from './support/turn_start.js'
 import { TempDir, goodProvider, registration, request, signalKind } from './support/runtime.js'
 import { paramNames, publicClass, wrongKinds, kindOf, type Callable } from './support/walk.js'
 
@@ -49,8 +49,6 @@ const EXCLUDED: Record<string, string> = {
 /** Classes whose methods are not walked on a live instance, each with its reason. */
 const NOT_LIVE: Record<string, string> = {
   LoopxHooksError: 'an Error: no methods of its own',
-  TurnStartSession:
-    "exists only inside one provider call; its methods send their arguments to the same addon parser as InboxStore's, walked there",
 }
 
 /**
@@ -159,6 +157,7 @@ const SAMPLES: Record<string, () => unknown> = {
   collectorId: () => 'collector',
   max: () => 1,
   readRef: () => 'read_1',
+  routeId: () => 'route',
   effectId: () => 'effect_0001',
   receiptId: () => 'receipt_0001',
   path: () => fresh('path'),
@@ -271,6 +270,18 @@ async function instances(): Promise<Record<string, object[]>> {
   const reader = await root.HookJournal.openReadOnly(livePath)
   const inbox = await root.InboxStore.open(fresh('inbox'))
   const kernel = new root.TurnStartKernel({ inbox })
+  // A session kept past its provider call: its calls are refused, after their arguments are checked.
+  let session: root.TurnStartSession | undefined
+  const sessionKernel = new root.TurnStartKernel({ profile: { enabled: true }, inbox })
+  sessionKernel.register({
+    registration: { ...turnStartRegistration('walkss'), write_scopes: ['owner_private_inbox'] },
+    provider: (input, context) => {
+      session = context.session
+      return turnStartReceipt(input)
+    },
+  })
+  await sessionKernel.dispatchTurnStart(turnStartRequest())
+  if (!session) throw new Error('the turn-start provider was not given a session')
   const settlement = await orchestrator.TurnSettlement.open({ turnJournalPath: fresh('turn-live'), hooks: runtime })
   const store = periodicReport.TriggerStore.open(fresh('store'))
   const scheduler = periodicReport.PeriodicReportScheduler.open({ journal, storePath: fresh('scheduler') })
@@ -279,6 +290,7 @@ async function instances(): Promise<Record<string, object[]>> {
     HookJournal: [journal, reader, runtime.journal],
     InboxStore: [inbox],
     TurnStartKernel: [kernel],
+    TurnStartSession: [session],
     TurnSettlement: [settlement],
     TriggerStore: [store],
     PeriodicReportScheduler: [scheduler],

@@ -63,6 +63,41 @@ const OPTION_MEMBERS: Record<keyof InboxOptions, Kind> = {
 }
 const MESSAGE_REF: Record<keyof MessageRef, Kind> = { routeId: 'string', providerMessageId: 'string' }
 
+/** The kind of each argument an inbox operation takes, by its name (the store's and a session's alike). */
+const INBOX_ARGS: Record<string, Kind> = {
+  input: 'object',
+  message: 'object',
+  read: 'array',
+  readRef: 'string',
+  routeId: 'string',
+  disposition: 'string',
+  collectorId: 'string',
+  max: 'number',
+  result: 'string',
+  scope: 'string',
+  kind: 'string',
+  leaseMs: 'number',
+  token: 'string',
+  value: 'string',
+}
+
+/**
+ * Checks an inbox operation's arguments for their kind, and each message
+ * reference's members, before they cross as JSON; the addon judges their values.
+ */
+export function checkInboxArgs(op: string, args: Record<string, unknown>): void {
+  expectArgs(
+    op,
+    Object.fromEntries(
+      Object.keys(args)
+        .filter((name) => name in INBOX_ARGS)
+        .map((name) => [name, [args[name], INBOX_ARGS[name]!] as const]),
+    ),
+  )
+  const refs = args.message !== undefined ? [args.message] : Array.isArray(args.read) ? args.read : []
+  for (const ref of refs) expectOptions(op, 'message', ref as MessageRef, MESSAGE_REF, 'object')
+}
+
 export class InboxStore implements AsyncDisposable {
   readonly #native: NativeInboxStore
 
@@ -79,9 +114,7 @@ export class InboxStore implements AsyncDisposable {
   }
 
   async #call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
-    // A message reference's members are named here; the addon judges their values.
-    const refs = args.message !== undefined ? [args.message] : Array.isArray(args.read) ? args.read : []
-    for (const ref of refs) expectOptions(op, 'message', ref as MessageRef, MESSAGE_REF, 'object')
+    checkInboxArgs(op, args)
     return JSON.parse(await native(this.#native.call(op, JSON.stringify(args))))
   }
 
