@@ -25,6 +25,7 @@ mod merge;
 mod open;
 mod outbox;
 pub mod postgres;
+mod quiet;
 mod read;
 mod record;
 mod rows;

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::open::{connect_read_only, in_read_txn};
+use super::quiet::{self, Quiet, QUIET_TRIES};
 use super::rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 use super::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
 use super::{arg, Decision, DispatchState, Journal, JournalError, JournalOptions, Result};
@@ -27,63 +28,6 @@ pub struct IntegrityVerdict {
 
 /// Idle reader connections kept per journal.
 const POOL: usize = 4;
-
-/// Reads of a quiet file done again when it changed under them, before the
-/// read is done on a live connection instead.
-const QUIET_TRIES: usize = 3;
-
-/// What a read of a quiet file came to.
-enum Quiet<T> {
-    /// The file did not change while it was read: the answer stands.
-    Read(Result<T>),
-    /// A writer has the file (or it is not in WAL mode): read it live.
-    Live,
-    /// The file changed while it was read: the answer may be torn.
-    Changed,
-}
-
-/// What identifies one state of a file that no writer has open: a writer's
-/// first write creates `-wal`, and a checkpoint rewrites the main file.
-#[derive(PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    wal: bool,
-}
-
-/// SQLITE_CANTOPEN: SQLite could not open a file it needs.
-const SQLITE_CANTOPEN: i32 = 14;
-
-/// A `-wal` whose frames a reader cannot open (no `-shm` beside it, and no
-/// right to create one) holds part of the journal: reading around it would
-/// answer without those frames, so it is left to a writer to recover.
-pub(crate) fn wal_unreadable(path: &Path, e: JournalError) -> JournalError {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    let cannot_open = matches!(e, JournalError::ReadOnly)
-        || matches!(e, JournalError::Sqlite { code, .. } if code & 0xff == SQLITE_CANTOPEN);
-    if cannot_open && Path::new(&wal).exists() {
-        JournalError::NeedsRecovery
-    } else {
-        e
-    }
-}
-
-fn stamp(path: &Path, wal: &Path) -> Result<Stamp> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path)?;
-    Ok(Stamp {
-        dev: m.dev(),
-        ino: m.ino(),
-        len: m.len(),
-        mtime: (m.mtime(), m.mtime_nsec()),
-        ctime: (m.ctime(), m.ctime_nsec()),
-        wal: wal.try_exists()?,
-    })
-}
 
 /// A small pool of read-only connections.
 pub(crate) struct Readers {
@@ -107,7 +51,7 @@ impl Readers {
     }
 
     /// The readers of a journal opened read-only, which read a quiet file
-    /// without creating anything beside it (see [`Readers::quiet`]).
+    /// without creating anything beside it (see [`quiet::read`]).
     pub(crate) fn inspecting(path: &Path, options: JournalOptions) -> Self {
         Readers { inspect_only: true, ..Readers::new(path, options) }
     }
@@ -135,7 +79,7 @@ impl Readers {
         }
         if self.inspect_only {
             for _ in 0..QUIET_TRIES {
-                match self.quiet(&f)? {
+                match quiet::read(&self.path, &f)? {
                     Quiet::Read(out) => return out,
                     Quiet::Live => break,
                     Quiet::Changed => continue,
@@ -162,36 +106,10 @@ impl Readers {
 
     fn unreadable(&self, e: JournalError) -> JournalError {
         if self.inspect_only {
-            wal_unreadable(&self.path, e)
+            quiet::wal_unreadable(&self.path, e)
         } else {
             e
         }
-    }
-
-    /// A WAL-mode journal with no `-wal` beside it is quiet: its main file
-    /// holds all of it. Reading it the usual way would create `-wal` and
-    /// `-shm` (which a read-only folder refuses, and an inspection should
-    /// not do), so it is read as `immutable` on a fresh connection, which
-    /// creates nothing and takes no lock. Without a lock a writer could open
-    /// and checkpoint mid-read, so the file's stamp is taken before and
-    /// after, and a read across a change is not an answer.
-    fn quiet<T>(&self, f: &impl Fn(&Connection) -> Result<T>) -> Result<Quiet<T>> {
-        let mut wal = self.path.as_os_str().to_owned();
-        wal.push("-wal");
-        let wal = PathBuf::from(wal);
-        let before = stamp(&self.path, &wal)?;
-        if before.wal {
-            return Ok(Quiet::Live);
-        }
-        let header = match crate::sqlite_file::probe(&self.path)? {
-            crate::sqlite_file::Probe::Sqlite(h) if h.wal_mode => h,
-            crate::sqlite_file::Probe::Sqlite(_) => return Ok(Quiet::Live),
-            _ => return Err(JournalError::NotAJournal),
-        };
-        let conn = crate::sqlite_file::open_for_inspection(&self.path, &header)?;
-        let out = f(&conn);
-        drop(conn);
-        Ok(if stamp(&self.path, &wal)? == before { Quiet::Read(out) } else { Quiet::Changed })
     }
 }
 

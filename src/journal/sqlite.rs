@@ -42,7 +42,7 @@ pub(crate) fn open_read_only(path: &Path, options: JournalOptions) -> Result<(Sq
         crate::sqlite_file::Probe::Sqlite(header) => header,
         _ => return Err(JournalError::NotAJournal),
     };
-    match open::inspect_read_only(&path, &header, &options).map_err(|e| super::read::wal_unreadable(&path, e))? {
+    match open::inspect_read_only(&path, &header, &options).map_err(|e| super::quiet::wal_unreadable(&path, e))? {
         open::Found::Current | open::Found::Older(_) => {}
         open::Found::Empty => return Err(JournalError::NotAJournal),
     }
