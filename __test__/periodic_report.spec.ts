@@ -271,9 +271,12 @@ describe('trigger reducer (weekly_v0)', () => {
     const frozen = structuredClone(state)
     reduceTrigger(state, ev(2), policy(2))
     expect(state).toEqual(frozen)
-    expect(() => reduceTrigger(null, ev(1), policy(0))).toThrow(RangeError)
+    // A policy out of range is the caller's misuse: a coded error naming the member.
+    const misuse = { name: 'LoopxHooksError', code: 'ERR_LOOPX_INVALID_ARGUMENT' }
+    expect(() => reduceTrigger(null, ev(1), policy(0))).toThrow(expect.objectContaining(misuse))
+    expect(() => reduceTrigger(null, ev(1), policy(0))).toThrow(/completionThreshold/)
     expect(() => reduceTrigger(null, ev(1), { policyVersion: 'monthly_v1' as never, completionThreshold: 1 })).toThrow(
-      RangeError,
+      /policyVersion/,
     )
   })
 

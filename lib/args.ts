@@ -129,3 +129,65 @@ export function checkJsonObject(value: unknown, what: string): void {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) invalid(`${what} must be an object`)
   if (!serializable(value)) invalid(`${what} is not a JSON value (a BigInt, a cycle, a throwing getter or too deep)`)
 }
+
+/** The kind of value a parameter or option member takes; `?` when it may be left out (undefined). */
+export type Kind =
+  | 'string'
+  | 'number'
+  | 'boolean'
+  | 'object'
+  | 'array'
+  | 'function'
+  | 'string?'
+  | 'number?'
+  | 'boolean?'
+  | 'object?'
+  | 'array?'
+  | 'function?'
+
+function ofKind(value: unknown, kind: Kind): boolean {
+  const optional = kind.endsWith('?')
+  if (value === undefined) return optional
+  switch (optional ? kind.slice(0, -1) : kind) {
+    case 'object':
+      return value !== null && typeof value === 'object' && !Array.isArray(value)
+    case 'array':
+      return Array.isArray(value)
+    default:
+      return typeof value === (optional ? kind.slice(0, -1) : kind)
+  }
+}
+
+/**
+ * The caller's arguments, checked for their kind at the call, before the
+ * addon converts them (napi's own conversion error would name neither the
+ * method nor the argument). Only the kind: what a valid value of that kind
+ * is stays the addon's rule. A mismatch throws `ERR_LOOPX_INVALID_ARGUMENT`
+ * `<method>: invalid argument: <name> (<kind>)`, naming the argument as the
+ * caller spells it and never repeating its value.
+ */
+export function expectArgs(method: string, args: Record<string, readonly [value: unknown, kind: Kind]>): void {
+  for (const [name, [value, kind]] of Object.entries(args)) {
+    if (!ofKind(value, kind)) invalid(`${method}: invalid argument: ${name} (${kind.replace('?', ', optional')})`)
+  }
+}
+
+/**
+ * An object argument (by default optional) whose members have their kinds.
+ * Answers the object, `{}` when left out.
+ */
+export function expectOptions<T extends object>(
+  method: string,
+  name: string,
+  value: T | undefined,
+  members: Record<string, Kind>,
+  kind: 'object' | 'object?' = 'object?',
+): T {
+  expectArgs(method, { [name]: [value, kind] })
+  const options = (value ?? {}) as Record<string, unknown>
+  expectArgs(
+    method,
+    Object.fromEntries(Object.entries(members).map(([member, kind]) => [member, [options[member], kind] as const])),
+  )
+  return options as T
+}

@@ -11,6 +11,7 @@
  */
 import type { NativeJournal } from '../index.js'
 import type { StoredIntent } from '../bindings/index'
+import { expectOptions } from './args.js'
 import { LoopxHooksError, native } from './errors.js'
 
 export interface ConsumeOptions {
@@ -38,8 +39,17 @@ export interface ClaimOptions {
   kind?: string
 }
 
+const CLAIM_MEMBERS = {
+  executorId: 'string',
+  leaseMs: 'number',
+  batch: 'number?',
+  capability: 'string?',
+  kind: 'string?',
+} as const
+
 /** Claims up to `batch` open intents for `leaseMs`; see `HookJournal.claim`. */
-export async function claim(journal: NativeJournal, o: ClaimOptions): Promise<StoredIntent[]> {
+export async function claim(journal: NativeJournal, options: ClaimOptions): Promise<StoredIntent[]> {
+  const o = expectOptions('claim', 'options', options, CLAIM_MEMBERS, 'object')
   const request = {
     executorId: o.executorId,
     leaseMs: o.leaseMs,

@@ -115,7 +115,10 @@ export function sync<T>(call: () => T): T {
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code
     if (error instanceof Error && !(error instanceof LoopxHooksError) && typeof code === 'string') {
-      if (code.startsWith('ERR_LOOPX_')) throw new LoopxHooksError(code as LoopxHooksErrorCode, error.message)
+      if (code.startsWith('ERR_LOOPX_')) {
+        const violations = (error as { violations?: readonly Violation[] }).violations
+        throw new LoopxHooksError(code as LoopxHooksErrorCode, error.message, violations)
+      }
     }
     throw error
   }

@@ -3,7 +3,8 @@
  * provider whose result may carry only intents of those kinds, each payload
  * typed from its kind's schema. A wrong payload does not compile.
  */
-import { buildIntent } from '../index.js'
+import { buildIntent, expectSpec } from './addon_api.js'
+import { expectArgs } from './args.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration, ReadScope } from '../bindings/index'
 import type { HookInputFor, IntentOf, IntentSpecOf, ProviderOf, TypedIntentKind } from './payload.js'
 import { LoopxHooksError } from './errors.js'
@@ -59,6 +60,14 @@ export function defineHook<
   registration: R & KindsNamed<R, Kinds[number]['intent_kind']> & { requested_read_scope: Scopes }
   provider: ProviderOf<Kinds[number], HookInputFor<Scopes>>
 }): HookDefinition {
+  expectArgs('defineHook', { spec: [spec, 'object'] })
+  expectArgs('defineHook', {
+    kinds: [spec.kinds, 'array'],
+    registration: [spec.registration, 'object'],
+    provider: [spec.provider, 'function'],
+  })
+  if (!spec.kinds.every((k) => k !== null && typeof k === 'object' && typeof k.intent_kind === 'string'))
+    throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'defineHook: invalid argument: kinds (intent kinds)')
   const names = [...new Set(spec.kinds.map((k) => k.intent_kind))]
   const given = spec.registration.intent_kinds
   if (given !== undefined && (given.length !== names.length || !given.every((k) => names.includes(k)))) {
@@ -84,6 +93,9 @@ export function intent<const D extends TypedIntentKind>(
   kind: D,
   spec: IntentSpecOf<D>,
 ): IntentOf<D> {
+  expectArgs('intent', { input: [input, 'object'], kind: [kind, 'object'] })
+  expectArgs('intent', { intent_kind: [kind.intent_kind, 'string'] })
+  expectSpec('intent', spec)
   return buildIntent(input, { ...spec, intentKind: kind.intent_kind }) as unknown as IntentOf<D>
 }
 

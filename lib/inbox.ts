@@ -24,6 +24,7 @@ import type {
   ReactionResult,
   RetentionCounts,
 } from '../bindings/index'
+import { expectArgs, expectOptions, type Kind } from './args.js'
 import { LoopxHooksError, native } from './errors.js'
 
 export interface InboxOptions {
@@ -54,6 +55,49 @@ export function nativeInboxOf(store: InboxStore): NativeInboxStore {
   return found
 }
 
+const OPTION_MEMBERS: Record<keyof InboxOptions, Kind> = {
+  selfIdentity: 'string?',
+  busyTimeoutMs: 'number?',
+  attemptStaleMs: 'number?',
+  retentionMs: 'number?',
+}
+const MESSAGE_REF: Record<keyof MessageRef, Kind> = { routeId: 'string', providerMessageId: 'string' }
+
+/** The kind of each argument an inbox operation takes, by its name (the store's and a session's alike). */
+const INBOX_ARGS: Record<string, Kind> = {
+  input: 'object',
+  message: 'object',
+  read: 'array',
+  readRef: 'string',
+  routeId: 'string',
+  disposition: 'string',
+  collectorId: 'string',
+  max: 'number',
+  result: 'string',
+  scope: 'string',
+  kind: 'string',
+  leaseMs: 'number',
+  token: 'string',
+  value: 'string',
+}
+
+/**
+ * Checks an inbox operation's arguments for their kind, and each message
+ * reference's members, before they cross as JSON; the addon judges their values.
+ */
+export function checkInboxArgs(op: string, args: Record<string, unknown>): void {
+  expectArgs(
+    op,
+    Object.fromEntries(
+      Object.keys(args)
+        .filter((name) => name in INBOX_ARGS)
+        .map((name) => [name, [args[name], INBOX_ARGS[name]!] as const]),
+    ),
+  )
+  const refs = args.message !== undefined ? [args.message] : Array.isArray(args.read) ? args.read : []
+  for (const ref of refs) expectOptions(op, 'message', ref as MessageRef, MESSAGE_REF, 'object')
+}
+
 export class InboxStore implements AsyncDisposable {
   readonly #native: NativeInboxStore
 
@@ -63,11 +107,14 @@ export class InboxStore implements AsyncDisposable {
   }
 
   /** Opens (creating on first use) the inbox file; refuses any other file, the public journal included. */
-  static async open(path: string, options: InboxOptions = {}): Promise<InboxStore> {
-    return new InboxStore(await native(openNativeInbox(path, options)))
+  static async open(path: string, options?: InboxOptions): Promise<InboxStore> {
+    expectArgs('InboxStore.open', { path: [path, 'string'] })
+    const o = expectOptions('InboxStore.open', 'options', options, OPTION_MEMBERS)
+    return new InboxStore(await native(openNativeInbox(path, o)))
   }
 
   async #call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
+    checkInboxArgs(op, args)
     return JSON.parse(await native(this.#native.call(op, JSON.stringify(args))))
   }
 
@@ -91,12 +138,14 @@ export class InboxStore implements AsyncDisposable {
   }
 
   /** The private drain: pending messages after `after` (a seq), oldest first; limit 1..=1000, default 100. */
-  pending(query: { after?: number; limit?: number } = {}): Promise<PendingMessage[]> {
+  pending(query?: { after?: number; limit?: number }): Promise<PendingMessage[]> {
+    query = expectOptions('pending', 'query', query, { after: 'number?', limit: 'number?' })
     return this.#call('pending', { after: query.after ?? null, limit: query.limit ?? null })
   }
 
   /** Records the Agent's disposition, with its durable effect receipt when it has one. */
   dispose(message: MessageRef, disposition: Disposition, effectReceiptId?: string): Promise<DisposeOutcome> {
+    expectArgs('dispose', { effectReceiptId: [effectReceiptId, 'string?'] })
     return this.#call('dispose', { message, disposition, effectReceiptId: effectReceiptId ?? null })
   }
 

@@ -3,9 +3,11 @@
  * the Rust addon (`../index.js`); this layer adds TypeScript types and
  * ergonomics only.
  */
-// The addon's user-facing functions and types. Its Native* classes,
-// openNative* factories and the loader's __napiBindingTarget stay internal:
-// the classes below wrap them.
+// The addon's Native* classes, openNative* factories and the loader's
+// __napiBindingTarget stay internal: the classes below wrap them.
+export type { DispatchIdentityParts, ValidationResult } from '../index.js'
+// The addon's user-facing functions and classes, their arguments checked and
+// their errors coded (see addon_api.ts).
 export {
   HookContext,
   IntentKinds,
@@ -24,9 +26,7 @@ export {
   validateIntentKindDefinition,
   validateTurnStartReceipt,
   validateTurnStartRegistration,
-  type DispatchIdentityParts,
-  type ValidationResult,
-} from '../index.js'
+} from './addon_api.js'
 export type * from '../bindings/index'
 export { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 // The validators' fast path (one JSON text across, context compiled once)

@@ -17,7 +17,7 @@ import type {
   Page,
   StoredIntent,
 } from '../bindings/index'
-import { journalTarget } from './args.js'
+import { expectArgs, expectOptions, journalTarget } from './args.js'
 import { native, sync } from './errors.js'
 import type { JournalTarget } from './runtime.js'
 import { claim, consume, type ClaimOptions, type ConsumeOptions } from './consume.js'
@@ -65,9 +65,10 @@ export class HookJournal implements AsyncDisposable {
    * Opens (creating on first use) the journal: a SQLite file path, a
    * `postgres://` URL, `{ path }` or `{ postgres: { connectionString, schema? } }`.
    */
-  static async open(journal: JournalTarget, options: { busyTimeoutMs?: number } = {}): Promise<HookJournal> {
+  static async open(journal: JournalTarget, options?: { busyTimeoutMs?: number }): Promise<HookJournal> {
     const target = journalTarget(journal, 'HookJournal.open')
-    return new HookJournal(await native(openNativeJournal(target.path, target.postgres, options.busyTimeoutMs)))
+    const { busyTimeoutMs } = expectOptions('HookJournal.open', 'options', options, { busyTimeoutMs: 'number?' })
+    return new HookJournal(await native(openNativeJournal(target.path, target.postgres, busyTimeoutMs)))
   }
 
   /**
@@ -76,12 +77,16 @@ export class HookJournal implements AsyncDisposable {
    * checkpoints nothing, and works on a file the process may only read. `decide` and `markDone` then throw
    * `ERR_LOOPX_JOURNAL_READONLY`.
    */
-  static async openReadOnly(journal: JournalTarget, options: { busyTimeoutMs?: number } = {}): Promise<HookJournal> {
+  static async openReadOnly(journal: JournalTarget, options?: { busyTimeoutMs?: number }): Promise<HookJournal> {
     const target = journalTarget(journal, 'HookJournal.openReadOnly')
-    return new HookJournal(await native(openNativeJournalReader(target.path, target.postgres, options.busyTimeoutMs)))
+    const { busyTimeoutMs } = expectOptions('HookJournal.openReadOnly', 'options', options, {
+      busyTimeoutMs: 'number?',
+    })
+    return new HookJournal(await native(openNativeJournalReader(target.path, target.postgres, busyTimeoutMs)))
   }
 
   async getDispatch(dispatchId: string): Promise<DispatchRow | null> {
+    expectArgs('getDispatch', { dispatchId: [dispatchId, 'string'] })
     return JSON.parse(sync(() => this.#journal.getDispatch(dispatchId)))
   }
 
@@ -90,6 +95,7 @@ export class HookJournal implements AsyncDisposable {
   }
 
   async listFailures(dispatchId: string): Promise<FailureRow[]> {
+    expectArgs('listFailures', { dispatchId: [dispatchId, 'string'] })
     return JSON.parse(sync(() => this.#journal.listFailures(dispatchId)))
   }
 
@@ -127,7 +133,19 @@ export class HookJournal implements AsyncDisposable {
   }
 
   /** Admits or rejects an intent once: the same decision again is a no-op, another one a conflict. */
-  async decide(d: Decision): Promise<DecideOutcome> {
+  async decide(decision: Decision): Promise<DecideOutcome> {
+    const d = expectOptions(
+      'decide',
+      'decision',
+      decision,
+      {
+        intentId: 'string',
+        executorId: 'string',
+        decision: 'string',
+        reasonCode: 'string',
+      },
+      'object',
+    )
     return tracedOutbox(
       () => ({ journal: this, action: 'decide', executorId: d.executorId, intentId: d.intentId, decision: d.decision }),
       async () =>
@@ -138,6 +156,7 @@ export class HookJournal implements AsyncDisposable {
   }
 
   async markDone(intentId: string, executorId: string): Promise<DoneOutcome> {
+    expectArgs('markDone', { intentId: [intentId, 'string'], executorId: [executorId, 'string'] })
     return tracedOutbox(
       () => ({ journal: this, action: 'done', executorId, intentId }),
       async () => JSON.parse(await native(this.#journal.markDone(intentId, executorId))) as DoneOutcome,

@@ -20,6 +20,7 @@ import {
   type HookMessage,
   type OutboxMessage,
 } from './diagnostics.js'
+import { expectArgs, expectOptions } from './args.js'
 import type { HookRuntime } from './runtime.js'
 import type { TurnStartKernel } from './turn_start.js'
 import { instrumentTurnStart } from './otel_turn_start.js'
@@ -64,7 +65,9 @@ interface OpenHook {
  * dispatches are traced for `options.kernel`, or for every kernel when no
  * runtime is given (see otel_turn_start.ts).
  */
-export function instrument(runtime?: HookRuntime | null, options: InstrumentOptions = {}): Instrumentation {
+export function instrument(runtime?: HookRuntime | null, options?: InstrumentOptions): Instrumentation {
+  if (runtime !== null) expectArgs('instrument', { runtime: [runtime, 'object?'] })
+  options = expectOptions('instrument', 'options', options, { tracer: 'object?', meter: 'object?', kernel: 'object?' })
   const tracer = options.tracer ?? trace.getTracer('loopx-hooks')
   const meter = options.meter ?? metrics.getMeter('loopx-hooks')
   const mine = (owner: object): boolean => runtime == null || owner === runtime

@@ -22,13 +22,30 @@ function deepFreeze<T>(value: T): T {
   return value
 }
 
-/** JSON text of `value`, or undefined when JSON cannot hold all of it. */
-function strictJson(value: unknown): string | undefined {
+/** Thrown out of JSON.stringify once the text is surely longer than allowed. */
+const OVER_LENGTH = new Error('over length')
+
+/**
+ * JSON text of `value`; undefined when JSON cannot hold all of it; TOO_LARGE
+ * as soon as the text surely passes `maxLength` UTF-16 units. Each member is
+ * measured before it is written (a string with its quotes, an object key with
+ * its quotes and colon, anything else as one unit: a lower bound), so a huge
+ * reply is refused without writing, or even flattening, a copy of it.
+ */
+function strictJson(value: unknown, maxLength: number): string | undefined {
   let lossy = false
-  const text = JSON.stringify(value, (_key, member: unknown) => {
+  let least = 0
+  let root = true
+  const text = JSON.stringify(value, function (this: unknown, key: string, member: unknown) {
     const t = typeof member
-    if (t === 'function' || t === 'symbol' || t === 'undefined' || (t === 'number' && !Number.isFinite(member)))
+    if (t === 'function' || t === 'symbol' || t === 'undefined' || (t === 'number' && !Number.isFinite(member))) {
       lossy = true
+      return member
+    }
+    least += t === 'string' ? (member as string).length + 2 : 1
+    if (!root && !Array.isArray(this)) least += key.length + 3
+    root = false
+    if (least > maxLength) throw OVER_LENGTH
     return member
   })
   return lossy || text === undefined ? undefined : text
@@ -37,13 +54,13 @@ function strictJson(value: unknown): string | undefined {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any input type, so every typed provider is assignable
 export type RawProvider = (input: any, context: CallContext) => unknown
 
-/** The reply for a provider's (settled) result: its JSON text or the not-JSON marker. */
-function reply(result: unknown): string {
+/** The reply for a provider's (settled) result: its JSON text, or the not-JSON or too-large marker. */
+function reply(result: unknown, maxLength: number): string {
   try {
-    return strictJson(result) ?? NOT_JSON
-  } catch {
+    return bounded(strictJson(result, maxLength) ?? NOT_JSON, maxLength)
+  } catch (error) {
     // a cycle, a BigInt, or a toJSON/getter that throws
-    return NOT_JSON
+    return error === OVER_LENGTH ? TOO_LARGE : NOT_JSON
   }
 }
 
@@ -144,7 +161,7 @@ export function callProvider(
   }
   if (!isThenable(result)) {
     context.finish()
-    return told(performance.now() - start > limit.ms ? over : bounded(reply(result), maxLength))
+    return told(performance.now() - start > limit.ms ? over : reply(result, maxLength))
   }
   return new Promise<string>((resolve) => {
     let done = false
@@ -159,10 +176,10 @@ export function callProvider(
       if (done) return
       clearTimeout(timer)
       context.finish()
-      resolve(told(performance.now() - start > limit.ms ? over : bounded(text, maxLength), error))
+      resolve(told(performance.now() - start > limit.ms ? over : text, error))
     }
     Promise.resolve(result).then(
-      (value) => settle(reply(value)),
+      (value) => settle(reply(value, maxLength)),
       (error: unknown) => settle(FAILED, error),
     )
   })

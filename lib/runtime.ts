@@ -6,7 +6,7 @@
  */
 import { openNativeRuntime, type NativeHookRuntime } from '../index.js'
 import type { DispatchOutcome, DispatchRequest, IntentKindDefinition, Profile, RecoverReport } from '../bindings/index'
-import { checkHook, checkJsonObject, checkRuntimeOptions } from './args.js'
+import { checkHook, checkJsonObject, checkRuntimeOptions, expectOptions } from './args.js'
 import { LoopxHooksError, native, sync } from './errors.js'
 import { Flights } from './flights.js'
 import { histogram, type Histogram, type HookRuntimeMetrics } from './diagnostics.js'
@@ -170,8 +170,9 @@ export class HookRuntime implements AsyncDisposable {
    * `maxInFlight` dispatches in flight it waits its turn (see `options.wait`).
    * A provider cannot dispatch from inside itself.
    */
-  async dispatch(request: DispatchRequest, options: DispatchOptions = {}): Promise<DispatchOutcome> {
+  async dispatch(request: DispatchRequest, options?: DispatchOptions): Promise<DispatchOutcome> {
     checkJsonObject(request, 'dispatch: request')
+    options = expectOptions('dispatch', 'options', options, { wait: 'boolean?' })
     reentrant('dispatch')
     await this.#enter(1, options)
     try {
@@ -187,10 +188,11 @@ export class HookRuntime implements AsyncDisposable {
    * `dispatch` each. A request that is not a `DispatchRequest` rejects the
    * chunk it is in before anything of that chunk runs.
    */
-  async dispatchMany(requests: readonly DispatchRequest[], options: DispatchOptions = {}): Promise<DispatchOutcome[]> {
+  async dispatchMany(requests: readonly DispatchRequest[], options?: DispatchOptions): Promise<DispatchOutcome[]> {
     if (!Array.isArray(requests)) {
       throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'dispatchMany: requests must be an array')
     }
+    options = expectOptions('dispatchMany', 'options', options, { wait: 'boolean?' })
     requests.forEach((r, i) => checkJsonObject(r, `dispatchMany: requests[${i}]`))
     reentrant('dispatchMany')
     const size = this.#gate.limit

@@ -14,6 +14,7 @@ import type {
   TurnStartReceipt,
   TurnStartRequest,
 } from '../bindings/index'
+import { checkHook, expectOptions } from './args.js'
 import { LoopxHooksError, sync } from './errors.js'
 import { nativeInboxOf, type InboxStore } from './inbox.js'
 import { CallContext, FAILED, callProvider, providerScope, type RawProvider } from './provider.js'
@@ -62,8 +63,10 @@ export class TurnStartKernel {
   readonly #providers = new Map<string, RawProvider>()
   readonly #active = new Set<CallContext>()
 
-  constructor(options: TurnStartKernelOptions = {}) {
-    this.#native = new NativeTurnStartKernel(options.profile ? JSON.stringify(options.profile) : undefined)
+  constructor(options?: TurnStartKernelOptions) {
+    options = expectOptions('TurnStartKernel', 'options', options, { profile: 'object?', inbox: 'object?' })
+    const profile = options.profile
+    this.#native = sync(() => new NativeTurnStartKernel(profile ? JSON.stringify(profile) : undefined))
     if (options.inbox !== undefined) this.#native.useInbox(nativeInboxOf(options.inbox))
   }
 
@@ -74,6 +77,7 @@ export class TurnStartKernel {
    * and keeps its first provider: duplicate hook identities run once.
    */
   register(hook: TurnStartHookDefinition): { alreadyInstalled: boolean } {
+    checkHook(hook)
     const kernel = this.#native
     // The input's session token becomes the session object; the provider
     // sees neither the token nor anything else the kernel did not grant it.

@@ -21,6 +21,7 @@ import type {
   ReactionResult,
 } from '../bindings/index'
 import { native } from './errors.js'
+import { checkInboxArgs } from './inbox.js'
 
 export class TurnStartSession {
   readonly #kernel: NativeTurnStartKernel
@@ -33,6 +34,7 @@ export class TurnStartSession {
   }
 
   async #call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
+    checkInboxArgs(op, args)
     return JSON.parse(await native(this.#kernel.sessionCall(this.#token, op, JSON.stringify(args))))
   }
 

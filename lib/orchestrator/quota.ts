@@ -5,11 +5,13 @@
  * timeout, conflict, a crash during dispatch) can change it.
  */
 import type { SettlementIdentity, WritebackReceipt } from '../../bindings/index'
+import { expectArgs } from '../args.js'
 
 export function quotaSpendEligible(
   receipt: Readonly<WritebackReceipt>,
   settlement: Readonly<SettlementIdentity>,
 ): boolean {
+  expectArgs('quotaSpendEligible', { receipt: [receipt, 'object'], settlement: [settlement, 'object'] })
   return (
     receipt.step_kind === 'durable_writeback' &&
     receipt.status === 'committed' &&

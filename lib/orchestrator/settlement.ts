@@ -28,6 +28,7 @@ import type {
   Violation,
   WritebackReceipt,
 } from '../../bindings/index'
+import { expectArgs, expectOptions } from '../args.js'
 import { quotaSpendEligible } from './quota.js'
 import {
   dispatchRequestOf,
@@ -119,6 +120,14 @@ function step(name: PrimaryStepName, status: StepStatus, code: string | null = n
   return { step: name, status, code }
 }
 
+/** `hooks` may also be null (no runtime); it is checked on its own. */
+const SETTLEMENT_OPTIONS = {
+  turnJournalPath: 'string',
+  now: 'function?',
+  busyTimeoutMs: 'number?',
+  crash: 'object?',
+} as const
+
 export class TurnSettlement implements AsyncDisposable {
   readonly #journal: TurnJournal
   readonly #hooks: HookRuntime | null
@@ -139,6 +148,9 @@ export class TurnSettlement implements AsyncDisposable {
    * as a hook journal, and `ERR_LOOPX_PEER_MISSING` without better-sqlite3.
    */
   static async open(options: TurnSettlementOptions): Promise<TurnSettlement> {
+    expectOptions('TurnSettlement.open', 'options', options, SETTLEMENT_OPTIONS, 'object')
+    if (options.hooks !== undefined && options.hooks !== null && typeof options.hooks !== 'object')
+      expectArgs('TurnSettlement.open', { hooks: [options.hooks, 'object?'] })
     return new TurnSettlement(
       TurnJournal.open(options.turnJournalPath, { busyTimeoutMs: options.busyTimeoutMs }),
       options,
@@ -230,12 +242,14 @@ export class TurnSettlement implements AsyncDisposable {
 
   /** The committed record of an effect, or null. */
   committed(effectId: string): CommittedRecord | null {
+    expectArgs('committed', { effectId: [effectId, 'string'] })
     this.#usable()
     return this.#journal.record(effectId)
   }
 
   /** The dispatch marker of a receipt, or null while its dispatch has not completed. */
   dispatchMarker(receiptId: string): DispatchMarker | null {
+    expectArgs('dispatchMarker', { receiptId: [receiptId, 'string'] })
     this.#usable()
     return this.#journal.marker(receiptId)
   }

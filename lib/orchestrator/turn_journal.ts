@@ -18,6 +18,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import { canonicalJson, LoopxHooksError, type LoopxHooksErrorCode } from '../index.js'
 import { claimSqliteFile, precheckSqliteFile } from '../sqlite_claim.js'
 import type { DispatchRequest, SettlementIdentity, WritebackReceipt } from '../../bindings/index'
+import { expectOptions } from '../args.js'
 import { quotaSpendEligible, QUOTA_UNITS_PER_SETTLEMENT } from './quota.js'
 import type { ValidWriteback, WritebackKind } from './validate.js'
 import {
@@ -423,8 +424,11 @@ export class TurnJournal {
   }
 }
 
+const RECORD_MEMBERS = { settlement: 'object', receipt: 'object', eventKind: 'string', factRefs: 'array' } as const
+
 /** The dispatch request of a committed record: the same ids every time it is rebuilt. */
 export function dispatchRequestOf(record: CommittedRecord): DispatchRequest {
+  expectOptions('dispatchRequestOf', 'record', record, RECORD_MEMBERS, 'object')
   return {
     settlement: { ...record.settlement },
     receipt: { ...record.receipt },

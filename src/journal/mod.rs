@@ -26,6 +26,7 @@ mod merge;
 mod open;
 mod outbox;
 pub mod postgres;
+mod quiet;
 mod read;
 mod record;
 mod rows;

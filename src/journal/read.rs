@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::open::{connect_read_only, in_read_txn};
+use super::quiet::{self, Quiet, QUIET_TRIES};
 use super::rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 use super::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
 use super::{arg, Decision, DispatchState, Journal, JournalError, JournalOptions, Result};
@@ -34,6 +35,8 @@ pub(crate) struct Readers {
     busy_timeout_ms: u32,
     idle: Mutex<Vec<Connection>>,
     closed: AtomicBool,
+    /// No writer of ours holds the file open (`Journal::open_read_only`).
+    inspect_only: bool,
 }
 
 impl Readers {
@@ -43,7 +46,14 @@ impl Readers {
             busy_timeout_ms: options.busy_timeout_ms,
             idle: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
+            inspect_only: false,
         }
+    }
+
+    /// The readers of a journal opened read-only, which read a quiet file
+    /// without creating anything beside it (see [`quiet::read`]).
+    pub(crate) fn inspecting(path: &Path, options: JournalOptions) -> Self {
+        Readers { inspect_only: true, ..Readers::new(path, options) }
     }
 
     pub(crate) fn close(&self) {
@@ -52,30 +62,39 @@ impl Readers {
     }
 
     /// Runs `f` in one read transaction on a pooled connection.
-    pub(crate) fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        self.pooled(|c| in_read_txn(c, f))
+    pub(crate) fn with<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
+        self.pooled(|c| in_read_txn(c, &f))
     }
 
     /// Runs one statement on a pooled connection: a single statement reads
     /// one snapshot by itself, so no explicit transaction (two statements
     /// less on the replay path).
-    fn one<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    fn one<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
         self.pooled(f)
     }
 
-    fn pooled<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    fn pooled<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(JournalError::Closed);
+        }
+        if self.inspect_only {
+            for _ in 0..QUIET_TRIES {
+                match quiet::read(&self.path, &f)? {
+                    Quiet::Read(out) => return out,
+                    Quiet::Live => break,
+                    Quiet::Changed => continue,
+                }
+            }
         }
         let pooled = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let conn = match pooled {
             Some(c) => c,
             None => {
                 // Read-only: no CREATE, no write, no checkpoint on close.
-                connect_read_only(&self.path, self.busy_timeout_ms)?
+                connect_read_only(&self.path, self.busy_timeout_ms).map_err(|e| self.unreadable(e))?
             }
         };
-        let out = f(&conn);
+        let out = f(&conn).map_err(|e| self.unreadable(e));
         if !self.closed.load(Ordering::SeqCst) {
             let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
             if idle.len() < POOL {
@@ -83,6 +102,14 @@ impl Readers {
             }
         }
         out
+    }
+
+    fn unreadable(&self, e: JournalError) -> JournalError {
+        if self.inspect_only {
+            quiet::wal_unreadable(&self.path, e)
+        } else {
+            e
+        }
     }
 }
 

@@ -51,12 +51,12 @@ pub(crate) fn open_read_only(path: &Path, options: JournalOptions) -> Result<(Sq
         crate::sqlite_file::Probe::Sqlite(header) => header,
         _ => return Err(JournalError::NotAJournal),
     };
-    match open::inspect_read_only(&path, &header, &options)? {
+    match open::inspect_read_only(&path, &header, &options).map_err(|e| super::quiet::wal_unreadable(&path, e))? {
         open::Found::Current | open::Found::Older(_) => {}
         open::Found::Empty => return Err(JournalError::NotAJournal),
     }
     let commits = commit_signal(&path.to_string_lossy());
-    Ok((SqliteStore { writer: Writer::read_only(), readers: Readers::new(&path, options) }, commits))
+    Ok((SqliteStore { writer: Writer::read_only(), readers: Readers::inspecting(&path, options) }, commits))
 }
 
 /// SQLite's batch protocol: `BEGIN IMMEDIATE` takes the write lock up front

@@ -7,6 +7,7 @@
  */
 import { defineHook, intent, notApplicable, proposed, type HookDefinition } from '../../index.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration } from '../../../bindings/index'
+import { expectArgs, expectOptions } from '../../args.js'
 import { CAPABILITY_ID, OPERATION, POLICY_VERSION, triggerEvaluationKind, type TriggerEvaluationKind } from './kind.js'
 
 /** The transitions this hook answers; core projects todo_completed and replan_recorded to them. */
@@ -18,8 +19,10 @@ const MAX_SOURCE_EVENT_REFS = 32
 /** The hook's registration (the RFC's example for `periodic_report`). */
 export function runtimeTriggerRegistration(
   capabilityId: string = CAPABILITY_ID,
-  options: { timeoutMs?: number } = {},
+  options?: { timeoutMs?: number },
 ): PostWritebackHookRegistration {
+  expectArgs('runtimeTriggerRegistration', { capabilityId: [capabilityId, 'string'] })
+  options = expectOptions('runtimeTriggerRegistration', 'options', options, { timeoutMs: 'number?' })
   return {
     schema_version: 'loopx_post_writeback_capability_hook_registration_v0',
     hook_id: `${capabilityId}.runtime_trigger`,
@@ -43,6 +46,7 @@ export function runtimeTriggerRegistration(
  * source events are the committed receipt and the event's fact refs.
  */
 export function runtimeTriggerProvider(kind: TriggerEvaluationKind = triggerEvaluationKind()) {
+  expectArgs('runtimeTriggerProvider', { kind: [kind, 'object'] })
   return (input: Readonly<PostWritebackHookInput>) => {
     const transition = input.projection.transition as string
     if (!(TRIGGER_TRANSITIONS as readonly string[]).includes(transition)) return notApplicable()
@@ -66,8 +70,9 @@ export function runtimeTriggerProvider(kind: TriggerEvaluationKind = triggerEval
 /** The hook definition, ready for `runtime.register`. */
 export function runtimeTriggerHook(
   capabilityId: string = CAPABILITY_ID,
-  options: { timeoutMs?: number } = {},
+  options?: { timeoutMs?: number },
 ): HookDefinition {
+  expectArgs('runtimeTriggerHook', { capabilityId: [capabilityId, 'string'] })
   const kind = triggerEvaluationKind(capabilityId)
   return defineHook({
     kinds: [kind],

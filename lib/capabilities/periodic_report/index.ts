@@ -12,6 +12,7 @@
  * The scheduler's store needs the optional peer dependency better-sqlite3@12.
  */
 import type { HookRuntime, PostWritebackHookRegistration } from '../../index.js'
+import { expectArgs, expectOptions } from '../../args.js'
 import { runtimeTriggerHook } from './hook.js'
 import { CAPABILITY_ID, triggerEvaluationKind } from './kind.js'
 
@@ -40,7 +41,12 @@ export interface Installed {
  * intent kind, then its hook. Throws what `defineIntentKind` and `register`
  * throw (`ERR_LOOPX_INTENT_KIND_REJECTED`, `ERR_LOOPX_REGISTRATION_REJECTED`).
  */
-export function installPeriodicReport(runtime: HookRuntime, options: InstallOptions = {}): Installed {
+export function installPeriodicReport(runtime: HookRuntime, options?: InstallOptions): Installed {
+  expectArgs('installPeriodicReport', { runtime: [runtime, 'object'] })
+  options = expectOptions('installPeriodicReport', 'options', options, {
+    capabilityId: 'string?',
+    timeoutMs: 'number?',
+  })
   const capabilityId = options.capabilityId ?? CAPABILITY_ID
   const kind = triggerEvaluationKind(capabilityId)
   const hook = runtimeTriggerHook(capabilityId, { timeoutMs: options.timeoutMs })

@@ -4,6 +4,7 @@
  * payload `{segment_ref, source_event_refs}`. The capability owns it; it is
  * defined at the composition root by `installPeriodicReport`.
  */
+import { expectArgs } from '../../args.js'
 import { defineIntentKind } from '../../index.js'
 
 export const CAPABILITY_ID = 'periodic_report'
@@ -19,6 +20,7 @@ export const POLICY_VERSION = 'weekly_v0'
 export function triggerEvaluationKind<const C extends string = typeof CAPABILITY_ID>(
   capabilityId: C = CAPABILITY_ID as C,
 ) {
+  expectArgs('triggerEvaluationKind', { capabilityId: [capabilityId, 'string'] })
   return defineIntentKind({
     intent_kind: `${capabilityId}.trigger_evaluation` as `${C}.trigger_evaluation`,
     capability_id: capabilityId,

@@ -4,6 +4,9 @@
  * `completionThreshold` distinct segment completions, or on a replan, and
  * never twice. It is pure: state in, state and decision out.
  */
+import { expectArgs, expectOptions } from '../../args.js'
+import { LoopxHooksError } from '../../errors.js'
+import { TRIGGER_EVENT_MEMBERS } from './event_kinds.js'
 import { POLICY_VERSION } from './kind.js'
 
 export interface TriggerPolicy {
@@ -51,13 +54,19 @@ export interface TriggerDecision {
 }
 
 export function checkPolicy(policy: TriggerPolicy): void {
-  if (policy.policyVersion !== POLICY_VERSION) throw new RangeError('unsupported trigger policy version')
+  expectOptions('checkPolicy', 'policy', policy, { policyVersion: 'string', completionThreshold: 'number' }, 'object')
+  if (policy.policyVersion !== POLICY_VERSION)
+    throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'invalid argument: policyVersion (unsupported)')
   const n = policy.completionThreshold
   if (!Number.isInteger(n) || n < 1 || n > 1000)
-    throw new RangeError('completionThreshold must be an integer in 1..=1000')
+    throw new LoopxHooksError(
+      'ERR_LOOPX_INVALID_ARGUMENT',
+      'invalid argument: completionThreshold (an integer in 1..=1000)',
+    )
 }
 
 export function emptyWindow(window: string): WindowState {
+  expectArgs('emptyWindow', { window: [window, 'string'] })
   return { window, completedSegments: [], promoted: false, promotedBy: null }
 }
 
@@ -66,6 +75,9 @@ export function reduceTrigger(
   event: TriggerEvent,
   policy: TriggerPolicy,
 ): { state: WindowState; decision: TriggerDecision } {
+  if (state !== null)
+    expectOptions('reduceTrigger', 'state', state, { window: 'string', completedSegments: 'array' }, 'object')
+  expectOptions('reduceTrigger', 'event', event, TRIGGER_EVENT_MEMBERS, 'object')
   checkPolicy(policy)
   const prior = state && state.window === event.window ? state : emptyWindow(event.window)
   const next: WindowState = { ...prior, completedSegments: [...prior.completedSegments] }
@@ -106,6 +118,8 @@ export function reduceTrigger(
 
 /** The ISO 8601 week of `date` in UTC, e.g. `2026-W35`: the weekly_v0 window. */
 export function isoWeek(date: Date): string {
+  if (!(date instanceof Date) || Number.isNaN(date.getTime()))
+    throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'isoWeek: invalid argument: date (a valid Date)')
   const d = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()))
   const day = d.getUTCDay() || 7
   d.setUTCDate(d.getUTCDate() + 4 - day) // the Thursday of this week decides its year

@@ -14,6 +14,7 @@
  * this package: the scheduler holds no sink, connector, credential or write
  * scope, opens no socket, and writes only its store and the outbox.
  */
+import { expectOptions } from '../../args.js'
 import type { HookJournal } from '../../index.js'
 import type { StoredIntent } from '../../../bindings/index'
 import { CAPABILITY_ID, OPERATION, POLICY_VERSION } from './kind.js'
@@ -70,6 +71,15 @@ function segmentOf(item: StoredIntent): string | null {
   return payload && typeof payload.segment_ref === 'string' ? payload.segment_ref : null
 }
 
+const SCHEDULER_OPTIONS = {
+  journal: 'object',
+  storePath: 'string',
+  completionThreshold: 'number?',
+  now: 'function?',
+  capabilityId: 'string?',
+  pageSize: 'number?',
+} as const
+
 export class PeriodicReportScheduler {
   readonly journal: HookJournal
   readonly store: TriggerStore
@@ -95,6 +105,7 @@ export class PeriodicReportScheduler {
   }
 
   static open(options: SchedulerOptions): PeriodicReportScheduler {
+    expectOptions('PeriodicReportScheduler.open', 'options', options, SCHEDULER_OPTIONS, 'object')
     const policy = {
       policyVersion: POLICY_VERSION,
       completionThreshold: options.completionThreshold ?? DEFAULT_COMPLETION_THRESHOLD,

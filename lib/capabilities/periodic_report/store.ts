@@ -9,9 +9,12 @@
  */
 import type BetterSqlite3 from 'better-sqlite3'
 
+import { expectArgs, expectOptions } from '../../args.js'
 import { LoopxHooksError } from '../../index.js'
 import { claimSqliteFile, precheckSqliteFile } from '../../sqlite_claim.js'
+import { TRIGGER_EVENT_MEMBERS } from './event_kinds.js'
 import {
+  checkPolicy,
   reduceTrigger,
   type TriggerDecision,
   type TriggerEvent,
@@ -94,7 +97,9 @@ export class TriggerStore {
     this.#db = db
   }
 
-  static open(path: string, options: { busyTimeoutMs?: number } = {}): TriggerStore {
+  static open(path: string, options?: { busyTimeoutMs?: number }): TriggerStore {
+    expectArgs('TriggerStore.open', { path: [path, 'string'] })
+    const { busyTimeoutMs } = expectOptions('TriggerStore.open', 'options', options, { busyTimeoutMs: 'number?' })
     let Database: typeof BetterSqlite3
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, loaded only when this store is used
@@ -116,7 +121,7 @@ export class TriggerStore {
     const absolute = precheckSqliteFile(Database, path, claim)
     let db: BetterSqlite3.Database | undefined
     try {
-      db = new Database(absolute, { timeout: options.busyTimeoutMs ?? 5000 })
+      db = new Database(absolute, { timeout: busyTimeoutMs ?? 5000 })
       db.pragma('journal_mode = WAL')
       db.pragma('synchronous = FULL')
       claimSqliteFile(db, claim)
@@ -141,6 +146,9 @@ export class TriggerStore {
     policy: TriggerPolicy,
     decidedAt: string,
   ): { duplicate: boolean; decision: StoredDecision } {
+    expectOptions('evaluate', 'event', event, TRIGGER_EVENT_MEMBERS, 'object')
+    checkPolicy(policy)
+    expectArgs('evaluate', { decidedAt: [decidedAt, 'string'] })
     return this.#db
       .transaction(() => {
         const existing = this.decision(event.intentId)
@@ -176,6 +184,7 @@ export class TriggerStore {
   }
 
   decision(intentId: string): StoredDecision | null {
+    expectArgs('decision', { intentId: [intentId, 'string'] })
     const row = this.#db.prepare(`SELECT * FROM trigger_decisions WHERE intent_id = ?`).get(intentId) as
       DecisionRow | undefined
     return row ? decisionOf(row) : null

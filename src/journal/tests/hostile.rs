@@ -139,6 +139,34 @@ fn reading_only_changes_nothing_and_refuses_writes() {
 }
 
 #[test]
+fn a_read_only_open_creates_nothing_beside_a_quiet_journal_and_follows_a_writer() {
+    let dir = TempDir::new("quiet");
+    let path = dir.file("j.sqlite");
+    let j = open(&path);
+    j.checkpoint(checkpoint("a")).wait().unwrap();
+    j.close();
+    let names = || {
+        let mut n: Vec<_> = std::fs::read_dir(&dir.0).unwrap().map(|e| e.unwrap().file_name()).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(), vec![std::ffi::OsString::from("j.sqlite")], "closed cleanly: no -wal");
+    let before = hashes(&path);
+    let r = Journal::open_read_only(&path, JournalOptions::default()).unwrap();
+    assert!(r.get_dispatch(&dispatch_id("a")).unwrap().is_some());
+    assert_eq!(r.stats().unwrap().checkpointed, 1);
+    assert_eq!(names(), vec![std::ffi::OsString::from("j.sqlite")], "no -wal or -shm created");
+    assert_eq!(hashes(&path), before);
+    // Once a writer has the file, its commits are read live.
+    let w = open(&path);
+    w.checkpoint(checkpoint("b")).wait().unwrap();
+    assert!(r.get_dispatch(&dispatch_id("b")).unwrap().is_some());
+    w.close();
+    assert_eq!(r.stats().unwrap().checkpointed, 2);
+    r.close();
+}
+
+#[test]
 fn special_files_are_refused_at_open_without_blocking() {
     let dir = TempDir::new("special");
     let fifo = dir.file("fifo");
