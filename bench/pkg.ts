@@ -29,6 +29,7 @@ export interface Package {
       journal?: { postgres: PgJournal }
       synchronous?: 'full' | 'normal'
       profile?: { enabled?: boolean; replay?: 'return' | 'verify' }
+      attemptLedger?: boolean
     }): Promise<{
       defineIntentKind(definition: unknown): void
       register(hook: { registration: unknown; provider: (input: any) => unknown }): void
