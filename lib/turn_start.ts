@@ -129,7 +129,7 @@ export class TurnStartKernel {
     if (plan.done != null) return JSON.parse(plan.done) as TurnStartOutcome
     // Each provider is called here, in order, its timeout counted from its call.
     const replies: string[] = []
-    for (const call of plan.calls) {
+    for (const [index, call] of plan.calls.entries()) {
       const provider = this.#providers.get(call.hookId)
       const limit = { ms: call.timeoutMs, wall: false }
       const context = new CallContext(this.#active, false)
@@ -139,6 +139,9 @@ export class TurnStartKernel {
         return FAILED
       })
       replies.push(typeof reply === 'string' ? reply : await reply)
+      // The call is over (answered, thrown or timed out): its session is too,
+      // while the calls after it run.
+      this.#native.endTurnStartCall(plan, index)
     }
     return JSON.parse(sync(() => this.#native.completeTurnStart(plan, replies))) as TurnStartOutcome
   }
