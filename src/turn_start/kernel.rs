@@ -16,8 +16,8 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::contract::{
-    TurnStartBudget, TurnStartErrorCode, TurnStartHookRegistration, TurnStartReceipt, TurnStartReceiptSchemaVersion,
-    TurnStartStatus, TurnStartWriteScope,
+    TurnStartBudget, TurnStartHookRegistration, TurnStartReceipt, TurnStartReceiptSchemaVersion, TurnStartStatus,
+    TurnStartWriteScope,
 };
 use super::inbox::InboxStore;
 use super::outcome::{
@@ -267,23 +267,6 @@ fn failed(
     }
 }
 
-/// An outage does not drop the read obligation: a failed hook (core's
-/// stand-in receipt, or a provider's own failure status) takes its pending
-/// count from the inbox store, or, without one, its standing is unknown and
-/// the read stays required. A failure receipt has no new observations, so
-/// pending material makes the lane `material_still_pending`.
-pub(super) fn fail_closed(outcome: &mut TurnStartHookOutcome, pending: Option<u32>) {
-    match pending {
-        Some(n) => {
-            let receipt = &mut outcome.receipt;
-            receipt.pending = n.max(receipt.observations_new);
-            receipt.agent_read_required = receipt.pending > 0;
-            outcome.pending_standing = PendingStanding::InboxStore;
-        }
-        None => outcome.pending_standing = PendingStanding::Unknown,
-    }
-}
-
 fn rejected(hook: &InstalledTurnStartHook, rule: Rule, writes: (u32, u32)) -> TurnStartHookOutcome {
     failed(hook, TurnStartStatus::ProviderContractError, FailureCode::ResultContractRejected, Some(rule), writes)
 }
@@ -316,41 +299,6 @@ fn claimed_writes(doc: &Value) -> (u32, u32) {
         |field: &str| doc.get(field).and_then(Value::as_u64).map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX));
     let writes = count("external_writes_performed");
     (count("reactions_added").min(writes), writes)
-}
-
-/// Core's session is the source of truth for what it saw: its counts stand
-/// where the receipt reports fewer, with everything the RFC derives from
-/// them. First reads make the read required and turn `empty` into `ok`
-/// ("empty means ... no pending message received its first Agent-owned
-/// turn-start read in this dispatch"); a reaction that failed, or a call
-/// refused by a budget, turns a success into `partial` ("provider or
-/// private-receipt failure is partial, never a false success").
-pub(super) fn reconcile(outcome: &mut TurnStartHookOutcome, counts: SessionCounts) {
-    let receipt = &mut outcome.receipt;
-    receipt.external_writes_performed = receipt.external_writes_performed.max(counts.external_writes);
-    receipt.reactions_added = receipt.reactions_added.max(counts.reactions_added);
-    let seen = counts.first_reads;
-    receipt.observations_new = receipt.observations_new.max(seen.observations_new);
-    receipt.direct_questions = receipt.direct_questions.max(seen.direct_questions);
-    receipt.verified_replies = receipt.verified_replies.max(seen.verified_replies);
-    receipt.pending = receipt.pending.max(seen.pending).max(receipt.observations_new);
-    receipt.agent_read_required |= receipt.pending > 0;
-    if receipt.status == TurnStartStatus::Empty && receipt.observations_new > 0 {
-        receipt.status = TurnStartStatus::Ok;
-    }
-    if matches!(receipt.status, TurnStartStatus::Ok | TurnStartStatus::Empty) {
-        let failed_step = if counts.reactions_failed > 0 {
-            Some(TurnStartErrorCode::ReactionFailed)
-        } else if counts.budget_refusals > 0 {
-            Some(TurnStartErrorCode::AttemptBudgetExhausted)
-        } else {
-            None
-        };
-        if let Some(code) = failed_step {
-            receipt.status = TurnStartStatus::Partial;
-            receipt.error_code = Some(code);
-        }
-    }
 }
 
 /// The input one hook receives, with its session token when an inbox is attached.

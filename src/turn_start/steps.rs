@@ -10,9 +10,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::inbox::ReadBefore;
-use super::kernel::{fail_closed, hook_input, judge, reconcile, InstalledTurnStartHook, TurnStartKernel};
+use super::kernel::{hook_input, judge, InstalledTurnStartHook, TurnStartKernel};
 use super::lane::{decide_outcome_lane, project_required_reads};
 use super::outcome::TurnStartOutcome;
+use super::reconcile::{fail_closed, reconcile};
 use super::request::validate_turn_start_request;
 use super::session::TurnStartSession;
 use crate::provider_reply::ProviderReply;

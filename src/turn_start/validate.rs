@@ -188,10 +188,13 @@ fn count(r: &mut Report, map: &Map<String, Value>, field: &str, max: i64) -> Opt
 /// of status, error_code, agent_read_required and the counts.
 ///
 /// Consistency (contract-v0 section 6, and choices where it is silent):
-/// - agent_read_required is true exactly when something is pending: new
-///   observations or pending material with it false, or it true with nothing
-///   pending, is `not_allowed_value` at `/agent_read_required` (core turns
-///   such a provider receipt into `provider_contract_error`);
+/// - agent_read_required is true when there are new observations, and on
+///   `ok`, `empty` and `partial` when anything is pending; it false then, or
+///   it true with nothing pending, is `not_allowed_value` at
+///   `/agent_read_required` (core turns such a provider receipt into
+///   `provider_contract_error`). A failure status keeps its type whatever it
+///   says of pending material: core recounts that from the inbox store, or
+///   requires the read when it cannot;
 /// - observations_new <= pending (new reads are pending until an Agent
 ///   disposition is acknowledged), direct_questions and verified_replies <=
 ///   observations_new, routes_ok + routes_failed <= 16, reactions_added <=
@@ -244,7 +247,7 @@ pub fn validate_turn_start_receipt(doc: &Value) -> Verdict<TurnStartReceipt> {
         reactions_added: count(&mut r, map, "reactions_added", writes),
         external_writes_performed: count(&mut r, map, "external_writes_performed", writes),
     };
-    counts_consistency(&mut r, &counts, read_required);
+    counts_consistency(&mut r, &counts, read_required, status);
     if let Some(status) = status {
         status_consistency(&mut r, status, code, &counts);
     }
@@ -256,8 +259,10 @@ fn over(a: Option<i64>, b: Option<i64>) -> bool {
     matches!((a, b), (Some(a), Some(b)) if a > b)
 }
 
-fn counts_consistency(r: &mut Report, c: &Counts, read_required: Option<bool>) {
-    if read_required == Some(false) && (c.observations_new.is_some_and(|n| n > 0) || c.pending.is_some_and(|n| n > 0)) {
+fn counts_consistency(r: &mut Report, c: &Counts, read_required: Option<bool>, status: Option<TurnStartStatus>) {
+    let succeeded = status.is_some_and(|s| s.failure_code().is_none());
+    let pending = succeeded && c.pending.is_some_and(|n| n > 0);
+    if read_required == Some(false) && (c.observations_new.is_some_and(|n| n > 0) || pending) {
         r.add("/agent_read_required", Rule::NotAllowedValue);
     }
     if read_required == Some(true) && c.pending == Some(0) {
