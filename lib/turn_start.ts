@@ -52,7 +52,9 @@ export interface TurnStartKernelOptions {
    * times out, answers no valid receipt, or reports a failure status), core
    * counts its durably pending messages itself, so an outage never drops the
    * read obligation; without it, a failed hook's standing is `unknown` and
-   * the read is required anyway.
+   * the read is required anyway. With it, the lane is decided per message
+   * from the inbox's own standing (fresh in this dispatch, carried from an
+   * earlier turn, or unread), not from counts summed across hooks.
    */
   inbox?: InboxStore
 }
