@@ -173,6 +173,11 @@ export declare class NativeTurnStartKernel {
    */
   prepareTurnStart(requestJson: string): NativeTurnStartPlan
   /**
+   * Ends call `index`'s session the moment that call has ended (answered,
+   * thrown, timed out or past its wall budget), before the next call runs.
+   */
+  endTurnStartCall(plan: NativeTurnStartPlan, index: number): void
+  /**
    * Step 2: the calls' replies (text, or a `\u0000` marker), in plan order;
    * the `TurnStartOutcome` as JSON text.
    */

@@ -115,6 +115,8 @@ describe('examples', () => {
       ...['provider_contract_error', 'provider_permission_denied', 'provider_unavailable', 'timed_out'].map((s) =>
         rec({ ...EMPTY, status: s, error_code: s, routes_ok: 0, routes_failed: 1 }),
       ),
+      // A failure status reports the first reads its dispatch made before it failed (they are spent).
+      rec({ status: 'timed_out', error_code: 'timed_out', routes_ok: 0 }),
     ]
     for (const doc of statuses) {
       expect(both(validateTurnStartReceipt, doc), doc.status).toEqual([])
@@ -243,9 +245,9 @@ describe('bad receipts are rejected with exact rules', () => {
       ['/error_code not_allowed_value'],
     ],
     [
-      'a contract error delivering observations',
-      rec({ status: 'provider_contract_error', error_code: 'provider_contract_error', routes_ok: 0 }),
-      ['/observations_new out_of_range'],
+      'pending material without the read',
+      rec({ ...EMPTY, pending: 3, agent_read_required: false }),
+      ['/agent_read_required not_allowed_value'],
     ],
     [
       'a failure status with another code',
@@ -294,7 +296,7 @@ describe('bad receipts are rejected with exact rules', () => {
       { pending: -1 },
       { routes_ok: 17 },
       { error_code: 'boom' },
-      { reactions_added: 17 },
+      { reactions_added: 4294967296 },
     ]) {
       expect(schemaValid.receipt(rec(fields)), JSON.stringify(fields)).toBe(false)
     }

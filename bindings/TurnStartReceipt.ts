@@ -48,6 +48,8 @@ routes_failed: number,
 reactions_added: number, 
 /**
  * Provider writes performed, confirmed or not; nonzero only for a hook
- * that registered `provider_message_reaction`.
+ * that registered `provider_message_reaction`, and within its budget's
+ * max_attempts_per_dispatch. No ceiling here: writes a reply claims past
+ * its budget are published as claimed (core rejects the receipt), never hidden.
  */
 external_writes_performed: number, };

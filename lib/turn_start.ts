@@ -53,7 +53,9 @@ export interface TurnStartKernelOptions {
    * times out, answers no valid receipt, or reports a failure status), core
    * counts its durably pending messages itself, so an outage never drops the
    * read obligation; without it, a failed hook's standing is `unknown` and
-   * the read is required anyway.
+   * the read is required anyway. With it, the lane is decided per message
+   * from the inbox's own standing (fresh in this dispatch, carried from an
+   * earlier turn, or unread), not from counts summed across hooks.
    */
   inbox?: InboxStore
 }
@@ -133,7 +135,7 @@ export class TurnStartKernel {
     if (plan.done != null) return JSON.parse(plan.done) as TurnStartOutcome
     // Each provider is called here, in order, its timeout counted from its call.
     const replies: string[] = []
-    for (const call of plan.calls) {
+    for (const [index, call] of plan.calls.entries()) {
       const provider = this.#providers.get(call.hookId)
       const limit = { ms: call.timeoutMs, wall: false }
       const context = new CallContext(this.#active, false)
@@ -143,6 +145,9 @@ export class TurnStartKernel {
         return FAILED
       })
       replies.push(typeof reply === 'string' ? reply : await reply)
+      // The call is over (answered, thrown or timed out): its session is too,
+      // while the calls after it run.
+      this.#native.endTurnStartCall(plan, index)
     }
     return JSON.parse(sync(() => this.#native.completeTurnStart(plan, replies))) as TurnStartOutcome
   }

@@ -10,7 +10,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::turn_start::inbox::{
-    CaptureInput, CursorKind, Disposition, InboxError, InboxOptions, InboxStore, MessageRef, ReactionResult,
+    parse_args, Attention, CaptureInput, CaptureSource, CursorKind, Disposition, InboxError, InboxOptions, InboxStore,
+    MessageRef, ReactionResult, Sender,
 };
 
 /// A failure as the TS layer reads it back: `CODE|message`.
@@ -31,6 +32,28 @@ pub(crate) fn arg<T: DeserializeOwned>(args: &Value, name: &'static str) -> napi
     serde_json::from_value(args.get(name).cloned().unwrap_or(Value::Null)).map_err(|_| invalid(name))
 }
 
+/// The arguments' JSON text, lone surrogates handled by core's rule.
+pub(crate) fn parse(args_json: &str) -> napi::Result<Value> {
+    parse_args(args_json).map_err(inbox_error)
+}
+
+/// A capture's `input`; when it does not convert, the error names the member
+/// that does not (`invalid argument: sender`), else `input`.
+pub(crate) fn capture_arg(args: &Value) -> napi::Result<CaptureInput> {
+    arg::<CaptureInput>(args, "input").map_err(|e| {
+        let Some(input) = args.get("input").and_then(Value::as_object) else { return e };
+        let member = |name: &str| input.get(name).cloned().unwrap_or(Value::Null);
+        let fits: [(&'static str, bool); 5] = [
+            ("routeId", member("routeId").is_string()),
+            ("providerMessageId", member("providerMessageId").is_string()),
+            ("source", serde_json::from_value::<CaptureSource>(member("source")).is_ok()),
+            ("sender", serde_json::from_value::<Sender>(member("sender")).is_ok()),
+            ("attention", serde_json::from_value::<Attention>(member("attention")).is_ok()),
+        ];
+        fits.iter().find(|(_, ok)| !ok).map_or(e, |(name, _)| invalid(name))
+    })
+}
+
 fn out<T: serde::Serialize>(v: Result<T, InboxError>) -> napi::Result<String> {
     let v = v.map_err(inbox_error)?;
     serde_json::to_string(&v).map_err(|_| fail("ERR_LOOPX_INTERNAL", "result could not be serialized"))
@@ -39,7 +62,7 @@ fn out<T: serde::Serialize>(v: Result<T, InboxError>) -> napi::Result<String> {
 fn run(store: &InboxStore, op: &str, args: &Value) -> napi::Result<String> {
     let m = || arg::<MessageRef>(args, "message");
     match op {
-        "capture" => out(store.capture(&arg::<CaptureInput>(args, "input")?)),
+        "capture" => out(store.capture(&capture_arg(args)?)),
         "contains" => out(store.contains(&m()?)),
         "recordFirstReads" => out(store.record_first_reads(&arg::<String>(args, "readRef")?)),
         "pendingCount" => out(store.pending_count()),
@@ -127,12 +150,9 @@ impl NativeInboxStore {
     #[napi]
     pub async fn call(&self, op: String, args_json: String) -> napi::Result<String> {
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || {
-            let args: Value = serde_json::from_str(&args_json).map_err(|_| invalid("arguments"))?;
-            run(&store, &op, &args)
-        })
-        .await
-        .map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox task failed"))?
+        tokio::task::spawn_blocking(move || run(&store, &op, &parse(&args_json)?))
+            .await
+            .map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox task failed"))?
     }
 
     /// Closes the file; later calls fail with `ERR_LOOPX_INBOX_CLOSED`.

@@ -10,11 +10,11 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use super::error::{internal, misuse, Code};
-use super::inbox::{arg, fail, inbox_error, invalid, NativeInboxStore};
+use super::inbox::{arg, capture_arg, fail, inbox_error, invalid, parse, NativeInboxStore};
 use super::js_provider::turn_start_call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::run;
-use crate::turn_start::inbox::{CaptureInput, CursorKind, MessageRef, ReactionResult};
+use crate::turn_start::inbox::{CursorKind, MessageRef, ReactionResult};
 use crate::turn_start::{
     self, Registered, TurnStartKernel, TurnStartPlan, TurnStartPrepared, TurnStartProfile, MAX_RECEIPT_BYTES,
 };
@@ -87,12 +87,9 @@ impl NativeTurnStartKernel {
     #[napi]
     pub async fn session_call(&self, token: String, op: String, args_json: String) -> napi::Result<String> {
         let session = self.kernel.session(&token).ok_or_else(|| session_error(SessionError::Closed))?;
-        tokio::task::spawn_blocking(move || {
-            let args: Value = serde_json::from_str(&args_json).map_err(|_| invalid("arguments"))?;
-            session_op(&session, &op, &args)
-        })
-        .await
-        .map_err(|_| fail("ERR_LOOPX_INTERNAL", "session task failed"))?
+        tokio::task::spawn_blocking(move || session_op(&session, &op, &parse(&args_json)?))
+            .await
+            .map_err(|_| fail("ERR_LOOPX_INTERNAL", "session task failed"))?
     }
 
     /// The installed hook_ids, in dispatch order.
@@ -115,6 +112,15 @@ impl NativeTurnStartKernel {
             TurnStartPrepared::Done(outcome) => NativeTurnStartPlan { done: Some(to_json(&outcome)?), plan: None },
             TurnStartPrepared::Run(plan) => NativeTurnStartPlan { done: None, plan: Some(plan) },
         })
+    }
+
+    /// Ends call `index`'s session the moment that call has ended (answered,
+    /// thrown, timed out or past its wall budget), before the next call runs.
+    #[napi]
+    pub fn end_turn_start_call(&self, plan: &NativeTurnStartPlan, index: u32) {
+        if let Some(p) = &plan.plan {
+            self.kernel.end_call(p, index as usize);
+        }
     }
 
     /// Step 2: the calls' replies (text, or a `\u0000` marker), in plan order;
@@ -188,7 +194,7 @@ fn session_op(session: &TurnStartSession, op: &str, args: &Value) -> napi::Resul
     let m = || arg::<MessageRef>(args, "message");
     match op {
         "readRoute" => session_out(session.read_route(&arg::<String>(args, "routeId")?).map(|_| ())),
-        "capture" => session_out(session.capture(&arg::<CaptureInput>(args, "input")?)),
+        "capture" => session_out(session.capture(&capture_arg(args)?)),
         "recordFirstReads" => session_out(session.record_first_reads(&arg::<String>(args, "readRef")?)),
         "claimCursor" => session_out(session.claim_cursor(
             &arg::<String>(args, "scope")?,

@@ -22,8 +22,8 @@ pub const COMMAND_PATTERN: &str = r"^(--)?[a-z0-9][a-z0-9_.=:-]*( (--)?[a-z0-9][
 pub const COMMAND_MAX_BYTES: usize = 256;
 pub const COMMAND_MAX_WORDS: usize = 16;
 
-/// The ceilings of a turn-start budget and of the receipt's route and write
-/// counts (a receipt never reports more than any registration could allow).
+/// The ceilings of a turn-start budget and of the receipt's route counts (a
+/// receipt never reports more routes than any registration could allow).
 pub const MAX_TIMEOUT_MS: u32 = 30_000;
 pub const MAX_ATTEMPTS_PER_DISPATCH: u32 = 16;
 pub const MAX_ROUTES: u32 = 16;
@@ -219,10 +219,12 @@ pub struct TurnStartReceipt {
     #[schemars(range(min = 0, max = 16))]
     pub routes_failed: u32,
     /// Acknowledgement reactions added (<= external_writes_performed).
-    #[schemars(range(min = 0, max = 16))]
+    #[schemars(range(min = 0, max = 4294967295u32))]
     pub reactions_added: u32,
     /// Provider writes performed, confirmed or not; nonzero only for a hook
-    /// that registered `provider_message_reaction`.
-    #[schemars(range(min = 0, max = 16))]
+    /// that registered `provider_message_reaction`, and within its budget's
+    /// max_attempts_per_dispatch. No ceiling here: writes a reply claims past
+    /// its budget are published as claimed (core rejects the receipt), never hidden.
+    #[schemars(range(min = 0, max = 4294967295u32))]
     pub external_writes_performed: u32,
 }

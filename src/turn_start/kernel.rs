@@ -141,16 +141,27 @@ impl TurnStartKernel {
         Some((token, session))
     }
 
-    pub(super) fn close_session(&self, token: &str, session: &TurnStartSession) -> SessionCounts {
+    /// Ends a call's session the moment the call ends: its token is
+    /// forgotten and every later operation refused, while the rest of the
+    /// dispatch runs on.
+    pub(super) fn end_session(&self, token: &str, session: &TurnStartSession) {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(token);
+        session.end();
+    }
+
+    pub(super) fn close_session(&self, token: &str, session: &TurnStartSession) -> SessionCounts {
+        self.end_session(token, session);
         session.close()
+    }
+
+    pub(super) fn inbox_store(&self) -> Option<Arc<InboxStore>> {
+        self.inbox.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The inbox's durably pending count, or None (no store, or it cannot be
     /// read). A point count on the inbox's own connection, read in the step.
     pub(super) fn inbox_pending(&self) -> Option<u32> {
-        let store = self.inbox.read().unwrap_or_else(|p| p.into_inner()).clone()?;
-        store.pending_count().ok()
+        self.inbox_store()?.pending_count().ok()
     }
 
     pub fn profile(&self) -> &TurnStartProfile {
@@ -220,8 +231,8 @@ impl TurnStartOutcome {
 
 /// A receipt core makes for a hook whose provider gave none it can accept:
 /// the failure status, nothing read, nothing routed. `writes` carries the
-/// (reactions_added, external_writes_performed) a valid receipt reported, so
-/// writes a provider made are never hidden by core's verdict on it.
+/// (reactions_added, external_writes_performed) the reply claimed, so writes
+/// a provider made are never hidden by core's verdict on it.
 fn failure_receipt(hook_id: &str, status: TurnStartStatus, writes: (u32, u32)) -> TurnStartReceipt {
     TurnStartReceipt {
         schema_version: TurnStartReceiptSchemaVersion::V0,
@@ -256,22 +267,6 @@ fn failed(
     }
 }
 
-/// An outage does not drop the read obligation: a failed hook (core's
-/// stand-in receipt, or a provider's own failure status) takes its pending
-/// count from the inbox store, or, without one, its standing is unknown and
-/// the read stays required. A failure receipt has no new observations, so
-/// pending material makes the lane `material_still_pending`.
-pub(super) fn fail_closed(outcome: &mut TurnStartHookOutcome, pending: Option<u32>) {
-    match pending {
-        Some(n) => {
-            outcome.receipt.pending = n;
-            outcome.receipt.agent_read_required = n > 0;
-            outcome.pending_standing = PendingStanding::InboxStore;
-        }
-        None => outcome.pending_standing = PendingStanding::Unknown,
-    }
-}
-
 fn rejected(hook: &InstalledTurnStartHook, rule: Rule, writes: (u32, u32)) -> TurnStartHookOutcome {
     failed(hook, TurnStartStatus::ProviderContractError, FailureCode::ResultContractRejected, Some(rule), writes)
 }
@@ -296,12 +291,14 @@ fn registration_rule(registration: &TurnStartHookRegistration, receipt: &TurnSta
     None
 }
 
-/// Core's counts stand where the provider reported less: the writes it made
-/// through its session are never hidden by its own receipt.
-pub(super) fn apply_counts(outcome: &mut TurnStartHookOutcome, counts: SessionCounts) {
-    let receipt = &mut outcome.receipt;
-    receipt.external_writes_performed = receipt.external_writes_performed.max(counts.external_writes);
-    receipt.reactions_added = receipt.reactions_added.max(counts.reactions_added);
+/// The writes a reply claims, read from the document whether or not it is a
+/// valid receipt: (reactions_added, external_writes_performed), each a
+/// non-negative integer or 0, reactions capped at the writes.
+fn claimed_writes(doc: &Value) -> (u32, u32) {
+    let count =
+        |field: &str| doc.get(field).and_then(Value::as_u64).map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX));
+    let writes = count("external_writes_performed");
+    (count("reactions_added").min(writes), writes)
 }
 
 /// The input one hook receives, with its session token when an inbox is attached.
@@ -339,7 +336,9 @@ pub(super) fn judge(hook: &InstalledTurnStartHook, call: TurnStartCallResult) ->
     let Ok(doc) = serde_json::from_str::<Value>(&text) else { return rejected(hook, Rule::NotJsonValue, none) };
     let receipt = match validate_turn_start_receipt(&doc) {
         Ok(receipt) => receipt,
-        Err(violations) => return rejected(hook, violations.first().map_or(Rule::WrongType, |v| v.rule), none),
+        Err(violations) => {
+            return rejected(hook, violations.first().map_or(Rule::WrongType, |v| v.rule), claimed_writes(&doc))
+        }
     };
     if let Some(rule) = registration_rule(registration, &receipt) {
         return rejected(hook, rule, (receipt.reactions_added, receipt.external_writes_performed));

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::contract::TurnStartReceipt;
+use super::inbox::InboxStanding;
 use super::kernel::InstalledTurnStartHook;
 use super::outcome::{
     InteractionChannel, PendingStanding, ReadOrdering, RequiredReadProjection, TurnStartHookOutcome, TurnStartLane,
@@ -51,18 +52,59 @@ pub fn lane_reason(receipt: &TurnStartReceipt) -> TurnStartLaneReason {
     }
 }
 
-/// The lane over every hook: its receipt's reason, or for a hook whose
-/// pending standing is unknown at least `standing_unknown`.
-pub(super) fn decide_outcome_lane(outcomes: &[TurnStartHookOutcome]) -> TurnStartLane {
+/// What a receipt's own new observations give, leaving pending material to
+/// the inbox's standing.
+fn fresh_reason(receipt: &TurnStartReceipt) -> TurnStartLaneReason {
+    if receipt.direct_questions > 0 {
+        TurnStartLaneReason::DirectQuestion
+    } else if receipt.verified_replies > 0 {
+        TurnStartLaneReason::VerifiedReply
+    } else if receipt.observations_new > 0 {
+        TurnStartLaneReason::FreshOrdinaryRead
+    } else {
+        TurnStartLaneReason::NothingToRead
+    }
+}
+
+/// The reason the inbox gives, message by message: "A direct question or
+/// verified reply still preempts on its first turn"; material "durably
+/// pending on the next turn" preempts into material review (a captured
+/// message no hook has read yet is pending material too); a fresh ordinary
+/// read keeps the selected lane.
+fn standing_reason(standing: &InboxStanding) -> TurnStartLaneReason {
+    if standing.fresh_direct_questions > 0 {
+        TurnStartLaneReason::DirectQuestion
+    } else if standing.fresh_verified_replies > 0 {
+        TurnStartLaneReason::VerifiedReply
+    } else if standing.carried + standing.unread > 0 {
+        TurnStartLaneReason::MaterialStillPending
+    } else if standing.fresh_ordinary > 0 {
+        TurnStartLaneReason::FreshOrdinaryRead
+    } else {
+        TurnStartLaneReason::NothingToRead
+    }
+}
+
+/// The lane over every hook. With the inbox's standing, pending material is
+/// counted per message from the inbox itself (several hooks share one inbox,
+/// so one hook's fresh message is not another's pending material), and each
+/// receipt adds only what its new observations give. Without it, each
+/// receipt's reason; and for a hook whose pending standing is unknown, at
+/// least `standing_unknown`.
+pub(super) fn decide_outcome_lane(outcomes: &[TurnStartHookOutcome], standing: Option<InboxStanding>) -> TurnStartLane {
     let reason = |o: &TurnStartHookOutcome| {
-        let reason = lane_reason(&o.receipt);
+        let reason = if standing.is_some() { fresh_reason(&o.receipt) } else { lane_reason(&o.receipt) };
         if o.pending_standing == PendingStanding::Unknown {
             reason.max(TurnStartLaneReason::StandingUnknown)
         } else {
             reason
         }
     };
-    TurnStartLane::from_reason(outcomes.iter().map(reason).max().unwrap_or(TurnStartLaneReason::NothingToRead))
+    let from_inbox = match standing {
+        Some(standing) if !outcomes.is_empty() => standing_reason(&standing),
+        _ => TurnStartLaneReason::NothingToRead,
+    };
+    TurnStartLane::from_reason(outcomes.iter().map(reason).fold(from_inbox, Ord::max))
 }
 
 /// The lane over every receipt: a direct question or verified reply preempts

@@ -8,6 +8,7 @@ pub mod inbox;
 mod kernel;
 mod lane;
 mod outcome;
+mod reconcile;
 mod request;
 mod session;
 mod steps;

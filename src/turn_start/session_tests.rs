@@ -188,3 +188,6 @@ async fn without_an_inbox_store_no_session_is_offered() {
     f.dispatch().await;
     assert!(f.log.lock().unwrap().iter().all(|i| i.session.is_none()));
 }
+
+#[path = "enforcement_tests.rs"]
+mod enforcement;

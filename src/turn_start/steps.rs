@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::kernel::{apply_counts, fail_closed, hook_input, judge, InstalledTurnStartHook, TurnStartKernel};
+use super::inbox::ReadBefore;
+use super::kernel::{hook_input, judge, InstalledTurnStartHook, TurnStartKernel};
 use super::lane::{decide_outcome_lane, project_required_reads};
 use super::outcome::TurnStartOutcome;
+use super::reconcile::{fail_closed, reconcile};
 use super::request::validate_turn_start_request;
 use super::session::TurnStartSession;
 use crate::provider_reply::ProviderReply;
@@ -30,8 +32,9 @@ pub enum TurnStartCallResult {
 pub struct TurnStartCall {
     pub hook: Arc<InstalledTurnStartHook>,
     pub input_json: String,
-    /// The call's session (token and grants) when an inbox is attached; closed
-    /// in [`TurnStartKernel::complete`], so it lives exactly as long as the call.
+    /// The call's session (token and grants) when an inbox is attached; ended
+    /// by [`TurnStartKernel::end_call`] when the call ends, so it lives
+    /// exactly as long as the call.
     session: Option<(String, Arc<TurnStartSession>)>,
 }
 
@@ -39,6 +42,9 @@ pub struct TurnStartCall {
 pub struct TurnStartPlan {
     pub calls: Vec<TurnStartCall>,
     hooks: Arc<Vec<Arc<InstalledTurnStartHook>>>,
+    /// Which pending messages the attached inbox had read when the dispatch
+    /// began; None without an inbox (or when it could not be read).
+    read_before: Option<ReadBefore>,
 }
 
 pub enum TurnStartPrepared {
@@ -59,6 +65,7 @@ impl TurnStartKernel {
             return TurnStartPrepared::Done(TurnStartOutcome { admitted: true, ..self.refused(Vec::new()) });
         }
         let hooks = self.snapshot();
+        let read_before = self.inbox_store().and_then(|store| store.read_before().ok());
         let calls = hooks
             .iter()
             .filter(|h| self.profile().allows(&h.registration.hook_id))
@@ -68,13 +75,23 @@ impl TurnStartKernel {
                 TurnStartCall { hook: h.clone(), input_json: hook_input(h, &request, token), session }
             })
             .collect();
-        TurnStartPrepared::Run(TurnStartPlan { calls, hooks })
+        TurnStartPrepared::Run(TurnStartPlan { calls, hooks, read_before })
+    }
+
+    /// Ends call `index`'s session the moment that call ends (answered,
+    /// thrown, timed out, past its wall budget): nothing can be captured,
+    /// read or reacted through it while later calls of the dispatch run.
+    pub fn end_call(&self, plan: &TurnStartPlan, index: usize) {
+        if let Some((token, session)) = plan.calls.get(index).and_then(|c| c.session.as_ref()) {
+            self.end_session(token, session);
+        }
     }
 
     /// Judges the calls' results (one per planned call, in order; a missing
     /// one is a provider that threw), closes their sessions (core's counts
     /// stand where a receipt reported less), fails closed where a hook
-    /// failed, projects the required reads and decides the lane.
+    /// failed, projects the required reads and decides the lane from the
+    /// inbox's standing per message when an inbox is attached.
     pub fn complete(&self, plan: &TurnStartPlan, results: Vec<TurnStartCallResult>) -> TurnStartOutcome {
         let mut results = results.into_iter();
         let mut outcomes: Vec<_> = plan
@@ -84,19 +101,30 @@ impl TurnStartKernel {
                 let mut outcome =
                     judge(&c.hook, results.next().unwrap_or(TurnStartCallResult::Reply(ProviderReply::Threw)));
                 if let Some((token, session)) = &c.session {
-                    apply_counts(&mut outcome, self.close_session(token, session));
+                    reconcile(&mut outcome, self.close_session(token, session));
                 }
                 outcome
             })
             .collect();
+        let standing = match (&plan.read_before, self.inbox_store()) {
+            (Some(before), Some(store)) => store.standing(before).ok(),
+            _ => None,
+        };
         if outcomes.iter().any(|o| o.receipt.status.failure_code().is_some()) {
-            let pending = self.inbox_pending();
+            let pending = standing.map(|s| s.pending()).or_else(|| self.inbox_pending());
             for outcome in outcomes.iter_mut().filter(|o| o.receipt.status.failure_code().is_some()) {
                 fail_closed(outcome, pending);
             }
         }
+        #[cfg(test)]
+        for outcome in &outcomes {
+            let doc = serde_json::to_value(&outcome.receipt).expect("a receipt serializes");
+            if let Err(violations) = super::validate_turn_start_receipt(&doc) {
+                panic!("core published a receipt its own validator rejects: {violations:?} in {doc}");
+            }
+        }
         let required_reads = project_required_reads(&plan.hooks, &outcomes);
-        let lane = decide_outcome_lane(&outcomes);
+        let lane = decide_outcome_lane(&outcomes, standing);
         TurnStartOutcome {
             admitted: true,
             violations: Vec::new(),
@@ -115,7 +143,7 @@ impl TurnStartKernel {
             TurnStartPrepared::Run(plan) => plan,
         };
         let mut results = Vec::with_capacity(plan.calls.len());
-        for call in &plan.calls {
+        for (index, call) in plan.calls.iter().enumerate() {
             let timeout = Duration::from_millis(u64::from(call.hook.registration.budget.timeout_ms));
             results.push(match &call.hook.provider {
                 None => TurnStartCallResult::Reply(ProviderReply::Threw),
@@ -124,6 +152,7 @@ impl TurnStartKernel {
                     Err(_) => TurnStartCallResult::TimedOut,
                 },
             });
+            self.end_call(&plan, index);
         }
         self.complete(&plan, results)
     }

@@ -312,8 +312,7 @@ fn valid_receipts_are_accepted() {
     let ok = rec(receipt()).expect("ok receipt");
     assert_eq!((ok.status, ok.error_code, ok.observations_new, ok.pending), (TurnStartStatus::Ok, None, 2, 3));
     assert!(rec(empty_receipt()).is_ok());
-    // Empty with durably pending material from an earlier turn, read again or not.
-    assert!(rec(with(empty_receipt(), "/pending", json!(4))).is_ok());
+    // Empty with durably pending material from an earlier turn, to be read again.
     assert!(rec(with(with(empty_receipt(), "/pending", json!(4)), "/agent_read_required", json!(true))).is_ok());
     // Empty may retry reactions from durable pending reads.
     let retried = receipt_with(&[
@@ -434,10 +433,15 @@ fn count_bounds() {
         OutOfRange,
     );
     assert_one(&rec(with(with(p, "/routes_ok", json!(1)), "/routes_failed", json!(17))), "/routes_failed", OutOfRange);
-    // External writes: the aggregate attempt ceiling, 16.
-    let writes = |n: u32| set_rec(&[("/reactions_added", json!(n)), ("/external_writes_performed", json!(n))]);
-    assert!(writes(16).is_ok());
-    assert_violations(&writes(17), &[("/reactions_added", OutOfRange), ("/external_writes_performed", OutOfRange)]);
+    // External writes: no contract ceiling but u32 ("writes are never hidden": a
+    // reply that claims writes past its budget is published with them; the
+    // kernel holds it against its registration's budget).
+    let writes = |n: u64| set_rec(&[("/reactions_added", json!(n)), ("/external_writes_performed", json!(n))]);
+    assert!(writes(16).is_ok() && writes(17).is_ok() && writes(max).is_ok());
+    assert_violations(
+        &writes(max + 1),
+        &[("/reactions_added", OutOfRange), ("/external_writes_performed", OutOfRange)],
+    );
 }
 
 #[test]
@@ -461,6 +465,27 @@ fn read_obligation() {
         "/agent_read_required",
         NotAllowedValue,
     );
+    // Pending material needs the read flag too: "If the material remains durably
+    // pending on the next turn, the existing material-review lane preempts work"
+    // and the Agent reads it there, so a receipt that reports pending material
+    // without the read would preempt with no required read projected.
+    let quiet = [("/observations_new", json!(0)), ("/direct_questions", json!(0)), ("/verified_replies", json!(0))];
+    let mut pending = quiet.to_vec();
+    pending.extend([("/status", json!("empty")), ("/pending", json!(3)), ("/agent_read_required", json!(false))]);
+    assert_one(&set_rec(&pending), "/agent_read_required", NotAllowedValue);
+    let mut partial = quiet.to_vec();
+    partial.extend([
+        ("/status", json!("partial")),
+        ("/error_code", json!("provider_unavailable")),
+        ("/routes_failed", json!(1)),
+        ("/pending", json!(2)),
+        ("/agent_read_required", json!(false)),
+    ]);
+    assert_one(&set_rec(&partial), "/agent_read_required", NotAllowedValue);
+    // A failure status stays typed ("provider permission and availability
+    // failures remain typed and isolated"): core recounts its pending material.
+    let f = with(with(failure_receipt("timed_out"), "/pending", json!(2)), "/agent_read_required", json!(false));
+    assert!(rec(f).is_ok());
 }
 
 #[test]
@@ -517,6 +542,7 @@ fn partial_rules() {
         ("/routes_failed", json!(1)),
         ("/agent_read_required", json!(false)),
         ("/observations_new", json!(0)),
+        ("/pending", json!(0)),
         ("/direct_questions", json!(0)),
         ("/verified_replies", json!(0)),
     ]);
@@ -537,7 +563,9 @@ fn failure_status_rules() {
             "/agent_read_required",
             json!(true),
         );
-        assert_one(&rec(observed), "/observations_new", OutOfRange);
+        // First reads a dispatch made before it failed are spent; its receipt
+        // reports them (core's failure receipt carries its session's count).
+        assert!(rec(observed).is_ok(), "{status}");
     }
 }
 

@@ -188,10 +188,13 @@ fn count(r: &mut Report, map: &Map<String, Value>, field: &str, max: i64) -> Opt
 /// of status, error_code, agent_read_required and the counts.
 ///
 /// Consistency (contract-v0 section 6, and choices where it is silent):
-/// - observations_new > 0 with agent_read_required false is `not_allowed_value`
-///   at `/agent_read_required` (core turns such a provider receipt into
-///   `provider_contract_error`); so is agent_read_required true with nothing
-///   pending (nothing to read);
+/// - agent_read_required is true when there are new observations, and on
+///   `ok`, `empty` and `partial` when anything is pending; it false then, or
+///   it true with nothing pending, is `not_allowed_value` at
+///   `/agent_read_required` (core turns such a provider receipt into
+///   `provider_contract_error`). A failure status keeps its type whatever it
+///   says of pending material: core recounts that from the inbox store, or
+///   requires the read when it cannot;
 /// - observations_new <= pending (new reads are pending until an Agent
 ///   disposition is acknowledged), direct_questions and verified_replies <=
 ///   observations_new, routes_ok + routes_failed <= 16, reactions_added <=
@@ -203,9 +206,13 @@ fn count(r: &mut Report, map: &Map<String, Value>, field: &str, max: i64) -> Opt
 ///   (`provider_*`, `timed_out`) exactly when routes_failed >= 1, otherwise
 ///   the failed step's code (`reaction_failed`, `private_receipt_failed`,
 ///   `attempt_budget_exhausted`);
-/// - a failure status: error_code equal to the status, routes_ok 0 and
-///   observations_new 0 (no first read is delivered by a failed dispatch; the
-///   captured messages stay pending for the next one);
+/// - a failure status: error_code equal to the status and routes_ok 0; its
+///   observations_new counts first reads the dispatch made before it failed
+///   (they are spent, so the read they require must stay visible);
+/// - reactions_added and external_writes_performed have no contract ceiling
+///   (a receipt is held against its own registration's budget by the
+///   kernel), so a reply that claims writes past any budget is published
+///   with them, never as zero;
 /// - a count that breaks a status rule is `out_of_range` at the count; an
 ///   error_code that does is `not_allowed_value` at `/error_code`.
 pub fn validate_turn_start_receipt(doc: &Value) -> Verdict<TurnStartReceipt> {
@@ -229,7 +236,7 @@ pub fn validate_turn_start_receipt(doc: &Value) -> Verdict<TurnStartReceipt> {
     let read_required =
         map.get("agent_read_required").and_then(|v| grammar::boolean(&mut r, v, "/agent_read_required"));
     let routes = i64::from(MAX_ROUTES);
-    let writes = i64::from(MAX_ATTEMPTS_PER_DISPATCH);
+    let writes = MESSAGE_COUNT_MAX;
     let counts = Counts {
         observations_new: count(&mut r, map, "observations_new", MESSAGE_COUNT_MAX),
         pending: count(&mut r, map, "pending", MESSAGE_COUNT_MAX),
@@ -240,7 +247,7 @@ pub fn validate_turn_start_receipt(doc: &Value) -> Verdict<TurnStartReceipt> {
         reactions_added: count(&mut r, map, "reactions_added", writes),
         external_writes_performed: count(&mut r, map, "external_writes_performed", writes),
     };
-    counts_consistency(&mut r, &counts, read_required);
+    counts_consistency(&mut r, &counts, read_required, status);
     if let Some(status) = status {
         status_consistency(&mut r, status, code, &counts);
     }
@@ -252,8 +259,10 @@ fn over(a: Option<i64>, b: Option<i64>) -> bool {
     matches!((a, b), (Some(a), Some(b)) if a > b)
 }
 
-fn counts_consistency(r: &mut Report, c: &Counts, read_required: Option<bool>) {
-    if read_required == Some(false) && c.observations_new.is_some_and(|n| n > 0) {
+fn counts_consistency(r: &mut Report, c: &Counts, read_required: Option<bool>, status: Option<TurnStartStatus>) {
+    let succeeded = status.is_some_and(|s| s.failure_code().is_none());
+    let pending = succeeded && c.pending.is_some_and(|n| n > 0);
+    if read_required == Some(false) && (c.observations_new.is_some_and(|n| n > 0) || pending) {
         r.add("/agent_read_required", Rule::NotAllowedValue);
     }
     if read_required == Some(true) && c.pending == Some(0) {
@@ -317,7 +326,6 @@ fn status_consistency(r: &mut Report, status: TurnStartStatus, code: Code, c: &C
         | TurnStartStatus::ProviderUnavailable
         | TurnStartStatus::TimedOut => {
             require(r, "routes_ok", c.routes_ok, |n| n == 0);
-            require(r, "observations_new", c.observations_new, |n| n == 0);
             if code != Code::Unusable && code != Code::Present(status.failure_code().expect("a failure status")) {
                 r.add("/error_code", Rule::NotAllowedValue);
             }

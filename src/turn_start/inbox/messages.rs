@@ -7,20 +7,20 @@ impl InboxStore {
     /// Captures one message, collapsing a repeat of its provider message
     /// identity. The self filter drops a message only when the sender is
     /// typed and its verified identity equals the configured identity
-    /// exactly; an unresolved sender is captured (fail open).
+    /// exactly; an unresolved sender is captured (fail open), and so is one
+    /// whose identity cannot match (see [`exact_identity`]).
     pub fn capture(&self, input: &CaptureInput) -> Result<CaptureOutcome> {
         private_id(&input.route_id, "routeId")?;
         private_id(&input.provider_message_id, "providerMessageId")?;
-        if let Some(identity) = &input.sender.verified_identity {
-            private_id(identity, "verifiedIdentity")?;
-        }
         let payload =
             serde_json::to_string(&input.payload).map_err(|_| InboxError::InvalidArgument { what: "payload" })?;
         if payload.len() > MAX_PAYLOAD_BYTES {
             return Err(InboxError::InvalidArgument { what: "payload" });
         }
-        let is_self = input.sender.kind != SenderKind::Unknown
-            && matches!((&input.sender.verified_identity, &self.self_identity), (Some(s), Some(own)) if s == own);
+        let sender = input.sender.verified_identity.as_deref().and_then(exact_identity);
+        let own = self.self_identity.as_deref().and_then(exact_identity);
+        let is_self =
+            input.sender.kind != SenderKind::Unknown && matches!((sender, own), (Some(s), Some(own)) if s == own);
         if is_self {
             return Ok(CaptureOutcome::SelfFiltered);
         }

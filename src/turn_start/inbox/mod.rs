@@ -30,11 +30,13 @@
 //!   only after the read messages are found in the inbox and the new value is
 //!   read back; history and acknowledgement cursors are independent.
 
+mod args;
 mod cursors;
 mod messages;
 mod open;
 mod reactions;
 mod retention;
+mod standing;
 mod types;
 
 #[cfg(test)]
@@ -44,15 +46,17 @@ mod tests_hostile;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::Value;
 
+pub use args::parse_args;
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
 pub use retention::{Clock, RetentionCounts, DEFAULT_RETENTION_MS, MAX_RETENTION_MS};
+pub use standing::{InboxStanding, ReadBefore};
 pub use types::*;
 
 use crate::validate::grammar::{is_opaque_ref, OPAQUE_REF_MAX};
@@ -197,6 +201,15 @@ fn private_id(s: &str, what: &'static str) -> Result<()> {
     }
 }
 
+/// An identity the self filter may compare: "an exact identity verified for
+/// the configured profile". One that is empty, over 512 bytes, or holds
+/// U+FFFD (what a lone surrogate becomes on its way in, so the exact text is
+/// lost) cannot match and counts as unresolved: "unresolved identity fails
+/// open to capture".
+pub(crate) fn exact_identity(s: &str) -> Option<&str> {
+    (!s.is_empty() && s.len() <= MAX_ID_BYTES && !s.contains('\u{FFFD}')).then_some(s)
+}
+
 fn opaque_ref(s: &str, what: &'static str) -> Result<()> {
     if s.len() <= OPAQUE_REF_MAX && is_opaque_ref(s) {
         Ok(())
@@ -271,6 +284,8 @@ pub struct InboxStore {
     /// The time of captures, reads, dispositions and ACKs, and of retention.
     clock: Clock,
     lease_counter: AtomicU64,
+    /// A purge committed and the WAL may still hold the purged text.
+    wal_dirty: AtomicBool,
 }
 
 impl std::fmt::Debug for InboxStore {
@@ -290,9 +305,6 @@ impl InboxStore {
     /// `open` with the clock the store reads instead of the system's (tests
     /// of retention inject one).
     pub fn open_with_clock(path: impl AsRef<Path>, options: InboxOptions, clock: Clock) -> Result<InboxStore> {
-        if let Some(identity) = &options.self_identity {
-            private_id(identity, "selfIdentity")?;
-        }
         if !(0..=MAX_RETENTION_MS).contains(&options.retention_ms) {
             return Err(InboxError::InvalidArgument { what: "retentionMs" });
         }
@@ -306,6 +318,7 @@ impl InboxStore {
             retention_ms: options.retention_ms,
             clock,
             lease_counter: AtomicU64::new(0),
+            wal_dirty: AtomicBool::new(false),
         })
     }
 
@@ -324,6 +337,9 @@ impl InboxStore {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
         tx.commit()?;
+        if self.wal_dirty.load(Ordering::SeqCst) && retention::truncate_wal(conn) {
+            self.wal_dirty.store(false, Ordering::SeqCst);
+        }
         Ok(out)
     }
 

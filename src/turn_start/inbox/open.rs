@@ -159,5 +159,11 @@ pub(super) fn open(path: &Path, busy_timeout_ms: u32) -> Result<Connection> {
     conn.pragma_update(None, "synchronous", "FULL")?;
     // A purged payload (retention) is overwritten, not left in free pages.
     conn.pragma_update(None, "secure_delete", true)?;
+    // A process that died between a purge and its WAL truncation left the
+    // purged text in the WAL: truncate it now, without waiting for readers
+    // of other processes (they keep it for a later purge's truncation).
+    conn.busy_timeout(Duration::ZERO)?;
+    super::retention::truncate_wal(&conn);
+    conn.busy_timeout(Duration::from_millis(u64::from(busy_timeout_ms)))?;
     Ok(conn)
 }

@@ -11,10 +11,14 @@ impl InboxStore {
     /// fairly across routes and messages:
     /// routes start after the one `collector_id` started with last time, one
     /// message per route per round, and each route continues after the
-    /// message it offered last. The cursors move now, so a message that keeps
+    /// message it last attempted. The route rotation moves now; a route's
+    /// message cursor moves only in [`InboxStore::begin_reaction`], past the
+    /// message actually attempted, so a message offered but refused by the
+    /// attempt budget stays first in line ("every pending read remains
+    /// eligible across routes and messages") and a message that keeps
     /// failing does not hold the others back.
     pub fn reaction_candidates(&self, collector_id: &str, max: u32) -> Result<Vec<MessageRef>> {
-        private_id(collector_id, "collector_id")?;
+        private_id(collector_id, "collectorId")?;
         self.write(|tx| {
             let mut stmt = tx.prepare(
                 "SELECT m.route_id, m.seq, m.provider_message_id FROM messages m
@@ -48,24 +52,19 @@ impl InboxStore {
                 queues.push((route, messages[split..].iter().chain(&messages[..split]).collect()));
             }
             let mut out = Vec::new();
-            let mut last_offered: BTreeMap<&String, i64> = BTreeMap::new();
             let mut round = 0;
             while out.len() < max as usize && queues.iter().any(|(_, q)| round < q.len()) {
                 for (route, queue) in &queues {
                     if out.len() == max as usize {
                         break;
                     }
-                    if let Some((seq, id)) = queue.get(round) {
+                    if let Some((_, id)) = queue.get(round) {
                         out.push(MessageRef { route_id: (*route).clone(), provider_message_id: id.clone() });
-                        last_offered.insert(route, *seq);
                     }
                 }
                 round += 1;
             }
             set_cursor(tx, collector_id, "route_rotation", order[0], now)?;
-            for (route, seq) in last_offered {
-                set_cursor(tx, route, "reaction_round_robin", &seq.to_string(), now)?;
-            }
             Ok(out)
         })
     }
@@ -89,6 +88,8 @@ impl InboxStore {
                 return Ok(ReactionBegin::NotRead);
             }
             let now = now_ms();
+            // This message was attempted: its route's round robin continues after it.
+            set_cursor(tx, &m.route_id, "reaction_round_robin", &state.seq.to_string(), now)?;
             match state.reaction.as_deref() {
                 Some("added") => Ok(ReactionBegin::AlreadyAdded),
                 Some("uncertain") => Ok(ReactionBegin::Uncertain),

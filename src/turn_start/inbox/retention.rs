@@ -21,6 +21,14 @@ pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 /// About ten years; a longer setting is refused (it would be "for ever").
 pub const MAX_RETENTION_MS: i64 = 10 * 366 * 24 * 60 * 60 * 1000;
 
+/// Copies the WAL into the database and truncates it to zero bytes, so no
+/// earlier page image (a purged payload's text among them) stays on disk.
+/// False when another connection's reader kept it from completing: the
+/// store tries again after its next write.
+pub(super) fn truncate_wal(conn: &rusqlite::Connection) -> bool {
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0)).is_ok_and(|busy| busy == 0)
+}
+
 pub(super) fn system_clock() -> Clock {
     Arc::new(super::now_ms)
 }
@@ -30,13 +38,18 @@ const PURGED: &str = "null";
 
 impl InboxStore {
     /// Purges the payloads of messages acknowledged at least `retention_ms`
-    /// before `now`; the number purged.
+    /// before `now`; the number purged. `secure_delete` zeroes the old text
+    /// in the page; the WAL still holds earlier images of that page, so the
+    /// store truncates it once the purge has committed.
     pub(super) fn purge(&self, tx: &Transaction<'_>, now: i64) -> Result<u32> {
         let n = tx.execute(
             "UPDATE messages SET payload = ?2
              WHERE acked_at IS NOT NULL AND acked_at <= ?1 AND payload != ?2",
             params![now.saturating_sub(self.retention_ms), PURGED],
         )?;
+        if n > 0 {
+            self.wal_dirty.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }
 
@@ -199,6 +212,39 @@ mod tests {
         settle(&s, &a);
         assert_eq!(s.retention_counts().unwrap(), RetentionCounts { acked_with_payload: 0, acked_purged: 1 });
         assert_eq!(InboxOptions::default().retention_ms, 7 * 24 * HOUR);
+    }
+
+    /// Whether `needle` occurs in the raw bytes of the inbox's db, -wal or -shm.
+    fn on_disk(dir: &std::path::Path, needle: &str) -> Vec<&'static str> {
+        ["", "-wal", "-shm"]
+            .into_iter()
+            .filter(|suffix| {
+                let bytes = std::fs::read(dir.join(format!("inbox.sqlite{suffix}"))).unwrap_or_default();
+                bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+            })
+            .collect()
+    }
+
+    /// "Private content has a retention bound": a purged payload's text is gone
+    /// from every file of the inbox, the WAL's earlier page images included,
+    /// while the store stays open and after it is reopened.
+    #[test]
+    fn purged_text_is_gone_from_the_db_the_wal_and_the_shm() {
+        let (t, s, _now) = store("disk", 0);
+        let a = take(&s, "a");
+        take(&s, "b");
+        s.record_first_reads("turn_1").unwrap();
+        assert_eq!(on_disk(&t.0, "private words of a"), ["-wal"], "captured text is in the WAL before the purge");
+        settle(&s, &a);
+        assert!(on_disk(&t.0, "private words of a").is_empty(), "{:?}", on_disk(&t.0, "private words of a"));
+        assert!(!on_disk(&t.0, "private words of b").is_empty(), "pending text is kept");
+        // A second store on the same live file, and a reopened one.
+        let other =
+            InboxStore::open(t.0.join("inbox.sqlite"), InboxOptions { retention_ms: 0, ..Default::default() }).unwrap();
+        assert_eq!(other.pending_count().unwrap(), 1);
+        drop(other);
+        drop(s);
+        assert!(on_disk(&t.0, "private words of a").is_empty());
     }
 
     #[test]

@@ -64,3 +64,38 @@ fn hostile_files_are_refused_untouched_and_names_are_only_names() {
     InboxStore::open(&named, InboxOptions::default()).unwrap().close();
     assert!(named.is_file());
 }
+
+/// "unresolved identity fails open to capture": a sender identity or a
+/// configured identity that cannot match exactly (empty, over 512 bytes, or
+/// holding U+FFFD, what a lone surrogate becomes on its way in) never
+/// filters and never refuses the message.
+#[test]
+fn an_identity_that_cannot_match_fails_open_to_capture() {
+    let dir = Dir::new("identity");
+    let path = dir.file("inbox.sqlite");
+    let long = "U".repeat(MAX_ID_BYTES + 1);
+    let cut = "U_SELF\u{FFFD}".to_owned();
+    for own in [Some("U_SELF".to_owned()), Some(String::new()), Some(long.clone()), Some(cut.clone())] {
+        let filtered_self = own.as_deref() == Some("U_SELF");
+        let s = InboxStore::open(&path, InboxOptions { self_identity: own.clone(), ..Default::default() }).unwrap();
+        for (i, sender) in [String::new(), long.clone(), cut.clone(), "U_SELF".to_owned()].into_iter().enumerate() {
+            let outcome = s
+                .capture(&CaptureInput {
+                    route_id: "r".into(),
+                    provider_message_id: format!("{}-{i}-{}", own.as_deref().map_or(0, str::len), sender.len()),
+                    source: CaptureSource::Collector,
+                    sender: Sender { kind: SenderKind::Human, verified_identity: Some(sender.clone()) },
+                    attention: Attention::Ordinary,
+                    payload: serde_json::json!({"text": "hello"}),
+                })
+                .unwrap();
+            let expected = if filtered_self && sender == "U_SELF" {
+                CaptureOutcome::SelfFiltered
+            } else {
+                CaptureOutcome::Captured
+            };
+            assert_eq!(outcome, expected, "own {:?} sender {:?}", own.as_deref().map(str::len), sender.len());
+        }
+        s.close();
+    }
+}
