@@ -2,9 +2,7 @@
 // row "Multiple hooks": one hook's failure must not consume another's slot),
 // contract-v0 §1 "max_invocations_per_dispatch bounds an identity's whole
 // life", crashes included, and the per-dispatch intent and byte ceilings.
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
 
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -22,6 +20,7 @@ import {
   sleep,
 } from './support/runtime'
 import { BACKENDS, Targets, type Backend } from './support/backends'
+import { runChildScript } from './support/child'
 
 const fx = new Fixtures()
 afterEach(() => fx.cleanup())
@@ -124,27 +123,7 @@ describe('RFC §10: per-dispatch ceilings on intents and result bytes', () => {
 
 type Line = { t: 'ready' } | { t: 'invoked'; attempts: number } | { t: 'done'; hooks: unknown[] } | { t: 'error' }
 
-function runChild(args: string[]): Promise<{ lines: Line[]; signal: NodeJS.Signals | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(__dirname, 'children', 'self-killer.mjs'), ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let out = ''
-    let stderr = ''
-    const guard = setTimeout(() => child.kill('SIGKILL'), 60_000)
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c))
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c))
-    child.on('error', reject)
-    child.on('close', (_code, signal) => {
-      clearTimeout(guard)
-      const lines = out
-        .split('\n')
-        .filter((l) => l.length > 0)
-        .map((l) => JSON.parse(l) as Line)
-      resolve({ lines, signal, stderr })
-    })
-  })
-}
+const runChild = (args: string[]) => runChildScript<Line>('self-killer.mjs', args)
 
 describe("contract-v0 §1: max_invocations_per_dispatch bounds an identity's whole life, crashes included", () => {
   it('a provider that SIGKILLs its own process ends exhausted after its budget and is not called again', async () => {
@@ -176,29 +155,7 @@ describe("contract-v0 §1: max_invocations_per_dispatch bounds an identity's who
   })
 })
 
-function runInstantKiller(
-  args: string[],
-): Promise<{ lines: Line[]; signal: NodeJS.Signals | null; code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(__dirname, 'children', 'instant-killer.mjs'), ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let out = ''
-    let stderr = ''
-    const guard = setTimeout(() => child.kill('SIGKILL'), 60_000)
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c))
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c))
-    child.on('error', reject)
-    child.on('close', (code, signal) => {
-      clearTimeout(guard)
-      const lines = out
-        .split('\n')
-        .filter((l) => l.length > 0)
-        .map((l) => JSON.parse(l) as Line)
-      resolve({ lines, signal, code, stderr })
-    })
-  })
-}
+const runInstantKiller = (args: string[]) => runChildScript<Line>('instant-killer.mjs', args)
 
 describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
   'contract-v0 §1 on %s: a provider that ends its process before its checkpoint commits still spends its attempt',

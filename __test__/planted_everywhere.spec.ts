@@ -12,7 +12,6 @@
 // journal (SQLite: every file beside it, the attempt ledgers included;
 // PostgreSQL: pg_dump of the schema and this host's ledgers) is searched for
 // every planted value, in several encodings; then again after recover().
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,6 +25,7 @@ import type {
   PostWritebackHookResult,
 } from '../lib/index.js'
 import { BACKENDS, Targets, type Backend } from './support/backends'
+import { runChildScript } from './support/child'
 import { findPlanted, randomTag } from './support/runtime'
 
 /** `T` with every member, at every depth, required: a base document must hold them all. */
@@ -230,29 +230,7 @@ function generate(): {
   return { cases, needles, kill }
 }
 
-function runChild(
-  args: string[],
-): Promise<{ lines: { t: string; [k: string]: unknown }[]; signal: string | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(__dirname, 'children', 'planted-everywhere.mjs'), ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let out = ''
-    let stderr = ''
-    const guard = setTimeout(() => child.kill('SIGKILL'), 120_000)
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c))
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c))
-    child.on('error', reject)
-    child.on('close', (_code, signal) => {
-      clearTimeout(guard)
-      const lines = out
-        .split('\n')
-        .filter((l) => l.length > 0)
-        .map((l) => JSON.parse(l) as { t: string })
-      resolve({ lines, signal, stderr })
-    })
-  })
-}
+const runChild = (args: string[]) => runChildScript('planted-everywhere.mjs', args, 120_000)
 
 describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
   'a credential planted in any string member never reaches a byte of the journal on %s',
