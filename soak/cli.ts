@@ -67,6 +67,15 @@ async function main(): Promise<number> {
   say(`seed ${o.soak.seed}, ${o.soak.kills} kills per backend, ${o.soak.processes} processes per round`)
   let server: { url: string; dir: string } | null = null
   let failed = false
+  // An interrupted run still stops the server it started.
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)
+    process.once(signal, () => {
+      if (server) stop(server.dir)
+      process.exit(code)
+    })
   try {
     for (const name of o.backends) {
       let target: JournalTarget

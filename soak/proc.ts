@@ -14,6 +14,7 @@ export type Line =
   | { t: 'warm' }
   | { t: 'ready' }
   | { t: 'started'; r: string }
+  | { t: 'invoked'; r: string }
   | {
       t: 'resolved'
       r: string

@@ -34,6 +34,8 @@ export interface Reader {
   rowsOf(dispatchIds: string[]): Promise<{ rows: Row[]; intents: { intent_id: string; dispatch_id: string }[] }>
   /** Rows not final (checkpointed or failed), oldest first. */
   unfinished(): Promise<Row[]>
+  /** The dispatch ids among these that have a failure row. */
+  failedOf(dispatchIds: string[]): Promise<Set<string>>
   totals(): Promise<Totals>
   /** Every row, for the final check. */
   all(): Promise<{ rows: Row[]; intents: { intent_id: string; dispatch_id: string }[] }>
@@ -68,6 +70,12 @@ class SqliteReader implements Reader {
     return this.#conn
       .prepare(`SELECT ${COLS}, NULL AS receipt FROM dispatches WHERE state IN ('checkpointed', 'failed') ORDER BY seq`)
       .all() as Row[]
+  }
+  async failedOf(ids: string[]) {
+    const rows = this.#conn
+      .prepare('SELECT DISTINCT dispatch_id FROM failures WHERE dispatch_id IN (SELECT value FROM json_each(?))')
+      .all(JSON.stringify(ids)) as { dispatch_id: string }[]
+    return new Set(rows.map((r) => r.dispatch_id))
   }
   async totals() {
     return this.#conn
@@ -133,6 +141,13 @@ class PgReader implements Reader {
       `SELECT seq::float8 AS seq, dispatch_id, state, attempts::float8 AS attempts, receipt_id, NULL AS receipt
        FROM dispatches WHERE state IN ('checkpointed', 'failed') ORDER BY seq`,
     )
+  }
+  async failedOf(ids: string[]) {
+    const rows = await this.#q<{ dispatch_id: string }>(
+      'SELECT DISTINCT dispatch_id FROM failures WHERE dispatch_id = ANY($1::text[])',
+      [ids],
+    )
+    return new Set(rows.map((r) => r.dispatch_id))
   }
   async totals() {
     const [t] = await this.#q<Totals>(

@@ -15,6 +15,8 @@ export interface SoakSummary {
   foldedFromLedger: number
   /** Started dispatches of which the kill left no row. */
   unrecordedAtKill: number
+  /** Recovered checkpointed rows with no failed attempt: their provider never ran in the killed process. */
+  uncounted: number
   /** Server sessions of killed processes waited for (PostgreSQL). */
   sessionsCut: number
   dispatches: number
@@ -30,7 +32,7 @@ export function summaryLine(s: SoakSummary): string {
   return (
     `soak ${s.backend}: ${s.kills} kills in ${s.rounds} rounds (${s.midRunRounds} left checkpointed rows), ` +
     `${s.started} dispatches started, ${s.resolved} resolved (${s.replayed} replays), ` +
-    `${s.recovered} recovered (${s.foldedFromLedger} folded from the attempt ledger), ` +
+    `${s.recovered} recovered (${s.foldedFromLedger} folded from the attempt ledger, ${s.uncounted} never invoked before the kill), ` +
     `${s.unrecordedAtKill} started without a row at the kill, ${s.sessionsCut} server sessions cut; ` +
     `journal ${s.dispatches} dispatches, ${s.intents} intents; ` +
     `lost ${c.lost}, duplicated ${c.duplicated}, changed ${c.changed}, integrity ${c.integrity}, ` +

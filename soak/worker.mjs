@@ -6,7 +6,7 @@
 // recoverer.
 //   {"c":"open","target":...}         opens the journal, installs the hook: `ready`
 //   {"c":"go","start":n,"inflight":k} dispatches r<n>, r<n+1>, ... k at a time until killed:
-//                                     `started` and `resolved` lines
+//                                     `started`, `invoked` (its provider called) and `resolved` lines
 //   {"c":"recover","target":...}      opens, recover(), integrity(), close(): `recovered`
 import { createInterface } from 'node:readline'
 
@@ -56,7 +56,7 @@ async function run(cmd) {
   switch (cmd.c) {
     case 'open':
       runtime = await HookRuntime.open({ ...parseTarget(cmd.target).runtime, profile: PROFILE })
-      install(runtime)
+      install(runtime, (rid) => emit({ t: 'invoked', r: rid }))
       emit({ t: 'ready' })
       return
     case 'go':
