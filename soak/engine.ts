@@ -15,7 +15,8 @@
 //   3. another process recovers: the checkpointed rows oldest first, then
 //      the attempts the killed processes had begun whose checkpoints never
 //      committed, folded in from their attempt ledgers (each one of a receipt
-//      started and neither resolved nor in the journal), all `recorded`;
+//      started and neither resolved nor in the journal), all `recorded`, each
+//      with a failed attempt when a killed process had called its provider;
 //   4. the journal after recovery: the round's rows final, ids equal to their
 //      recomputation, receipts equal to the first ones, one row per receipt,
 //      one intent row per intent id, no row unfinished, integrity ok.
