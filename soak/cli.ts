@@ -1,8 +1,8 @@
 // `npm run soak -- [--kills N] [--backend sqlite|postgres|both] [--seed N]
 //   [--processes P] [--max-inflight K] [--max-delay MS]`: the kill soak
 // (soak/engine.ts) on each backend asked for, one summary line each; exits 1
-// on any violation (or bad arguments), printing the seed that reproduces the
-// run's choices. PostgreSQL: LOOPX_TEST_PG_URL when set, else a throwaway
+// on any violation, printing the seed that reproduces the run's choices, and 2
+// on bad arguments. PostgreSQL: LOOPX_TEST_PG_URL when set, else a throwaway
 // server (scripts/pg-server.mjs), stopped at the end.
 import { parseArgs } from 'node:util'
 
@@ -91,7 +91,7 @@ async function main(): Promise<number> {
         if (s.violations.length > 0) {
           failed = true
           process.stdout.write(
-            `soak ${name} FAILED; reproduce with: npm run soak -- --backend ${name} --seed ${s.seed} --kills ${o.soak.kills} --processes ${o.soak.processes}\n`,
+            `soak ${name} FAILED; reproduce with: npm run soak -- --backend ${name} --seed ${s.seed} --kills ${o.soak.kills} --processes ${o.soak.processes} --max-inflight ${o.soak.maxInflight} --max-delay ${o.soak.maxDelayMs}\n`,
           )
         }
       } finally {
