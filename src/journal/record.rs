@@ -58,10 +58,20 @@ impl Journal {
     /// commit: the next opener (or `fold_ended_attempts`) records it.
     pub fn checkpoint_then(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
         check_checkpoint(&c)?;
-        if let (Some(ledger), true) = (&self.ledger, c.attempt >= 1) {
-            ledger.note(&c)?;
+        let noted = match (&self.ledger, c.attempt >= 1) {
+            (Some(ledger), true) => {
+                ledger.note(&c)?;
+                Some((ledger, c.dispatch_id.clone()))
+            }
+            _ => None,
+        };
+        let queued = self.store.checkpoint(c, then);
+        // Nothing was queued (closed, read-only), so the provider is not
+        // called either: no attempt to count.
+        if let (Err(_), Some((ledger, id))) = (&queued, noted) {
+            ledger.clear(&id);
         }
-        self.store.checkpoint(c, then)
+        queued
     }
 
     /// Wraps `then` so that, once the records committed, the attempt ledger
