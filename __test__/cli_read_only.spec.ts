@@ -9,7 +9,7 @@
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -17,7 +17,7 @@ import { HookJournal } from '../lib/index.js'
 import { JOURNAL_COMMANDS, WRITING_COMMANDS } from '../lib/cli/journal.js'
 import { HookRuntime, TempDir, goodProvider, registration, request, signalKind } from './support/runtime.js'
 
-const BIN = join(__dirname, '..', 'bin', 'loopx-hooks.js')
+const ROOT = join(__dirname, '..')
 const READING = JOURNAL_COMMANDS.filter((c) => !WRITING_COMMANDS.includes(c))
 const DISPATCHES = 3
 
@@ -26,6 +26,39 @@ interface Run {
   stdout: string
   stderr: string
 }
+
+/**
+ * The package's runtime files (the CLI, the compiled lib, the loader, the
+ * addon) copied under `dir`, opened to all: the checkout itself may sit in a
+ * folder `nobody` cannot enter (a `mktemp -d` clone is 0700).
+ */
+function reachableCopy(dir: string): string {
+  const wanted = (rel: string) =>
+    rel === 'package.json' ||
+    rel === 'index.js' ||
+    /^loopx-hooks\.[a-z0-9-]+\.node$/.test(rel) ||
+    /^(bin|lib|bindings)\/.*\.js$/.test(rel)
+  for (const top of [
+    'package.json',
+    'index.js',
+    ...readdirSync(ROOT).filter((f) => f.endsWith('.node')),
+    'bin',
+    'lib',
+    'bindings',
+  ]) {
+    const from = join(ROOT, top)
+    const rels = statSync(from).isDirectory()
+      ? (readdirSync(from, { recursive: true, encoding: 'utf8' }) as string[]).map((r) => join(top, r))
+      : [top]
+    for (const rel of rels.filter(wanted)) {
+      mkdirSync(dirname(join(dir, rel)), { recursive: true, mode: 0o755 })
+      copyFileSync(join(ROOT, rel), join(dir, rel))
+    }
+  }
+  return join(dir, 'bin', 'loopx-hooks.js')
+}
+
+let BIN = ''
 
 function asNobody(args: string[]): Run {
   const r = spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, BIN, ...args], {
@@ -70,6 +103,7 @@ describe('read-only journal commands in a folder the user cannot write', () => {
 
   beforeAll(async () => {
     chmodSync(tmp.dir, 0o755)
+    BIN = reachableCopy(join(tmp.dir, 'package'))
     for (const dir of [clean, unclean, noShm]) mkdirSync(dir)
     const kind = signalKind('readonly')
     const open = async (path: string) => {
