@@ -26,7 +26,7 @@ use rusqlite::{params, Connection, ToSql};
 use tokio::sync::watch;
 
 use super::read::{intent_row, INTENT_COLS};
-use super::schema::INTENT_OPEN;
+use super::sqlite::schema::INTENT_OPEN;
 use super::{arg, Journal, JournalError, Reply, Result, StoredIntent};
 
 /// Longest lease and largest batch a claim may ask for.

@@ -23,14 +23,11 @@ mod job;
 mod lease;
 mod ledger;
 mod merge;
-mod open;
 mod outbox;
 pub mod postgres;
-mod quiet;
 mod read;
 mod record;
 mod rows;
-mod schema;
 mod sqlite;
 mod store;
 mod types;
@@ -51,7 +48,7 @@ pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
 pub use read::IntegrityVerdict;
 pub use record::{RecordAnswer, RecordCommand};
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
-pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use sqlite::schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use types::{
     Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, IntentRow,
     RecordOutcome,

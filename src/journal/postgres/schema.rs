@@ -14,7 +14,7 @@
 //! the whole intent document: a team streaming its database with CDC gets the
 //! intents on its bus without a poller.
 
-use super::super::schema::APPLICATION_ID;
+use super::super::APPLICATION_ID;
 use super::super::{JournalError, Result};
 use super::conn::Link;
 

@@ -3,8 +3,8 @@
 
 use rusqlite::Connection;
 
-use super::super::open::upgrade;
-use super::super::schema::MIGRATIONS;
+use super::super::sqlite::open::upgrade;
+use super::super::sqlite::schema::MIGRATIONS;
 use super::*;
 
 fn at(seed: &str, attempt: u32) -> Checkpoint {

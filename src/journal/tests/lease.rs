@@ -4,8 +4,8 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use super::super::open::upgrade;
-use super::super::schema::MIGRATIONS;
+use super::super::sqlite::open::upgrade;
+use super::super::sqlite::schema::MIGRATIONS;
 use super::*;
 
 fn journal_with_intents(dir: &TempDir, seeds: &[&str]) -> Journal {

@@ -4,8 +4,8 @@ use std::sync::{Arc, Barrier};
 
 use rusqlite::Connection;
 
-use super::super::open::{in_read_txn, upgrade};
-use super::super::schema::{migrate, Migration, MIGRATIONS};
+use super::super::sqlite::open::{in_read_txn, upgrade};
+use super::super::sqlite::schema::{migrate, Migration, MIGRATIONS};
 use super::*;
 
 fn header(path: &Path) -> (i32, i32, String) {

@@ -2,7 +2,7 @@
 
 use rusqlite::Connection;
 
-use super::super::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
+use super::super::sqlite::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
 use super::*;
 
 /// 25 dispatches, each recorded with one intent except every fifth, which

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use super::{JournalError, Result};
+use super::super::{JournalError, Result};
 
 /// Reads of a quiet file done again when it changed under them, before the
 /// read is done on a live connection instead.

@@ -1,6 +1,10 @@
 //! The embedded SQLite backend: one writer thread on the file's write
 //! connection, a small pool of read-only connections.
 
+pub(super) mod open;
+pub(super) mod quiet;
+pub(super) mod schema;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -13,7 +17,7 @@ use super::record::{run_checkpoint, run_failure, run_final, run_many};
 use super::store::Store;
 use super::writer::{BatchConn, Writer};
 use super::{
-    open, AfterBatch, Answer, Checkpoint, CheckpointState, DecideOutcome, DispatchFilter, DispatchRow, DoneOutcome,
+    AfterBatch, Answer, Checkpoint, CheckpointState, DecideOutcome, DispatchFilter, DispatchRow, DoneOutcome,
     FailureOutcome, FailureRecord, FailureRow, FinalRecord, IntegrityVerdict, IntentFilter, JournalError,
     JournalOptions, JournalStats, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent, WriterStats,
 };
@@ -51,7 +55,7 @@ pub(crate) fn open_read_only(path: &Path, options: JournalOptions) -> Result<(Sq
         crate::sqlite_file::Probe::Sqlite(header) => header,
         _ => return Err(JournalError::NotAJournal),
     };
-    match open::inspect_read_only(&path, &header, &options).map_err(|e| super::quiet::wal_unreadable(&path, e))? {
+    match open::inspect_read_only(&path, &header, &options).map_err(|e| quiet::wal_unreadable(&path, e))? {
         open::Found::Current | open::Found::Older(_) => {}
         open::Found::Empty => return Err(JournalError::NotAJournal),
     }
