@@ -5,8 +5,14 @@
 use std::any::{Any, TypeId};
 
 use super::merge::{Merge, MergeKey, Mergeable};
-use super::writer::{Answer, Op};
 use super::{JournalError, Result};
+
+/// The operation a command runs inside the batch transaction, on the
+/// backend's connection `C`. `now` is the batch's timestamp in Unix milliseconds.
+pub(crate) type Op<C, A, T> = fn(&mut C, &A, i64) -> Result<T>;
+
+/// Receives a command's answer on the writer thread, after its batch committed.
+pub type Answer<T> = Box<dyn FnOnce(Result<T>) + Send>;
 
 /// A queued command, type-erased so the writer knows no command types.
 pub(super) trait Job<C>: Send {

@@ -12,18 +12,12 @@
 //! lost to a power cut only expires sooner), and a claim that finds nothing
 //! claimable on a reader connection writes nothing.
 //!
-//! Waking consumers: every journal of one file (or PostgreSQL schema) in a
-//! process shares a commit generation ([`commit_signal`]), which the writer
-//! bumps after each commit holding a record or a decision; consumers wait on
-//! it, and poll for other processes' commits. On PostgreSQL, other hosts'
-//! commits bump it too, through LISTEN/NOTIFY (`postgres/listen.rs`).
+//! Waking consumers: they wait on the journal's commit generation
+//! (`commit.rs`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use rusqlite::{params, Connection, ToSql};
-use tokio::sync::watch;
 
 use super::read::{intent_row, INTENT_COLS};
 use super::sqlite::schema::INTENT_OPEN;
@@ -41,23 +35,6 @@ pub struct ClaimRequest {
     pub batch: u32,
     pub capability_id: Option<String>,
     pub intent_kind: Option<String>,
-}
-
-/// The commit generation shared by every journal of `path` in this process.
-pub(crate) type CommitSignal = Arc<watch::Sender<u64>>;
-
-/// `key` names the journal: a SQLite file's path, or a PostgreSQL
-/// server, database and schema (see `postgres::PgTarget::signal_key`).
-pub(crate) fn commit_signal(key: &str) -> CommitSignal {
-    static SIGNALS: OnceLock<Mutex<HashMap<String, Weak<watch::Sender<u64>>>>> = OnceLock::new();
-    let mut map = SIGNALS.get_or_init(Mutex::default).lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(live) = map.get(key).and_then(Weak::upgrade) {
-        return live;
-    }
-    map.retain(|_, w| w.strong_count() > 0);
-    let signal = Arc::new(watch::channel(0).0);
-    map.insert(key.to_owned(), Arc::downgrade(&signal));
-    signal
 }
 
 /// `AND lease is free` for claim queries, `now` being parameter `?1`.
@@ -130,7 +107,7 @@ impl Journal {
         if let Err(e) = checked {
             return Reply::ready(Err(e));
         }
-        let now = super::writer::now_ms();
+        let now = super::commit::now_ms();
         self.queue(|then| self.store.claim(r, now, then))
     }
 

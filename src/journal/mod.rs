@@ -19,6 +19,7 @@
 //! Errors carry a stable [`JournalError::code`] and never the journal's path,
 //! connection string or any stored text.
 
+mod commit;
 mod job;
 mod lease;
 mod ledger;
@@ -43,6 +44,7 @@ use std::task::{Context, Poll};
 
 use tokio::sync::oneshot;
 
+pub use job::Answer;
 pub use lease::{ClaimRequest, MAX_CLAIM_BATCH, MAX_LEASE_MS};
 pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
 pub use read::IntegrityVerdict;
@@ -53,7 +55,7 @@ pub use types::{
     Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, IntentRow,
     RecordOutcome,
 };
-pub use writer::{AfterBatch, Answer, BatchInfo, WriterStats, BATCH_SIZE_BOUNDS, COMMIT_MICROS_BOUNDS};
+pub use writer::{AfterBatch, BatchInfo, WriterStats, BATCH_SIZE_BOUNDS, COMMIT_MICROS_BOUNDS};
 
 /// What can go wrong. `Display` names the kind of failure only: never the
 /// journal's path, a stored document or an SQL statement.
@@ -211,7 +213,7 @@ impl Default for JournalOptions {
 pub struct Journal {
     store: Box<dyn store::Store>,
     /// Bumped after commits holding records or decisions (see `lease.rs`).
-    commits: lease::CommitSignal,
+    commits: commit::CommitSignal,
     /// Where a queued checkpoint's attempt survives this process (none when read-only).
     ledger: Option<std::sync::Arc<ledger::Ledger>>,
 }
@@ -264,7 +266,7 @@ impl Journal {
     /// the ledgers of processes that ended into it.
     fn with_ledger(
         store: Box<dyn store::Store>,
-        commits: lease::CommitSignal,
+        commits: commit::CommitSignal,
         ledger_dir: Option<std::path::PathBuf>,
     ) -> Result<Journal> {
         let ledger = ledger_dir.map(|dir| ledger::Ledger::create(&dir)).transpose()?;

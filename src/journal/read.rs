@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use super::rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 use super::sqlite::open::{connect_read_only, in_read_txn};
 use super::sqlite::quiet::{self, Quiet, QUIET_TRIES};
-use super::rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 use super::sqlite::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
 use super::{arg, Decision, DispatchState, Journal, JournalError, JournalOptions, Result};
 use rusqlite::{Connection, OptionalExtension, Row, ToSql};

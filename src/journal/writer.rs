@@ -29,11 +29,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::job::{Job, Step, Task};
+use super::commit::{now_ms, CommitSignal};
+// A command's answer type is the jobs' (`job.rs`); commands may name it through the writer.
+pub(crate) use super::job::Answer;
+use super::job::{Job, Op, Step, Task};
 use super::merge::{plan, Merge, Mergeable};
 use super::{JournalError, JournalOptions, Result};
 
@@ -41,10 +44,6 @@ use super::{JournalError, JournalOptions, Result};
 pub(crate) const MAX_BATCH: usize = 256;
 /// How long a batch holding only checkpoints waits for a record to join it.
 const CHECKPOINT_LINGER: Duration = Duration::from_millis(1);
-
-/// The operation a command runs inside the batch transaction, on the
-/// backend's connection `C`. `now` is the batch's timestamp in Unix milliseconds.
-pub(crate) type Op<C, A, T> = fn(&mut C, &A, i64) -> Result<T>;
 
 /// What the writer needs of a backend's write connection: one transaction per
 /// batch and one savepoint per command. SQLite and PostgreSQL differ only here
@@ -84,9 +83,6 @@ pub(crate) trait BatchConn: Send + 'static {
     /// opens its transaction meanwhile, so that round trip costs no wait.
     fn open_early(&mut self) {}
 }
-
-/// Receives a command's answer on the writer thread, after its batch committed.
-pub type Answer<T> = Box<dyn FnOnce(Result<T>) + Send>;
 
 /// Called on the writer thread once every command of a batch was answered, so
 /// that answers gathered by [`Answer`]s can be handed on in one go.
@@ -166,7 +162,7 @@ pub(crate) struct Writer<C> {
 impl<C: BatchConn> Writer<C> {
     /// `commits` is bumped after every commit that held a durable command (a
     /// record or a decision): consumers waiting for intents wake on it.
-    pub(crate) fn spawn(conn: C, options: JournalOptions, commits: super::lease::CommitSignal) -> Result<Writer<C>> {
+    pub(crate) fn spawn(conn: C, options: JournalOptions, commits: CommitSignal) -> Result<Writer<C>> {
         let (tx, rx) = mpsc::channel::<Box<dyn Job<C>>>();
         let counters = Arc::new(Counters::default());
         let thread_counters = Arc::clone(&counters);
@@ -274,7 +270,7 @@ fn run<C: BatchConn>(
     rx: mpsc::Receiver<Box<dyn Job<C>>>,
     synchronous_full: bool,
     counters: &Counters,
-    commits: &super::lease::CommitSignal,
+    commits: &CommitSignal,
     after_batch: &RwLock<Vec<AfterBatch>>,
 ) {
     loop {
@@ -441,8 +437,4 @@ fn try_batch<C: BatchConn>(
             (Err(e), false)
         }
     }
-}
-
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -13,7 +13,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::Config;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::super::lease::CommitSignal;
+use super::super::commit::CommitSignal;
 use super::super::Result;
 use super::conn::{backoff, Link};
 

@@ -37,7 +37,8 @@ use postgres::Config;
 
 pub use schema::PG_SCHEMA_VERSION;
 
-use super::lease::{commit_signal, ClaimRequest, CommitSignal};
+use super::commit::{commit_signal, CommitSignal};
+use super::lease::ClaimRequest;
 use super::outbox::{DecideArgs, DoneArgs};
 use super::store::Store;
 use super::writer::Writer;

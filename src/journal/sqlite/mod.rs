@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::lease::{claim_params, claim_sql, commit_signal, run_claim, ClaimRequest, CommitSignal};
+use super::commit::{commit_signal, CommitSignal};
+use super::lease::{claim_params, claim_sql, run_claim, ClaimRequest};
 use super::outbox::{run_decide, run_done, DecideArgs, DoneArgs};
 use super::read::Readers;
 use super::record::{run_checkpoint, run_failure, run_final, run_many};
