@@ -47,15 +47,18 @@ use tokio::sync::oneshot;
 pub use job::Answer;
 pub use lease::{ClaimRequest, MAX_CLAIM_BATCH, MAX_LEASE_MS};
 pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
-pub use read::IntegrityVerdict;
 pub use record::{RecordAnswer, RecordCommand};
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
-pub use sqlite::schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use sqlite::schema::SCHEMA_VERSION;
 pub use types::{
-    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, IntentRow,
-    RecordOutcome,
+    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus,
+    IntegrityVerdict, IntentRow, RecordOutcome,
 };
 pub use writer::{AfterBatch, BatchInfo, WriterStats, BATCH_SIZE_BOUNDS, COMMIT_MICROS_BOUNDS};
+
+/// The journal's identity, whatever holds it: an SQLite file's `PRAGMA
+/// application_id` and the `meta` row of a PostgreSQL schema. ASCII "LXHK".
+pub const APPLICATION_ID: i32 = 0x4C58_484B;
 
 /// What can go wrong. `Display` names the kind of failure only: never the
 /// journal's path, a stored document or an SQL statement.
@@ -143,44 +146,6 @@ impl JournalError {
 impl From<std::io::Error> for JournalError {
     fn from(e: std::io::Error) -> Self {
         JournalError::Io { kind: e.kind() }
-    }
-}
-
-impl From<crate::sqlite_file::FileError> for JournalError {
-    fn from(e: crate::sqlite_file::FileError) -> Self {
-        use crate::sqlite_file::FileError;
-        match e {
-            FileError::NotAFile => JournalError::NotAFile,
-            FileError::ReadOnly => JournalError::ReadOnly,
-            FileError::Io(kind) => JournalError::Io { kind },
-        }
-    }
-}
-
-/// SQLITE_READONLY_ROLLBACK: a hot journal a read-only connection cannot roll back.
-const SQLITE_READONLY_ROLLBACK: i32 = 8 | (3 << 8);
-
-impl From<rusqlite::Error> for JournalError {
-    fn from(e: rusqlite::Error) -> Self {
-        use rusqlite::ffi::ErrorCode;
-        match e {
-            rusqlite::Error::SqliteFailure(f, _) => match f.code {
-                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => JournalError::Busy,
-                ErrorCode::NotADatabase => JournalError::NotAJournal,
-                ErrorCode::ReadOnly if f.extended_code == SQLITE_READONLY_ROLLBACK => JournalError::NeedsRecovery,
-                ErrorCode::ReadOnly => JournalError::ReadOnly,
-                _ => JournalError::Sqlite { code: f.extended_code, what: rusqlite::ffi::code_to_str(f.extended_code) },
-            },
-            // Driver-side errors can hold column names or values: keep a fixed text.
-            rusqlite::Error::QueryReturnedNoRows => JournalError::Sqlite { code: -1, what: "query returned no rows" },
-            rusqlite::Error::InvalidColumnType(..) | rusqlite::Error::FromSqlConversionFailure(..) => {
-                JournalError::Sqlite { code: -1, what: "unexpected column type" }
-            }
-            rusqlite::Error::IntegralValueOutOfRange(..) => {
-                JournalError::Sqlite { code: -1, what: "integer out of range" }
-            }
-            _ => JournalError::Sqlite { code: -1, what: "sqlite driver error" },
-        }
     }
 }
 

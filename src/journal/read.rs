@@ -10,21 +10,11 @@ use super::rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, Journal
 use super::sqlite::open::{connect_read_only, in_read_txn};
 use super::sqlite::quiet::{self, Quiet, QUIET_TRIES};
 use super::sqlite::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
-use super::{arg, Decision, DispatchState, Journal, JournalError, JournalOptions, Result};
+use super::{arg, Decision, DispatchState, IntegrityVerdict, Journal, JournalError, JournalOptions, Result};
 use rusqlite::{Connection, OptionalExtension, Row, ToSql};
 
 /// SQLite's primary result code for a damaged database file.
 const SQLITE_CORRUPT: i32 = 11;
-
-/// What `PRAGMA integrity_check` and `PRAGMA foreign_key_check` said.
-/// `messages` are SQLite's (page numbers, table and index names; never
-/// stored values), empty when `ok`.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
-#[ts(export)]
-pub struct IntegrityVerdict {
-    pub ok: bool,
-    pub messages: Vec<String>,
-}
 
 /// Idle reader connections kept per journal.
 const POOL: usize = 4;

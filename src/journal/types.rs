@@ -168,3 +168,13 @@ pub enum FailureOutcome {
     Recorded { attempts_used: u32 },
     AlreadyFinal { row: Box<DispatchRow> },
 }
+
+/// What `PRAGMA integrity_check` and `PRAGMA foreign_key_check` said.
+/// `messages` are SQLite's (page numbers, table and index names; never
+/// stored values), empty when `ok`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct IntegrityVerdict {
+    pub ok: bool,
+    pub messages: Vec<String>,
+}

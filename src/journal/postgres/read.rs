@@ -4,10 +4,9 @@
 use postgres::types::ToSql;
 use postgres::Row;
 
-use super::super::read::IntegrityVerdict;
 use super::super::{
-    Decision, DispatchFilter, DispatchRow, DispatchState, FailureRow, IntentFilter, JournalError, JournalStats, Result,
-    StoredIntent,
+    Decision, DispatchFilter, DispatchRow, DispatchState, FailureRow, IntegrityVerdict, IntentFilter, JournalError,
+    JournalStats, Result, StoredIntent,
 };
 use super::conn::{to_u32, Link};
 use super::schema::{INTENT_OPEN, PG_SCHEMA_VERSION};

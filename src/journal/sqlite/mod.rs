@@ -1,7 +1,10 @@
 //! The embedded SQLite backend: one writer thread on the file's write
 //! connection, a small pool of read-only connections.
 
+mod error;
+mod lease;
 pub(super) mod open;
+mod outbox;
 pub(super) mod quiet;
 pub(super) mod schema;
 
@@ -11,8 +14,8 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::commit::{commit_signal, CommitSignal};
-use super::lease::{claim_params, claim_sql, run_claim, ClaimRequest};
-use super::outbox::{run_decide, run_done, DecideArgs, DoneArgs};
+use super::lease::ClaimRequest;
+use super::outbox::{DecideArgs, DoneArgs};
 use super::read::Readers;
 use super::record::{run_checkpoint, run_failure, run_final, run_many};
 use super::store::Store;
@@ -22,6 +25,8 @@ use super::{
     FailureOutcome, FailureRecord, FailureRow, FinalRecord, IntegrityVerdict, IntentFilter, JournalError,
     JournalOptions, JournalStats, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent, WriterStats,
 };
+use lease::{claim_params, claim_sql, run_claim};
+use outbox::{run_decide, run_done};
 
 /// Whole-batch retries after the busy timeout expired.
 const BUSY_RETRIES: u32 = 3;

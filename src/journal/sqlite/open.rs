@@ -23,8 +23,8 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::sqlite_file::{Header, Probe};
 
-use super::super::{JournalError, JournalOptions, Result};
-use super::schema::{self, Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES};
+use super::super::{JournalError, JournalOptions, Result, APPLICATION_ID};
+use super::schema::{self, Migration, MIGRATIONS, SCHEMA_VERSION, TABLES};
 
 /// What an inspection found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

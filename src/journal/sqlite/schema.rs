@@ -37,8 +37,7 @@
 
 use rusqlite::Connection;
 
-/// `PRAGMA application_id` of a loopx-hooks journal: ASCII "LXHK".
-pub const APPLICATION_ID: i32 = 0x4C58_484B;
+use super::super::APPLICATION_ID;
 
 /// One schema step: applying `sql` to a journal at `to - 1` yields version `to`.
 pub(crate) struct Migration {
