@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 use super::error::{async_error, misuse, Code, Result as BindingResult};
 use super::runtime::journal_error;
 use crate::dispatch::{with_intent_doc, with_receipt};
-use crate::journal::postgres::{PgTarget, DEFAULT_SCHEMA};
 use crate::journal::{
-    ClaimRequest, Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, Page,
+    ClaimRequest, Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, JournalTarget,
+    OpenMode, Page, PgTarget, DEFAULT_SCHEMA,
 };
 
 #[napi]
@@ -82,31 +82,29 @@ pub struct PostgresTarget {
     pub ca_file: Option<String>,
 }
 
-/// Opens the SQLite file at `path` or the PostgreSQL schema of `postgres`
-/// (exactly one of them), off the JS thread.
-pub(crate) async fn open_journal(
-    path: Option<String>,
-    postgres: Option<PostgresTarget>,
-    options: JournalOptions,
-    read_only: bool,
-) -> BindingResult<Journal> {
-    let open = move || match (path, postgres) {
-        (Some(path), None) if read_only => Journal::open_read_only(path, options),
-        (Some(path), None) => Journal::open(path, options),
-        (None, Some(pg)) => {
-            let target = PgTarget {
-                connection_string: pg.connection_string,
-                schema: pg.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_owned()),
-                ca_file: pg.ca_file.map(Into::into),
-            };
-            if read_only {
-                Journal::open_postgres_read_only(&target, options)
-            } else {
-                Journal::open_postgres(&target, options)
-            }
+impl From<PostgresTarget> for PgTarget {
+    fn from(pg: PostgresTarget) -> Self {
+        PgTarget {
+            connection_string: pg.connection_string,
+            schema: pg.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_owned()),
+            ca_file: pg.ca_file.map(Into::into),
         }
-        _ => Err(crate::journal::JournalError::InvalidArgument { what: "journal" }),
-    };
+    }
+}
+
+/// The journal the JS options name: the SQLite file at `path` or the
+/// PostgreSQL schema of `postgres`.
+pub(crate) fn journal_target(path: Option<String>, postgres: Option<PostgresTarget>) -> BindingResult<JournalTarget> {
+    JournalTarget::either(path.map(Into::into), postgres.map(Into::into)).map_err(journal_error)
+}
+
+/// Opens `target` off the JS thread.
+pub(crate) async fn open_journal(
+    target: JournalTarget,
+    options: JournalOptions,
+    mode: OpenMode,
+) -> BindingResult<Journal> {
+    let open = move || Journal::open(target, options, mode);
     tokio::task::spawn_blocking(open)
         .await
         .map_err(|_| misuse(Code::Internal, "journal open task failed"))?
@@ -122,7 +120,8 @@ pub async fn open_native_journal(
     busy_timeout_ms: Option<u32>,
 ) -> napi::Result<NativeJournal> {
     let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
-    let journal = open_journal(journal_path, postgres, options, false).await.map_err(async_error)?;
+    let target = journal_target(journal_path, postgres).map_err(async_error)?;
+    let journal = open_journal(target, options, OpenMode::ReadWrite).await.map_err(async_error)?;
     Ok(NativeJournal { journal: Arc::new(journal) })
 }
 
@@ -136,7 +135,8 @@ pub async fn open_native_journal_reader(
     busy_timeout_ms: Option<u32>,
 ) -> napi::Result<NativeJournal> {
     let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
-    let journal = open_journal(journal_path, postgres, options, true).await.map_err(async_error)?;
+    let target = journal_target(journal_path, postgres).map_err(async_error)?;
+    let journal = open_journal(target, options, OpenMode::ReadOnly).await.map_err(async_error)?;
     Ok(NativeJournal { journal: Arc::new(journal) })
 }
 

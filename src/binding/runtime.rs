@@ -14,7 +14,7 @@ use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
 use crate::dispatch::{max_reply_len, DispatchRequest, Dispatcher, Finished, Prepared, Profile};
-use crate::journal::{BatchInfo, JournalError, JournalOptions};
+use crate::journal::{BatchInfo, JournalError, JournalOptions, OpenMode};
 use crate::validate::Violations;
 
 pub(crate) fn journal_error(e: JournalError) -> napi::Error<Code> {
@@ -97,7 +97,8 @@ async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntim
         busy_timeout_ms: options.busy_timeout_ms.unwrap_or(JournalOptions::default().busy_timeout_ms),
         attempt_ledger: options.attempt_ledger.unwrap_or(true),
     };
-    let journal = super::journal::open_journal(options.journal_path, options.postgres, journal_options, false).await?;
+    let target = super::journal::journal_target(options.journal_path, options.postgres)?;
+    let journal = super::journal::open_journal(target, journal_options, OpenMode::ReadWrite).await?;
     Ok(NativeHookRuntime { dispatcher: Arc::new(Dispatcher::new(Arc::new(journal), profile)) })
 }
 

@@ -148,12 +148,12 @@ async fn per_dispatch_result_byte_ceiling_defers_what_exceeds_it() {
 
 #[tokio::test]
 async fn several_processes_invoking_one_fresh_identity_at_once_share_its_first_attempt() {
-    use crate::journal::{Journal, JournalOptions};
+    use crate::journal::{Journal, JournalOptions, OpenMode};
     let f = fixture(enabled());
     let p = TestProvider::new(Behaviour::Propose("s"));
     f.dispatcher.register(&registration("a", 1, 5_000), p.clone()).unwrap();
     // Another process: its own dispatcher on the same journal file.
-    let journal = Journal::open(f.dir.join("j.sqlite"), JournalOptions::default()).unwrap();
+    let journal = Journal::open(f.dir.join("j.sqlite"), JournalOptions::default(), OpenMode::ReadWrite).unwrap();
     let other = Dispatcher::new(std::sync::Arc::new(journal), enabled());
     other.define_intent_kind(&crate::validate::fixtures::kind_definition()).unwrap();
     let q = TestProvider::new(Behaviour::Propose("s"));

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::builder::{build_intent, IntentOrigin, IntentSpec};
 use crate::contract::{FailureCode, PostWritebackHookInput};
-use crate::journal::{JournalError, JournalOptions};
+use crate::journal::{JournalError, JournalOptions, OpenMode};
 use crate::validate::fixtures;
 
 /// What a test provider does when invoked.
@@ -122,7 +122,7 @@ pub(super) fn fixture(profile: Profile) -> Fixture {
         N.fetch_add(1, Ordering::SeqCst)
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    let journal = Journal::open(dir.join("j.sqlite"), JournalOptions::default()).unwrap();
+    let journal = Journal::open(dir.join("j.sqlite"), JournalOptions::default(), OpenMode::ReadWrite).unwrap();
     let dispatcher = Dispatcher::new(Arc::new(journal), profile);
     dispatcher.define_intent_kind(&fixtures::kind_definition()).unwrap();
     Fixture { dir, dispatcher }

@@ -31,6 +31,7 @@ mod record;
 mod rows;
 mod sqlite;
 mod store;
+mod target;
 mod types;
 mod writer;
 
@@ -38,11 +39,12 @@ mod writer;
 mod tests;
 
 use std::future::Future;
-use std::path::Path;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::sync::oneshot;
+
+use commit::CommitSignal;
 
 pub use job::Answer;
 pub use lease::{ClaimRequest, MAX_CLAIM_BATCH, MAX_LEASE_MS};
@@ -50,6 +52,7 @@ pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
 pub use record::{RecordAnswer, RecordCommand};
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 pub use sqlite::schema::SCHEMA_VERSION;
+pub use target::{JournalTarget, OpenMode, PgTarget, DEFAULT_SCHEMA};
 pub use types::{
     Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus,
     IntegrityVerdict, IntentRow, RecordOutcome,
@@ -178,7 +181,7 @@ impl Default for JournalOptions {
 pub struct Journal {
     store: Box<dyn store::Store>,
     /// Bumped after commits holding records or decisions (see `lease.rs`).
-    commits: commit::CommitSignal,
+    commits: CommitSignal,
     /// Where a queued checkpoint's attempt survives this process (none when read-only).
     ledger: Option<std::sync::Arc<ledger::Ledger>>,
 }
@@ -191,49 +194,30 @@ impl std::fmt::Debug for Journal {
 }
 
 impl Journal {
-    /// Opens the journal at `path`, creating it (schema v1, WAL) when the file
-    /// is missing or empty and migrating it when older. A file that is not a
+    /// Opens the journal at `target`: a path (`&Path`, `PathBuf`) or a
+    /// [`PgTarget`].
+    ///
+    /// [`OpenMode::ReadWrite`] creates the journal when the file (or schema)
+    /// is missing or empty and migrates it when older. A file that is not a
     /// journal ([`JournalError::NotAJournal`]) or is newer than this build
     /// ([`JournalError::TooNew`]) is left byte-for-byte unchanged. Safe when
-    /// several processes open one new file at once.
-    pub fn open(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
-        let (store, commits) = sqlite::open(path.as_ref(), options)?;
-        let ledger = options.attempt_ledger.then(|| sqlite::ledger_dir(path.as_ref())).transpose()?;
-        Journal::with_ledger(Box::new(store), commits, ledger)
-    }
-
-    /// Opens an existing journal for reading only: every connection is
-    /// SQLITE_OPEN_READONLY, nothing is created, migrated, switched or
-    /// checkpointed, and a read-only file works. Writing methods answer
-    /// [`JournalError::ReadOnly`]. A missing, empty or foreign file is
-    /// [`JournalError::NotAJournal`].
-    pub fn open_read_only(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
-        let (store, commits) = sqlite::open_read_only(path.as_ref(), options)?;
-        Ok(Journal { store: Box::new(store), commits, ledger: None })
-    }
-
-    /// Opens (creating or migrating on first use) the journal in a PostgreSQL
-    /// schema; see [`postgres`].
-    pub fn open_postgres(target: &postgres::PgTarget, options: JournalOptions) -> Result<Journal> {
-        let (store, commits) = postgres::open(target, options, false)?;
-        let ledger = options.attempt_ledger.then(|| target.ledger_dir()).transpose()?;
-        Journal::with_ledger(Box::new(store), commits, ledger)
-    }
-
-    /// Opens an existing PostgreSQL journal for reading only (read-only
-    /// transactions; nothing is created or migrated).
-    pub fn open_postgres_read_only(target: &postgres::PgTarget, options: JournalOptions) -> Result<Journal> {
-        let (store, commits) = postgres::open(target, options, true)?;
-        Ok(Journal { store: Box::new(store), commits, ledger: None })
-    }
-
-    /// A writable journal with this process's attempt ledger, after folding
-    /// the ledgers of processes that ended into it.
-    fn with_ledger(
-        store: Box<dyn store::Store>,
-        commits: commit::CommitSignal,
-        ledger_dir: Option<std::path::PathBuf>,
-    ) -> Result<Journal> {
+    /// several processes (or hosts) open one new journal at once. The
+    /// attempt ledgers of processes that ended are folded in before it
+    /// answers (`ledger.rs`).
+    ///
+    /// [`OpenMode::ReadOnly`] opens an existing journal and changes nothing:
+    /// on SQLite every connection is SQLITE_OPEN_READONLY (nothing is
+    /// created, migrated, switched or checkpointed, and a read-only file
+    /// works); on PostgreSQL every transaction is read-only. Writing methods
+    /// answer [`JournalError::ReadOnly`]; a missing, empty or foreign journal
+    /// is [`JournalError::NotAJournal`].
+    pub fn open(target: impl Into<JournalTarget>, options: JournalOptions, mode: OpenMode) -> Result<Journal> {
+        let target = target.into();
+        let (store, commits) = target.open_store(options, mode)?;
+        let ledger_dir = match mode {
+            OpenMode::ReadWrite if options.attempt_ledger => Some(target.ledger_dir()?),
+            OpenMode::ReadWrite | OpenMode::ReadOnly => None,
+        };
         let ledger = ledger_dir.map(|dir| ledger::Ledger::create(&dir)).transpose()?;
         let journal = Journal { store, commits, ledger: ledger.map(std::sync::Arc::new) };
         journal.fold_ended_attempts();
@@ -276,6 +260,30 @@ impl Journal {
         })) {
             Ok(()) => Reply::waiting(rx),
             Err(e) => Reply::ready(Err(e)),
+        }
+    }
+}
+
+impl JournalTarget {
+    /// The backend that holds the journal, opened.
+    fn open_store(&self, options: JournalOptions, mode: OpenMode) -> Result<(Box<dyn store::Store>, CommitSignal)> {
+        Ok(match self {
+            JournalTarget::File(path) => {
+                let (store, commits) = sqlite::open(path, options, mode)?;
+                (Box::new(store), commits)
+            }
+            JournalTarget::Postgres(target) => {
+                let (store, commits) = postgres::open(target, options, mode)?;
+                (Box::new(store), commits)
+            }
+        })
+    }
+
+    /// The folder of this journal's attempt ledgers on this host (`ledger.rs`).
+    pub(crate) fn ledger_dir(&self) -> Result<std::path::PathBuf> {
+        match self {
+            JournalTarget::File(path) => sqlite::ledger_dir(path),
+            JournalTarget::Postgres(target) => target.ledger_dir(),
         }
     }
 }

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use loopx_hooks::contract::DispatchReceipt;
 use loopx_hooks::dispatch::{receipt_from_row, Dispatcher, HookOutcomeKind};
-use loopx_hooks::journal::{DispatchFilter, DispatchRow, DispatchState, IntentFilter, Journal, JournalOptions};
+use loopx_hooks::journal::{
+    DispatchFilter, DispatchRow, DispatchState, IntentFilter, Journal, JournalOptions, OpenMode,
+};
 
 use super::workload::{self, Observed};
 
@@ -52,7 +54,8 @@ const RECOVER_ROUNDS: usize = 4;
 pub async fn image(path: &Path, cut: usize, expected: &Expected) -> Result<(), String> {
     // No fsync needed to check an image; NORMAL keeps the run short.
     let options = JournalOptions { synchronous_full: false, ..JournalOptions::default() };
-    let journal = Arc::new(Journal::open(path, options).map_err(|e| format!("open: {} ({e})", e.code()))?);
+    let journal =
+        Arc::new(Journal::open(path, options, OpenMode::ReadWrite).map_err(|e| format!("open: {} ({e})", e.code()))?);
     intact(&journal, "as found")?;
     let seen: Vec<&Observed> = expected.observed.iter().filter(|o| o.position <= cut).collect();
     kept(&journal, &seen)?;

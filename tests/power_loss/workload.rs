@@ -12,7 +12,7 @@ use loopx_hooks::dispatch::{
     DispatchOutcome, DispatchRequest, Dispatcher, EventFacts, Profile, Provider, ProviderReply, ReplyFuture,
     SettlementIdentity, WritebackReceipt,
 };
-use loopx_hooks::journal::{Journal, JournalOptions};
+use loopx_hooks::journal::{Journal, JournalOptions, OpenMode};
 use serde_json::{json, Value};
 use tokio::task::JoinSet;
 
@@ -237,7 +237,7 @@ fn checkpoint_elsewhere(journal: &Path) {
 
 /// A dispatcher with [`HOOKS`] on the journal at `path` (created when missing).
 fn open(path: &Path) -> Arc<Dispatcher> {
-    let journal = Journal::open(path, JournalOptions::default()).expect("the journal opens");
+    let journal = Journal::open(path, JournalOptions::default(), OpenMode::ReadWrite).expect("the journal opens");
     let dispatcher = Arc::new(Dispatcher::new(Arc::new(journal), profile()));
     install(&dispatcher, true);
     dispatcher

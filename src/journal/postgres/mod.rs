@@ -45,34 +45,13 @@ use super::writer::Writer;
 use super::{
     AfterBatch, Answer, Checkpoint, CheckpointState, DecideOutcome, DispatchFilter, DispatchRow, DoneOutcome,
     FailureOutcome, FailureRecord, FailureRow, FinalRecord, IntegrityVerdict, IntentFilter, JournalError,
-    JournalOptions, JournalStats, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent, WriterStats,
+    JournalOptions, JournalStats, OpenMode, PgTarget, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent,
+    WriterStats,
 };
 use conn::Link;
 use listen::Listener;
 use pool::ReadPool;
 use writer::PgWriteConn;
-
-/// The default schema of a PostgreSQL journal.
-pub const DEFAULT_SCHEMA: &str = "loopx_hooks";
-
-/// Where a PostgreSQL journal lives. The connection string is a libpq-style
-/// URL or key=value string; it is private to the host and never echoed.
-#[derive(Clone, PartialEq, Eq)]
-pub struct PgTarget {
-    pub connection_string: String,
-    /// An unquoted-identifier-like name: `[a-z_][a-z0-9_]*`, at most 48 bytes
-    /// (it also names the NOTIFY channel).
-    pub schema: String,
-    /// PEM certificates to verify the server by, for `sslmode=require`
-    /// (default: the Mozilla roots).
-    pub ca_file: Option<std::path::PathBuf>,
-}
-
-impl std::fmt::Debug for PgTarget {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgTarget").field("schema", &self.schema).finish_non_exhaustive()
-    }
-}
 
 fn schema_ok(s: &str) -> bool {
     let b = s.as_bytes();
@@ -125,7 +104,8 @@ pub(crate) struct PgStore {
     listener: Listener,
 }
 
-pub(crate) fn open(target: &PgTarget, options: JournalOptions, read_only: bool) -> Result<(PgStore, CommitSignal)> {
+pub(crate) fn open(target: &PgTarget, options: JournalOptions, mode: OpenMode) -> Result<(PgStore, CommitSignal)> {
+    let read_only = mode == OpenMode::ReadOnly;
     // The `postgres` client blocks on a runtime of its own when it connects
     // and when it is dropped, which panics on an async runtime's thread:
     // opening runs on a plain thread, whoever calls it.

@@ -29,7 +29,7 @@ impl Schema {
     }
 
     pub(super) fn open(&self) -> Journal {
-        Journal::open_postgres(&self.target, JournalOptions::default()).expect("open postgres journal")
+        Journal::open(&self.target, JournalOptions::default(), OpenMode::ReadWrite).expect("open postgres journal")
     }
 
     /// Runs `sql` on a connection of its own (on a plain thread: the sync
@@ -99,20 +99,23 @@ fn a_newer_schema_and_a_foreign_schema_are_refused_unchanged() {
     j.close();
     s.sql("UPDATE meta SET version = 99");
     let before = s.dump();
-    let err = Journal::open_postgres(&s.target, JournalOptions::default()).unwrap_err();
+    let err = Journal::open(&s.target, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err();
     assert_eq!(err, JournalError::TooNew { found: 99, supported: PG_SCHEMA_VERSION });
-    assert_eq!(Journal::open_postgres_read_only(&s.target, JournalOptions::default()).unwrap_err(), err);
+    assert_eq!(Journal::open(&s.target, JournalOptions::default(), OpenMode::ReadOnly).unwrap_err(), err);
     assert_eq!(s.dump(), before, "nothing changed");
 
     let f = Schema::new("foreign");
     f.sql(&format!("CREATE SCHEMA {}", f.target.schema));
     f.sql(&format!("CREATE TABLE {}.orders (id int)", f.target.schema));
-    assert_eq!(Journal::open_postgres(&f.target, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
+    assert_eq!(
+        Journal::open(&f.target, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(),
+        JournalError::NotAJournal
+    );
     let tables = f.sql("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()");
     assert_eq!(tables[0].get::<_, i64>(0), 1, "no journal table was added beside a foreign one");
     // A read-only open never creates a schema.
     let missing = Schema::new("missing");
-    let err = Journal::open_postgres_read_only(&missing.target, JournalOptions::default()).unwrap_err();
+    let err = Journal::open(&missing.target, JournalOptions::default(), OpenMode::ReadOnly).unwrap_err();
     assert_eq!(err, JournalError::NotAJournal);
     let found = missing.sql(&format!("SELECT count(*) FROM pg_namespace WHERE nspname = '{}'", missing.target.schema));
     assert_eq!(found[0].get::<_, i64>(0), 0);
@@ -243,7 +246,7 @@ fn two_hosts_racing_one_identity_commit_exactly_one_final_receipt() {
 fn executors_on_two_hosts_claim_disjoint_intents_and_decide_under_their_lease() {
     let s = Schema::new("lease");
     let a = s.open();
-    let b = Journal::open_postgres(&s.target, JournalOptions::default()).unwrap();
+    let b = Journal::open(&s.target, JournalOptions::default(), OpenMode::ReadWrite).unwrap();
     let seeds: Vec<String> = (0..10).map(|n| format!("i{n}")).collect();
     let refs: Vec<&str> = seeds.iter().map(String::as_str).collect();
     record_proposed(&a, "d", &refs);
@@ -287,7 +290,7 @@ async fn another_hosts_commit_wakes_a_waiting_consumer_and_reads_work_inside_a_r
     let other_url = url().replace("127.0.0.1", "localhost");
     assert_ne!(other_url, url(), "the test server's URL names 127.0.0.1");
     let other = PgTarget { connection_string: other_url, schema: s.target.schema.clone(), ca_file: None };
-    let writer = Journal::open_postgres(&other, JournalOptions::default()).unwrap();
+    let writer = Journal::open(&other, JournalOptions::default(), OpenMode::ReadWrite).unwrap();
     // Reads from an async runtime's worker must not block on a nested runtime.
     assert_eq!(waiter.get_dispatch(&dispatch_id("n")).unwrap(), None);
     tokio::time::sleep(Duration::from_millis(200)).await; // the listener is listening
@@ -309,18 +312,18 @@ fn an_unreachable_server_is_a_coded_error_that_names_nothing_private() {
         schema: "loopx_hooks".into(),
         ca_file: None,
     };
-    let err = Journal::open_postgres(&target, JournalOptions::default()).unwrap_err();
+    let err = Journal::open(&target, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err();
     assert_eq!(err, JournalError::Unavailable);
     let shown = format!("{err} {err:?} {target:?}");
     for private in ["secret_user", "hunter2secret", "private_db", "127.0.0.1"] {
         assert!(!shown.contains(private), "{shown}");
     }
     let bad = PgTarget { connection_string: "postgres://u:pw@h:notaport/db".into(), schema: "s".into(), ca_file: None };
-    let err = Journal::open_postgres(&bad, JournalOptions::default()).unwrap_err();
+    let err = Journal::open(&bad, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err();
     assert_eq!(err, JournalError::InvalidArgument { what: "connectionString" });
     for schema in ["", "Upper", "pg_catalog", "a;drop", "a\"b", &"x".repeat(49)] {
         let t = PgTarget { connection_string: url(), schema: schema.into(), ca_file: None };
-        let err = Journal::open_postgres(&t, JournalOptions::default()).unwrap_err();
+        let err = Journal::open(&t, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err();
         assert_eq!(err, JournalError::InvalidArgument { what: "schema" }, "{schema:?}");
     }
 }
@@ -390,9 +393,12 @@ fn sslmode_require_verifies_the_server_by_the_given_ca_over_rustls() {
     j.close();
     // Without the CA, the server's certificate does not verify against the public roots: refused.
     let unverified = PgTarget { connection_string: secure, schema: s.target.schema.clone(), ca_file: None };
-    assert_eq!(Journal::open_postgres(&unverified, JournalOptions::default()).unwrap_err(), JournalError::Unavailable);
+    assert_eq!(
+        Journal::open(&unverified, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(),
+        JournalError::Unavailable
+    );
     // A CA file that holds no certificate is the caller's error.
     let bogus = PgTarget { ca_file: Some("/dev/null".into()), ..unverified };
-    let err = Journal::open_postgres(&bogus, JournalOptions::default()).unwrap_err();
+    let err = Journal::open(&bogus, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err();
     assert_eq!(err, JournalError::InvalidArgument { what: "caFile" });
 }

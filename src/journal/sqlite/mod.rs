@@ -23,7 +23,8 @@ use super::writer::{BatchConn, Writer};
 use super::{
     AfterBatch, Answer, Checkpoint, CheckpointState, DecideOutcome, DispatchFilter, DispatchRow, DoneOutcome,
     FailureOutcome, FailureRecord, FailureRow, FinalRecord, IntegrityVerdict, IntentFilter, JournalError,
-    JournalOptions, JournalStats, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent, WriterStats,
+    JournalOptions, JournalStats, OpenMode, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent,
+    WriterStats,
 };
 use lease::{claim_params, claim_sql, run_claim};
 use outbox::{run_decide, run_done};
@@ -36,7 +37,14 @@ pub(crate) struct SqliteStore {
     readers: Readers,
 }
 
-pub(crate) fn open(path: &Path, options: JournalOptions) -> Result<(SqliteStore, CommitSignal)> {
+pub(crate) fn open(path: &Path, options: JournalOptions, mode: OpenMode) -> Result<(SqliteStore, CommitSignal)> {
+    match mode {
+        OpenMode::ReadWrite => open_writable(path, options),
+        OpenMode::ReadOnly => open_read_only(path, options),
+    }
+}
+
+fn open_writable(path: &Path, options: JournalOptions) -> Result<(SqliteStore, CommitSignal)> {
     // One absolute path for the writer and every reader: never a URI, and
     // pinned against a later change of directory.
     let path = crate::sqlite_file::resolve(path)?;
@@ -55,7 +63,7 @@ pub(crate) fn ledger_dir(path: &Path) -> Result<std::path::PathBuf> {
     Ok(path.with_file_name(name))
 }
 
-pub(crate) fn open_read_only(path: &Path, options: JournalOptions) -> Result<(SqliteStore, CommitSignal)> {
+fn open_read_only(path: &Path, options: JournalOptions) -> Result<(SqliteStore, CommitSignal)> {
     let path = crate::sqlite_file::resolve(path)?;
     let header = match open::recognise(&path)? {
         crate::sqlite_file::Probe::Sqlite(header) => header,

@@ -148,7 +148,8 @@ fn two_journals_race_to_record_one_dispatch() {
 fn a_lock_held_too_long_answers_busy_then_recovers() {
     let dir = TempDir::new("busy");
     let path = dir.file("j.sqlite");
-    let j = Journal::open(&path, JournalOptions { busy_timeout_ms: 20, ..Default::default() }).unwrap();
+    let j = Journal::open(&path, JournalOptions { busy_timeout_ms: 20, ..Default::default() }, OpenMode::ReadWrite)
+        .unwrap();
     let lock = WriteLock::take(&path);
     let e = j.checkpoint(checkpoint("a")).wait().unwrap_err();
     assert_eq!((e.clone(), e.code()), (JournalError::Busy, "busy"));

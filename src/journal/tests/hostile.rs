@@ -41,8 +41,14 @@ fn a_foreign_wal_database_with_an_uncheckpointed_wal_is_refused_untouched() {
     snapshot(&live, &copy);
     let before = hashes(&copy);
     assert!(before[1].is_some(), "the copy has a WAL");
-    assert_eq!(Journal::open(&copy, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
-    assert_eq!(Journal::open_read_only(&copy, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
+    assert_eq!(
+        Journal::open(&copy, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(),
+        JournalError::NotAJournal
+    );
+    assert_eq!(
+        Journal::open(&copy, JournalOptions::default(), OpenMode::ReadOnly).unwrap_err(),
+        JournalError::NotAJournal
+    );
     assert_eq!(hashes(&copy), before);
 }
 
@@ -60,8 +66,14 @@ fn a_checkpointed_foreign_wal_database_is_refused_without_a_file_beside_it() {
     };
     let (before, files) = (hashes(&db), listing());
     assert_eq!(files.len(), 1, "only the main file");
-    assert_eq!(Journal::open(&db, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
-    assert_eq!(Journal::open_read_only(&db, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
+    assert_eq!(
+        Journal::open(&db, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(),
+        JournalError::NotAJournal
+    );
+    assert_eq!(
+        Journal::open(&db, JournalOptions::default(), OpenMode::ReadOnly).unwrap_err(),
+        JournalError::NotAJournal
+    );
     assert_eq!((hashes(&db), listing()), (before, files));
 }
 
@@ -77,8 +89,8 @@ fn a_too_new_journal_with_a_wal_is_refused_untouched() {
     let before = hashes(&copy);
     assert!(before[1].is_some(), "the copy has a WAL");
     let too_new = JournalError::TooNew { found: 99, supported: SCHEMA_VERSION };
-    assert_eq!(Journal::open(&copy, JournalOptions::default()).unwrap_err(), too_new);
-    assert_eq!(Journal::open_read_only(&copy, JournalOptions::default()).unwrap_err(), too_new);
+    assert_eq!(Journal::open(&copy, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(), too_new);
+    assert_eq!(Journal::open(&copy, JournalOptions::default(), OpenMode::ReadOnly).unwrap_err(), too_new);
     assert_eq!(hashes(&copy), before);
 }
 
@@ -100,8 +112,8 @@ fn a_too_new_journal_with_a_hot_rollback_journal_is_refused_untouched() {
     let before = hashes(&copy);
     assert!(before[2].is_some(), "the copy has a rollback journal");
     let too_new = JournalError::TooNew { found: 99, supported: SCHEMA_VERSION };
-    assert_eq!(Journal::open(&copy, JournalOptions::default()).unwrap_err(), too_new);
-    assert_eq!(Journal::open_read_only(&copy, JournalOptions::default()).unwrap_err(), too_new);
+    assert_eq!(Journal::open(&copy, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(), too_new);
+    assert_eq!(Journal::open(&copy, JournalOptions::default(), OpenMode::ReadOnly).unwrap_err(), too_new);
     assert_eq!(hashes(&copy), before);
 }
 
@@ -116,7 +128,7 @@ fn reading_only_changes_nothing_and_refuses_writes() {
     // A DELETE-mode journal stays in DELETE mode when only read.
     Connection::open(&path).unwrap().execute_batch("PRAGMA journal_mode=DELETE").unwrap();
     let before = hashes(&path);
-    let r = Journal::open_read_only(&path, JournalOptions::default()).unwrap();
+    let r = Journal::open(&path, JournalOptions::default(), OpenMode::ReadOnly).unwrap();
     assert!(r.get_dispatch(&dispatch_id("a")).unwrap().is_some());
     assert_eq!(r.list_intents(&IntentFilter::default()).unwrap().items.len(), 1);
     assert!(r.integrity().unwrap().ok);
@@ -129,9 +141,12 @@ fn reading_only_changes_nothing_and_refuses_writes() {
     let blank = dir.file("blank.db");
     Connection::open(&blank).unwrap().execute_batch("VACUUM").unwrap();
     let before = hashes(&blank);
-    assert_eq!(Journal::open_read_only(&blank, JournalOptions::default()).unwrap_err(), JournalError::NotAJournal);
     assert_eq!(
-        Journal::open_read_only(dir.file("missing"), JournalOptions::default()).unwrap_err(),
+        Journal::open(&blank, JournalOptions::default(), OpenMode::ReadOnly).unwrap_err(),
+        JournalError::NotAJournal
+    );
+    assert_eq!(
+        Journal::open(dir.file("missing"), JournalOptions::default(), OpenMode::ReadOnly).unwrap_err(),
         JournalError::NotAJournal
     );
     assert!(!dir.file("missing").exists());
@@ -152,7 +167,7 @@ fn a_read_only_open_creates_nothing_beside_a_quiet_journal_and_follows_a_writer(
     };
     assert_eq!(names(), vec![std::ffi::OsString::from("j.sqlite")], "closed cleanly: no -wal");
     let before = hashes(&path);
-    let r = Journal::open_read_only(&path, JournalOptions::default()).unwrap();
+    let r = Journal::open(&path, JournalOptions::default(), OpenMode::ReadOnly).unwrap();
     assert!(r.get_dispatch(&dispatch_id("a")).unwrap().is_some());
     assert_eq!(r.stats().unwrap().checkpointed, 1);
     assert_eq!(names(), vec![std::ffi::OsString::from("j.sqlite")], "no -wal or -shm created");
@@ -172,11 +187,20 @@ fn special_files_are_refused_at_open_without_blocking() {
     let fifo = dir.file("fifo");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
-    assert_eq!(Journal::open(&fifo, JournalOptions::default()).unwrap_err(), JournalError::NotAFile);
-    assert_eq!(Journal::open_read_only(&fifo, JournalOptions::default()).unwrap_err(), JournalError::NotAFile);
+    assert_eq!(
+        Journal::open(&fifo, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(),
+        JournalError::NotAFile
+    );
+    assert_eq!(
+        Journal::open(&fifo, JournalOptions::default(), OpenMode::ReadOnly).unwrap_err(),
+        JournalError::NotAFile
+    );
     let folder = dir.file("folder");
     std::fs::create_dir(&folder).unwrap();
-    assert_eq!(Journal::open(&folder, JournalOptions::default()).unwrap_err(), JournalError::NotAFile);
+    assert_eq!(
+        Journal::open(&folder, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(),
+        JournalError::NotAFile
+    );
 }
 
 #[test]
@@ -208,7 +232,7 @@ fn a_damaged_journal_is_a_failed_verdict_with_sqlites_messages() {
     let noise: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     bytes[middle..middle + 4096].copy_from_slice(&noise);
     std::fs::write(&path, &bytes).unwrap();
-    let r = Journal::open_read_only(&path, JournalOptions::default()).unwrap();
+    let r = Journal::open(&path, JournalOptions::default(), OpenMode::ReadOnly).unwrap();
     let verdict = r.integrity().unwrap();
     assert!(!verdict.ok);
     assert!(!verdict.messages.is_empty());
@@ -256,7 +280,10 @@ fn our_own_hot_rollback_journal_needs_a_writer_and_the_writer_recovers_it() {
     snapshot(&live, &copy);
     let before = hashes(&copy);
     assert!(before[2].is_some(), "the copy has a rollback journal");
-    assert_eq!(Journal::open_read_only(&copy, JournalOptions::default()).unwrap_err(), JournalError::NeedsRecovery);
+    assert_eq!(
+        Journal::open(&copy, JournalOptions::default(), OpenMode::ReadOnly).unwrap_err(),
+        JournalError::NeedsRecovery
+    );
     assert_eq!(hashes(&copy), before, "a reader rolls nothing back");
     let j = open(&copy);
     assert!(j.get_dispatch(&dispatch_id("a")).unwrap().is_some());

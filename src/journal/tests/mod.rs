@@ -45,7 +45,7 @@ impl Drop for TempDir {
 }
 
 pub(super) fn open(path: &Path) -> Journal {
-    Journal::open(path, JournalOptions::default()).expect("open journal")
+    Journal::open(path, JournalOptions::default(), OpenMode::ReadWrite).expect("open journal")
 }
 
 pub(super) fn hex(seed: &str) -> String {

@@ -44,7 +44,8 @@ fn histograms_count_every_batch_and_the_queue_drains_to_zero() {
 fn queue_depth_counts_commands_waiting_behind_a_lock_and_busy_retries_reach_the_batch() {
     let dir = TempDir::new("observe-busy");
     let path = dir.file("j.sqlite");
-    let j = Journal::open(&path, JournalOptions { busy_timeout_ms: 20, ..Default::default() }).unwrap();
+    let j = Journal::open(&path, JournalOptions { busy_timeout_ms: 20, ..Default::default() }, OpenMode::ReadWrite)
+        .unwrap();
     j.checkpoint(checkpoint("x")).wait().unwrap();
     let seen: Arc<Mutex<Vec<BatchInfo>>> = Arc::default();
     let sink = Arc::clone(&seen);

@@ -93,7 +93,7 @@ fn foreign_files_are_refused_and_left_unchanged() {
 
     for path in [&text, &binary, &fake, &tiny, &foreign_db, &foreign_app, &ours_plus] {
         let before = file_hash(path);
-        let err = Journal::open(path, JournalOptions::default()).unwrap_err();
+        let err = Journal::open(path, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err();
         assert_eq!(err, JournalError::NotAJournal, "{}", path.display());
         assert_eq!(err.code(), "not_a_journal");
         assert_eq!(file_hash(path), before, "{} changed", path.display());
@@ -112,7 +112,7 @@ fn a_newer_journal_is_refused_and_left_unchanged() {
         c.pragma_update(None, "user_version", 99).unwrap();
     }
     let before = file_hash(&path);
-    let err = Journal::open(&path, JournalOptions::default()).unwrap_err();
+    let err = Journal::open(&path, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err();
     assert_eq!(err, JournalError::TooNew { found: 99, supported: SCHEMA_VERSION });
     assert_eq!(err.code(), "journal_too_new");
     assert_eq!(file_hash(&path), before);
@@ -176,7 +176,7 @@ fn concurrent_creation_of_one_file_is_safe() {
             let (path, barrier) = (Arc::clone(&path), Arc::clone(&barrier));
             std::thread::spawn(move || {
                 barrier.wait();
-                let j = Journal::open(path.as_path(), JournalOptions::default()).unwrap();
+                let j = Journal::open(path.as_path(), JournalOptions::default(), OpenMode::ReadWrite).unwrap();
                 j.checkpoint(checkpoint(&format!("t{i}"))).wait().unwrap()
             })
         })
@@ -195,12 +195,12 @@ fn errors_never_show_the_path() {
     let dir = TempDir::new("secret-name-x7");
     let secret = "secret-name-x7";
     let mut errors = vec![
-        Journal::open(dir.file("missing-dir/j.sqlite"), JournalOptions::default()).unwrap_err(),
-        Journal::open(&dir.0, JournalOptions::default()).unwrap_err(),
+        Journal::open(dir.file("missing-dir/j.sqlite"), JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(),
+        Journal::open(&dir.0, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(),
     ];
     let text = dir.file("notes.txt");
     std::fs::write(&text, "plain text").unwrap();
-    errors.push(Journal::open(&text, JournalOptions::default()).unwrap_err());
+    errors.push(Journal::open(&text, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err());
 
     let path = dir.file("j.sqlite");
     let j = open(&path);

@@ -88,9 +88,19 @@ fn opens_creates_and_recognises_its_own_file_only() {
     rusqlite::Connection::open(&other).unwrap().execute_batch("CREATE TABLE t (x)").unwrap();
     assert_eq!(InboxStore::open(&other, InboxOptions::default()).unwrap_err(), InboxError::NotAnInbox);
     let journal_path = dir.file("journal.sqlite");
-    crate::journal::Journal::open(&journal_path, crate::journal::JournalOptions::default()).unwrap().close();
+    crate::journal::Journal::open(
+        &journal_path,
+        crate::journal::JournalOptions::default(),
+        crate::journal::OpenMode::ReadWrite,
+    )
+    .unwrap()
+    .close();
     assert_eq!(InboxStore::open(&journal_path, InboxOptions::default()).unwrap_err(), InboxError::NotAnInbox);
-    let journal = crate::journal::Journal::open(&path, crate::journal::JournalOptions::default());
+    let journal = crate::journal::Journal::open(
+        &path,
+        crate::journal::JournalOptions::default(),
+        crate::journal::OpenMode::ReadWrite,
+    );
     assert_eq!(journal.unwrap_err().code(), "not_a_journal");
 
     // A newer inbox: refused.

@@ -55,7 +55,13 @@ fn hostile_files_are_refused_untouched_and_names_are_only_names() {
     assert_eq!(hashes(&copy), before);
 
     let journal = dir.file("journal.sqlite");
-    crate::journal::Journal::open(&journal, crate::journal::JournalOptions::default()).unwrap().close();
+    crate::journal::Journal::open(
+        &journal,
+        crate::journal::JournalOptions::default(),
+        crate::journal::OpenMode::ReadWrite,
+    )
+    .unwrap()
+    .close();
     let before = hashes(&journal);
     assert_eq!(InboxStore::open(&journal, InboxOptions::default()).unwrap_err(), InboxError::NotAnInbox);
     assert_eq!(hashes(&journal), before);

@@ -1,0 +1,99 @@
+//! Where a journal lives and how it is opened, as plain data: the caller
+//! (the binding, the CLI, a test) names a target and never picks a backend's
+//! constructor. Connecting is the backends' business (`sqlite/`, `postgres/`).
+
+use std::path::{Path, PathBuf};
+
+use super::{JournalError, Result};
+
+/// The default schema of a PostgreSQL journal.
+pub const DEFAULT_SCHEMA: &str = "loopx_hooks";
+
+/// A journal's home: an SQLite file, or a schema of a PostgreSQL database.
+/// `Debug` shows no path or connection string (they are the host's).
+#[derive(Clone, PartialEq, Eq)]
+pub enum JournalTarget {
+    /// The file's path; a missing or empty file becomes a journal.
+    File(PathBuf),
+    Postgres(PgTarget),
+}
+
+/// Whether the opener may write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Creates or migrates the journal when needed; writes go to its writer.
+    ReadWrite,
+    /// Opens an existing journal only: nothing is created, migrated or
+    /// changed, and writing methods answer [`super::JournalError::ReadOnly`].
+    ReadOnly,
+}
+
+/// Where a PostgreSQL journal lives. The connection string is a libpq-style
+/// URL or key=value string; it is private to the host and never echoed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PgTarget {
+    pub connection_string: String,
+    /// An unquoted-identifier-like name: `[a-z_][a-z0-9_]*`, at most 48 bytes
+    /// (it also names the NOTIFY channel).
+    pub schema: String,
+    /// PEM certificates to verify the server by, for `sslmode=require`
+    /// (default: the Mozilla roots).
+    pub ca_file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for PgTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgTarget").field("schema", &self.schema).finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for JournalTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JournalTarget::File(_) => f.write_str("File(..)"),
+            JournalTarget::Postgres(t) => f.debug_tuple("Postgres").field(t).finish(),
+        }
+    }
+}
+
+impl JournalTarget {
+    /// The target of a caller that names a file or a PostgreSQL schema:
+    /// exactly one of them.
+    pub fn either(file: Option<PathBuf>, postgres: Option<PgTarget>) -> Result<JournalTarget> {
+        match (file, postgres) {
+            (Some(path), None) => Ok(JournalTarget::File(path)),
+            (None, Some(target)) => Ok(JournalTarget::Postgres(target)),
+            _ => Err(JournalError::InvalidArgument { what: "journal" }),
+        }
+    }
+}
+
+impl From<&Path> for JournalTarget {
+    fn from(path: &Path) -> Self {
+        JournalTarget::File(path.to_path_buf())
+    }
+}
+
+impl From<PathBuf> for JournalTarget {
+    fn from(path: PathBuf) -> Self {
+        JournalTarget::File(path)
+    }
+}
+
+impl From<&PathBuf> for JournalTarget {
+    fn from(path: &PathBuf) -> Self {
+        JournalTarget::File(path.clone())
+    }
+}
+
+impl From<PgTarget> for JournalTarget {
+    fn from(target: PgTarget) -> Self {
+        JournalTarget::Postgres(target)
+    }
+}
+
+impl From<&PgTarget> for JournalTarget {
+    fn from(target: &PgTarget) -> Self {
+        JournalTarget::Postgres(target.clone())
+    }
+}
