@@ -2,6 +2,8 @@
 //! signature says) is an Error with a stable `code`; expected outcomes, such as
 //! an invalid document, are returned as values instead.
 
+use crate::journal::JournalError;
+
 /// The stable codes a thrown Error can carry.
 #[derive(Clone, Copy, Debug)]
 pub enum Code {
@@ -10,7 +12,7 @@ pub enum Code {
     NotJsonValue,
     /// A failure of the N-API environment itself (out of memory, a closing env).
     Internal,
-    /// A journal failure, by `JournalError::code()`.
+    /// A journal failure: its JS code (see [`journal_error`]).
     Journal(&'static str),
 }
 
@@ -21,27 +23,41 @@ impl AsRef<str> for Code {
             Code::InvalidIntentKind => "ERR_LOOPX_INVALID_INTENT_KIND",
             Code::NotJsonValue => "ERR_LOOPX_NOT_JSON_VALUE",
             Code::Internal => "ERR_LOOPX_INTERNAL",
-            Code::Journal(code) => match *code {
-                "not_a_journal" => "ERR_LOOPX_NOT_A_JOURNAL",
-                "journal_too_new" => "ERR_LOOPX_JOURNAL_TOO_NEW",
-                "journal_closed" => "ERR_LOOPX_JOURNAL_CLOSED",
-                "not_a_file" => "ERR_LOOPX_NOT_A_FILE",
-                "journal_read_only" => "ERR_LOOPX_JOURNAL_READONLY",
-                "journal_needs_recovery" => "ERR_LOOPX_JOURNAL_NEEDS_RECOVERY",
-                "credential_like_value" => "ERR_LOOPX_CREDENTIAL_LIKE_VALUE",
-                "lease_not_held" => "ERR_LOOPX_LEASE_NOT_HELD",
-                "lease_expired" => "ERR_LOOPX_LEASE_EXPIRED",
-                "busy" => "ERR_LOOPX_JOURNAL_BUSY",
-                "io" => "ERR_LOOPX_JOURNAL_IO",
-                "invalid_argument" => "ERR_LOOPX_INVALID_ARGUMENT",
-                "unknown_dispatch" => "ERR_LOOPX_UNKNOWN_DISPATCH",
-                "duplicate_intent" => "ERR_LOOPX_DUPLICATE_INTENT",
-                "journal_unavailable" => "ERR_LOOPX_JOURNAL_UNAVAILABLE",
-                "postgres" => "ERR_LOOPX_JOURNAL_POSTGRES",
-                _ => "ERR_LOOPX_JOURNAL_SQLITE",
-            },
+            Code::Journal(code) => code,
         }
     }
+}
+
+/// The JS code of a journal error's stable [`JournalError::code`]: one arm
+/// per variant and no fallback, so a new variant does not build until it has
+/// its code.
+fn journal_code(e: &JournalError) -> &'static str {
+    match e {
+        JournalError::NotAJournal => "ERR_LOOPX_NOT_A_JOURNAL",
+        JournalError::TooNew { .. } => "ERR_LOOPX_JOURNAL_TOO_NEW",
+        JournalError::NotAFile => "ERR_LOOPX_NOT_A_FILE",
+        JournalError::ReadOnly => "ERR_LOOPX_JOURNAL_READONLY",
+        JournalError::NeedsRecovery => "ERR_LOOPX_JOURNAL_NEEDS_RECOVERY",
+        JournalError::CredentialLike { .. } => "ERR_LOOPX_CREDENTIAL_LIKE_VALUE",
+        JournalError::LeaseNotHeld => "ERR_LOOPX_LEASE_NOT_HELD",
+        JournalError::LeaseExpired => "ERR_LOOPX_LEASE_EXPIRED",
+        JournalError::Closed => "ERR_LOOPX_JOURNAL_CLOSED",
+        JournalError::Busy => "ERR_LOOPX_JOURNAL_BUSY",
+        JournalError::Io { .. } => "ERR_LOOPX_JOURNAL_IO",
+        JournalError::Sqlite { .. } => "ERR_LOOPX_JOURNAL_SQLITE",
+        JournalError::Unavailable => "ERR_LOOPX_JOURNAL_UNAVAILABLE",
+        JournalError::Postgres { .. } => "ERR_LOOPX_JOURNAL_POSTGRES",
+        JournalError::InvalidArgument { .. } => "ERR_LOOPX_INVALID_ARGUMENT",
+        JournalError::UnknownDispatch => "ERR_LOOPX_UNKNOWN_DISPATCH",
+        JournalError::DuplicateIntent => "ERR_LOOPX_DUPLICATE_INTENT",
+        JournalError::Internal { .. } => "ERR_LOOPX_JOURNAL_INTERNAL",
+    }
+}
+
+/// A journal error as a thrown Error: its JS code and its message (which
+/// names no path, connection string or stored value).
+pub(crate) fn journal_error(e: JournalError) -> napi::Error<Code> {
+    misuse(Code::Journal(journal_code(&e)), &e.to_string())
 }
 
 pub type Result<T> = napi::Result<T, Code>;

@@ -14,8 +14,7 @@ use std::time::Duration;
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 
-use super::error::{async_error, misuse, Code, Result as BindingResult};
-use super::runtime::journal_error;
+use super::error::{async_error, journal_error, misuse, Code, Result as BindingResult};
 use crate::dispatch::{with_intent_doc, with_receipt};
 use crate::journal::{
     ClaimRequest, Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, JournalTarget,

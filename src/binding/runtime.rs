@@ -9,17 +9,13 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use super::error::{async_error, internal, misuse, Code, Result as BindingResult};
+use super::error::{async_error, internal, journal_error, misuse, Code, Result as BindingResult};
 use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
 use crate::dispatch::{max_reply_len, DispatchRequest, Dispatcher, Finished, Prepared, Profile};
-use crate::journal::{BatchInfo, JournalError, JournalOptions, OpenMode};
+use crate::journal::{BatchInfo, JournalOptions, OpenMode};
 use crate::validate::Violations;
-
-pub(crate) fn journal_error(e: JournalError) -> napi::Error<Code> {
-    misuse(Code::Journal(e.code()), &e.to_string())
-}
 
 fn verdict(env: &Env, result: std::result::Result<(), Violations>) -> BindingResult<Object<'_>> {
     let mut out = Object::new(env).map_err(internal)?;

@@ -55,7 +55,7 @@ fn step<T>(out: &Result<T>) -> Step {
     }
 }
 
-const INTERNAL: JournalError = JournalError::Sqlite { code: -1, what: "internal error in a journal command" };
+const INTERNAL: JournalError = JournalError::Internal { what: "internal error in a journal command" };
 
 impl<C: 'static, A: Send + 'static, T: Send + 'static> Job<C> for Task<C, A, T> {
     fn durable(&self) -> bool {

@@ -119,6 +119,10 @@ pub enum JournalError {
     /// An intent_id being recorded is already in the journal (ids are unique forever).
     #[error("intent_id already recorded")]
     DuplicateIntent,
+    /// A fault of the journal's own (a bug, or a stored value this build does
+    /// not know), whichever database holds it; `what` is a fixed text.
+    #[error("journal internal error: {what}")]
+    Internal { what: &'static str },
 }
 
 impl JournalError {
@@ -142,6 +146,7 @@ impl JournalError {
             JournalError::InvalidArgument { .. } => "invalid_argument",
             JournalError::UnknownDispatch => "unknown_dispatch",
             JournalError::DuplicateIntent => "duplicate_intent",
+            JournalError::Internal { .. } => "journal_internal",
         }
     }
 }
@@ -161,7 +166,9 @@ pub struct JournalOptions {
     /// `false` commits them with NORMAL: durable against a process crash, not
     /// against a power cut.
     pub synchronous_full: bool,
-    /// How long a connection waits for another process's lock before `Busy`.
+    /// How long a connection waits for another process's lock before `Busy`:
+    /// SQLite's busy timeout, and on PostgreSQL every session's `lock_timeout`
+    /// (a row, table or advisory lock another host holds).
     pub busy_timeout_ms: u32,
     /// Write each queued checkpoint's attempt to this process's attempt
     /// ledger before its provider runs (`ledger.rs`). `false` saves one

@@ -159,7 +159,7 @@ pub(super) fn judge_decide(row: Option<DecisionRow>, a: &DecideArgs, now: i64) -
     };
     let existing = ExistingDecision {
         decision: Decision::from_stored(&decision)
-            .ok_or(JournalError::Sqlite { code: -1, what: "unknown decision" })?,
+            .ok_or(JournalError::Internal { what: "unknown decision" })?,
         executor_id: executor_id.unwrap_or_default(),
         reason_code: reason_code.unwrap_or_default(),
         decided_at: decided_at.unwrap_or_default(),

@@ -43,6 +43,16 @@ impl Link {
         Link { config, tls, setup, client: None, statements: HashMap::new(), sql_failed: false }
     }
 
+    /// Bounds every lock wait of this connection's statements by the
+    /// journal's busy timeout, as SQLite's busy handler does: a row or
+    /// advisory lock another host holds past it fails the statement with
+    /// 55P03 ([`JournalError::Busy`], which the writer retries). PostgreSQL
+    /// reads 0 as "wait forever", SQLite as "do not wait": at least 1 ms.
+    pub(super) fn lock_timeout(mut self, busy_timeout_ms: u32) -> Link {
+        self.setup += &format!("; SET lock_timeout = {}", busy_timeout_ms.max(1));
+        self
+    }
+
     /// The open client, connecting first when there is none or it was lost.
     pub(super) fn client(&mut self) -> Result<&mut Client> {
         if self.client.as_ref().is_some_and(Client::is_closed) {

@@ -26,6 +26,8 @@ mod schema;
 mod writer;
 
 #[cfg(test)]
+mod lock_tests;
+#[cfg(test)]
 mod merged_tests;
 #[cfg(test)]
 mod tests;
@@ -110,14 +112,14 @@ pub(crate) fn open(target: &PgTarget, options: JournalOptions, mode: OpenMode) -
     // and when it is dropped, which panics on an async runtime's thread:
     // opening runs on a plain thread, whoever calls it.
     std::thread::scope(|s| s.spawn(|| open_here(target, options, read_only)).join())
-        .unwrap_or(Err(JournalError::Postgres { sqlstate: "XX000".to_owned() }))
+        .unwrap_or(Err(JournalError::Internal { what: "the journal's open thread panicked" }))
 }
 
 fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Result<(PgStore, CommitSignal)> {
     let config = target.config()?;
     let tls = conn::tls(&config, target.ca_file.as_deref())?;
     let schema = target.schema.as_str();
-    let mut link = Link::new(config.clone(), tls.clone(), schema, read_only);
+    let mut link = Link::new(config.clone(), tls.clone(), schema, read_only).lock_timeout(options.busy_timeout_ms);
     let commits = commit_signal(&target.signal_key(&config));
     let writer = if read_only {
         schema::check_readable(&mut link, schema)?;
@@ -126,7 +128,7 @@ fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Res
         schema::ensure(&mut link, schema)?;
         Writer::spawn(PgWriteConn::new(link, schema, options.synchronous_full), options, commits.clone())?
     };
-    let readers = ReadPool::spawn(&config, &tls, schema)?;
+    let readers = ReadPool::spawn(&config, &tls, schema, options.busy_timeout_ms)?;
     let listener = Listener::spawn(&config, &tls, schema, commits.clone())?;
     Ok((PgStore { writer, readers, listener }, commits))
 }

@@ -37,6 +37,8 @@ pub(super) struct ReadPool {
     config: Config,
     tls: Option<MakeRustlsConnect>,
     schema: String,
+    /// The journal's busy timeout, every reader's lock timeout (`conn.rs`).
+    busy_timeout_ms: u32,
     /// Until when reads on the caller's thread fail without trying.
     unreachable_until: Mutex<Option<Instant>>,
 }
@@ -45,13 +47,18 @@ pub(super) struct ReadPool {
 const IDLE: usize = 2;
 
 impl ReadPool {
-    pub(super) fn spawn(config: &Config, tls: &Option<MakeRustlsConnect>, schema: &str) -> Result<ReadPool> {
+    pub(super) fn spawn(
+        config: &Config,
+        tls: &Option<MakeRustlsConnect>,
+        schema: &str,
+        busy_timeout_ms: u32,
+    ) -> Result<ReadPool> {
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
         let mut threads = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             let rx = Arc::clone(&rx);
-            let mut link = Link::new(config.clone(), tls.clone(), schema, true);
+            let mut link = Link::new(config.clone(), tls.clone(), schema, true).lock_timeout(busy_timeout_ms);
             let thread = std::thread::Builder::new().name("loopx-journal-reader".into()).spawn(move || loop {
                 // The lock is held only while waiting: the first idle reader takes the job.
                 let job = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
@@ -69,6 +76,7 @@ impl ReadPool {
             config: config.clone(),
             tls: tls.clone(),
             schema: schema.to_owned(),
+            busy_timeout_ms,
             unreachable_until: Mutex::new(None),
         })
     }
@@ -112,7 +120,9 @@ impl ReadPool {
             None => return Err(JournalError::Closed),
         };
         let was_pooled = pooled.is_some();
-        let mut link = pooled.unwrap_or_else(|| Link::new(self.config.clone(), self.tls.clone(), &self.schema, true));
+        let mut link = pooled.unwrap_or_else(|| {
+            Link::new(self.config.clone(), self.tls.clone(), &self.schema, true).lock_timeout(self.busy_timeout_ms)
+        });
         let mut out = f(&mut link);
         if was_pooled && matches!(out, Err(JournalError::Unavailable)) {
             link.forget();

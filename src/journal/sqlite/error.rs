@@ -29,15 +29,15 @@ impl From<rusqlite::Error> for JournalError {
                 ErrorCode::ReadOnly => JournalError::ReadOnly,
                 _ => JournalError::Sqlite { code: f.extended_code, what: rusqlite::ffi::code_to_str(f.extended_code) },
             },
-            // Driver-side errors can hold column names or values: keep a fixed text.
-            rusqlite::Error::QueryReturnedNoRows => JournalError::Sqlite { code: -1, what: "query returned no rows" },
+            // Not SQLite's answer but the driver's (a row of a shape the
+            // code did not expect): no SQLite code to keep. Its own text can
+            // hold column names or values: a fixed text instead.
+            rusqlite::Error::QueryReturnedNoRows => JournalError::Internal { what: "query returned no rows" },
             rusqlite::Error::InvalidColumnType(..) | rusqlite::Error::FromSqlConversionFailure(..) => {
-                JournalError::Sqlite { code: -1, what: "unexpected column type" }
+                JournalError::Internal { what: "unexpected column type" }
             }
-            rusqlite::Error::IntegralValueOutOfRange(..) => {
-                JournalError::Sqlite { code: -1, what: "integer out of range" }
-            }
-            _ => JournalError::Sqlite { code: -1, what: "sqlite driver error" },
+            rusqlite::Error::IntegralValueOutOfRange(..) => JournalError::Internal { what: "integer out of range" },
+            _ => JournalError::Internal { what: "sqlite driver error" },
         }
     }
 }

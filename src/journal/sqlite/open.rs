@@ -218,6 +218,6 @@ fn ensure_wal(conn: &Connection) -> Result<()> {
     if mode.eq_ignore_ascii_case("wal") {
         Ok(())
     } else {
-        Err(JournalError::Sqlite { code: -1, what: "could not switch the journal to WAL mode" })
+        Err(JournalError::Internal { what: "could not switch the journal to WAL mode" })
     }
 }
