@@ -4,16 +4,26 @@
 //! Plain Rust: it knows dispatch identities, states, JSON documents it stores
 //! verbatim and compact codes, and nothing of hooks, providers or napi.
 //!
-//! - [`Journal`] is the API; it checks every argument, then forwards to its
-//!   [`store::Store`]: `sqlite.rs` (with `open.rs`, `schema.rs`, `read.rs`)
-//!   or `postgres/`.
+//! This folder is the backend-neutral core; `sqlite/` and `postgres/` are
+//! sibling backends holding only SQL and driver code, importing from the
+//! core and never from each other, so a rule is written here once:
+//!
+//! - [`Journal`] is the API (this file, `record.rs`, `outbox.rs`,
+//!   `lease.rs`, `read.rs`): it checks every argument, then forwards to its
+//!   [`store::Store`] (`store.rs`), the one seam a backend implements.
+//!   [`Journal::open`] takes a [`JournalTarget`] and an [`OpenMode`]
+//!   (`target.rs`); only the target knows which backend it names.
 //! - Every write goes through one writer thread per journal that group-commits
 //!   whatever is waiting into one transaction (`writer.rs`, generic over the
-//!   backend's connection); the commands are the dispatch records
-//!   (`record.rs`), the outbox decisions (`outbox.rs`) and leases (`lease.rs`).
-//!   Each returns a [`Reply`]: await it, or `wait()` for it off the async
-//!   runtime. A reply resolves only after the transaction holding its command
-//!   committed.
+//!   backend's connection through `BatchConn`; `job.rs` is a queued command,
+//!   `merge.rs` which commands may run merged). The commands are the dispatch
+//!   records (`record.rs`), the outbox decisions (`outbox.rs`: the verdicts
+//!   both backends apply) and leases (`lease.rs`: the lease rule). Each
+//!   returns a [`Reply`]: await it, or `wait()` for it off the async runtime.
+//!   A reply resolves only after the transaction holding its command
+//!   committed; the commit signal consumers wait on is `commit.rs`.
+//! - The values (`types.rs`, `rows.rs`) and the attempt ledger (`ledger.rs`,
+//!   plain files beside either backend) are the core's too.
 //! - Readers use their own connections and never wait for the writer.
 //!
 //! Errors carry a stable [`JournalError::code`] and never the journal's path,

@@ -158,8 +158,7 @@ pub(super) fn judge_decide(row: Option<DecisionRow>, a: &DecideArgs, now: i64) -
         return Ok(Verdict::Write);
     };
     let existing = ExistingDecision {
-        decision: Decision::from_stored(&decision)
-            .ok_or(JournalError::Internal { what: "unknown decision" })?,
+        decision: Decision::from_stored(&decision).ok_or(JournalError::Internal { what: "unknown decision" })?,
         executor_id: executor_id.unwrap_or_default(),
         reason_code: reason_code.unwrap_or_default(),
         decided_at: decided_at.unwrap_or_default(),

@@ -1,7 +1,7 @@
 //! The one seam between the journal's API and the database that holds it.
 //!
 //! [`super::Journal`] checks every argument's grammar, then hands the command
-//! or query to its [`Store`]: the embedded SQLite file (`sqlite.rs`) or a
+//! or query to its [`Store`]: the embedded SQLite file (`sqlite/`) or a
 //! PostgreSQL schema (`postgres/`). Writes are queued to the store's writer,
 //! which group-commits them and calls each `then` after the commit that holds
 //! it; reads answer synchronously from a snapshot. The dispatcher only ever

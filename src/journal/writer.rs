@@ -47,7 +47,7 @@ const CHECKPOINT_LINGER: Duration = Duration::from_millis(1);
 
 /// What the writer needs of a backend's write connection: one transaction per
 /// batch and one savepoint per command. SQLite and PostgreSQL differ only here
-/// and in the commands' SQL (`sqlite.rs`, `postgres/`).
+/// and in the commands' SQL (`sqlite/`, `postgres/`).
 pub(crate) trait BatchConn: Send + 'static {
     /// Opens the batch's transaction; `durable` when it holds a record or decision.
     fn begin(&mut self, durable: bool) -> Result<()>;

@@ -1,5 +1,12 @@
 //! The embedded SQLite backend: one writer thread on the file's write
-//! connection, a small pool of read-only connections.
+//! connection, a small pool of read-only connections. SQL and rusqlite code
+//! only; the rules it runs are the core's (`..`).
+//!
+//! - `open.rs` recognises, creates and migrates the file; `schema.rs` is its
+//!   DDL and migrations; `quiet.rs` reads a file no writer has open without
+//!   creating anything beside it.
+//! - `outbox.rs` and `lease.rs` are the decisions' and the claims' SQL.
+//! - `error.rs` maps SQLite's errors to [`super::JournalError`], once.
 
 mod error;
 mod lease;
