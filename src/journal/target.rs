@@ -97,3 +97,34 @@ impl From<&PgTarget> for JournalTarget {
         JournalTarget::Postgres(target.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pg() -> PgTarget {
+        PgTarget { connection_string: "postgres://u:hunter2@db.internal/x".into(), schema: "s".into(), ca_file: None }
+    }
+
+    #[test]
+    fn debug_shows_neither_the_path_nor_the_connection_string() {
+        let file = format!("{:?}", JournalTarget::from(Path::new("/home/someone/private.sqlite")));
+        let postgres = format!("{:?}", JournalTarget::from(pg()));
+        for shown in [&file, &postgres] {
+            for secret in ["someone", "private", "hunter2", "db.internal"] {
+                assert!(!shown.contains(secret), "{shown}");
+            }
+        }
+        assert!(postgres.contains("\"s\""), "{postgres}");
+    }
+
+    #[test]
+    fn a_caller_names_exactly_one_journal() {
+        let path = PathBuf::from("j.sqlite");
+        assert_eq!(JournalTarget::either(Some(path.clone()), None), Ok(JournalTarget::File(path.clone())));
+        assert_eq!(JournalTarget::either(None, Some(pg())), Ok(JournalTarget::Postgres(pg())));
+        let refused = Err(JournalError::InvalidArgument { what: "journal" });
+        assert_eq!(JournalTarget::either(None, None), refused);
+        assert_eq!(JournalTarget::either(Some(path), Some(pg())), refused);
+    }
+}
