@@ -8,10 +8,10 @@ use rusqlite::Connection;
 use super::*;
 use crate::journal::{BatchInfo, BATCH_SIZE_BOUNDS};
 
-#[test]
-fn histograms_count_every_batch_and_the_queue_drains_to_zero() {
-    let dir = TempDir::new("observe");
-    let j = open(&dir.file("j.sqlite"));
+both!(histograms_count_every_batch_and_the_queue_drains_to_zero);
+
+fn histograms_count_every_batch_and_the_queue_drains_to_zero(b: &Backend) {
+    let j = b.open();
     let seen: Arc<Mutex<Vec<BatchInfo>>> = Arc::default();
     let sink = Arc::clone(&seen);
     j.after_batch(Arc::new(move |info| sink.lock().unwrap().push(*info)));
@@ -40,11 +40,12 @@ fn histograms_count_every_batch_and_the_queue_drains_to_zero() {
     assert!(stats.batch_size_buckets[at] >= 1);
 }
 
+// SQLite only: `busy_timeout_ms` bounds waits for SQLite's lock.
 #[test]
 fn queue_depth_counts_commands_waiting_behind_a_lock_and_busy_retries_reach_the_batch() {
     let dir = TempDir::new("observe-busy");
     let path = dir.file("j.sqlite");
-    let j = Journal::open(&path, JournalOptions { busy_timeout_ms: 20, ..Default::default() }).unwrap();
+    let j = open_file(&path, JournalOptions { busy_timeout_ms: 20, ..Default::default() }).unwrap();
     j.checkpoint(checkpoint("x")).wait().unwrap();
     let seen: Arc<Mutex<Vec<BatchInfo>>> = Arc::default();
     let sink = Arc::clone(&seen);
