@@ -107,14 +107,19 @@ fn connections_killed_mid_batch_are_retried_and_every_record_lands_exactly_once(
     let stop = std::sync::atomic::AtomicBool::new(false);
     let killed = std::thread::scope(|t| {
         let killer = t.spawn(|| {
-            let mut killed = 0;
-            while !stop.load(Ordering::SeqCst) {
+            // A bounded number of kills, spaced by the killer's own round trips:
+            // kills without end are an outage, which the writer's retries
+            // outlast only for so long.
+            let (mut killed, mut rounds) = (0, 0);
+            while rounds < 10 && !stop.load(Ordering::SeqCst) {
                 let rows = s.sql(&format!(
                     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
                      WHERE application_name = 'loopx-hooks:{}'",
                     s.target.schema
                 ));
-                killed += rows[0].get::<_, i64>(0);
+                let now = rows[0].get::<_, i64>(0);
+                killed += now;
+                rounds += usize::from(now > 0);
                 std::thread::sleep(Duration::from_millis(15));
             }
             killed
@@ -132,11 +137,13 @@ fn connections_killed_mid_batch_are_retried_and_every_record_lands_exactly_once(
                 })
             })
             .collect();
-        for w in writers {
-            w.join().unwrap();
-        }
+        // Every writer is joined and the killer stopped before a writer's
+        // failure is raised, so a failure cannot leave the killer running.
+        let ended: Vec<_> = writers.into_iter().map(|w| w.join()).collect();
         stop.store(true, Ordering::SeqCst);
-        killer.join().unwrap()
+        let killed = killer.join().unwrap();
+        ended.into_iter().for_each(|e| e.unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        killed
     });
     assert!(killed > 0, "the test killed no connection");
     let stats = j.stats().unwrap();
