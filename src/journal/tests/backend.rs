@@ -191,6 +191,22 @@ impl Backend {
         }
     }
 
+    /// What names where the journal lives, private to the host: the file's
+    /// path and folder, or the connection string and the server's address.
+    pub(in crate::journal) fn private_names(&self) -> Vec<String> {
+        match self {
+            Backend::Sqlite { path, .. } => {
+                let folder = path.parent().and_then(Path::file_name).unwrap().to_string_lossy().into_owned();
+                vec![path.display().to_string(), folder]
+            }
+            Backend::Postgres(s) => {
+                let url = s.target.connection_string.clone();
+                let address = url.rsplit('@').next().and_then(|rest| rest.split('/').next()).unwrap().to_owned();
+                vec![url, address]
+            }
+        }
+    }
+
     /// The folder of this journal's attempt ledgers on this host.
     pub(in crate::journal) fn ledger_dir(&self) -> PathBuf {
         match self {

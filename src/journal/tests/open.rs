@@ -13,7 +13,8 @@ both!(
     creates_then_reopens,
     a_newer_journal_is_refused_and_left_unchanged,
     reopening_a_current_journal_changes_nothing,
-    concurrent_creation_of_one_journal_is_safe
+    concurrent_creation_of_one_journal_is_safe,
+    a_journal_and_its_closed_errors_name_nothing_private
 );
 
 fn header(path: &Path) -> (i32, i32, String) {
@@ -195,31 +196,42 @@ fn concurrent_creation_of_one_journal_is_safe(b: &Backend) {
     assert!(j.integrity_check().unwrap());
 }
 
-/// The journal's path is private to the host: no error or debug text holds it.
+/// Where a journal lives is private to the host: neither an open journal's
+/// debug text nor the errors of a closed one show it.
+fn a_journal_and_its_closed_errors_name_nothing_private(b: &Backend) {
+    let j = b.open();
+    let mut shown = vec![format!("{j:?}")];
+    j.close();
+    let errors = [j.checkpoint(checkpoint("a")).wait().unwrap_err(), j.get_dispatch(&dispatch_id("a")).unwrap_err()];
+    for e in errors {
+        assert_eq!(e.code(), "journal_closed");
+        shown.push(format!("{e} {e:?}"));
+    }
+    let private = b.private_names();
+    assert!(private.iter().all(|p| p.len() > 8), "{private:?}");
+    for text in &shown {
+        assert!(private.iter().all(|p| !text.contains(p.as_str())), "{text}");
+    }
+}
+
+/// The journal's path is private to the host: no error opening it holds it.
 // SQLite only: paths (a connection string: `postgres/tests.rs`).
 #[test]
 fn errors_never_show_the_path() {
     let dir = TempDir::new("secret-name-x7");
     let secret = "secret-name-x7";
-    let mut errors = vec![
-        open_file(dir.file("missing-dir/j.sqlite"), JournalOptions::default()).unwrap_err(),
-        open_file(&dir.0, JournalOptions::default()).unwrap_err(),
-    ];
     let text = dir.file("notes.txt");
     std::fs::write(&text, "plain text").unwrap();
-    errors.push(open_file(&text, JournalOptions::default()).unwrap_err());
-
-    let path = dir.file("j.sqlite");
-    let j = open(&path);
-    assert!(!format!("{j:?}").contains(secret));
-    j.close();
-    errors.push(j.checkpoint(checkpoint("a")).wait().unwrap_err());
-    errors.push(j.get_dispatch(&dispatch_id("a")).unwrap_err());
-    errors.push(JournalError::TooNew { found: 99, supported: 1 });
+    let errors = [
+        open_file(dir.file("missing-dir/j.sqlite"), JournalOptions::default()).unwrap_err(),
+        open_file(&dir.0, JournalOptions::default()).unwrap_err(),
+        open_file(&text, JournalOptions::default()).unwrap_err(),
+        open_file_read_only(dir.file("missing")).unwrap_err(),
+        JournalError::TooNew { found: 99, supported: 1 },
+    ];
     for e in &errors {
         assert!(!e.to_string().contains(secret), "{e}");
         assert!(!format!("{e:?}").contains(secret), "{e:?}");
         assert!(!e.to_string().contains(&*std::env::temp_dir().to_string_lossy()), "{e}");
     }
-    assert_eq!(errors[4].code(), "journal_closed");
 }
