@@ -5,7 +5,6 @@ use std::sync::Barrier;
 use rusqlite::Connection;
 
 use super::super::open::{in_read_txn, upgrade};
-use super::super::postgres::PG_SCHEMA_VERSION;
 use super::super::schema::{migrate, Migration, MIGRATIONS};
 use super::*;
 
@@ -41,11 +40,11 @@ fn creates_then_reopens(b: &Backend) {
     assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Fresh);
     j.close();
     match b {
-        Backend::Sqlite { path, .. } => assert_eq!(header(path), (APPLICATION_ID, SCHEMA_VERSION, "wal".into())),
+        Backend::Sqlite { path, .. } => assert_eq!(header(path), (APPLICATION_ID, b.schema_version(), "wal".into())),
         Backend::Postgres(s) => {
             let meta = s.sql("SELECT application_id, version FROM meta");
             assert_eq!(meta.len(), 1);
-            assert_eq!((meta[0].get::<_, i32>(0), meta[0].get::<_, i32>(1)), (APPLICATION_ID, PG_SCHEMA_VERSION));
+            assert_eq!((meta[0].get::<_, i32>(0), meta[0].get::<_, i32>(1)), (APPLICATION_ID, b.schema_version()));
         }
     }
     let j = b.open();
