@@ -10,6 +10,7 @@ use super::*;
 both!(
     reading_only_changes_nothing_and_refuses_writes,
     a_read_only_open_of_a_missing_journal_creates_nothing,
+    a_reader_reads_a_writers_commits_as_they_land,
     credential_like_tokens_are_never_stored,
     a_checkpoint_whose_request_holds_a_credential_anywhere_is_refused_unwritten
 );
@@ -141,6 +142,24 @@ fn an_sqlite_file_with_no_tables_is_not_a_journal_to_a_reader_and_stays_empty() 
     let before = file_hashes(&blank);
     assert_eq!(open_file_read_only(&blank).unwrap_err(), JournalError::NotAJournal);
     assert_eq!(file_hashes(&blank), before);
+}
+
+/// A read-only journal opened beside a writer reads each of its commits
+/// once committed, and goes on reading after the writer closed.
+fn a_reader_reads_a_writers_commits_as_they_land(b: &Backend) {
+    let w = b.open();
+    w.checkpoint(checkpoint("a")).wait().unwrap();
+    let r = b.open_read_only().unwrap();
+    assert_eq!(r.stats().unwrap().checkpointed, 1);
+    assert_eq!(r.get_dispatch(&dispatch_id("b")).unwrap(), None);
+    w.checkpoint(checkpoint("b")).wait().unwrap();
+    w.record_final(proposed("b", 1, "r", &["b1"])).wait().unwrap();
+    assert_eq!(r.get_dispatch(&dispatch_id("b")).unwrap().unwrap().state, DispatchState::Proposed);
+    assert_eq!(r.list_intents(&IntentFilter::default()).unwrap().items.len(), 1);
+    w.close();
+    let s = r.stats().unwrap();
+    assert_eq!((s.checkpointed, s.proposed), (1, 1));
+    r.close();
 }
 
 // SQLite only: quiet reads of SQLite files.
