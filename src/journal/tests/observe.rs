@@ -8,7 +8,10 @@ use rusqlite::Connection;
 use super::*;
 use crate::journal::{BatchInfo, BATCH_SIZE_BOUNDS};
 
-both!(histograms_count_every_batch_and_the_queue_drains_to_zero);
+both!(
+    histograms_count_every_batch_and_the_queue_drains_to_zero,
+    queue_depth_counts_commands_held_behind_another_connections_lock
+);
 
 fn histograms_count_every_batch_and_the_queue_drains_to_zero(b: &Backend) {
     let j = b.open();
@@ -38,6 +41,25 @@ fn histograms_count_every_batch_and_the_queue_drains_to_zero(b: &Backend) {
     let largest = seen.iter().map(|b| b.size).max().unwrap();
     let at = BATCH_SIZE_BOUNDS.iter().position(|b| largest <= *b).unwrap_or(BATCH_SIZE_BOUNDS.len());
     assert!(stats.batch_size_buckets[at] >= 1);
+}
+
+/// Commands count as queued from their submission until their batch ended,
+/// however long it waits for another connection's lock.
+fn queue_depth_counts_commands_held_behind_another_connections_lock(b: &Backend) {
+    let j = b.open();
+    j.checkpoint(checkpoint("x")).wait().unwrap();
+    let lock = b.write_lock();
+    let waiting: Vec<_> = (0..5).map(|i| j.checkpoint(checkpoint(&format!("q{i}")))).collect();
+    assert_eq!(j.writer_stats().queue_depth, 5);
+    // Long enough for an unheld batch to commit several times over.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(j.writer_stats().queue_depth, 5, "still held");
+    drop(lock);
+    for r in waiting {
+        assert_eq!(r.wait().unwrap(), CheckpointState::Fresh);
+    }
+    assert_eq!(j.writer_stats().queue_depth, 0);
+    assert_eq!(j.stats().unwrap().checkpointed, 6);
 }
 
 // SQLite only: `busy_timeout_ms` bounds waits for SQLite's lock.
