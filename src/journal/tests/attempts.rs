@@ -7,6 +7,13 @@ use super::super::sqlite::open::upgrade;
 use super::super::sqlite::schema::MIGRATIONS;
 use super::*;
 
+both!(
+    an_invocation_whose_checkpoint_reached_the_journal_counts_as_an_attempt,
+    a_hook_that_did_not_get_its_turn_is_journaled_as_owed_with_no_attempt_used,
+    attempts_an_ended_process_noted_are_counted_by_the_next_opener,
+    a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none
+);
+
 fn at(seed: &str, attempt: u32) -> Checkpoint {
     Checkpoint { attempt, ..checkpoint(seed) }
 }
@@ -22,10 +29,8 @@ fn record(j: &Journal, records: Vec<RecordCommand>) -> Vec<Result<RecordAnswer>>
     rx.recv().unwrap().unwrap()
 }
 
-#[test]
-fn an_invocation_whose_checkpoint_reached_the_journal_counts_as_an_attempt() {
-    let dir = TempDir::new("attempts");
-    let j = open(&dir.file("j.sqlite"));
+fn an_invocation_whose_checkpoint_reached_the_journal_counts_as_an_attempt(b: &Backend) {
+    let j = b.open();
     assert_eq!(j.checkpoint(at("a", 1)).wait().unwrap(), CheckpointState::Fresh);
     // No result was recorded (the process died): the invocation still counts.
     assert_eq!(attempts(&j, "a"), (DispatchState::Checkpointed, 1));
@@ -48,10 +53,8 @@ fn an_invocation_whose_checkpoint_reached_the_journal_counts_as_an_attempt() {
     assert_eq!(attempts(&j, "a"), (DispatchState::Failed, 3));
 }
 
-#[test]
-fn a_hook_that_did_not_get_its_turn_is_journaled_as_owed_with_no_attempt_used() {
-    let dir = TempDir::new("deferred");
-    let j = open(&dir.file("j.sqlite"));
+fn a_hook_that_did_not_get_its_turn_is_journaled_as_owed_with_no_attempt_used(b: &Backend) {
+    let j = b.open();
     let answers = record(&j, vec![RecordCommand::Defer(at("b", 0))]);
     assert_eq!(answers, vec![Ok(RecordAnswer::Deferred(CheckpointState::Fresh))]);
     assert_eq!(attempts(&j, "b"), (DispatchState::Checkpointed, 0));
@@ -68,6 +71,7 @@ fn a_hook_that_did_not_get_its_turn_is_journaled_as_owed_with_no_attempt_used() 
     assert_eq!(err, JournalError::InvalidArgument { what: "attempt" });
 }
 
+// SQLite only: migrates SQLite's own earlier schema.
 #[test]
 fn a_version_2_checkpoint_without_attempts_migrates_as_one_invocation_cut_short() {
     let dir = TempDir::new("migrate-v3");
@@ -96,8 +100,8 @@ fn a_version_2_checkpoint_without_attempts_migrates_as_one_invocation_cut_short(
 
 /// A process that noted `attempts` in its ledger and ended before any of
 /// their checkpoints committed (its file handle, and so its lock, is gone).
-fn ended_process_noted(path: &Path, attempts: &[Checkpoint]) {
-    let ledger = super::super::ledger::Ledger::create(&super::super::sqlite::ledger_dir(path).unwrap()).unwrap();
+fn ended_process_noted(b: &Backend, attempts: &[Checkpoint]) {
+    let ledger = super::super::ledger::Ledger::create(&b.ledger_dir()).unwrap();
     for c in attempts {
         ledger.note(c).unwrap();
     }
@@ -112,20 +116,17 @@ fn failures(j: &Journal, seed: &str) -> Vec<(u32, String)> {
 /// instruction does so before the queued checkpoint commits; its attempt
 /// is still counted by whoever opens the journal next, and never presumed
 /// to be still running.
-#[test]
-fn attempts_an_ended_process_noted_are_counted_by_the_next_opener() {
-    let dir = TempDir::new("ledger-fold");
-    let path = dir.file("j.sqlite");
-    let j = open(&path);
+fn attempts_an_ended_process_noted_are_counted_by_the_next_opener(b: &Backend) {
+    let j = b.open();
     // c's checkpoint reached the journal before the end, d is already final, e went on to attempt 3.
     j.checkpoint(at("c", 1)).wait().unwrap();
     j.checkpoint(at("d", 1)).wait().unwrap();
     j.record_final(proposed("d", 1, "d", &[])).wait().unwrap();
     j.checkpoint(at("e", 3)).wait().unwrap();
     j.close();
-    ended_process_noted(&path, &[at("a", 1), at("b", 2), at("c", 1), at("d", 1), at("e", 2)]);
+    ended_process_noted(b, &[at("a", 1), at("b", 2), at("c", 1), at("d", 1), at("e", 2)]);
 
-    let j = open(&path);
+    let j = b.open();
     // a: never reached the journal; now checkpointed and failed at attempt 1.
     assert_eq!(attempts(&j, "a"), (DispatchState::Failed, 1));
     assert_eq!(failures(&j, "a"), vec![(1, "producer_failed".to_owned())]);
@@ -139,7 +140,7 @@ fn attempts_an_ended_process_noted_are_counted_by_the_next_opener() {
     assert_eq!(attempts(&j, "e"), (DispatchState::Checkpointed, 3));
     assert_eq!(failures(&j, "e"), vec![]);
     // The folded ledger is gone; only this opener's own file remains.
-    let ledger_dir = super::super::sqlite::ledger_dir(&path).unwrap();
+    let ledger_dir = b.ledger_dir();
     assert_eq!(std::fs::read_dir(&ledger_dir).unwrap().count(), 1);
     // Folding again changes nothing.
     assert_eq!(j.fold_ended_attempts(), 0);
@@ -150,15 +151,12 @@ fn attempts_an_ended_process_noted_are_counted_by_the_next_opener() {
 
 /// The ledger of a process still running is never folded (its attempts may
 /// still be running), and an attempt whose outcome committed leaves no entry.
-#[test]
-fn a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none() {
-    let dir = TempDir::new("ledger-live");
-    let path = dir.file("j.sqlite");
-    let live = open(&path);
+fn a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none(b: &Backend) {
+    let live = b.open();
     let (tx, rx) = std::sync::mpsc::channel();
     live.checkpoint_then(at("a", 1), Box::new(move |r| tx.send(r).unwrap())).unwrap();
     rx.recv().unwrap().unwrap();
-    let other = open(&path);
+    let other = b.open();
     assert_eq!(other.fold_ended_attempts(), 0);
     assert_eq!(attempts(&other, "a"), (DispatchState::Checkpointed, 1));
     live.record_final(proposed("a", 1, "a", &[])).wait().unwrap();

@@ -1,34 +1,21 @@
 //! Group commit, isolation of a failing command, several journals on one
-//! file, BUSY, and closing.
+//! target, BUSY, and closing.
 
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use rusqlite::Connection;
-
 use super::*;
 
-/// Holds the write lock from a foreign connection until dropped.
-struct WriteLock(Connection);
+both!(
+    concurrent_checkpoints_share_commits,
+    concurrent_records_share_durable_commits,
+    a_failing_command_leaves_its_batch_committed,
+    two_journals_race_to_record_one_dispatch,
+    close_finishes_queued_work_then_refuses
+);
 
-impl WriteLock {
-    fn take(path: &Path) -> WriteLock {
-        let c = Connection::open(path).unwrap();
-        c.execute_batch("BEGIN IMMEDIATE").unwrap();
-        WriteLock(c)
-    }
-}
-
-impl Drop for WriteLock {
-    fn drop(&mut self) {
-        self.0.execute_batch("ROLLBACK").unwrap();
-    }
-}
-
-#[test]
-fn concurrent_checkpoints_share_commits() {
-    let dir = TempDir::new("group");
-    let j = Arc::new(open(&dir.file("j.sqlite")));
+fn concurrent_checkpoints_share_commits(b: &Backend) {
+    let j = Arc::new(b.open());
     let barrier = Arc::new(Barrier::new(64));
     let threads: Vec<_> = (0..64)
         .map(|i| {
@@ -50,10 +37,8 @@ fn concurrent_checkpoints_share_commits() {
     assert_eq!(j.stats().unwrap().checkpointed, 64);
 }
 
-#[test]
-fn concurrent_records_share_durable_commits() {
-    let dir = TempDir::new("group-rec");
-    let j = Arc::new(open(&dir.file("j.sqlite")));
+fn concurrent_records_share_durable_commits(b: &Backend) {
+    let j = Arc::new(b.open());
     let replies: Vec<_> = (0..64).map(|i| j.checkpoint(checkpoint(&format!("g{i}")))).collect();
     replies.into_iter().for_each(|r| assert_eq!(r.wait().unwrap(), CheckpointState::Fresh));
     let before = j.writer_stats();
@@ -76,13 +61,10 @@ fn concurrent_records_share_durable_commits() {
     assert!(after.durable_commits - before.durable_commits <= 16, "{after:?}");
 }
 
-#[test]
-fn a_failing_command_leaves_its_batch_committed() {
-    let dir = TempDir::new("isolate");
-    let path = dir.file("j.sqlite");
-    let j = open(&path);
+fn a_failing_command_leaves_its_batch_committed(b: &Backend) {
+    let j = b.open();
     j.checkpoint(checkpoint("x")).wait().unwrap();
-    let lock = WriteLock::take(&path);
+    let lock = b.write_lock();
     // The writer takes this one alone and waits for the lock ...
     let first = j.checkpoint(checkpoint("first"));
     std::thread::sleep(Duration::from_millis(200));
@@ -107,12 +89,9 @@ fn a_failing_command_leaves_its_batch_committed() {
     assert!(j.list_intents(&IntentFilter::default()).unwrap().items.is_empty());
 }
 
-#[test]
-fn two_journals_race_to_record_one_dispatch() {
-    let dir = TempDir::new("race-record");
-    let path = dir.file("j.sqlite");
-    let a = Arc::new(open(&path));
-    let b = Arc::new(open(&path));
+fn two_journals_race_to_record_one_dispatch(on: &Backend) {
+    let a = Arc::new(on.open());
+    let b = Arc::new(on.open());
     for round in 0..20 {
         let seed = format!("r{round}");
         let states = [a.checkpoint(checkpoint(&seed)).wait().unwrap(), b.checkpoint(checkpoint(&seed)).wait().unwrap()];
@@ -144,13 +123,12 @@ fn two_journals_race_to_record_one_dispatch() {
     assert!(a.integrity_check().unwrap());
 }
 
+// SQLite only: `busy_timeout_ms` bounds waits for SQLite's lock.
 #[test]
 fn a_lock_held_too_long_answers_busy_then_recovers() {
-    let dir = TempDir::new("busy");
-    let path = dir.file("j.sqlite");
-    let j = Journal::open(&path, JournalOptions { busy_timeout_ms: 20, ..Default::default() }, OpenMode::ReadWrite)
-        .unwrap();
-    let lock = WriteLock::take(&path);
+    let b = Backend::sqlite("busy");
+    let j = b.open_with(JournalOptions { busy_timeout_ms: 20, ..Default::default() }).unwrap();
+    let lock = b.write_lock();
     let e = j.checkpoint(checkpoint("a")).wait().unwrap_err();
     assert_eq!((e.clone(), e.code()), (JournalError::Busy, "busy"));
     assert!(j.writer_stats().busy_retries >= 1);
@@ -158,11 +136,8 @@ fn a_lock_held_too_long_answers_busy_then_recovers() {
     assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Fresh);
 }
 
-#[test]
-fn close_finishes_queued_work_then_refuses() {
-    let dir = TempDir::new("close");
-    let path = dir.file("j.sqlite");
-    let j = open(&path);
+fn close_finishes_queued_work_then_refuses(b: &Backend) {
+    let j = b.open();
     let queued: Vec<_> = (0..50).map(|i| j.checkpoint(checkpoint(&format!("c{i}")))).collect();
     j.close();
     for r in queued {
@@ -173,5 +148,5 @@ fn close_finishes_queued_work_then_refuses() {
     assert_eq!(j.decide(&intent_id("a"), "exec", Decision::Admit, "ok").wait().unwrap_err(), JournalError::Closed);
     assert_eq!(j.stats().unwrap_err(), JournalError::Closed);
     j.close();
-    assert_eq!(open(&path).stats().unwrap().checkpointed, 50);
+    assert_eq!(b.open().stats().unwrap().checkpointed, 50);
 }

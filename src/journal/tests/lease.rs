@@ -8,8 +8,16 @@ use super::super::sqlite::open::upgrade;
 use super::super::sqlite::schema::MIGRATIONS;
 use super::*;
 
-fn journal_with_intents(dir: &TempDir, seeds: &[&str]) -> Journal {
-    let j = open(&dir.file("j.sqlite"));
+both!(
+    claims_share_the_open_intents_oldest_first_and_an_empty_claim_writes_nothing,
+    decide_and_done_need_the_live_lease,
+    a_successor_finishes_what_a_dead_holder_admitted,
+    a_commit_wakes_waiters_on_the_same_journal_in_this_process,
+    executors_on_two_journals_claim_disjoint_intents_and_decide_under_their_lease
+);
+
+fn journal_with_intents(b: &Backend, seeds: &[&str]) -> Journal {
+    let j = b.open();
     j.checkpoint(checkpoint("a")).wait().unwrap();
     j.record_final(proposed("a", 1, "r", seeds)).wait().unwrap();
     j
@@ -20,15 +28,20 @@ fn claim(j: &Journal, executor: &str, lease_ms: u32, batch: u32) -> Vec<String> 
     j.claim(r).wait().unwrap().into_iter().map(|i| i.intent_id).collect()
 }
 
-#[test]
-fn claims_share_the_open_intents_oldest_first_and_an_empty_claim_writes_nothing() {
-    let dir = TempDir::new("claim");
-    let j = journal_with_intents(&dir, &["i1", "i2", "i3"]);
+fn claims_share_the_open_intents_oldest_first_and_an_empty_claim_writes_nothing(b: &Backend) {
+    let j = journal_with_intents(b, &["i1", "i2", "i3"]);
     assert_eq!(claim(&j, "exec.a", 60_000, 2), vec![intent_id("i1"), intent_id("i2")]);
     assert_eq!(claim(&j, "exec.b", 60_000, 5), vec![intent_id("i3")]);
-    let commits = j.commit_count();
+    let (commits, before) = (j.commit_count(), b.fingerprint());
     assert!(claim(&j, "exec.c", 60_000, 5).is_empty());
-    assert_eq!(j.commit_count(), commits, "nothing claimable: no transaction");
+    assert_eq!(b.fingerprint(), before, "nothing claimable: nothing written");
+    let transactions = match b {
+        // Answered from a read: no write transaction at all.
+        Backend::Sqlite { .. } => 0,
+        // One writer transaction (the claim locks what it takes) that changes no row.
+        Backend::Postgres(_) => 1,
+    };
+    assert_eq!(j.commit_count(), commits + transactions);
     let other_kind = ClaimRequest {
         executor_id: "exec.c".into(),
         lease_ms: 1,
@@ -42,10 +55,8 @@ fn claims_share_the_open_intents_oldest_first_and_an_empty_claim_writes_nothing(
     assert_eq!(j.claim(bad).wait(), Err(JournalError::InvalidArgument { what: "leaseMs" }));
 }
 
-#[test]
-fn decide_and_done_need_the_live_lease() {
-    let dir = TempDir::new("lease-rules");
-    let j = journal_with_intents(&dir, &["i1", "i2"]);
+fn decide_and_done_need_the_live_lease(b: &Backend) {
+    let j = journal_with_intents(b, &["i1", "i2"]);
     let (i1, i2) = (intent_id("i1"), intent_id("i2"));
     assert_eq!(claim(&j, "exec.a", 60_000, 1), vec![i1.clone()]);
     assert_eq!(j.decide(&i1, "exec.b", Decision::Admit, "ok").wait(), Err(JournalError::LeaseNotHeld));
@@ -66,10 +77,8 @@ fn decide_and_done_need_the_live_lease() {
     assert_eq!(row[1].decision, Some(Decision::Reject));
 }
 
-#[test]
-fn a_successor_finishes_what_a_dead_holder_admitted() {
-    let dir = TempDir::new("lease-successor");
-    let j = journal_with_intents(&dir, &["i1"]);
+fn a_successor_finishes_what_a_dead_holder_admitted(b: &Backend) {
+    let j = journal_with_intents(b, &["i1"]);
     let i1 = intent_id("i1");
     assert_eq!(claim(&j, "exec.dead", 500, 1), vec![i1.clone()]);
     assert_eq!(j.decide(&i1, "exec.dead", Decision::Admit, "ok").wait(), Ok(DecideOutcome::Decided));
@@ -90,11 +99,9 @@ fn a_successor_finishes_what_a_dead_holder_admitted() {
     assert!(j.list_intents(&f).unwrap().items.is_empty());
 }
 
-#[test]
-fn a_commit_wakes_waiters_on_the_same_file_in_this_process() {
-    let dir = TempDir::new("lease-wake");
-    let writer = open(&dir.file("j.sqlite"));
-    let consumer = open(&dir.file("j.sqlite"));
+fn a_commit_wakes_waiters_on_the_same_journal_in_this_process(b: &Backend) {
+    let writer = b.open();
+    let consumer = b.open();
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     let generation = consumer.commit_generation();
     assert!(!rt.block_on(consumer.wait_for_commit(generation, Duration::from_millis(30))));
@@ -111,6 +118,34 @@ fn a_commit_wakes_waiters_on_the_same_file_in_this_process() {
     assert!(consumer.commit_generation() > generation);
 }
 
+/// Two journals on one target claim at once: each intent goes to one of them,
+/// and only the holder of its lease decides.
+fn executors_on_two_journals_claim_disjoint_intents_and_decide_under_their_lease(b: &Backend) {
+    let seeds: Vec<String> = (0..10).map(|n| format!("i{n}")).collect();
+    let refs: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    let (x, y) = (journal_with_intents(b, &refs), b.open());
+    let (rx, ry) = std::thread::scope(|t| {
+        let rx = t.spawn(|| claim(&x, "exec.x", 60_000, 6));
+        let ry = t.spawn(|| claim(&y, "exec.y", 60_000, 6));
+        (rx.join().unwrap(), ry.join().unwrap())
+    });
+    let mut all: Vec<String> = rx.iter().chain(ry.iter()).cloned().collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 10, "every intent claimed once: {rx:?} {ry:?}");
+    let order = |ids: &[String]| ids.iter().map(|i| seeds.iter().position(|s| intent_id(s) == *i)).collect::<Vec<_>>();
+    assert!(order(&rx).windows(2).all(|w| w[0] < w[1]), "oldest first");
+    let mine = &rx[0];
+    assert_eq!(y.decide(mine, "exec.y", Decision::Admit, "ok").wait(), Err(JournalError::LeaseNotHeld));
+    assert_eq!(x.decide(mine, "exec.x", Decision::Admit, "ok").wait(), Ok(DecideOutcome::Decided));
+    assert_eq!(x.decide(mine, "exec.x", Decision::Admit, "ok").wait(), Ok(DecideOutcome::SameDecision));
+    assert_eq!(x.mark_done(mine, "exec.x").wait(), Ok(DoneOutcome::Done));
+    assert_eq!(x.mark_done(mine, "exec.x").wait(), Ok(DoneOutcome::AlreadyDone));
+    assert_eq!(x.stats().unwrap().intents_open, 9);
+    assert!(claim(&y, "exec.z", 60_000, 20).is_empty(), "everything else is leased");
+}
+
+// SQLite only: migrates SQLite's own earlier schema.
 #[test]
 fn a_version_1_journal_migrates_to_leases_keeping_its_rows() {
     let dir = TempDir::new("lease-migrate");

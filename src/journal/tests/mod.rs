@@ -1,7 +1,10 @@
-//! Journal tests on real files in a temporary directory (std::env::temp_dir,
-//! one unique directory per test, removed when the test ends).
+//! Journal tests against real backends: SQLite files in a temporary
+//! directory (one unique directory per test, removed when the test ends) and
+//! PostgreSQL schemas (`backend.rs`). A test about the journal runs on both;
+//! one about SQLite files, or about the server, on its backend alone.
 
 mod attempts;
+mod backend;
 mod concurrency;
 mod hostile;
 mod lease;
@@ -13,6 +16,8 @@ mod records;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+pub(super) use backend::{both, file_hashes, open, open_file, open_file_read_only, open_target, url, Backend, Schema};
 
 use super::*;
 use crate::identity::sha256_hex;
@@ -42,10 +47,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-pub(super) fn open(path: &Path) -> Journal {
-    Journal::open(path, JournalOptions::default(), OpenMode::ReadWrite).expect("open journal")
 }
 
 pub(super) fn hex(seed: &str) -> String {

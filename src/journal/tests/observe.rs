@@ -8,10 +8,13 @@ use rusqlite::Connection;
 use super::*;
 use crate::journal::{BatchInfo, BATCH_SIZE_BOUNDS};
 
-#[test]
-fn histograms_count_every_batch_and_the_queue_drains_to_zero() {
-    let dir = TempDir::new("observe");
-    let j = open(&dir.file("j.sqlite"));
+both!(
+    histograms_count_every_batch_and_the_queue_drains_to_zero,
+    queue_depth_counts_commands_held_behind_another_connections_lock
+);
+
+fn histograms_count_every_batch_and_the_queue_drains_to_zero(b: &Backend) {
+    let j = b.open();
     let seen: Arc<Mutex<Vec<BatchInfo>>> = Arc::default();
     let sink = Arc::clone(&seen);
     j.after_batch(Arc::new(move |info| sink.lock().unwrap().push(*info)));
@@ -40,12 +43,31 @@ fn histograms_count_every_batch_and_the_queue_drains_to_zero() {
     assert!(stats.batch_size_buckets[at] >= 1);
 }
 
+/// Commands count as queued from their submission until their batch ended,
+/// however long it waits for another connection's lock.
+fn queue_depth_counts_commands_held_behind_another_connections_lock(b: &Backend) {
+    let j = b.open();
+    j.checkpoint(checkpoint("x")).wait().unwrap();
+    let lock = b.write_lock();
+    let waiting: Vec<_> = (0..5).map(|i| j.checkpoint(checkpoint(&format!("q{i}")))).collect();
+    assert_eq!(j.writer_stats().queue_depth, 5);
+    // Long enough for an unheld batch to commit several times over.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(j.writer_stats().queue_depth, 5, "still held");
+    drop(lock);
+    for r in waiting {
+        assert_eq!(r.wait().unwrap(), CheckpointState::Fresh);
+    }
+    assert_eq!(j.writer_stats().queue_depth, 0);
+    assert_eq!(j.stats().unwrap().checkpointed, 6);
+}
+
+// SQLite only: `busy_timeout_ms` bounds waits for SQLite's lock.
 #[test]
 fn queue_depth_counts_commands_waiting_behind_a_lock_and_busy_retries_reach_the_batch() {
     let dir = TempDir::new("observe-busy");
     let path = dir.file("j.sqlite");
-    let j = Journal::open(&path, JournalOptions { busy_timeout_ms: 20, ..Default::default() }, OpenMode::ReadWrite)
-        .unwrap();
+    let j = open_file(&path, JournalOptions { busy_timeout_ms: 20, ..Default::default() }).unwrap();
     j.checkpoint(checkpoint("x")).wait().unwrap();
     let seen: Arc<Mutex<Vec<BatchInfo>>> = Arc::default();
     let sink = Arc::clone(&seen);

@@ -1,12 +1,20 @@
 //! Recognition, creation, migrations, and what errors may say.
 
-use std::sync::{Arc, Barrier};
+use std::sync::Barrier;
 
 use rusqlite::Connection;
 
 use super::super::sqlite::open::{in_read_txn, upgrade};
 use super::super::sqlite::schema::{migrate, Migration, MIGRATIONS};
 use super::*;
+
+both!(
+    creates_then_reopens,
+    a_newer_journal_is_refused_and_left_unchanged,
+    reopening_a_current_journal_changes_nothing,
+    concurrent_creation_of_one_journal_is_safe,
+    a_journal_and_its_closed_errors_name_nothing_private
+);
 
 fn header(path: &Path) -> (i32, i32, String) {
     let c = Connection::open(path).unwrap();
@@ -27,19 +35,24 @@ fn pseudo_random(n: usize, mut x: u64) -> Vec<u8> {
         .collect()
 }
 
-#[test]
-fn creates_then_reopens() {
-    let dir = TempDir::new("create");
-    let path = dir.file("j.sqlite");
-    let j = open(&path);
+fn creates_then_reopens(b: &Backend) {
+    let j = b.open();
     assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Fresh);
     j.close();
-    assert_eq!(header(&path), (APPLICATION_ID, SCHEMA_VERSION, "wal".into()));
-    let j = open(&path);
+    match b {
+        Backend::Sqlite { path, .. } => assert_eq!(header(path), (APPLICATION_ID, b.schema_version(), "wal".into())),
+        Backend::Postgres(s) => {
+            let meta = s.sql("SELECT application_id, version FROM meta");
+            assert_eq!(meta.len(), 1);
+            assert_eq!((meta[0].get::<_, i32>(0), meta[0].get::<_, i32>(1)), (APPLICATION_ID, b.schema_version()));
+        }
+    }
+    let j = b.open();
     assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 1 });
     assert!(j.integrity_check().unwrap());
 }
 
+// SQLite only: an empty file.
 #[test]
 fn an_empty_file_becomes_a_journal() {
     let dir = TempDir::new("empty");
@@ -50,6 +63,7 @@ fn an_empty_file_becomes_a_journal() {
 }
 
 /// Every refused file keeps its exact bytes.
+// SQLite only: foreign files (a foreign schema: `postgres/tests.rs`).
 #[test]
 fn foreign_files_are_refused_and_left_unchanged() {
     let dir = TempDir::new("foreign");
@@ -93,46 +107,39 @@ fn foreign_files_are_refused_and_left_unchanged() {
 
     for path in [&text, &binary, &fake, &tiny, &foreign_db, &foreign_app, &ours_plus] {
         let before = file_hash(path);
-        let err = Journal::open(path, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err();
+        let err = open_file(path, JournalOptions::default()).unwrap_err();
         assert_eq!(err, JournalError::NotAJournal, "{}", path.display());
         assert_eq!(err.code(), "not_a_journal");
         assert_eq!(file_hash(path), before, "{} changed", path.display());
     }
 }
 
-#[test]
-fn a_newer_journal_is_refused_and_left_unchanged() {
-    let dir = TempDir::new("too-new");
-    let path = dir.file("j.sqlite");
-    let j = open(&path);
+fn a_newer_journal_is_refused_and_left_unchanged(b: &Backend) {
+    let j = b.open();
     j.checkpoint(checkpoint("a")).wait().unwrap();
     j.close();
-    {
-        let c = Connection::open(&path).unwrap();
-        c.pragma_update(None, "user_version", 99).unwrap();
-    }
-    let before = file_hash(&path);
-    let err = Journal::open(&path, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err();
-    assert_eq!(err, JournalError::TooNew { found: 99, supported: SCHEMA_VERSION });
+    b.stamp_version(99);
+    let before = b.fingerprint();
+    let err = b.open_with(JournalOptions::default()).unwrap_err();
+    assert_eq!(err, JournalError::TooNew { found: 99, supported: b.schema_version() });
     assert_eq!(err.code(), "journal_too_new");
-    assert_eq!(file_hash(&path), before);
+    assert_eq!(b.open_read_only().unwrap_err(), err);
+    assert_eq!(b.fingerprint(), before);
 }
 
-#[test]
-fn reopening_a_current_journal_changes_nothing() {
-    let dir = TempDir::new("noop");
-    let path = dir.file("j.sqlite");
-    let j = open(&path);
+fn reopening_a_current_journal_changes_nothing(b: &Backend) {
+    let j = b.open();
     j.checkpoint(checkpoint("a")).wait().unwrap();
     j.record_final(proposed("a", 1, "r", &["a1"])).wait().unwrap();
     j.close();
-    let before = file_hash(&path);
-    let j = open(&path);
+    let before = b.fingerprint();
+    let j = b.open();
     assert!(j.get_dispatch(&dispatch_id("a")).unwrap().is_some());
     j.close();
-    assert_eq!(file_hash(&path), before);
+    assert_eq!(b.fingerprint(), before);
 }
 
+// SQLite only: SQLite's migration steps.
 #[test]
 fn migrations_run_in_order_from_the_current_version() {
     let dir = TempDir::new("migrate");
@@ -147,6 +154,7 @@ fn migrations_run_in_order_from_the_current_version() {
     assert_eq!(header(&path).1, 2);
 }
 
+// SQLite only: SQLite's migration steps.
 #[test]
 fn a_failing_migration_leaves_the_file_untouched() {
     let dir = TempDir::new("migrate-fail");
@@ -166,53 +174,63 @@ fn a_failing_migration_leaves_the_file_untouched() {
     assert_eq!(header(&path).1, SCHEMA_VERSION);
 }
 
-#[test]
-fn concurrent_creation_of_one_file_is_safe() {
-    let dir = TempDir::new("race");
-    let path = Arc::new(dir.file("j.sqlite"));
-    let barrier = Arc::new(Barrier::new(8));
-    let threads: Vec<_> = (0..8)
-        .map(|i| {
-            let (path, barrier) = (Arc::clone(&path), Arc::clone(&barrier));
-            std::thread::spawn(move || {
-                barrier.wait();
-                let j = Journal::open(path.as_path(), JournalOptions::default(), OpenMode::ReadWrite).unwrap();
-                j.checkpoint(checkpoint(&format!("t{i}"))).wait().unwrap()
+fn concurrent_creation_of_one_journal_is_safe(b: &Backend) {
+    let barrier = Barrier::new(8);
+    let states: Vec<_> = std::thread::scope(|t| {
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let barrier = &barrier;
+                t.spawn(move || {
+                    barrier.wait();
+                    let j = b.open();
+                    j.checkpoint(checkpoint(&format!("t{i}"))).wait().unwrap()
+                })
             })
-        })
-        .collect();
-    for t in threads {
-        assert_eq!(t.join().unwrap(), CheckpointState::Fresh);
-    }
-    let j = open(&path);
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert_eq!(states, vec![CheckpointState::Fresh; 8]);
+    let j = b.open();
     assert_eq!(j.stats().unwrap().checkpointed, 8);
     assert!(j.integrity_check().unwrap());
 }
 
-/// The journal's path is private to the host: no error or debug text holds it.
+/// Where a journal lives is private to the host: neither an open journal's
+/// debug text nor the errors of a closed one show it.
+fn a_journal_and_its_closed_errors_name_nothing_private(b: &Backend) {
+    let j = b.open();
+    let mut shown = vec![format!("{j:?}")];
+    j.close();
+    let errors = [j.checkpoint(checkpoint("a")).wait().unwrap_err(), j.get_dispatch(&dispatch_id("a")).unwrap_err()];
+    for e in errors {
+        assert_eq!(e.code(), "journal_closed");
+        shown.push(format!("{e} {e:?}"));
+    }
+    let private = b.private_names();
+    assert!(private.iter().all(|p| p.len() > 8), "{private:?}");
+    for text in &shown {
+        assert!(private.iter().all(|p| !text.contains(p.as_str())), "{text}");
+    }
+}
+
+/// The journal's path is private to the host: no error opening it holds it.
+// SQLite only: paths (a connection string: `postgres/tests.rs`).
 #[test]
 fn errors_never_show_the_path() {
     let dir = TempDir::new("secret-name-x7");
     let secret = "secret-name-x7";
-    let mut errors = vec![
-        Journal::open(dir.file("missing-dir/j.sqlite"), JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(),
-        Journal::open(&dir.0, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err(),
-    ];
     let text = dir.file("notes.txt");
     std::fs::write(&text, "plain text").unwrap();
-    errors.push(Journal::open(&text, JournalOptions::default(), OpenMode::ReadWrite).unwrap_err());
-
-    let path = dir.file("j.sqlite");
-    let j = open(&path);
-    assert!(!format!("{j:?}").contains(secret));
-    j.close();
-    errors.push(j.checkpoint(checkpoint("a")).wait().unwrap_err());
-    errors.push(j.get_dispatch(&dispatch_id("a")).unwrap_err());
-    errors.push(JournalError::TooNew { found: 99, supported: 1 });
+    let errors = [
+        open_file(dir.file("missing-dir/j.sqlite"), JournalOptions::default()).unwrap_err(),
+        open_file(&dir.0, JournalOptions::default()).unwrap_err(),
+        open_file(&text, JournalOptions::default()).unwrap_err(),
+        open_file_read_only(dir.file("missing")).unwrap_err(),
+        JournalError::TooNew { found: 99, supported: 1 },
+    ];
     for e in &errors {
         assert!(!e.to_string().contains(secret), "{e}");
         assert!(!format!("{e:?}").contains(secret), "{e:?}");
         assert!(!e.to_string().contains(&*std::env::temp_dir().to_string_lossy()), "{e}");
     }
-    assert_eq!(errors[4].code(), "journal_closed");
 }

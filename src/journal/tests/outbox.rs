@@ -2,8 +2,10 @@
 
 use super::*;
 
-fn journal_with_intents(dir: &TempDir) -> Journal {
-    let j = open(&dir.file("j.sqlite"));
+both!(decide_is_once_and_idempotent, done_only_after_admission_by_the_same_executor, only_tokens_reach_the_outbox);
+
+fn journal_with_intents(b: &Backend) -> Journal {
+    let j = b.open();
     j.checkpoint(checkpoint("a")).wait().unwrap();
     j.record_final(proposed("a", 1, "r", &["i1", "i2", "i3"])).wait().unwrap();
     j
@@ -14,10 +16,8 @@ fn pending(j: &Journal) -> Vec<String> {
     j.list_intents(&f).unwrap().items.into_iter().map(|i| i.intent_id).collect()
 }
 
-#[test]
-fn decide_is_once_and_idempotent() {
-    let dir = TempDir::new("decide");
-    let j = journal_with_intents(&dir);
+fn decide_is_once_and_idempotent(b: &Backend) {
+    let j = journal_with_intents(b);
     let i1 = intent_id("i1");
     assert_eq!(j.decide(&i1, "executor.report", Decision::Admit, "policy_ok").wait().unwrap(), DecideOutcome::Decided);
     assert_eq!(
@@ -43,10 +43,8 @@ fn decide_is_once_and_idempotent() {
     assert_eq!(stored.reason_code.as_deref(), Some("policy_ok"));
 }
 
-#[test]
-fn done_only_after_admission_by_the_same_executor() {
-    let dir = TempDir::new("done");
-    let j = journal_with_intents(&dir);
+fn done_only_after_admission_by_the_same_executor(b: &Backend) {
+    let j = journal_with_intents(b);
     let (i1, i2, i3) = (intent_id("i1"), intent_id("i2"), intent_id("i3"));
     assert_eq!(pending(&j), [i1.clone(), i2.clone(), i3.clone()]);
     assert_eq!(j.mark_done(&i1, "executor.report").wait().unwrap(), DoneOutcome::NotAdmitted);
@@ -63,10 +61,8 @@ fn done_only_after_admission_by_the_same_executor() {
     assert_eq!((s.intents, s.intents_open), (3, 1));
 }
 
-#[test]
-fn only_tokens_reach_the_outbox() {
-    let dir = TempDir::new("tokens");
-    let j = journal_with_intents(&dir);
+fn only_tokens_reach_the_outbox(b: &Backend) {
+    let j = journal_with_intents(b);
     let i1 = intent_id("i1");
     let long = format!("a{}", "b".repeat(128));
     for (executor, reason, what) in [

@@ -5,10 +5,17 @@ use rusqlite::Connection;
 use super::super::sqlite::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
 use super::*;
 
+both!(
+    intents_page_oldest_first,
+    dispatches_page_with_filters,
+    unfinished_stats_and_integrity,
+    the_standings_of_many_identities_read_as_one_by_one_in_the_order_asked
+);
+
 /// 25 dispatches, each recorded with one intent except every fifth, which
 /// stays checkpointed, and every seventh, which failed once.
-fn populated(dir: &TempDir) -> Journal {
-    let j = open(&dir.file("j.sqlite"));
+fn populated(b: &Backend) -> Journal {
+    let j = b.open();
     for n in 0..25 {
         let seed = format!("p{n:02}");
         j.checkpoint(checkpoint(&seed)).wait().unwrap();
@@ -21,10 +28,8 @@ fn populated(dir: &TempDir) -> Journal {
     j
 }
 
-#[test]
-fn intents_page_oldest_first() {
-    let dir = TempDir::new("page-intents");
-    let j = populated(&dir);
+fn intents_page_oldest_first(b: &Backend) {
+    let j = populated(b);
     let mut seen = Vec::new();
     let mut filter = IntentFilter { limit: 7, ..Default::default() };
     loop {
@@ -55,10 +60,8 @@ fn intents_page_oldest_first() {
     assert_eq!(j.list_intents(&one).unwrap().items[0].intent_id, intent_id("p01"));
 }
 
-#[test]
-fn dispatches_page_with_filters() {
-    let dir = TempDir::new("page-dispatches");
-    let j = populated(&dir);
+fn dispatches_page_with_filters(b: &Backend) {
+    let j = populated(b);
     let mut all = Vec::new();
     let mut f = DispatchFilter { limit: 10, ..Default::default() };
     loop {
@@ -80,10 +83,8 @@ fn dispatches_page_with_filters() {
     assert_eq!(j.list_dispatches(&bad).unwrap_err(), JournalError::InvalidArgument { what: "hookId" });
 }
 
-#[test]
-fn unfinished_stats_and_integrity() {
-    let dir = TempDir::new("unfinished");
-    let j = populated(&dir);
+fn unfinished_stats_and_integrity(b: &Backend) {
+    let j = populated(b);
     let unfinished: Vec<_> = j.unfinished().unwrap().into_iter().map(|d| (d.dispatch_id, d.state)).collect();
     let expected: Vec<_> = (0..25)
         .filter(|n| n % 7 == 3 || n % 5 == 0)
@@ -106,13 +107,35 @@ fn unfinished_stats_and_integrity() {
     assert_eq!(j.get_dispatch(&dispatch_id("missing")).unwrap(), None);
 }
 
+/// Many identities' standings in one read answer as one read each would, in
+/// the order asked, repeats and unknown identities included.
+fn the_standings_of_many_identities_read_as_one_by_one_in_the_order_asked(b: &Backend) {
+    let j = populated(b);
+    let ids = [dispatch_id("p01"), dispatch_id("missing"), dispatch_id("p05"), dispatch_id("p03"), dispatch_id("p01")];
+    let rows = j.get_dispatches(&ids).unwrap();
+    let one_by_one: Vec<_> = ids.iter().map(|id| j.get_dispatch(id).unwrap()).collect();
+    assert_eq!(rows, one_by_one);
+    let states: Vec<_> = rows.iter().map(|r| r.as_ref().map(|r| r.state)).collect();
+    assert_eq!(
+        states,
+        [
+            Some(DispatchState::Proposed),
+            None,
+            Some(DispatchState::Checkpointed),
+            Some(DispatchState::Failed),
+            Some(DispatchState::Proposed)
+        ]
+    );
+    assert_eq!(j.get_dispatches(&[]).unwrap(), vec![]);
+}
+
 /// The partial indexes are what the hot queries use.
+// SQLite only: reads SQLite's query plans.
 #[test]
 fn hot_queries_use_the_partial_indexes() {
-    let dir = TempDir::new("plan");
-    let path = dir.file("j.sqlite");
-    populated(&dir).close();
-    let c = Connection::open(&path).unwrap();
+    let b = Backend::sqlite("plan");
+    populated(&b).close();
+    let c = Connection::open(b.path()).unwrap();
     let plan = |sql: &str| -> String {
         let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
         let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
@@ -134,6 +157,7 @@ fn hot_queries_use_the_partial_indexes() {
 /// not a timing: the file stays within a small multiple of the documents it
 /// keeps (`--nocapture` prints the per-table breakdown; the benchmark
 /// measures it at scale beside the plain TypeScript journal).
+// SQLite only: measures the file.
 #[test]
 fn bytes_per_dispatch() {
     const N: usize = 2_000;

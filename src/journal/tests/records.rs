@@ -2,10 +2,20 @@
 
 use super::*;
 
-#[test]
-fn checkpoint_is_fresh_then_pending_then_final() {
-    let dir = TempDir::new("cp");
-    let j = open(&dir.file("j.sqlite"));
+both!(
+    checkpoint_is_fresh_then_pending_then_final,
+    checkpoint_works_from_async_code,
+    a_second_final_record_is_already_final_with_the_first_digest,
+    failures_count_attempts_until_final,
+    records_need_a_checkpoint,
+    arguments_are_checked_before_queueing,
+    a_duplicate_intent_id_is_reported_and_nothing_is_written,
+    exhausted_at_a_failed_attempt_keeps_that_attempts_row,
+    record_many_isolates_each_record_and_answers_after_the_commit
+);
+
+fn checkpoint_is_fresh_then_pending_then_final(b: &Backend) {
+    let j = b.open();
     assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Fresh);
     assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 1 });
     let rec = proposed("a", 1, "result-1", &["a1"]);
@@ -26,19 +36,15 @@ fn checkpoint_is_fresh_then_pending_then_final() {
     assert_eq!(row.request_json, None);
 }
 
-#[test]
-fn checkpoint_works_from_async_code() {
-    let dir = TempDir::new("async");
-    let j = open(&dir.file("j.sqlite"));
+fn checkpoint_works_from_async_code(b: &Backend) {
+    let j = b.open();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (a, b) = rt.block_on(async { tokio::join!(j.checkpoint(checkpoint("a")), j.checkpoint(checkpoint("b"))) });
     assert_eq!((a.unwrap(), b.unwrap()), (CheckpointState::Fresh, CheckpointState::Fresh));
 }
 
-#[test]
-fn a_second_final_record_is_already_final_with_the_first_digest() {
-    let dir = TempDir::new("twice");
-    let j = open(&dir.file("j.sqlite"));
+fn a_second_final_record_is_already_final_with_the_first_digest(b: &Backend) {
+    let j = b.open();
     j.checkpoint(checkpoint("a")).wait().unwrap();
     let first = proposed("a", 1, "result-1", &["a1"]);
     let second = proposed("a", 1, "result-2", &["a2"]);
@@ -51,10 +57,8 @@ fn a_second_final_record_is_already_final_with_the_first_digest() {
     assert_eq!(intents[0].intent_id, intent_id("a1"));
 }
 
-#[test]
-fn failures_count_attempts_until_final() {
-    let dir = TempDir::new("fail");
-    let j = open(&dir.file("j.sqlite"));
+fn failures_count_attempts_until_final(b: &Backend) {
+    let j = b.open();
     j.checkpoint(checkpoint("a")).wait().unwrap();
     assert_eq!(j.record_failure(failure("a", 1)).wait().unwrap(), FailureOutcome::Recorded { attempts_used: 1 });
     assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 1 });
@@ -91,20 +95,16 @@ fn failures_count_attempts_until_final() {
     assert_eq!(j.list_failures(&dispatch_id("a")).unwrap().len(), 3);
 }
 
-#[test]
-fn records_need_a_checkpoint() {
-    let dir = TempDir::new("unknown");
-    let j = open(&dir.file("j.sqlite"));
+fn records_need_a_checkpoint(b: &Backend) {
+    let j = b.open();
     let e = j.record_final(proposed("a", 1, "r", &["a1"])).wait().unwrap_err();
     assert_eq!(e.code(), "unknown_dispatch");
     assert_eq!(j.record_failure(failure("a", 1)).wait().unwrap_err(), JournalError::UnknownDispatch);
     assert!(j.list_intents(&IntentFilter::default()).unwrap().items.is_empty());
 }
 
-#[test]
-fn arguments_are_checked_before_queueing() {
-    let dir = TempDir::new("args");
-    let j = open(&dir.file("j.sqlite"));
+fn arguments_are_checked_before_queueing(b: &Backend) {
+    let j = b.open();
     let invalid = |e: JournalError| match e {
         JournalError::InvalidArgument { what } => what,
         other => panic!("{other:?}"),
@@ -138,10 +138,8 @@ fn arguments_are_checked_before_queueing() {
     assert_eq!(j.commit_count(), 0, "nothing reached the writer");
 }
 
-#[test]
-fn a_duplicate_intent_id_is_reported_and_nothing_is_written() {
-    let dir = TempDir::new("dup");
-    let j = open(&dir.file("j.sqlite"));
+fn a_duplicate_intent_id_is_reported_and_nothing_is_written(b: &Backend) {
+    let j = b.open();
     j.checkpoint(checkpoint("a")).wait().unwrap();
     j.checkpoint(checkpoint("b")).wait().unwrap();
     j.record_final(proposed("a", 1, "ra", &["shared"])).wait().unwrap();
@@ -158,10 +156,8 @@ fn a_duplicate_intent_id_is_reported_and_nothing_is_written() {
 
 /// The dispatcher finalises `exhausted` at the last failed attempt: that
 /// attempt's own failure row stays, the receipt carries the exhausted code.
-#[test]
-fn exhausted_at_a_failed_attempt_keeps_that_attempts_row() {
-    let dir = TempDir::new("exhausted");
-    let j = open(&dir.file("j.sqlite"));
+fn exhausted_at_a_failed_attempt_keeps_that_attempts_row(b: &Backend) {
+    let j = b.open();
     j.checkpoint(checkpoint("a")).wait().unwrap();
     j.record_failure(failure("a", 1)).wait().unwrap();
     let exhausted = FinalRecord {
@@ -184,10 +180,8 @@ fn exhausted_at_a_failed_attempt_keeps_that_attempts_row() {
 /// One dispatch's records as one command: each in its own savepoint, answered
 /// in order on the writer thread after the commit; the queued checkpoints
 /// before it run first.
-#[test]
-fn record_many_isolates_each_record_and_answers_after_the_commit() {
-    let dir = TempDir::new("many");
-    let j = open(&dir.file("j.sqlite"));
+fn record_many_isolates_each_record_and_answers_after_the_commit(on: &Backend) {
+    let j = on.open();
     let (tx, rx) = std::sync::mpsc::channel();
     let noted = tx.clone();
     j.checkpoint_then(checkpoint("a"), Box::new(move |r| noted.send(format!("{:?}", r.map(|_| ()))).unwrap())).unwrap();
@@ -208,6 +202,13 @@ fn record_many_isolates_each_record_and_answers_after_the_commit() {
     assert_eq!(rx.recv().unwrap(), "Ok(())", "the checkpoint is answered first");
     let answers = rx.recv().unwrap();
     assert_eq!(answers, "Ok([Ok(Final(Recorded)), Err(DuplicateIntent), Ok(Failure(Recorded { attempts_used: 1 }))])");
+    let retries = match on {
+        Backend::Sqlite { .. } => 0,
+        // The two final records ran as one merged statement, which the
+        // duplicate refused; the batch then ran again record by record.
+        Backend::Postgres(_) => 1,
+    };
+    assert_eq!(j.writer_stats().busy_retries, retries);
     assert_eq!(j.get_dispatch(&dispatch_id("a")).unwrap().unwrap().state, DispatchState::Proposed);
     let b = j.get_dispatch(&dispatch_id("b")).unwrap().unwrap();
     assert_eq!((b.state, b.attempts), (DispatchState::Failed, 1), "b's final record was rolled back alone");
