@@ -38,6 +38,7 @@ impl AsRef<str> for Code {
                 "duplicate_intent" => "ERR_LOOPX_DUPLICATE_INTENT",
                 "journal_unavailable" => "ERR_LOOPX_JOURNAL_UNAVAILABLE",
                 "postgres" => "ERR_LOOPX_JOURNAL_POSTGRES",
+                "journal_internal" => "ERR_LOOPX_JOURNAL_INTERNAL",
                 _ => "ERR_LOOPX_JOURNAL_SQLITE",
             },
         }

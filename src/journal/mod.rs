@@ -114,6 +114,10 @@ pub enum JournalError {
     /// An intent_id being recorded is already in the journal (ids are unique forever).
     #[error("intent_id already recorded")]
     DuplicateIntent,
+    /// A fault of this build (a state its own code should never reach), not
+    /// of the caller's input nor of the database; `what` names it.
+    #[error("journal internal error: {what}")]
+    Internal { what: &'static str },
 }
 
 impl JournalError {
@@ -137,6 +141,7 @@ impl JournalError {
             JournalError::InvalidArgument { .. } => "invalid_argument",
             JournalError::UnknownDispatch => "unknown_dispatch",
             JournalError::DuplicateIntent => "duplicate_intent",
+            JournalError::Internal { .. } => "journal_internal",
         }
     }
 }
