@@ -18,6 +18,8 @@ use super::{
     JournalOptions, JournalStats, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent, WriterStats,
 };
 
+mod records;
+
 /// Whole-batch retries after the busy timeout expired.
 const BUSY_RETRIES: u32 = 3;
 
