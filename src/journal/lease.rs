@@ -25,8 +25,9 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ToSql};
 use tokio::sync::watch;
 
-use super::read::{intent_row, INTENT_COLS};
+use super::read::INTENT_COLS;
 use super::schema::INTENT_OPEN;
+use super::sqlite::intent_row;
 use super::{arg, Journal, JournalError, Reply, Result, StoredIntent};
 
 /// Longest lease and largest batch a claim may ask for.

@@ -8,7 +8,6 @@ use rusqlite::Connection;
 
 use super::lease::{claim_params, claim_sql, commit_signal, run_claim, ClaimRequest, CommitSignal};
 use super::outbox::{run_decide, run_done, DecideArgs, DoneArgs};
-use super::read::Readers;
 use super::record::{run_checkpoint, run_failure, run_final, run_many};
 use super::store::Store;
 use super::writer::{BatchConn, Writer};
@@ -18,7 +17,11 @@ use super::{
     JournalOptions, JournalStats, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent, WriterStats,
 };
 
+mod read;
 mod records;
+
+pub(crate) use read::intent_row;
+use read::Readers;
 
 /// Whole-batch retries after the busy timeout expired.
 const BUSY_RETRIES: u32 = 3;

@@ -3,11 +3,11 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::super::read::{dispatch_row, DISPATCH_COLS};
 use super::super::record::RecordSql;
 use super::super::schema::DISPATCH_UNFINISHED;
 use super::super::types::{Checkpoint, DispatchState, FinalRecord};
 use super::super::{DispatchRow, JournalError, Result};
+use super::read::{dispatch_row, DISPATCH_COLS};
 
 impl RecordSql for Connection {
     fn insert_checkpoint(&mut self, c: &Checkpoint, now: i64) -> Result<bool> {
