@@ -1,170 +1,203 @@
-//! Readers: the `Journal`'s read API, and SQLite's synchronous queries on
-//! their own connections (WAL readers never block the writer nor wait for
-//! it). Each call takes a pooled connection and reads one snapshot.
-
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+//! The read side, backend-neutral: the `Journal`'s read API, and what both
+//! backends' readers share: the column lists, the mapping from column values
+//! to [`DispatchRow`], [`StoredIntent`] and [`FailureRow`], and the filters of
+//! the list queries. The queries themselves run in `sqlite/read.rs` and
+//! `postgres/read.rs`.
 
 use super::rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
-use super::sqlite::open::{connect_read_only, in_read_txn};
-use super::sqlite::quiet::{self, Quiet, QUIET_TRIES};
-use super::sqlite::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
-use super::{arg, Decision, DispatchState, IntegrityVerdict, Journal, JournalError, JournalOptions, Result};
-use rusqlite::{Connection, OptionalExtension, Row, ToSql};
+use super::{arg, Decision, DispatchState, IntegrityVerdict, Journal, Result};
 
-/// SQLite's primary result code for a damaged database file.
-const SQLITE_CORRUPT: i32 = 11;
+/// The columns of a [`DispatchRow`] selected `FROM dispatches`, given the
+/// backend's string aggregate (`group_concat`, `string_agg`): the last one
+/// is the ids of a proposed dispatch's intents in `seq` order,
+/// comma-separated (intent ids are `pwi_` + hex, never containing a comma).
+macro_rules! dispatch_cols {
+    ($agg:literal) => {
+        concat!(
+            "seq, dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, ",
+            "event_kind, registration_digest, result_digest, created_at, updated_at, ",
+            "(SELECT r.request FROM requests r WHERE r.seq = dispatches.seq), ",
+            "CASE WHEN state = 'proposed' THEN (SELECT ",
+            $agg,
+            "(i.intent_id, ',' ORDER BY i.seq) FROM intents i WHERE i.dispatch_id = dispatches.dispatch_id) END"
+        )
+    };
+}
+pub(crate) use dispatch_cols;
 
-/// Idle reader connections kept per journal.
-const POOL: usize = 4;
+/// Selected `FROM intents i`: the source dispatch's hook comes from its row.
+macro_rules! intent_cols {
+    () => {
+        "i.seq, i.intent_id, i.dispatch_id, i.capability_id, i.intent_kind, i.decision, i.executor_id, \
+         i.reason_code, i.decided_at, i.done_at, i.doc, \
+         (SELECT d.hook_id FROM dispatches d WHERE d.dispatch_id = i.dispatch_id)"
+    };
+}
+pub(crate) use intent_cols;
 
-/// A small pool of read-only connections.
-pub(crate) struct Readers {
-    path: PathBuf,
-    busy_timeout_ms: u32,
-    idle: Mutex<Vec<Connection>>,
-    closed: AtomicBool,
-    /// No writer of ours holds the file open (`Journal::open_read_only`).
-    inspect_only: bool,
+/// [`intent_cols`] as a constant.
+pub(crate) const INTENT_COLS: &str = intent_cols!();
+
+/// The columns of a [`FailureRow`] `FROM failures`.
+macro_rules! failure_cols {
+    () => {
+        "dispatch_id, attempt, code, rule, at"
+    };
+}
+pub(crate) use failure_cols;
+
+/// One result row as the mappers below read it, column by column; each
+/// backend says how its driver reads a column and what its error is.
+pub(crate) trait Columns {
+    type Error;
+    fn text(&self, i: usize) -> Result<String, Self::Error>;
+    fn opt_text(&self, i: usize) -> Result<Option<String>, Self::Error>;
+    fn int(&self, i: usize) -> Result<i64, Self::Error>;
+    fn opt_int(&self, i: usize) -> Result<Option<i64>, Self::Error>;
+    /// A count stored as an integer (attempts).
+    fn count(&self, i: usize) -> Result<u32, Self::Error>;
+    /// Column `i` holds a value this build never writes.
+    fn unexpected(&self, i: usize) -> Self::Error;
 }
 
-impl Readers {
-    pub(crate) fn new(path: &Path, options: JournalOptions) -> Self {
-        Readers {
-            path: path.to_owned(),
-            busy_timeout_ms: options.busy_timeout_ms,
-            idle: Mutex::new(Vec::new()),
-            closed: AtomicBool::new(false),
-            inspect_only: false,
-        }
-    }
-
-    /// The readers of a journal opened read-only, which read a quiet file
-    /// without creating anything beside it (see [`quiet::read`]).
-    pub(crate) fn inspecting(path: &Path, options: JournalOptions) -> Self {
-        Readers { inspect_only: true, ..Readers::new(path, options) }
-    }
-
-    pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
-        self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
-    }
-
-    /// Runs `f` in one read transaction on a pooled connection.
-    pub(crate) fn with<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
-        self.pooled(|c| in_read_txn(c, &f))
-    }
-
-    /// Runs one statement on a pooled connection: a single statement reads
-    /// one snapshot by itself, so no explicit transaction (two statements
-    /// less on the replay path).
-    fn one<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
-        self.pooled(f)
-    }
-
-    fn pooled<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
-        if self.closed.load(Ordering::SeqCst) {
-            return Err(JournalError::Closed);
-        }
-        if self.inspect_only {
-            for _ in 0..QUIET_TRIES {
-                match quiet::read(&self.path, &f)? {
-                    Quiet::Read(out) => return out,
-                    Quiet::Live => break,
-                    Quiet::Changed => continue,
-                }
-            }
-        }
-        let pooled = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let conn = match pooled {
-            Some(c) => c,
-            None => {
-                // Read-only: no CREATE, no write, no checkpoint on close.
-                connect_read_only(&self.path, self.busy_timeout_ms).map_err(|e| self.unreadable(e))?
-            }
-        };
-        let out = f(&conn).map_err(|e| self.unreadable(e));
-        if !self.closed.load(Ordering::SeqCst) {
-            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-            if idle.len() < POOL {
-                idle.push(conn);
-            }
-        }
-        out
-    }
-
-    fn unreadable(&self, e: JournalError) -> JournalError {
-        if self.inspect_only {
-            quiet::wal_unreadable(&self.path, e)
-        } else {
-            e
-        }
-    }
-}
-
-/// The columns of a [`DispatchRow`] selected `FROM dispatches`; the last one is
-/// the ids of a proposed dispatch's intents in `seq` order, comma-separated
-/// (intent ids are `pwi_` + hex, never containing a comma).
-pub(crate) const DISPATCH_COLS: &str =
-    "seq, dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, \
-     event_kind, registration_digest, result_digest, created_at, updated_at, \
-     (SELECT r.request FROM requests r WHERE r.seq = dispatches.seq), \
-     CASE WHEN state = 'proposed' THEN (SELECT group_concat(i.intent_id, ',' ORDER BY i.seq) \
-       FROM intents i WHERE i.dispatch_id = dispatches.dispatch_id) END";
-
-pub(crate) fn dispatch_row(r: &Row<'_>) -> rusqlite::Result<DispatchRow> {
-    let state: String = r.get(2)?;
+/// A row of [`dispatch_cols`].
+pub(crate) fn dispatch_from<C: Columns>(r: &C) -> Result<DispatchRow, C::Error> {
+    let state = r.text(2)?;
     Ok(DispatchRow {
-        seq: r.get(0)?,
-        dispatch_id: r.get(1)?,
-        state: DispatchState::parse(&state).ok_or(rusqlite::Error::InvalidColumnType(
-            2,
-            "state".into(),
-            rusqlite::types::Type::Text,
-        ))?,
-        attempts: r.get(3)?,
-        hook_id: r.get(4)?,
-        capability_id: r.get(5)?,
-        receipt_id: r.get(6)?,
-        effect_id: r.get(7)?,
-        event_kind: r.get(8)?,
-        registration_digest: r.get(9)?,
-        result_digest: r.get(10)?,
-        created_at: r.get(11)?,
-        updated_at: r.get(12)?,
-        request_json: r.get(13)?,
-        intent_ids: r
-            .get::<_, Option<String>>(14)?
-            .map(|ids| ids.split(',').map(str::to_owned).collect())
-            .unwrap_or_default(),
+        seq: r.int(0)?,
+        dispatch_id: r.text(1)?,
+        state: DispatchState::parse(&state).ok_or_else(|| r.unexpected(2))?,
+        attempts: r.count(3)?,
+        hook_id: r.text(4)?,
+        capability_id: r.text(5)?,
+        receipt_id: r.text(6)?,
+        effect_id: r.text(7)?,
+        event_kind: r.text(8)?,
+        registration_digest: r.text(9)?,
+        result_digest: r.opt_text(10)?,
+        created_at: r.int(11)?,
+        updated_at: r.int(12)?,
+        request_json: r.opt_text(13)?,
+        intent_ids: r.opt_text(14)?.map(|ids| ids.split(',').map(str::to_owned).collect()).unwrap_or_default(),
         receipt_json: None,
     })
 }
 
-/// Selected `FROM intents i`: the source dispatch's hook comes from its row.
-pub(crate) const INTENT_COLS: &str =
-    "i.seq, i.intent_id, i.dispatch_id, i.capability_id, i.intent_kind, i.decision, i.executor_id, \
-     i.reason_code, i.decided_at, i.done_at, i.doc, \
-     (SELECT d.hook_id FROM dispatches d WHERE d.dispatch_id = i.dispatch_id)";
-
-pub(crate) fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
-    let decision: Option<String> = r.get(5)?;
+/// A row of [`intent_cols`].
+pub(crate) fn intent_from<C: Columns>(r: &C) -> Result<StoredIntent, C::Error> {
     Ok(StoredIntent {
-        seq: r.get(0)?,
-        intent_id: r.get(1)?,
-        dispatch_id: r.get(2)?,
-        capability_id: r.get(3)?,
-        intent_kind: r.get(4)?,
-        decision: decision.as_deref().and_then(Decision::from_stored),
-        executor_id: r.get(6)?,
-        reason_code: r.get(7)?,
-        decided_at: r.get(8)?,
-        done_at: r.get(9)?,
-        stored_json: r.get(10)?,
-        hook_id: r.get::<_, Option<String>>(11)?.unwrap_or_default(),
+        seq: r.int(0)?,
+        intent_id: r.text(1)?,
+        dispatch_id: r.text(2)?,
+        capability_id: r.text(3)?,
+        intent_kind: r.text(4)?,
+        decision: r.opt_text(5)?.as_deref().and_then(Decision::from_stored),
+        executor_id: r.opt_text(6)?,
+        reason_code: r.opt_text(7)?,
+        decided_at: r.opt_int(8)?,
+        done_at: r.opt_int(9)?,
+        stored_json: r.text(10)?,
+        hook_id: r.opt_text(11)?.unwrap_or_default(),
         doc_json: None,
     })
+}
+
+/// A row of [`failure_cols`].
+pub(crate) fn failure_from<C: Columns>(r: &C) -> Result<FailureRow, C::Error> {
+    Ok(FailureRow {
+        dispatch_id: r.text(0)?,
+        attempt: r.count(1)?,
+        code: r.text(2)?,
+        rule: r.opt_text(3)?,
+        at: r.int(4)?,
+    })
+}
+
+/// How a backend writes what the list queries differ in.
+pub(crate) struct Dialect {
+    /// Placeholder `n` (1-based): `?n` or `$n`.
+    pub mark: fn(usize) -> String,
+    /// The condition of open intents (matches the backend's partial index).
+    pub intent_open: &'static str,
+}
+
+/// A list query's parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// A list query and its parameters, in placeholder order.
+pub(crate) struct Query<'a> {
+    pub sql: String,
+    pub params: Vec<Param<'a>>,
+}
+
+impl<'a> Query<'a> {
+    fn new(head: String, first: Param<'a>) -> Self {
+        Query { sql: head, params: vec![first] }
+    }
+
+    fn and(&mut self, d: &Dialect, col: &str, value: Param<'a>) {
+        self.params.push(value);
+        self.sql += &format!(" AND {col} = {}", (d.mark)(self.params.len()));
+    }
+
+    fn page(mut self, d: &Dialect, limit: u32) -> Self {
+        self.params.push(Param::Int(i64::from(limit)));
+        self.sql += &format!(" ORDER BY seq LIMIT {}", (d.mark)(self.params.len()));
+        self
+    }
+}
+
+/// `list_dispatches`: `cols` is the backend's [`dispatch_cols`].
+pub(crate) fn dispatches_query<'a>(d: &Dialect, cols: &str, f: &'a DispatchFilter, limit: u32) -> Query<'a> {
+    let after = Param::Int(f.after_cursor.unwrap_or(0));
+    let mut q = Query::new(format!("SELECT {cols} FROM dispatches WHERE seq > {}", (d.mark)(1)), after);
+    if let Some(s) = f.state {
+        q.and(d, "state", Param::Text(s.as_str()));
+    }
+    if let Some(h) = &f.hook_id {
+        q.and(d, "hook_id", Param::Text(h));
+    }
+    q.page(d, limit)
+}
+
+/// `list_intents`, oldest first.
+pub(crate) fn intents_query<'a>(d: &Dialect, f: &'a IntentFilter, limit: u32) -> Query<'a> {
+    let head = format!("SELECT {INTENT_COLS} FROM intents i WHERE seq > {}", (d.mark)(1));
+    let mut q = Query::new(head, Param::Int(f.after_seq));
+    for (col, value) in
+        [("dispatch_id", &f.dispatch_id), ("capability_id", &f.capability_id), ("intent_kind", &f.intent_kind)]
+    {
+        if let Some(v) = value {
+            q.and(d, col, Param::Text(v));
+        }
+    }
+    if f.pending_only {
+        q.sql += &format!(" AND {}", d.intent_open);
+    }
+    q.page(d, limit)
+}
+
+/// Counts per state and of intents into [`JournalStats`].
+pub(crate) fn stats_from(
+    per_state: impl IntoIterator<Item = (DispatchState, u64)>,
+    intents: u64,
+    open: u64,
+) -> JournalStats {
+    let mut s = JournalStats { intents, intents_open: open, ..JournalStats::default() };
+    for (state, n) in per_state {
+        match state {
+            DispatchState::Checkpointed => s.checkpointed = n,
+            DispatchState::Failed => s.failed = n,
+            DispatchState::Proposed => s.proposed = n,
+            DispatchState::NotApplicable => s.not_applicable = n,
+            DispatchState::Exhausted => s.exhausted = n,
+        }
+    }
+    s
 }
 
 fn page<T>(items: Vec<T>, limit: u32, seq: impl Fn(&T) -> i64) -> Page<T> {
@@ -174,18 +207,6 @@ fn page<T>(items: Vec<T>, limit: u32, seq: impl Fn(&T) -> i64) -> Page<T> {
 
 fn clamp(limit: u32) -> u32 {
     limit.clamp(1, MAX_PAGE)
-}
-
-/// Runs `sql` with `params`, mapping each row.
-fn query<T>(
-    conn: &Connection,
-    sql: &str,
-    params: &[&dyn ToSql],
-    map: fn(&Row<'_>) -> rusqlite::Result<T>,
-) -> Result<Vec<T>> {
-    let mut stmt = conn.prepare_cached(sql)?;
-    let rows = stmt.query_map(params, map)?;
-    Ok(rows.collect::<rusqlite::Result<Vec<T>>>()?)
 }
 
 impl Journal {
@@ -239,126 +260,5 @@ impl Journal {
     /// version and cross-table invariants.
     pub fn integrity(&self) -> Result<IntegrityVerdict> {
         self.store.integrity()
-    }
-}
-
-/// The SQLite queries behind the readers.
-impl Readers {
-    pub(crate) fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
-        static SQL: std::sync::LazyLock<String> =
-            std::sync::LazyLock::new(|| format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1"));
-        self.one(|c| Ok(c.prepare_cached(&SQL)?.query_row([dispatch_id], dispatch_row).optional()?))
-    }
-
-    pub(crate) fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {
-        let state = f.state.map(DispatchState::as_str);
-        let after = f.after_cursor.unwrap_or(0);
-        let mut sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE seq > ?1");
-        let mut params: Vec<&dyn ToSql> = vec![&after];
-        if let Some(s) = &state {
-            params.push(s);
-            sql += &format!(" AND state = ?{}", params.len());
-        }
-        if let Some(h) = &f.hook_id {
-            params.push(h);
-            sql += &format!(" AND hook_id = ?{}", params.len());
-        }
-        params.push(&limit);
-        sql += &format!(" ORDER BY seq LIMIT ?{}", params.len());
-        self.with(|c| query(c, &sql, &params, dispatch_row))
-    }
-
-    pub(crate) fn list_failures(&self, dispatch_id: &str) -> Result<Vec<FailureRow>> {
-        self.with(|c| {
-            query(
-                c,
-                "SELECT dispatch_id, attempt, code, rule, at FROM failures WHERE dispatch_id = ?1 ORDER BY attempt",
-                &[&dispatch_id],
-                |r| {
-                    Ok(FailureRow {
-                        dispatch_id: r.get(0)?,
-                        attempt: r.get(1)?,
-                        code: r.get(2)?,
-                        rule: r.get(3)?,
-                        at: r.get(4)?,
-                    })
-                },
-            )
-        })
-    }
-
-    pub(crate) fn list_intents(&self, f: &IntentFilter, limit: u32) -> Result<Vec<StoredIntent>> {
-        let mut sql = format!("SELECT {INTENT_COLS} FROM intents i WHERE seq > ?1");
-        let mut params: Vec<&dyn ToSql> = vec![&f.after_seq];
-        for (col, value) in
-            [("dispatch_id", &f.dispatch_id), ("capability_id", &f.capability_id), ("intent_kind", &f.intent_kind)]
-        {
-            if let Some(v) = value {
-                params.push(v);
-                sql += &format!(" AND {col} = ?{}", params.len());
-            }
-        }
-        if f.pending_only {
-            sql += &format!(" AND {INTENT_OPEN}");
-        }
-        params.push(&limit);
-        sql += &format!(" ORDER BY seq LIMIT ?{}", params.len());
-        self.with(|c| query(c, &sql, &params, intent_row))
-    }
-
-    pub(crate) fn unfinished(&self) -> Result<Vec<DispatchRow>> {
-        let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq");
-        self.with(|c| query(c, &sql, &[], dispatch_row))
-    }
-
-    pub(crate) fn stats(&self) -> Result<JournalStats> {
-        self.with(|c| {
-            let mut s = JournalStats::default();
-            let per_state = query(c, "SELECT state, count(*) FROM dispatches GROUP BY state", &[], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-            })?;
-            for (state, n) in per_state {
-                let n = u64::try_from(n).unwrap_or_default();
-                match DispatchState::parse(&state) {
-                    Some(DispatchState::Checkpointed) => s.checkpointed = n,
-                    Some(DispatchState::Failed) => s.failed = n,
-                    Some(DispatchState::Proposed) => s.proposed = n,
-                    Some(DispatchState::NotApplicable) => s.not_applicable = n,
-                    Some(DispatchState::Exhausted) => s.exhausted = n,
-                    None => {}
-                }
-            }
-            let count = |sql: &str| -> Result<u64> {
-                Ok(u64::try_from(c.query_row(sql, [], |r| r.get::<_, i64>(0))?).unwrap_or_default())
-            };
-            s.intents = count("SELECT count(*) FROM intents")?;
-            s.intents_open = count(&format!("SELECT count(*) FROM intents WHERE {INTENT_OPEN}"))?;
-            Ok(s)
-        })
-    }
-
-    /// Corruption found while checking (SQLite answering "malformed") becomes
-    /// one more message.
-    pub(crate) fn integrity(&self) -> Result<IntegrityVerdict> {
-        let checked = self.with(|c| {
-            let mut messages = query(c, "PRAGMA integrity_check(100)", &[], |r| r.get::<_, String>(0))?;
-            if messages.len() == 1 && messages[0] == "ok" {
-                messages.clear();
-            }
-            let fk = query(c, "PRAGMA foreign_key_check", &[], |r| r.get::<_, String>(0))?;
-            if !fk.is_empty() {
-                messages.push(format!("{} foreign key violation(s) in {}", fk.len(), fk[0]));
-            }
-            Ok(IntegrityVerdict { ok: messages.is_empty(), messages })
-        });
-        match checked {
-            Err(JournalError::Sqlite { code, what }) if code & 0xff == SQLITE_CORRUPT => {
-                Ok(IntegrityVerdict { ok: false, messages: vec![what.to_owned()] })
-            }
-            Err(JournalError::NotAJournal) => {
-                Ok(IntegrityVerdict { ok: false, messages: vec!["file is not a database".to_owned()] })
-            }
-            other => other,
-        }
     }
 }

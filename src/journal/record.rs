@@ -1,16 +1,18 @@
 //! Dispatch records: checkpoint, final record, failed attempt. The `Journal`
-//! methods check arguments and queue them to the store; the `run_*` functions
-//! are the SQLite commands, run on the writer inside the group-commit
-//! transaction and a savepoint (`postgres/records.rs` holds PostgreSQL's).
+//! methods check arguments and queue them to the store; the rules the
+//! writer then runs, inside the group-commit transaction and a savepoint,
+//! are in `record/rule.rs`, over each backend's statements.
 
-use rusqlite::{params, Connection, OptionalExtension};
-
-use super::read::{dispatch_row, DISPATCH_COLS};
 use super::types::{
-    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, RecordOutcome,
+    Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, RecordOutcome,
 };
 use super::writer::Answer;
-use super::{arg, DispatchRow, Journal, JournalError, Reply, Result};
+use super::{arg, Journal, JournalError, Reply, Result};
+
+mod rule;
+pub(crate) use rule::{
+    checkpoint_existing, final_unchanged, run_checkpoint, run_failure, run_final, run_many, RecordSql,
+};
 
 /// One record of a dispatch's final command (see [`Journal::record_many`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -253,133 +255,5 @@ fn check_final(r: &FinalRecord) -> Result<()> {
         arg::token(&i.capability_id, "intent.capability_id")?;
         arg::token(&i.intent_kind, "intent.intent_kind")?;
     }
-    Ok(())
-}
-
-/// The row's current standing, read inside the transaction.
-fn standing(conn: &Connection, dispatch_id: &str) -> Result<Option<DispatchRow>> {
-    let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1");
-    Ok(conn.prepare_cached(&sql)?.query_row([dispatch_id], dispatch_row).optional()?)
-}
-
-pub(super) fn run_checkpoint(conn: &mut Connection, c: &Checkpoint, now: i64) -> Result<CheckpointState> {
-    let inserted = conn
-        .prepare_cached(
-            "INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
-               event_kind, registration_digest, created_at, updated_at)
-             VALUES (?1, 'checkpointed', ?9, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
-             ON CONFLICT (dispatch_id) DO NOTHING",
-        )?
-        .execute(params![
-            c.dispatch_id,
-            c.hook_id,
-            c.capability_id,
-            c.receipt_id,
-            c.effect_id,
-            c.event_kind,
-            c.registration_digest,
-            now,
-            c.attempt
-        ])?;
-    if inserted == 1 {
-        conn.prepare_cached("INSERT INTO requests (seq, request) VALUES (?1, ?2)")?
-            .execute(params![conn.last_insert_rowid(), c.request_json])?;
-        return Ok(CheckpointState::Fresh);
-    }
-    let s = standing(conn, &c.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
-    if s.state.is_final() {
-        return Ok(CheckpointState::Final { row: Box::new(s) });
-    }
-    if c.attempt > s.attempts {
-        conn.prepare_cached("UPDATE dispatches SET attempts = ?2, updated_at = ?3 WHERE dispatch_id = ?1")?
-            .execute(params![c.dispatch_id, c.attempt, now])?;
-    }
-    Ok(CheckpointState::Pending { attempts_used: s.attempts })
-}
-
-// The writer's operation signature takes its arguments by reference to their own type.
-#[allow(clippy::ptr_arg)]
-pub(super) fn run_many(
-    conn: &mut Connection,
-    records: &Vec<RecordCommand>,
-    now: i64,
-) -> Result<Vec<Result<RecordAnswer>>> {
-    let mut answers = Vec::with_capacity(records.len());
-    for r in records {
-        conn.execute_batch("SAVEPOINT rec")?;
-        let answer = match r {
-            RecordCommand::Final(f) => run_final(conn, f, now).map(RecordAnswer::Final),
-            RecordCommand::Failure(f) => run_failure(conn, f, now).map(RecordAnswer::Failure),
-            RecordCommand::Defer(c) => run_checkpoint(conn, c, now).map(RecordAnswer::Deferred),
-        };
-        match answer {
-            // The batch cannot go on: the writer rolls it back and may retry.
-            Err(JournalError::Busy) => return Err(JournalError::Busy),
-            Err(e) => {
-                conn.execute_batch("ROLLBACK TO rec; RELEASE rec")?;
-                answers.push(Err(e));
-            }
-            Ok(a) => {
-                conn.execute_batch("RELEASE rec")?;
-                answers.push(Ok(a));
-            }
-        }
-    }
-    Ok(answers)
-}
-
-pub(super) fn run_final(conn: &mut Connection, r: &FinalRecord, now: i64) -> Result<RecordOutcome> {
-    let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
-    if s.state.is_final() {
-        return Ok(RecordOutcome::AlreadyFinal { row: Box::new(s) });
-    }
-    conn.prepare_cached(
-        // `attempts` becomes the attempt that produced the final
-        // record: it is the receipt's `attempt` (failed attempts keep their
-        // own rows in `failures`).
-        "UPDATE dispatches SET state = ?2, attempts = ?3, result_digest = ?4, updated_at = ?5
-         WHERE dispatch_id = ?1",
-    )?
-    .execute(params![r.dispatch_id, DispatchState::from(r.status).as_str(), r.attempt, r.result_digest, now])?;
-    // The request only serves recover(); a final identity never needs it again.
-    conn.prepare_cached("DELETE FROM requests WHERE seq = ?1")?.execute([s.seq])?;
-    if let Some((code, rule)) = &r.failure {
-        insert_failure(conn, &r.dispatch_id, r.attempt, code, rule.as_deref(), now)?;
-    }
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
-    for i in &r.intents {
-        insert.execute(params![i.intent_id, r.dispatch_id, i.capability_id, i.intent_kind, i.stored_json]).map_err(
-            |e| match &e {
-                rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE => {
-                    JournalError::DuplicateIntent
-                }
-                _ => e.into(),
-            },
-        )?;
-    }
-    Ok(RecordOutcome::Recorded)
-}
-
-pub(super) fn run_failure(conn: &mut Connection, r: &FailureRecord, now: i64) -> Result<FailureOutcome> {
-    let s = standing(conn, &r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
-    if s.state.is_final() {
-        return Ok(FailureOutcome::AlreadyFinal { row: Box::new(s) });
-    }
-    insert_failure(conn, &r.dispatch_id, r.attempt, &r.code, r.rule.as_deref(), now)?;
-    conn.prepare_cached(
-        "UPDATE dispatches SET state = 'failed', attempts = max(attempts, ?2), updated_at = ?3 WHERE dispatch_id = ?1",
-    )?
-    .execute(params![r.dispatch_id, r.attempt, now])?;
-    Ok(FailureOutcome::Recorded { attempts_used: s.attempts.max(r.attempt) })
-}
-
-fn insert_failure(conn: &Connection, id: &str, attempt: u32, code: &str, rule: Option<&str>, now: i64) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO failures (dispatch_id, attempt, code, rule, at) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (dispatch_id, attempt) DO NOTHING",
-    )?
-    .execute(params![id, attempt, code, rule, now])?;
     Ok(())
 }

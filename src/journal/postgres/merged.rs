@@ -5,8 +5,9 @@
 //! Each command still gets exactly the answer it gets alone. The statement
 //! handles the first command of each identity in the run and reports which
 //! rows it wrote; then, in queue order, a command whose row was not written
-//! reads where its identity stands (the same code as alone), and a later
-//! command of an identity already in the run runs alone. A refused statement
+//! reads where its identity stands (the record rule's own code,
+//! `../record/rule.rs`), and a later command of an identity already in the
+//! run runs alone, through that rule. A refused statement
 //! (a duplicate intent id) fails the whole statement: the batch is retried
 //! carefully, command by command in savepoints (`writer.rs`), so only that
 //! command fails.
@@ -14,10 +15,10 @@
 use std::collections::HashSet;
 
 use super::super::merge::Merge;
+use super::super::record::{checkpoint_existing, final_unchanged, run_checkpoint, run_final};
 use super::super::types::{Checkpoint, CheckpointState, DispatchState, FinalRecord, RecordOutcome};
 use super::super::{JournalError, RecordAnswer, RecordCommand, Result};
 use super::conn::to_i32;
-use super::records::{checkpoint_standing, final_standing, run_checkpoint, run_final};
 use super::writer::PgWriteConn;
 use postgres::types::ToSql;
 
@@ -69,8 +70,9 @@ fn own<T>(conn: &mut PgWriteConn, out: Result<T>) -> Result<Result<T>> {
     }
 }
 
+/// An answer the merged run failed to give: a fault of this module.
 fn internal<T>() -> Result<T> {
-    Err(JournalError::Postgres { sqlstate: "XX000".to_owned() })
+    Err(JournalError::Internal { what: "a merged command went unanswered" })
 }
 
 const CHECKPOINTS: &str = "
@@ -87,7 +89,6 @@ SELECT dispatch_id FROM d";
 
 fn run_checkpoints(conn: &mut PgWriteConn, cps: &[&Checkpoint], now: i64) -> Result<Vec<Result<CheckpointState>>> {
     let mut outs: Vec<Option<Result<CheckpointState>>> = cps.iter().map(|_| None).collect();
-    let mut attempts = vec![0; cps.len()];
     let mut merged = vec![false; cps.len()];
     let mut seen = HashSet::new();
     let mut cols: [Vec<&str>; 8] = Default::default();
@@ -96,7 +97,6 @@ fn run_checkpoints(conn: &mut PgWriteConn, cps: &[&Checkpoint], now: i64) -> Res
         match to_i32(c.attempt, "attempt") {
             Err(e) => outs[i] = Some(Err(e)),
             Ok(a) => {
-                attempts[i] = a;
                 if seen.insert(c.dispatch_id.as_str()) {
                     merged[i] = true;
                     let row = [
@@ -126,7 +126,7 @@ fn run_checkpoints(conn: &mut PgWriteConn, cps: &[&Checkpoint], now: i64) -> Res
         }
         let out = match merged[i] {
             true if fresh.contains(&c.dispatch_id) => Ok(CheckpointState::Fresh),
-            true => checkpoint_standing(conn, c, attempts[i], now),
+            true => checkpoint_existing(conn, c, now),
             false => run_checkpoint(conn, c, now),
         };
         outs[i] = Some(own(conn, out)?);
@@ -208,7 +208,7 @@ fn run_finals(conn: &mut PgWriteConn, recs: &[&FinalRecord], now: i64) -> Result
         let out = match row[i] {
             0 => run_final(conn, r, now),
             n if changed.contains(&n) => Ok(RecordOutcome::Recorded),
-            _ => final_standing(conn, r, DispatchState::from(r.status).as_str()),
+            _ => final_unchanged(conn, r),
         };
         outs[i] = Some(own(conn, out)?);
     }

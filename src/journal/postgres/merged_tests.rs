@@ -14,6 +14,8 @@ use super::super::tests::{checkpoint, dispatch_id, failure, intent_id, open, pro
 use super::super::*;
 use super::tests::{url, Schema};
 
+mod generated;
+
 /// The writers of `journals` held in a batch each until [`Held::release`].
 struct Held {
     release: mpsc::Sender<()>,
@@ -104,6 +106,12 @@ fn queue(j: &Journal, cmd: &Cmd) -> Pending {
                 let answers = rx.recv().unwrap().unwrap();
                 let one = |a: Result<RecordAnswer>| match a {
                     Ok(RecordAnswer::Final(o)) => outcome(o),
+                    Ok(RecordAnswer::Failure(FailureOutcome::AlreadyFinal { row: r })) => {
+                        format!("failure on final: {}", row(&r))
+                    }
+                    Ok(RecordAnswer::Deferred(CheckpointState::Final { row: r })) => {
+                        format!("deferred on final: {}", row(&r))
+                    }
                     other => format!("{other:?}"),
                 };
                 answers.into_iter().map(one).collect::<Vec<_>>().join(" | ")

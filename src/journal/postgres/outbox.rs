@@ -5,8 +5,9 @@
 
 use super::super::lease::ClaimRequest;
 use super::super::outbox::{judge_decide, judge_done, DecideArgs, DecisionRow, DoneArgs, Verdict};
+use super::super::read::intent_cols;
 use super::super::{DecideOutcome, DoneOutcome, Result, StoredIntent};
-use super::read::{intent_cols, intent_row};
+use super::read::intent_row;
 use super::writer::PgWriteConn;
 
 fn decision_row(conn: &mut PgWriteConn, intent_id: &str) -> Result<Option<DecisionRow>> {
@@ -70,7 +71,7 @@ pub(super) fn run_claim(conn: &mut PgWriteConn, r: &ClaimRequest, now: i64) -> R
     let until = now.saturating_add(i64::from(r.lease_ms));
     let batch = i64::from(r.batch);
     let rows = conn.link.query(CLAIM, &[&now, &r.capability_id, &r.intent_kind, &batch, &r.executor_id, &until])?;
-    let mut claimed: Vec<StoredIntent> = rows.iter().map(intent_row).collect();
+    let mut claimed: Vec<StoredIntent> = rows.iter().map(intent_row).collect::<Result<_>>()?;
     // RETURNING has no order: oldest first, as on SQLite.
     claimed.sort_by_key(|i| i.seq);
     Ok(claimed)

@@ -1,103 +1,89 @@
-//! Reading a PostgreSQL journal: the same rows as SQLite's readers
-//! (`../read.rs`), column for column, and the integrity verdict.
+//! Reading a PostgreSQL journal: the core's rows, columns and filters
+//! (`../read.rs`) over this driver, and the integrity verdict.
 
 use postgres::types::ToSql;
 use postgres::Row;
 
+use super::super::read::{
+    dispatch_cols, dispatch_from, dispatches_query, failure_cols, failure_from, intent_from, intents_query, stats_from,
+    Columns, Dialect, Param,
+};
 use super::super::{
-    Decision, DispatchFilter, DispatchRow, DispatchState, FailureRow, IntegrityVerdict, IntentFilter, JournalError,
-    JournalStats, Result, StoredIntent,
+    DispatchFilter, DispatchRow, DispatchState, FailureRow, IntegrityVerdict, IntentFilter, JournalError, JournalStats,
+    Result, StoredIntent,
 };
 use super::conn::{to_u32, Link};
 use super::schema::{INTENT_OPEN, PG_SCHEMA_VERSION};
 
-/// The columns of a [`DispatchRow`] `FROM dispatches`, the last being the
-/// ids of a proposed dispatch's intents in `seq` order, comma-separated.
-macro_rules! dispatch_cols {
-    () => {
-        "seq, dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, \
-         event_kind, registration_digest, result_digest, created_at, updated_at, \
-         (SELECT r.request FROM requests r WHERE r.seq = dispatches.seq), \
-         CASE WHEN state = 'proposed' THEN (SELECT string_agg(i.intent_id, ',' ORDER BY i.seq) \
-           FROM intents i WHERE i.dispatch_id = dispatches.dispatch_id) END"
-    };
-}
-
-/// Selected `FROM intents i`: the source dispatch's hook comes from its row.
-macro_rules! intent_cols {
-    () => {
-        "i.seq, i.intent_id, i.dispatch_id, i.capability_id, i.intent_kind, i.decision, i.executor_id, \
-         i.reason_code, i.decided_at, i.done_at, i.doc, \
-         (SELECT d.hook_id FROM dispatches d WHERE d.dispatch_id = i.dispatch_id)"
-    };
-}
-pub(super) use intent_cols;
-
-const DISPATCH_BY_ID: &str = concat!("SELECT ", dispatch_cols!(), " FROM dispatches WHERE dispatch_id = $1");
+const DISPATCH_BY_ID: &str =
+    concat!("SELECT ", dispatch_cols!("string_agg"), " FROM dispatches WHERE dispatch_id = $1");
 /// Inside a write transaction: the row, locked until the transaction ends.
 pub(super) const DISPATCH_BY_ID_FOR_UPDATE: &str =
-    concat!("SELECT ", dispatch_cols!(), " FROM dispatches WHERE dispatch_id = $1 FOR UPDATE");
-const UNFINISHED: &str =
-    concat!("SELECT ", dispatch_cols!(), " FROM dispatches WHERE state IN ('checkpointed','failed') ORDER BY seq");
+    concat!("SELECT ", dispatch_cols!("string_agg"), " FROM dispatches WHERE dispatch_id = $1 FOR UPDATE");
+const UNFINISHED: &str = concat!(
+    "SELECT ",
+    dispatch_cols!("string_agg"),
+    " FROM dispatches WHERE state IN ('checkpointed','failed') ORDER BY seq"
+);
+const DISPATCHES_BY_IDS: &str =
+    concat!("SELECT ", dispatch_cols!("string_agg"), " FROM dispatches WHERE dispatch_id = ANY($1)");
+const FAILURES: &str = concat!("SELECT ", failure_cols!(), " FROM failures WHERE dispatch_id = $1 ORDER BY attempt");
 
-/// A row that does not parse is not one this build wrote.
+const DIALECT: Dialect = Dialect { mark: |n| format!("${n}"), intent_open: INTENT_OPEN };
+
+/// A row that does not read as this build writes it.
 fn bad_row() -> JournalError {
-    JournalError::Postgres { sqlstate: "XX001".to_owned() }
+    JournalError::Internal { what: "a stored row this build does not read" }
+}
+
+impl Columns for Row {
+    type Error = JournalError;
+    fn text(&self, i: usize) -> Result<String> {
+        self.try_get(i).map_err(|_| bad_row())
+    }
+    fn opt_text(&self, i: usize) -> Result<Option<String>> {
+        self.try_get(i).map_err(|_| bad_row())
+    }
+    fn int(&self, i: usize) -> Result<i64> {
+        self.try_get(i).map_err(|_| bad_row())
+    }
+    fn opt_int(&self, i: usize) -> Result<Option<i64>> {
+        self.try_get(i).map_err(|_| bad_row())
+    }
+    fn count(&self, i: usize) -> Result<u32> {
+        self.try_get(i).map(to_u32).map_err(|_| bad_row())
+    }
+    fn unexpected(&self, _i: usize) -> JournalError {
+        bad_row()
+    }
 }
 
 pub(super) fn dispatch_row(r: &Row) -> Result<DispatchRow> {
-    let state: String = r.get(2);
-    Ok(DispatchRow {
-        seq: r.get(0),
-        dispatch_id: r.get(1),
-        state: DispatchState::parse(&state).ok_or_else(bad_row)?,
-        attempts: to_u32(r.get(3)),
-        hook_id: r.get(4),
-        capability_id: r.get(5),
-        receipt_id: r.get(6),
-        effect_id: r.get(7),
-        event_kind: r.get(8),
-        registration_digest: r.get(9),
-        result_digest: r.get(10),
-        created_at: r.get(11),
-        updated_at: r.get(12),
-        request_json: r.get(13),
-        intent_ids: r
-            .get::<_, Option<String>>(14)
-            .map(|ids| ids.split(',').map(str::to_owned).collect())
-            .unwrap_or_default(),
-        receipt_json: None,
-    })
+    dispatch_from(r)
 }
 
-pub(super) fn intent_row(r: &Row) -> StoredIntent {
-    let decision: Option<String> = r.get(5);
-    StoredIntent {
-        seq: r.get(0),
-        intent_id: r.get(1),
-        dispatch_id: r.get(2),
-        capability_id: r.get(3),
-        intent_kind: r.get(4),
-        decision: decision.as_deref().and_then(Decision::from_stored),
-        executor_id: r.get(6),
-        reason_code: r.get(7),
-        decided_at: r.get(8),
-        done_at: r.get(9),
-        stored_json: r.get(10),
-        hook_id: r.get::<_, Option<String>>(11).unwrap_or_default(),
-        doc_json: None,
-    }
+pub(super) fn intent_row(r: &Row) -> Result<StoredIntent> {
+    intent_from(r)
 }
 
 fn dispatch_rows(rows: Vec<Row>) -> Result<Vec<DispatchRow>> {
     rows.iter().map(dispatch_row).collect()
 }
 
+/// The driver's parameters for a core list query.
+fn bind<'a>(params: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params
+        .iter()
+        .map(|p| match p {
+            Param::Int(n) => n as &(dyn ToSql + Sync),
+            Param::Text(s) => s as &(dyn ToSql + Sync),
+        })
+        .collect()
+}
+
 pub(super) fn get_dispatch(link: &mut Link, dispatch_id: &str) -> Result<Option<DispatchRow>> {
     link.query_opt(DISPATCH_BY_ID, &[&dispatch_id])?.as_ref().map(dispatch_row).transpose()
 }
-
-const DISPATCHES_BY_IDS: &str = concat!("SELECT ", dispatch_cols!(), " FROM dispatches WHERE dispatch_id = ANY($1)");
 
 /// The rows of `ids` in one round trip, in `ids` order (an id twice gets its row twice).
 pub(super) fn get_dispatches(link: &mut Link, ids: &[String]) -> Result<Vec<Option<DispatchRow>>> {
@@ -110,59 +96,17 @@ pub(super) fn get_dispatches(link: &mut Link, ids: &[String]) -> Result<Vec<Opti
 }
 
 pub(super) fn list_dispatches(link: &mut Link, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {
-    let state = f.state.map(DispatchState::as_str);
-    let after = f.after_cursor.unwrap_or(0);
-    let limit = i64::from(limit);
-    let mut sql = format!("SELECT {} FROM dispatches WHERE seq > $1", dispatch_cols!());
-    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&after];
-    if let Some(s) = &state {
-        params.push(s);
-        sql += &format!(" AND state = ${}", params.len());
-    }
-    if let Some(h) = &f.hook_id {
-        params.push(h);
-        sql += &format!(" AND hook_id = ${}", params.len());
-    }
-    params.push(&limit);
-    sql += &format!(" ORDER BY seq LIMIT ${}", params.len());
-    dispatch_rows(link.query_dynamic(&sql, &params)?)
+    let q = dispatches_query(&DIALECT, dispatch_cols!("string_agg"), f, limit);
+    dispatch_rows(link.query_dynamic(&q.sql, &bind(&q.params))?)
 }
 
 pub(super) fn list_failures(link: &mut Link, dispatch_id: &str) -> Result<Vec<FailureRow>> {
-    let rows = link.query(
-        "SELECT dispatch_id, attempt, code, rule, at FROM failures WHERE dispatch_id = $1 ORDER BY attempt",
-        &[&dispatch_id],
-    )?;
-    Ok(rows
-        .iter()
-        .map(|r| FailureRow {
-            dispatch_id: r.get(0),
-            attempt: to_u32(r.get(1)),
-            code: r.get(2),
-            rule: r.get(3),
-            at: r.get(4),
-        })
-        .collect())
+    link.query(FAILURES, &[&dispatch_id])?.iter().map(failure_from).collect()
 }
 
 pub(super) fn list_intents(link: &mut Link, f: &IntentFilter, limit: u32) -> Result<Vec<StoredIntent>> {
-    let limit = i64::from(limit);
-    let mut sql = format!("SELECT {} FROM intents i WHERE seq > $1", intent_cols!());
-    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.after_seq];
-    for (col, value) in
-        [("dispatch_id", &f.dispatch_id), ("capability_id", &f.capability_id), ("intent_kind", &f.intent_kind)]
-    {
-        if let Some(v) = value {
-            params.push(v);
-            sql += &format!(" AND {col} = ${}", params.len());
-        }
-    }
-    if f.pending_only {
-        sql += &format!(" AND {INTENT_OPEN}");
-    }
-    params.push(&limit);
-    sql += &format!(" ORDER BY seq LIMIT ${}", params.len());
-    Ok(link.query_dynamic(&sql, &params)?.iter().map(intent_row).collect())
+    let q = intents_query(&DIALECT, f, limit);
+    link.query_dynamic(&q.sql, &bind(&q.params))?.iter().map(intent_row).collect()
 }
 
 pub(super) fn unfinished(link: &mut Link) -> Result<Vec<DispatchRow>> {
@@ -183,16 +127,16 @@ pub(super) fn stats(link: &mut Link) -> Result<JournalStats> {
         &[],
     )?;
     let row = row.ok_or_else(bad_row)?;
-    let n = |i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or_default();
-    Ok(JournalStats {
-        checkpointed: n(0),
-        failed: n(1),
-        proposed: n(2),
-        not_applicable: n(3),
-        exhausted: n(4),
-        intents: n(5),
-        intents_open: n(6),
-    })
+    let n = |i: usize| row.int(i).map(|n| u64::try_from(n).unwrap_or_default());
+    let states = [
+        DispatchState::Checkpointed,
+        DispatchState::Failed,
+        DispatchState::Proposed,
+        DispatchState::NotApplicable,
+        DispatchState::Exhausted,
+    ];
+    let per_state = states.into_iter().enumerate().map(|(i, s)| Ok((s, n(i)?))).collect::<Result<Vec<_>>>()?;
+    Ok(stats_from(per_state, n(5)?, n(6)?))
 }
 
 /// The invariants the tables' constraints do not hold by themselves. Each

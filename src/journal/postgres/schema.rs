@@ -12,11 +12,16 @@
 //! `outbox_events` is the intents with the columns of Debezium's outbox event
 //! router (id, aggregatetype, aggregateid, type, payload), the payload being
 //! the whole intent document: a team streaming its database with CDC gets the
-//! intents on its bus without a poller.
+//! intents on its bus without a poller, and without this build's code. The
+//! view is therefore the SQL face of `dispatch::intent_from_stored`, which
+//! defines the document; `schema/view_tests.rs` proves the two equal.
 
 use super::super::APPLICATION_ID;
 use super::super::{JournalError, Result};
 use super::conn::Link;
+
+#[cfg(test)]
+mod view_tests;
 
 /// One step: applying `sql` to a schema at `to - 1` yields version `to`.
 pub(super) struct Migration {

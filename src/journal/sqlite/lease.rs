@@ -5,8 +5,9 @@
 
 use rusqlite::{params, Connection, ToSql};
 
-use super::super::read::{intent_row, INTENT_COLS};
+use super::super::read::INTENT_COLS;
 use super::super::{ClaimRequest, Result, StoredIntent};
+use super::read::intent_row;
 use super::schema::INTENT_OPEN;
 
 /// `AND lease is free` for claim queries, `now` being parameter `?1`.

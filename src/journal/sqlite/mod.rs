@@ -5,6 +5,8 @@
 //! - `open.rs` recognises, creates and migrates the file; `schema.rs` is its
 //!   DDL and migrations; `quiet.rs` reads a file no writer has open without
 //!   creating anything beside it.
+//! - `records.rs` holds the record statements the core's rule runs
+//!   (`../record`); `read.rs` the readers' pool and queries.
 //! - `outbox.rs` and `lease.rs` are the decisions' and the claims' SQL.
 //! - `error.rs` maps SQLite's errors to [`super::JournalError`], once.
 
@@ -13,6 +15,8 @@ mod lease;
 pub(super) mod open;
 mod outbox;
 pub(super) mod quiet;
+mod read;
+mod records;
 pub(super) mod schema;
 
 use std::path::Path;
@@ -23,7 +27,6 @@ use rusqlite::Connection;
 use super::commit::{commit_signal, CommitSignal};
 use super::lease::ClaimRequest;
 use super::outbox::{DecideArgs, DoneArgs};
-use super::read::Readers;
 use super::record::{run_checkpoint, run_failure, run_final, run_many};
 use super::store::Store;
 use super::writer::{BatchConn, Writer};
@@ -35,6 +38,8 @@ use super::{
 };
 use lease::{claim_params, claim_sql, run_claim};
 use outbox::{run_decide, run_done};
+
+use read::Readers;
 
 /// Whole-batch retries after the busy timeout expired.
 const BUSY_RETRIES: u32 = 3;

@@ -1,0 +1,244 @@
+//! SQLite's readers: synchronous queries on their own connections (WAL
+//! readers never block the writer nor wait for it). Each call takes a pooled
+//! connection and reads one snapshot. The columns, row mapping and filters
+//! are the core's (`../read.rs`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, Row, ToSql};
+
+use super::super::read::{
+    dispatch_cols, dispatch_from, dispatches_query, failure_cols, failure_from, intent_from, intents_query, stats_from,
+    Columns, Dialect, Param,
+};
+use super::super::{
+    DispatchFilter, DispatchRow, DispatchState, FailureRow, IntegrityVerdict, IntentFilter, JournalError,
+    JournalOptions, JournalStats, Result, StoredIntent,
+};
+use super::open::{connect_read_only, in_read_txn};
+use super::quiet::{self, Quiet, QUIET_TRIES};
+use super::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
+
+/// SQLite's primary result code for a damaged database file.
+const SQLITE_CORRUPT: i32 = 11;
+
+pub(crate) const DISPATCH_COLS: &str = dispatch_cols!("group_concat");
+
+const DIALECT: Dialect = Dialect { mark: |n| format!("?{n}"), intent_open: INTENT_OPEN };
+
+impl Columns for Row<'_> {
+    type Error = rusqlite::Error;
+    fn text(&self, i: usize) -> rusqlite::Result<String> {
+        self.get(i)
+    }
+    fn opt_text(&self, i: usize) -> rusqlite::Result<Option<String>> {
+        self.get(i)
+    }
+    fn int(&self, i: usize) -> rusqlite::Result<i64> {
+        self.get(i)
+    }
+    fn opt_int(&self, i: usize) -> rusqlite::Result<Option<i64>> {
+        self.get(i)
+    }
+    fn count(&self, i: usize) -> rusqlite::Result<u32> {
+        self.get(i)
+    }
+    fn unexpected(&self, i: usize) -> rusqlite::Error {
+        rusqlite::Error::InvalidColumnType(i, "state".into(), rusqlite::types::Type::Text)
+    }
+}
+
+pub(crate) fn dispatch_row(r: &Row<'_>) -> rusqlite::Result<DispatchRow> {
+    dispatch_from(r)
+}
+
+pub(crate) fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
+    intent_from(r)
+}
+
+fn failure_row(r: &Row<'_>) -> rusqlite::Result<FailureRow> {
+    failure_from(r)
+}
+
+/// The driver's parameters for a core list query.
+fn bind<'a>(params: &'a [Param<'a>]) -> Vec<&'a dyn ToSql> {
+    params
+        .iter()
+        .map(|p| match p {
+            Param::Int(n) => n as &dyn ToSql,
+            Param::Text(s) => s as &dyn ToSql,
+        })
+        .collect()
+}
+
+/// Idle reader connections kept per journal.
+const POOL: usize = 4;
+
+/// A small pool of read-only connections.
+pub(crate) struct Readers {
+    path: PathBuf,
+    busy_timeout_ms: u32,
+    idle: Mutex<Vec<Connection>>,
+    closed: AtomicBool,
+    /// No writer of ours holds the file open (a journal opened `OpenMode::ReadOnly`).
+    inspect_only: bool,
+}
+
+impl Readers {
+    pub(crate) fn new(path: &Path, options: JournalOptions) -> Self {
+        Readers {
+            path: path.to_owned(),
+            busy_timeout_ms: options.busy_timeout_ms,
+            idle: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
+            inspect_only: false,
+        }
+    }
+
+    /// The readers of a journal opened read-only, which read a quiet file
+    /// without creating anything beside it (see [`quiet::read`]).
+    pub(crate) fn inspecting(path: &Path, options: JournalOptions) -> Self {
+        Readers { inspect_only: true, ..Readers::new(path, options) }
+    }
+
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// Runs `f` in one read transaction on a pooled connection.
+    pub(crate) fn with<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
+        self.pooled(|c| in_read_txn(c, &f))
+    }
+
+    /// Runs one statement on a pooled connection: a single statement reads
+    /// one snapshot by itself, so no explicit transaction (two statements
+    /// less on the replay path).
+    fn one<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
+        self.pooled(f)
+    }
+
+    fn pooled<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(JournalError::Closed);
+        }
+        if self.inspect_only {
+            for _ in 0..QUIET_TRIES {
+                match quiet::read(&self.path, &f)? {
+                    Quiet::Read(out) => return out,
+                    Quiet::Live => break,
+                    Quiet::Changed => continue,
+                }
+            }
+        }
+        let pooled = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match pooled {
+            Some(c) => c,
+            None => {
+                // Read-only: no CREATE, no write, no checkpoint on close.
+                connect_read_only(&self.path, self.busy_timeout_ms).map_err(|e| self.unreadable(e))?
+            }
+        };
+        let out = f(&conn).map_err(|e| self.unreadable(e));
+        if !self.closed.load(Ordering::SeqCst) {
+            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            if idle.len() < POOL {
+                idle.push(conn);
+            }
+        }
+        out
+    }
+
+    fn unreadable(&self, e: JournalError) -> JournalError {
+        if self.inspect_only {
+            quiet::wal_unreadable(&self.path, e)
+        } else {
+            e
+        }
+    }
+}
+
+/// Runs `sql` with `params`, mapping each row.
+fn query<T>(
+    conn: &Connection,
+    sql: &str,
+    params: &[&dyn ToSql],
+    map: fn(&Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params, map)?;
+    Ok(rows.collect::<rusqlite::Result<Vec<T>>>()?)
+}
+
+/// The SQLite queries behind the readers.
+impl Readers {
+    pub(crate) fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
+        static SQL: std::sync::LazyLock<String> =
+            std::sync::LazyLock::new(|| format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1"));
+        self.one(|c| Ok(c.prepare_cached(&SQL)?.query_row([dispatch_id], dispatch_row).optional()?))
+    }
+
+    pub(crate) fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {
+        let q = dispatches_query(&DIALECT, DISPATCH_COLS, f, limit);
+        self.with(|c| query(c, &q.sql, &bind(&q.params), dispatch_row))
+    }
+
+    pub(crate) fn list_failures(&self, dispatch_id: &str) -> Result<Vec<FailureRow>> {
+        const SQL: &str = concat!("SELECT ", failure_cols!(), " FROM failures WHERE dispatch_id = ?1 ORDER BY attempt");
+        self.with(|c| query(c, SQL, &[&dispatch_id], failure_row))
+    }
+
+    pub(crate) fn list_intents(&self, f: &IntentFilter, limit: u32) -> Result<Vec<StoredIntent>> {
+        let q = intents_query(&DIALECT, f, limit);
+        self.with(|c| query(c, &q.sql, &bind(&q.params), intent_row))
+    }
+
+    pub(crate) fn unfinished(&self) -> Result<Vec<DispatchRow>> {
+        let sql = format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE {DISPATCH_UNFINISHED} ORDER BY seq");
+        self.with(|c| query(c, &sql, &[], dispatch_row))
+    }
+
+    pub(crate) fn stats(&self) -> Result<JournalStats> {
+        self.with(|c| {
+            let per_state = query(c, "SELECT state, count(*) FROM dispatches GROUP BY state", &[], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?;
+            let per_state = per_state
+                .into_iter()
+                .filter_map(|(state, n)| Some((DispatchState::parse(&state)?, u64::try_from(n).unwrap_or_default())));
+            let count = |sql: &str| -> Result<u64> {
+                Ok(u64::try_from(c.query_row(sql, [], |r| r.get::<_, i64>(0))?).unwrap_or_default())
+            };
+            let intents = count("SELECT count(*) FROM intents")?;
+            let open = count(&format!("SELECT count(*) FROM intents WHERE {INTENT_OPEN}"))?;
+            Ok(stats_from(per_state, intents, open))
+        })
+    }
+
+    /// Corruption found while checking (SQLite answering "malformed") becomes
+    /// one more message.
+    pub(crate) fn integrity(&self) -> Result<IntegrityVerdict> {
+        let checked = self.with(|c| {
+            let mut messages = query(c, "PRAGMA integrity_check(100)", &[], |r| r.get::<_, String>(0))?;
+            if messages.len() == 1 && messages[0] == "ok" {
+                messages.clear();
+            }
+            let fk = query(c, "PRAGMA foreign_key_check", &[], |r| r.get::<_, String>(0))?;
+            if !fk.is_empty() {
+                messages.push(format!("{} foreign key violation(s) in {}", fk.len(), fk[0]));
+            }
+            Ok(IntegrityVerdict { ok: messages.is_empty(), messages })
+        });
+        match checked {
+            Err(JournalError::Sqlite { code, what }) if code & 0xff == SQLITE_CORRUPT => {
+                Ok(IntegrityVerdict { ok: false, messages: vec![what.to_owned()] })
+            }
+            Err(JournalError::NotAJournal) => {
+                Ok(IntegrityVerdict { ok: false, messages: vec!["file is not a database".to_owned()] })
+            }
+            other => other,
+        }
+    }
+}

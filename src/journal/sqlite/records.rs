@@ -1,0 +1,111 @@
+//! SQLite's statements for the record rules (`../record/rule.rs`). One
+//! writer owns the file, so nothing races inside a batch's transaction.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::super::record::RecordSql;
+use super::super::types::{Checkpoint, DispatchState, FinalRecord};
+use super::super::{DispatchRow, JournalError, Result};
+use super::read::{dispatch_row, DISPATCH_COLS};
+use super::schema::DISPATCH_UNFINISHED;
+
+impl RecordSql for Connection {
+    fn insert_checkpoint(&mut self, c: &Checkpoint, now: i64) -> Result<bool> {
+        let inserted = self
+            .prepare_cached(
+                "INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
+                   event_kind, registration_digest, created_at, updated_at)
+                 VALUES (?1, 'checkpointed', ?9, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
+                 ON CONFLICT (dispatch_id) DO NOTHING",
+            )?
+            .execute(params![
+                c.dispatch_id,
+                c.hook_id,
+                c.capability_id,
+                c.receipt_id,
+                c.effect_id,
+                c.event_kind,
+                c.registration_digest,
+                now,
+                c.attempt
+            ])?;
+        if inserted == 1 {
+            self.prepare_cached("INSERT INTO requests (seq, request) VALUES (?1, ?2)")?
+                .execute(params![self.last_insert_rowid(), c.request_json])?;
+        }
+        Ok(inserted == 1)
+    }
+
+    fn standing(&mut self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
+        static SQL: std::sync::LazyLock<String> =
+            std::sync::LazyLock::new(|| format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1"));
+        Ok(self.prepare_cached(&SQL)?.query_row([dispatch_id], dispatch_row).optional()?)
+    }
+
+    fn raise_attempts(&mut self, dispatch_id: &str, attempt: u32, now: i64) -> Result<()> {
+        self.prepare_cached("UPDATE dispatches SET attempts = ?2, updated_at = ?3 WHERE dispatch_id = ?1")?
+            .execute(params![dispatch_id, attempt, now])?;
+        Ok(())
+    }
+
+    fn finish_if_unfinished(&mut self, r: &FinalRecord, state: DispatchState, now: i64) -> Result<bool> {
+        static FINISH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            format!(
+                "UPDATE dispatches SET state = ?2, attempts = ?3, result_digest = ?4, updated_at = ?5
+                 WHERE dispatch_id = ?1 AND {DISPATCH_UNFINISHED} RETURNING seq"
+            )
+        });
+        let seq: Option<i64> = self
+            .prepare_cached(&FINISH)?
+            .query_row(params![r.dispatch_id, state.as_str(), r.attempt, r.result_digest, now], |row| row.get(0))
+            .optional()?;
+        let Some(seq) = seq else { return Ok(false) };
+        // The request only serves recover(); a final identity never needs it again.
+        self.prepare_cached("DELETE FROM requests WHERE seq = ?1")?.execute([seq])?;
+        if let Some((code, rule)) = &r.failure {
+            self.insert_failure(&r.dispatch_id, r.attempt, code, rule.as_deref(), now)?;
+        }
+        let mut insert = self.prepare_cached(
+            "INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for i in &r.intents {
+            insert
+                .execute(params![i.intent_id, r.dispatch_id, i.capability_id, i.intent_kind, i.stored_json])
+                .map_err(|e| match &e {
+                    rusqlite::Error::SqliteFailure(f, _)
+                        if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
+                    {
+                        JournalError::DuplicateIntent
+                    }
+                    _ => e.into(),
+                })?;
+        }
+        Ok(true)
+    }
+
+    fn insert_failure(&mut self, id: &str, attempt: u32, code: &str, rule: Option<&str>, now: i64) -> Result<()> {
+        self.prepare_cached(
+            "INSERT INTO failures (dispatch_id, attempt, code, rule, at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (dispatch_id, attempt) DO NOTHING",
+        )?
+        .execute(params![id, attempt, code, rule, now])?;
+        Ok(())
+    }
+
+    fn mark_failed(&mut self, dispatch_id: &str, attempt: u32, now: i64) -> Result<()> {
+        self.prepare_cached(
+            "UPDATE dispatches SET state = 'failed', attempts = max(attempts, ?2), updated_at = ?3 WHERE dispatch_id = ?1",
+        )?
+        .execute(params![dispatch_id, attempt, now])?;
+        Ok(())
+    }
+
+    fn enter_record(&mut self, _count: usize) -> Result<bool> {
+        self.execute_batch("SAVEPOINT rec")?;
+        Ok(true)
+    }
+
+    fn leave_record(&mut self, _isolated: bool, ok: bool) -> Result<()> {
+        Ok(self.execute_batch(if ok { "RELEASE rec" } else { "ROLLBACK TO rec; RELEASE rec" })?)
+    }
+}
