@@ -9,13 +9,22 @@
 //!   a directory or device is never a store) and a file this process may not
 //!   write, before any connection exists ([`probe`], [`check_writable`]);
 //! - read the header (application_id at byte 68, user_version at byte 60,
-//!   big-endian) so a foreign or newer file is refused untouched.
+//!   big-endian) so a foreign or newer file is refused untouched;
+//! - then recognise and claim the file by one procedure (`claim.rs`).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
+
+mod claim;
+
+#[cfg(test)]
+pub(crate) use claim::upgrade;
+pub(crate) use claim::{
+    claim, in_read_txn, inspect_read_only, precheck, recognise, ClaimError, Found, SqliteError, StoreSpec,
+};
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const SQLITE_HEADER_LEN: usize = 100;

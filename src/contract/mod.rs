@@ -13,6 +13,7 @@ mod payload_schema;
 mod receipt;
 mod registration;
 mod result;
+mod violation;
 
 pub use enums::*;
 pub use input::*;
@@ -21,10 +22,9 @@ pub use payload_schema::*;
 pub use receipt::*;
 pub use registration::*;
 pub use result::*;
+pub use violation::{Rule, Violation};
 
 pub(crate) use receipt::require_every_property;
-
-pub use crate::validate::{Rule, Violation};
 
 /// Grammar patterns of contract-v0 section 1, shared by schemas and validators.
 pub mod pattern {

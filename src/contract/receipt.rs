@@ -2,8 +2,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureReceiptSchemaVersion};
-use crate::validate::Rule;
+use super::{DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureReceiptSchemaVersion, Rule};
 
 /// schemars transform for the structs with `Option` fields: every property is
 /// required, the nullable ones too (a missing field is rejected; `null` is the

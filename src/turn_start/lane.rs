@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::contract::TurnStartReceipt;
+use super::hook::InstalledTurnStartHook;
 use super::inbox::InboxStanding;
-use super::kernel::InstalledTurnStartHook;
 use super::outcome::{
     InteractionChannel, PendingStanding, ReadOrdering, RequiredReadProjection, TurnStartHookOutcome, TurnStartLane,
     TurnStartLaneReason,

@@ -4,7 +4,9 @@
 //! post-writeback side and knows nothing of post-writeback dispatch.
 
 pub mod contract;
+mod hook;
 pub mod inbox;
+mod judge;
 mod kernel;
 mod lane;
 mod outcome;
@@ -14,18 +16,18 @@ mod session;
 mod steps;
 mod validate;
 
+pub use crate::provider_reply::{ProviderReply, ReplyFuture};
 pub use contract::*;
-pub use kernel::{
-    InstalledTurnStartHook, ProviderReply, Registered, ReplyFuture, TurnStartHookInput, TurnStartKernel,
-    TurnStartProfile, TurnStartProvider, MAX_RECEIPT_BYTES,
-};
+pub use hook::{InstalledTurnStartHook, TurnStartHookInput, TurnStartProvider};
+pub use judge::{TurnStartCallResult, MAX_RECEIPT_BYTES};
+pub use kernel::{Registered, TurnStartKernel, TurnStartProfile};
 pub use lane::{decide_lane, lane_reason};
 pub use outcome::*;
 pub use request::{
     validate_turn_start_request, TurnIdentity, TurnStartQuotaRequest, TurnStartRequest, MAX_QUOTA_UNITS,
 };
 pub use session::{SessionCounts, SessionError, TurnStartSession};
-pub use steps::{TurnStartCall, TurnStartCallResult, TurnStartPlan, TurnStartPrepared};
+pub use steps::{TurnStartCall, TurnStartPlan, TurnStartPrepared};
 pub use validate::{command, is_command_word, validate_turn_start_receipt, validate_turn_start_registration};
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use crate::validate::{child, grammar, Report, Verdict};
+use crate::validate::{child, shape, Report, Verdict};
 
 /// The Turn that is about to start.
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq, Eq)]
@@ -49,18 +49,18 @@ const QUOTA_FIELDS: &[&str] = &["max_units"];
 /// or credential), `max_units` in 1..=64. Every violation, with its pointer.
 pub fn validate_turn_start_request(doc: &Value) -> Verdict<TurnStartRequest> {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
-    if let Some(turn) = map.get("turn").and_then(|v| grammar::object(&mut r, v, "/turn", TURN_FIELDS)) {
+    let Some(map) = shape::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
+    if let Some(turn) = map.get("turn").and_then(|v| shape::object(&mut r, v, "/turn", TURN_FIELDS)) {
         for field in TURN_FIELDS {
             if let Some(v) = turn.get(*field) {
-                grammar::opaque_ref(&mut r, v, &child("/turn", field));
+                shape::opaque_ref(&mut r, v, &child("/turn", field));
             }
         }
     }
-    if let Some(quota) = map.get("quota").and_then(|v| grammar::object(&mut r, v, "/quota", QUOTA_FIELDS)) {
+    if let Some(quota) = map.get("quota").and_then(|v| shape::object(&mut r, v, "/quota", QUOTA_FIELDS)) {
         if let Some(v) = quota.get("max_units") {
-            grammar::integer(&mut r, v, "/quota/max_units", 1, i64::from(MAX_QUOTA_UNITS));
+            shape::integer(&mut r, v, "/quota/max_units", 1, i64::from(MAX_QUOTA_UNITS));
         }
     }
-    r.finish(&grammar::integral_numbers(doc))
+    r.finish(&shape::integral_numbers(doc))
 }

@@ -9,24 +9,16 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::hook::{hook_input, InstalledTurnStartHook};
 use super::inbox::ReadBefore;
-use super::kernel::{hook_input, judge, InstalledTurnStartHook, TurnStartKernel};
+use super::judge::{judge, TurnStartCallResult};
+use super::kernel::TurnStartKernel;
 use super::lane::{decide_outcome_lane, project_required_reads};
 use super::outcome::TurnStartOutcome;
 use super::reconcile::{fail_closed, reconcile};
 use super::request::validate_turn_start_request;
 use super::session::TurnStartSession;
 use crate::provider_reply::ProviderReply;
-
-/// What came of one provider call.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TurnStartCallResult {
-    Reply(ProviderReply),
-    /// `timeout_ms` ran out, counted from the call.
-    TimedOut,
-    /// The reply text was longer than `MAX_RECEIPT_BYTES`; it was not kept.
-    TooLarge,
-}
 
 /// One provider call to make, in hook_id order.
 pub struct TurnStartCall {

@@ -10,7 +10,7 @@ use super::contract::{
     TurnStartRegistrationSchemaVersion, TurnStartStatus, TurnStartWriteScope, COMMAND_MAX_BYTES, COMMAND_MAX_WORDS,
     MAX_ATTEMPTS_PER_DISPATCH, MAX_ROUTES, MAX_TIMEOUT_MS,
 };
-use crate::validate::{child, grammar, Report, Rule, Verdict};
+use crate::validate::{child, grammar, shape, Report, Rule, Verdict};
 
 const REGISTRATION_FIELDS: &[&str] = &[
     "schema_version",
@@ -68,7 +68,7 @@ fn holds_credential(command: &str) -> bool {
 /// is `too_long`; an empty command, an empty word (a leading, trailing or
 /// double space) or a word outside the grammar is `bad_token`.
 pub fn command<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> {
-    let s = grammar::string(r, v, path)?;
+    let s = shape::string(r, v, path)?;
     if holds_credential(s) {
         r.add(path, Rule::CredentialLikeValue);
         return None;
@@ -100,22 +100,22 @@ pub fn command<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> 
 /// - failure_policy other than `"isolate"` is `policy_not_isolate`.
 pub fn validate_turn_start_registration(doc: &Value) -> Verdict<TurnStartHookRegistration> {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", REGISTRATION_FIELDS) else { return Err(r.into_violations()) };
+    let Some(map) = shape::object(&mut r, doc, "", REGISTRATION_FIELDS) else { return Err(r.into_violations()) };
 
     if let Some(v) = map.get("schema_version") {
-        grammar::schema_version(&mut r, v, "/schema_version", TurnStartRegistrationSchemaVersion::VALUE);
+        shape::schema_version(&mut r, v, "/schema_version", TurnStartRegistrationSchemaVersion::VALUE);
     }
-    let capability = map.get("capability_id").and_then(|v| grammar::token(&mut r, v, "/capability_id"));
-    if let Some(hook) = map.get("hook_id").and_then(|v| grammar::token(&mut r, v, "/hook_id")) {
+    let capability = map.get("capability_id").and_then(|v| shape::token(&mut r, v, "/capability_id"));
+    if let Some(hook) = map.get("hook_id").and_then(|v| shape::token(&mut r, v, "/hook_id")) {
         if capability.is_some_and(|c| !grammar::is_owned_by(hook, c)) {
             r.add("/hook_id", Rule::CapabilityMismatch);
         }
     }
     if let Some(v) = map.get("phase") {
-        grammar::one_of(&mut r, v, "/phase", TurnStartPhase::parse);
+        shape::one_of(&mut r, v, "/phase", TurnStartPhase::parse);
     }
     if let Some(v) = map.get("required_read") {
-        if let Some(read) = grammar::object(&mut r, v, "/required_read", REQUIRED_READ_FIELDS) {
+        if let Some(read) = shape::object(&mut r, v, "/required_read", REQUIRED_READ_FIELDS) {
             if let Some(v) = read.get("command") {
                 command(&mut r, v, "/required_read/command");
             }
@@ -128,25 +128,25 @@ pub fn validate_turn_start_registration(doc: &Value) -> Verdict<TurnStartHookReg
         budget(&mut r, v);
     }
     if let Some(v) = map.get("failure_policy") {
-        if grammar::string(&mut r, v, "/failure_policy").is_some_and(|s| s != "isolate") {
+        if shape::string(&mut r, v, "/failure_policy").is_some_and(|s| s != "isolate") {
             r.add("/failure_policy", Rule::PolicyNotIsolate);
         }
     }
-    r.finish(&grammar::integral_numbers(doc))
+    r.finish(&shape::integral_numbers(doc))
 }
 
 fn write_scopes(r: &mut Report, v: &Value) {
-    let items = grammar::unique_array(r, v, "/write_scopes", 1, TurnStartWriteScope::ALL.len());
+    let items = shape::unique_array(r, v, "/write_scopes", 1, TurnStartWriteScope::ALL.len());
     let before = r.len();
     let scopes: Vec<_> =
-        items.iter().filter_map(|(path, item)| grammar::one_of(r, item, path, TurnStartWriteScope::parse)).collect();
+        items.iter().filter_map(|(path, item)| shape::one_of(r, item, path, TurnStartWriteScope::parse)).collect();
     if !items.is_empty() && r.len() == before && !scopes.contains(&TurnStartWriteScope::OwnerPrivateInbox) {
         r.add("/write_scopes", Rule::NotAllowedValue);
     }
 }
 
 fn budget(r: &mut Report, v: &Value) {
-    let Some(map) = grammar::object(r, v, "/budget", BUDGET_FIELDS) else { return };
+    let Some(map) = shape::object(r, v, "/budget", BUDGET_FIELDS) else { return };
     let bounds: [(&str, u32); 3] = [
         ("timeout_ms", MAX_TIMEOUT_MS),
         ("max_attempts_per_dispatch", MAX_ATTEMPTS_PER_DISPATCH),
@@ -154,7 +154,7 @@ fn budget(r: &mut Report, v: &Value) {
     ];
     for (field, max) in bounds {
         if let Some(v) = map.get(field) {
-            grammar::integer(r, v, &child("/budget", field), 1, i64::from(max));
+            shape::integer(r, v, &child("/budget", field), 1, i64::from(max));
         }
     }
 }
@@ -181,7 +181,7 @@ struct Counts {
 }
 
 fn count(r: &mut Report, map: &Map<String, Value>, field: &str, max: i64) -> Option<i64> {
-    map.get(field).and_then(|v| grammar::integer(r, v, &child("", field), 0, max))
+    map.get(field).and_then(|v| shape::integer(r, v, &child("", field), 0, max))
 }
 
 /// Validates a turn-start receipt: grammars and bounds, then the consistency
@@ -217,24 +217,23 @@ fn count(r: &mut Report, map: &Map<String, Value>, field: &str, max: i64) -> Opt
 ///   error_code that does is `not_allowed_value` at `/error_code`.
 pub fn validate_turn_start_receipt(doc: &Value) -> Verdict<TurnStartReceipt> {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", RECEIPT_FIELDS) else { return Err(r.into_violations()) };
+    let Some(map) = shape::object(&mut r, doc, "", RECEIPT_FIELDS) else { return Err(r.into_violations()) };
 
     if let Some(v) = map.get("schema_version") {
-        grammar::schema_version(&mut r, v, "/schema_version", TurnStartReceiptSchemaVersion::VALUE);
+        shape::schema_version(&mut r, v, "/schema_version", TurnStartReceiptSchemaVersion::VALUE);
     }
     if let Some(v) = map.get("hook_id") {
-        grammar::token(&mut r, v, "/hook_id");
+        shape::token(&mut r, v, "/hook_id");
     }
-    let status = map.get("status").and_then(|v| grammar::one_of(&mut r, v, "/status", TurnStartStatus::parse));
+    let status = map.get("status").and_then(|v| shape::one_of(&mut r, v, "/status", TurnStartStatus::parse));
     let code = match map.get("error_code") {
         Some(Value::Null) => Code::Null,
         Some(v) => {
-            grammar::one_of(&mut r, v, "/error_code", TurnStartErrorCode::parse).map_or(Code::Unusable, Code::Present)
+            shape::one_of(&mut r, v, "/error_code", TurnStartErrorCode::parse).map_or(Code::Unusable, Code::Present)
         }
         None => Code::Unusable,
     };
-    let read_required =
-        map.get("agent_read_required").and_then(|v| grammar::boolean(&mut r, v, "/agent_read_required"));
+    let read_required = map.get("agent_read_required").and_then(|v| shape::boolean(&mut r, v, "/agent_read_required"));
     let routes = i64::from(MAX_ROUTES);
     let writes = MESSAGE_COUNT_MAX;
     let counts = Counts {
@@ -251,7 +250,7 @@ pub fn validate_turn_start_receipt(doc: &Value) -> Verdict<TurnStartReceipt> {
     if let Some(status) = status {
         status_consistency(&mut r, status, code, &counts);
     }
-    r.finish(&grammar::integral_numbers(doc))
+    r.finish(&shape::integral_numbers(doc))
 }
 
 /// `Some(true)` when both are known and `a > b`.

@@ -3,12 +3,12 @@
 
 use serde_json::Value;
 
-use super::grammar;
 use super::registration::event_kind;
-use super::report::{child, Report, Rule, Verdict, Violations};
+use super::report::{child, Report, Verdict, Violations};
+use super::shape;
 use crate::contract::{
     BoundaryAttestation, EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, PostWritebackHookInput,
-    PostWritebackHookRegistration, ReadScope, RegistrationSchemaVersion, StepKind, Transition,
+    PostWritebackHookRegistration, ReadScope, RegistrationSchemaVersion, Rule, StepKind, Transition,
 };
 use crate::identity::{self, DispatchIdentity};
 
@@ -56,7 +56,7 @@ pub fn validate_hook_input(
     registration: &PostWritebackHookRegistration,
     registration_digest: &str,
 ) -> Verdict<PostWritebackHookInput> {
-    walk(doc, registration, registration_digest).finish(&grammar::integral_numbers(doc))
+    walk(doc, registration, registration_digest).finish(&shape::integral_numbers(doc))
 }
 
 /// The verdict of `validate_hook_input` without the typed document.
@@ -70,14 +70,14 @@ pub fn check_hook_input(
 
 fn walk(doc: &Value, registration: &PostWritebackHookRegistration, registration_digest: &str) -> Report {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return r };
+    let Some(map) = shape::object(&mut r, doc, "", FIELDS) else { return r };
 
     if let Some(v) = map.get("schema_version") {
-        grammar::schema_version(&mut r, v, "/schema_version", HookInputSchemaVersion::VALUE);
+        shape::schema_version(&mut r, v, "/schema_version", HookInputSchemaVersion::VALUE);
     }
     let dispatch_id = map
         .get("dispatch_id")
-        .and_then(|v| grammar::recomputed_id(&mut r, v, "/dispatch_id", "pwh_", Rule::DispatchIdMismatch));
+        .and_then(|v| shape::recomputed_id(&mut r, v, "/dispatch_id", "pwh_", Rule::DispatchIdMismatch));
     if let Some(v) = map.get("hook_id") {
         bound_token(&mut r, v, "/hook_id", &registration.hook_id, Rule::HookMismatch);
     }
@@ -117,7 +117,7 @@ fn walk(doc: &Value, registration: &PostWritebackHookRegistration, registration_
 /// A token that must equal the admitted `expected` value; `mismatch` when it
 /// names another hook, capability or dispatch.
 pub(super) fn bound_token(r: &mut Report, v: &Value, path: &str, expected: &str, mismatch: Rule) {
-    if grammar::token(r, v, path).is_some_and(|s| s != expected) {
+    if shape::token(r, v, path).is_some_and(|s| s != expected) {
         r.add(path, mismatch);
     }
 }
@@ -149,24 +149,24 @@ fn source<'a>(r: &mut Report, v: &'a Value, registration: &PostWritebackHookRegi
             r.add(&child("/source", field), Rule::MissingField);
         }
     }
-    let receipt_id = map.get("receipt_id").and_then(|v| grammar::opaque_ref(r, v, "/source/receipt_id"));
-    let effect_id = map.get("effect_id").and_then(|v| grammar::opaque_ref(r, v, "/source/effect_id"));
+    let receipt_id = map.get("receipt_id").and_then(|v| shape::opaque_ref(r, v, "/source/receipt_id"));
+    let effect_id = map.get("effect_id").and_then(|v| shape::opaque_ref(r, v, "/source/effect_id"));
     if granted {
         for field in SETTLEMENT_FIELDS {
             if let Some(v) = map.get(*field) {
-                grammar::opaque_ref(r, v, &child("/source", field));
+                shape::opaque_ref(r, v, &child("/source", field));
             }
         }
     }
     if let Some(v) = map.get("step_kind") {
-        grammar::one_of(r, v, "/source/step_kind", StepKind::parse);
+        shape::one_of(r, v, "/source/step_kind", StepKind::parse);
     }
     let kind = map.get("event_kind").and_then(|v| event_kind(r, v, "/source/event_kind"));
     if kind.is_some_and(|k| !registration.event_kinds.contains(&k)) {
         r.add("/source/event_kind", Rule::UnknownEventKind);
     }
     if let Some(v) = map.get("committed_at") {
-        grammar::timestamp(r, v, "/source/committed_at");
+        shape::timestamp(r, v, "/source/committed_at");
     }
     Some(Source { receipt_id, effect_id, event_kind: kind })
 }
@@ -175,12 +175,12 @@ fn source<'a>(r: &mut Report, v: &'a Value, registration: &PostWritebackHookRegi
 /// the source's event kind (checked only when both are known), and its
 /// fact_refs empty unless `bounded_event_projection` is granted.
 fn projection(r: &mut Report, v: &Value, kind: Option<EventKind>, facts_granted: bool) {
-    let Some(map) = grammar::object(r, v, "/projection", PROJECTION_FIELDS) else { return };
+    let Some(map) = shape::object(r, v, "/projection", PROJECTION_FIELDS) else { return };
     if let Some(v) = map.get("schema_version") {
-        grammar::schema_version(r, v, "/projection/schema_version", EventProjectionSchemaVersion::VALUE);
+        shape::schema_version(r, v, "/projection/schema_version", EventProjectionSchemaVersion::VALUE);
     }
     let transition =
-        map.get("transition").and_then(|v| grammar::one_of(r, v, "/projection/transition", Transition::parse));
+        map.get("transition").and_then(|v| shape::one_of(r, v, "/projection/transition", Transition::parse));
     if let (Some(kind), Some(transition)) = (kind, transition) {
         if kind.transition() != transition {
             r.add("/projection/transition", Rule::TransitionMismatch);
@@ -192,8 +192,8 @@ fn projection(r: &mut Report, v: &Value, kind: Option<EventKind>, facts_granted:
             r.add("/projection/fact_refs", Rule::NotAllowedValue);
             return;
         }
-        for (path, item) in grammar::unique_array(r, v, "/projection/fact_refs", 0, 32) {
-            grammar::opaque_ref(r, item, &path);
+        for (path, item) in shape::unique_array(r, v, "/projection/fact_refs", 0, 32) {
+            shape::opaque_ref(r, item, &path);
         }
     }
 }
@@ -201,10 +201,10 @@ fn projection(r: &mut Report, v: &Value, kind: Option<EventKind>, facts_granted:
 /// Exactly the six attestation flags, each `false`: a flag set `true` is a
 /// boundary that admits what the input must exclude (`not_allowed_value`).
 fn boundary(r: &mut Report, v: &Value) {
-    let Some(map) = grammar::object(r, v, "/boundary", &BoundaryAttestation::FIELDS) else { return };
+    let Some(map) = shape::object(r, v, "/boundary", &BoundaryAttestation::FIELDS) else { return };
     for field in BoundaryAttestation::FIELDS {
         let path = child("/boundary", field);
-        if map.get(field).and_then(|v| grammar::boolean(r, v, &path)) == Some(true) {
+        if map.get(field).and_then(|v| shape::boolean(r, v, &path)) == Some(true) {
             r.add(&path, Rule::NotAllowedValue);
         }
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::payload_schema::{check_payload, compile_payload_schema};
-use super::{grammar, Report, Rule, Verdict};
+use super::{grammar, shape, Report, Rule, Verdict};
 use crate::contract::{IntentKindDefinition, PayloadObjectSchema};
 
 /// Most operations one intent kind may name.
@@ -41,23 +41,23 @@ impl CompiledIntentKind {
 /// subset (`unsupported_schema` at each offending schema node).
 pub fn validate_intent_kind_definition(doc: &Value) -> Verdict<CompiledIntentKind> {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else {
+    let Some(map) = shape::object(&mut r, doc, "", FIELDS) else {
         return Err(r.into_violations());
     };
-    let intent_kind = map.get("intent_kind").and_then(|v| grammar::token(&mut r, v, "/intent_kind"));
-    let capability_id = map.get("capability_id").and_then(|v| grammar::token(&mut r, v, "/capability_id"));
+    let intent_kind = map.get("intent_kind").and_then(|v| shape::token(&mut r, v, "/intent_kind"));
+    let capability_id = map.get("capability_id").and_then(|v| shape::token(&mut r, v, "/capability_id"));
     if let (Some(kind), Some(capability)) = (intent_kind, capability_id) {
         if !grammar::is_owned_by(kind, capability) {
             r.add("/intent_kind", Rule::CapabilityMismatch);
         }
     }
     if let Some(ops) = map.get("operations") {
-        grammar::token_array(&mut r, ops, "/operations", 1, OPERATIONS_MAX);
+        shape::token_array(&mut r, ops, "/operations", 1, OPERATIONS_MAX);
     }
     let schema = map.get("payload_schema").and_then(|v| compile_payload_schema(&mut r, v, "/payload_schema"));
     // Integral floats in schema bounds (`32.0`) are stored as integers, so the
     // definition and its compiled schema serialize alike.
-    let definition: IntentKindDefinition = r.finish(&grammar::integral_numbers(doc))?;
+    let definition: IntentKindDefinition = r.finish(&shape::integral_numbers(doc))?;
     // A clean report means the compiler returned the schema; stay total anyway.
     let schema = schema
         .ok_or_else(|| vec![super::Violation { path: "/payload_schema".into(), rule: Rule::UnsupportedSchema }])?;

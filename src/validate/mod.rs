@@ -3,8 +3,10 @@
 
 pub mod grammar;
 mod report;
+pub mod shape;
 
-pub use report::{child, index, Report, Rule, Verdict, Violation, Violations, MAX_REPORTED, REDACTED};
+pub use crate::contract::{Rule, Violation};
+pub use report::{child, index, Report, Verdict, Violations, MAX_REPORTED, REDACTED};
 pub mod intent_kind;
 pub mod payload_schema;
 pub mod text;

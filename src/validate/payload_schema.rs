@@ -29,11 +29,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::grammar;
-use super::report::{child, index, Report, Rule};
+use super::report::{child, index, Report};
+use super::{grammar, shape};
 use crate::contract::{
     PayloadArraySchema, PayloadBooleanSchema, PayloadEnumSchema, PayloadIntegerSchema, PayloadObjectSchema,
-    PayloadOpaqueRefSchema, PayloadSchema, MAX_SAFE_INTEGER, PAYLOAD_MAX_ITEMS, PAYLOAD_SCHEMA_MAX_DEPTH,
+    PayloadOpaqueRefSchema, PayloadSchema, Rule, MAX_SAFE_INTEGER, PAYLOAD_MAX_ITEMS, PAYLOAD_SCHEMA_MAX_DEPTH,
 };
 
 /// Compiles the payload schema at `path`, recording one `unsupported_schema`
@@ -57,7 +57,7 @@ fn schema_token(s: &str) -> bool {
 /// An integral number in `min..=max`, without reporting (the caller reports
 /// `unsupported_schema` at the node instead).
 fn bound(v: Option<&Value>, min: i64, max: i64) -> Option<i64> {
-    grammar::integer(&mut Report::new(), v?, "", min, max)
+    shape::integer(&mut Report::new(), v?, "", min, max)
 }
 
 fn only_keys(m: &Map<String, Value>, allowed: &[&str]) -> bool {
@@ -222,7 +222,7 @@ fn check_object(schema: &PayloadObjectSchema, r: &mut Report, v: &Value, path: &
     };
     for key in m.keys() {
         if !schema.properties.contains_key(key) {
-            grammar::unknown_member(r, path, key);
+            shape::unknown_member(r, path, key);
         }
     }
     for (name, sub) in &schema.properties {
@@ -239,7 +239,7 @@ fn check(schema: &PayloadSchema, r: &mut Report, v: &Value, path: &str) {
         PayloadSchema::Object(o) => check_object(o, r, v, path),
         PayloadSchema::Array(a) => {
             // `too_many_items` at the array; items are still each checked.
-            let Some(items) = grammar::array(r, v, path, 0, a.max_items as usize) else { return };
+            let Some(items) = shape::array(r, v, path, 0, a.max_items as usize) else { return };
             if a.unique_items == Some(true) {
                 // Only the first maxItems + 1 items are compared: past that the
                 // array is already rejected, and comparing every pair of an
@@ -256,20 +256,20 @@ fn check(schema: &PayloadSchema, r: &mut Report, v: &Value, path: &str) {
             }
         }
         PayloadSchema::Integer(n) => {
-            grammar::integer(r, v, path, n.minimum, n.maximum);
+            shape::integer(r, v, path, n.minimum, n.maximum);
         }
         PayloadSchema::Boolean(_) => {
-            grammar::boolean(r, v, path);
+            shape::boolean(r, v, path);
         }
         PayloadSchema::Enum(e) => {
-            if let Some(s) = grammar::string(r, v, path) {
+            if let Some(s) = shape::string(r, v, path) {
                 if !e.values.iter().any(|allowed| allowed == s) {
                     r.add(path, Rule::NotAllowedValue);
                 }
             }
         }
         PayloadSchema::OpaqueRef(_) => {
-            grammar::opaque_ref(r, v, path);
+            shape::opaque_ref(r, v, path);
         }
     }
 }

@@ -4,12 +4,12 @@
 
 use serde_json::{Map, Value};
 
-use super::grammar;
 use super::registration::event_kind;
-use super::report::{Report, Rule, Verdict};
+use super::report::{Report, Verdict};
+use super::{grammar, shape};
 use crate::contract::{
     DispatchReceipt, DispatchReceiptSchemaVersion, DispatchStatus, FailureCode, FailureReceipt,
-    FailureReceiptSchemaVersion,
+    FailureReceiptSchemaVersion, Rule,
 };
 
 const DISPATCH_FIELDS: &[&str] = &[
@@ -55,43 +55,43 @@ enum Slot<T> {
 /// - the failure's rule is not checked against its code.
 pub fn validate_dispatch_receipt(doc: &Value) -> Verdict<DispatchReceipt> {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", DISPATCH_FIELDS) else { return Err(r.into_violations()) };
+    let Some(map) = shape::object(&mut r, doc, "", DISPATCH_FIELDS) else { return Err(r.into_violations()) };
 
     if let Some(v) = map.get("schema_version") {
-        grammar::schema_version(&mut r, v, "/schema_version", DispatchReceiptSchemaVersion::VALUE);
+        shape::schema_version(&mut r, v, "/schema_version", DispatchReceiptSchemaVersion::VALUE);
     }
     if let Some(v) = map.get("dispatch_id") {
-        grammar::recomputed_id(&mut r, v, "/dispatch_id", "pwh_", Rule::DispatchIdMismatch);
+        shape::recomputed_id(&mut r, v, "/dispatch_id", "pwh_", Rule::DispatchIdMismatch);
     }
-    let capability = map.get("capability_id").and_then(|v| grammar::token(&mut r, v, "/capability_id"));
-    if let Some(hook) = map.get("hook_id").and_then(|v| grammar::token(&mut r, v, "/hook_id")) {
+    let capability = map.get("capability_id").and_then(|v| shape::token(&mut r, v, "/capability_id"));
+    if let Some(hook) = map.get("hook_id").and_then(|v| shape::token(&mut r, v, "/hook_id")) {
         if capability.is_some_and(|c| !grammar::is_owned_by(hook, c)) {
             r.add("/hook_id", Rule::CapabilityMismatch);
         }
     }
     for field in ["receipt_id", "effect_id"] {
         if let Some(v) = map.get(field) {
-            grammar::opaque_ref(&mut r, v, &format!("/{field}"));
+            shape::opaque_ref(&mut r, v, &format!("/{field}"));
         }
     }
     if let Some(v) = map.get("event_kind") {
         event_kind(&mut r, v, "/event_kind");
     }
     if let Some(v) = map.get("registration_digest") {
-        grammar::digest_id(&mut r, v, "/registration_digest", "");
+        shape::digest_id(&mut r, v, "/registration_digest", "");
     }
-    let status = map.get("status").and_then(|v| grammar::one_of(&mut r, v, "/status", DispatchStatus::parse));
+    let status = map.get("status").and_then(|v| shape::one_of(&mut r, v, "/status", DispatchStatus::parse));
     attempt(&mut r, map);
     let intent_count = map.get("intent_ids").and_then(|v| {
-        let items = grammar::unique_array(&mut r, v, "/intent_ids", 0, MAX_INTENTS);
+        let items = shape::unique_array(&mut r, v, "/intent_ids", 0, MAX_INTENTS);
         for (path, item) in &items {
-            grammar::recomputed_id(&mut r, item, path, "pwi_", Rule::IntentIdMismatch);
+            shape::recomputed_id(&mut r, item, path, "pwi_", Rule::IntentIdMismatch);
         }
         v.is_array().then_some(items.len())
     });
     let digest = match map.get("result_digest") {
         Some(Value::Null) => Slot::Null,
-        Some(v) => grammar::digest_id(&mut r, v, "/result_digest", "").map_or(Slot::Unusable, |_| Slot::Present(())),
+        Some(v) => shape::digest_id(&mut r, v, "/result_digest", "").map_or(Slot::Unusable, |_| Slot::Present(())),
         None => Slot::Unusable,
     };
     let failure = match map.get("failure") {
@@ -102,45 +102,45 @@ pub fn validate_dispatch_receipt(doc: &Value) -> Verdict<DispatchReceipt> {
     if let Some(status) = status {
         consistency(&mut r, status, intent_count, digest, failure);
     }
-    r.finish(&grammar::integral_numbers(doc))
+    r.finish(&shape::integral_numbers(doc))
 }
 
 /// Validates a failure receipt: one failed attempt, codes and ids only.
 pub fn validate_failure_receipt(doc: &Value) -> Verdict<FailureReceipt> {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", FAILURE_RECEIPT_FIELDS) else { return Err(r.into_violations()) };
+    let Some(map) = shape::object(&mut r, doc, "", FAILURE_RECEIPT_FIELDS) else { return Err(r.into_violations()) };
 
     if let Some(v) = map.get("schema_version") {
-        grammar::schema_version(&mut r, v, "/schema_version", FailureReceiptSchemaVersion::VALUE);
+        shape::schema_version(&mut r, v, "/schema_version", FailureReceiptSchemaVersion::VALUE);
     }
     if let Some(v) = map.get("dispatch_id") {
-        grammar::recomputed_id(&mut r, v, "/dispatch_id", "pwh_", Rule::DispatchIdMismatch);
+        shape::recomputed_id(&mut r, v, "/dispatch_id", "pwh_", Rule::DispatchIdMismatch);
     }
     if let Some(v) = map.get("hook_id") {
-        grammar::token(&mut r, v, "/hook_id");
+        shape::token(&mut r, v, "/hook_id");
     }
     if let Some(v) = map.get("code") {
-        grammar::one_of(&mut r, v, "/code", FailureCode::parse);
+        shape::one_of(&mut r, v, "/code", FailureCode::parse);
     }
     if let Some(v) = map.get("rule") {
         nullable_rule(&mut r, v, "/rule");
     }
     attempt(&mut r, map);
-    r.finish(&grammar::integral_numbers(doc))
+    r.finish(&shape::integral_numbers(doc))
 }
 
 /// The 1-based attempt, bounded by max_invocations_per_dispatch's ceiling.
 fn attempt(r: &mut Report, map: &Map<String, Value>) {
     if let Some(v) = map.get("attempt") {
-        grammar::integer(r, v, "/attempt", 1, 4);
+        shape::integer(r, v, "/attempt", 1, 4);
     }
 }
 
 /// `{code, rule}`; returns the code when the member is an object (the code is
 /// `None` when it is itself invalid).
 fn failure_detail(r: &mut Report, v: &Value) -> Option<Option<FailureCode>> {
-    let map = grammar::object(r, v, "/failure", FAILURE_FIELDS)?;
-    let code = map.get("code").and_then(|v| grammar::one_of(r, v, "/failure/code", FailureCode::parse));
+    let map = shape::object(r, v, "/failure", FAILURE_FIELDS)?;
+    let code = map.get("code").and_then(|v| shape::one_of(r, v, "/failure/code", FailureCode::parse));
     if let Some(v) = map.get("rule") {
         nullable_rule(r, v, "/failure/rule");
     }
@@ -150,7 +150,7 @@ fn failure_detail(r: &mut Report, v: &Value) -> Option<Option<FailureCode>> {
 /// `null`, or one of the stable rule codes of contract-v0 section 2.
 fn nullable_rule(r: &mut Report, v: &Value, path: &str) {
     if !v.is_null() {
-        grammar::one_of(r, v, path, |s| serde_json::from_value::<Rule>(Value::String(s.to_owned())).ok());
+        shape::one_of(r, v, path, |s| serde_json::from_value::<Rule>(Value::String(s.to_owned())).ok());
     }
 }
 

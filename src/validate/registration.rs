@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use super::grammar;
 use super::intent_kind::IntentKinds;
-use super::report::{child, Report, Rule, Verdict, Violations};
-use crate::contract::{EventKind, Phase, PostWritebackHookRegistration, ReadScope, RegistrationSchemaVersion};
+use super::report::{child, Report, Verdict, Violations};
+use super::{grammar, shape};
+use crate::contract::{EventKind, Phase, PostWritebackHookRegistration, ReadScope, RegistrationSchemaVersion, Rule};
 
 const FIELDS: &[&str] = &[
     "schema_version",
@@ -32,7 +32,7 @@ const BUDGET_FIELDS: &[&str] =
 ///   `capability_id` itself is a valid token, so one bad capability_id is one
 ///   violation, not one per owned name.
 pub fn validate_registration(doc: &Value, kinds: &IntentKinds) -> Verdict<PostWritebackHookRegistration> {
-    walk(doc, kinds).finish(&grammar::integral_numbers(doc))
+    walk(doc, kinds).finish(&shape::integral_numbers(doc))
 }
 
 /// The verdict of `validate_registration` without the typed document.
@@ -42,28 +42,28 @@ pub fn check_registration(doc: &Value, kinds: &IntentKinds) -> Result<(), Violat
 
 fn walk(doc: &Value, kinds: &IntentKinds) -> Report {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return r };
+    let Some(map) = shape::object(&mut r, doc, "", FIELDS) else { return r };
 
     if let Some(v) = map.get("schema_version") {
-        grammar::schema_version(&mut r, v, "/schema_version", RegistrationSchemaVersion::VALUE);
+        shape::schema_version(&mut r, v, "/schema_version", RegistrationSchemaVersion::VALUE);
     }
-    let capability = map.get("capability_id").and_then(|v| grammar::token(&mut r, v, "/capability_id"));
-    if let Some(hook) = map.get("hook_id").and_then(|v| grammar::token(&mut r, v, "/hook_id")) {
+    let capability = map.get("capability_id").and_then(|v| shape::token(&mut r, v, "/capability_id"));
+    if let Some(hook) = map.get("hook_id").and_then(|v| shape::token(&mut r, v, "/hook_id")) {
         if capability.is_some_and(|c| !grammar::is_owned_by(hook, c)) {
             r.add("/hook_id", Rule::CapabilityMismatch);
         }
     }
     if let Some(v) = map.get("phase") {
-        grammar::one_of(&mut r, v, "/phase", Phase::parse);
+        shape::one_of(&mut r, v, "/phase", Phase::parse);
     }
     if let Some(v) = map.get("event_kinds") {
-        for (path, item) in grammar::unique_array(&mut r, v, "/event_kinds", 1, EventKind::ALL.len()) {
+        for (path, item) in shape::unique_array(&mut r, v, "/event_kinds", 1, EventKind::ALL.len()) {
             event_kind(&mut r, item, &path);
         }
     }
     if let Some(v) = map.get("intent_kinds") {
-        for (path, item) in grammar::unique_array(&mut r, v, "/intent_kinds", 1, 16) {
-            let Some(kind) = grammar::token(&mut r, item, &path) else { continue };
+        for (path, item) in shape::unique_array(&mut r, v, "/intent_kinds", 1, 16) {
+            let Some(kind) = shape::token(&mut r, item, &path) else { continue };
             let definition = kinds.get(kind).map(|k| &k.definition);
             if definition.is_none() {
                 r.add(&path, Rule::UnknownIntentKind);
@@ -76,8 +76,8 @@ fn walk(doc: &Value, kinds: &IntentKinds) -> Report {
         }
     }
     if let Some(v) = map.get("requested_read_scope") {
-        for (path, item) in grammar::unique_array(&mut r, v, "/requested_read_scope", 1, ReadScope::ALL.len()) {
-            grammar::one_of(&mut r, item, &path, ReadScope::parse);
+        for (path, item) in shape::unique_array(&mut r, v, "/requested_read_scope", 1, ReadScope::ALL.len()) {
+            shape::one_of(&mut r, item, &path, ReadScope::parse);
         }
     }
     if let Some(v) = map.get("budget") {
@@ -90,7 +90,7 @@ fn walk(doc: &Value, kinds: &IntentKinds) -> Report {
 }
 
 fn budget(r: &mut Report, v: &Value) {
-    let Some(map) = grammar::object(r, v, "/budget", BUDGET_FIELDS) else { return };
+    let Some(map) = shape::object(r, v, "/budget", BUDGET_FIELDS) else { return };
     let bounds: [(&str, i64, i64); 4] = [
         ("max_invocations_per_dispatch", 1, 4),
         ("max_intents_per_dispatch", 1, 16),
@@ -99,7 +99,7 @@ fn budget(r: &mut Report, v: &Value) {
     ];
     for (field, min, max) in bounds {
         if let Some(v) = map.get(field) {
-            grammar::integer(r, v, &child("/budget", field), min, max);
+            shape::integer(r, v, &child("/budget", field), min, max);
         }
     }
 }
@@ -107,7 +107,7 @@ fn budget(r: &mut Report, v: &Value) {
 /// A known event kind: `bad_token` when it is not a token at all,
 /// `unknown_event_kind` when it is a token v0 does not define.
 pub(super) fn event_kind(r: &mut Report, v: &Value, path: &str) -> Option<EventKind> {
-    let s = grammar::token(r, v, path)?;
+    let s = shape::token(r, v, path)?;
     let kind = EventKind::parse(s);
     if kind.is_none() {
         r.add(path, Rule::UnknownEventKind);
@@ -118,7 +118,7 @@ pub(super) fn event_kind(r: &mut Report, v: &Value, path: &str) -> Option<EventK
 /// Exactly `"isolate"`: any other string is `policy_not_isolate` (it names a
 /// policy v0 refuses), a non-string `wrong_type`.
 pub(super) fn failure_policy(r: &mut Report, v: &Value, path: &str) {
-    if grammar::string(r, v, path).is_some_and(|s| s != "isolate") {
+    if shape::string(r, v, path).is_some_and(|s| s != "isolate") {
         r.add(path, Rule::PolicyNotIsolate);
     }
 }

@@ -6,13 +6,14 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::grammar;
 use super::input::bound_token;
 use super::intent_kind::{CompiledIntentKind, IntentKinds};
 use super::registration::failure_policy;
-use super::report::{child, index, Report, Rule, Verdict, Violations};
+use super::report::{child, index, Report, Verdict, Violations};
+use super::shape;
 use crate::contract::{
     HookResultSchemaVersion, IntentSchemaVersion, PostWritebackHookRegistration, PostWritebackHookResult, ResultStatus,
+    Rule,
 };
 use crate::{canonical, identity};
 
@@ -59,7 +60,7 @@ pub struct ResultContext<'a> {
 ///   against, so the payload is only required to be an object;
 /// - `duplicate_item` compares the well-formed intent_ids as sent.
 pub fn validate_hook_result(doc: &Value, ctx: &ResultContext) -> Verdict<PostWritebackHookResult> {
-    walk(doc, ctx).finish(&grammar::integral_numbers(doc))
+    walk(doc, ctx).finish(&shape::integral_numbers(doc))
 }
 
 /// The verdict of `validate_hook_result` without the typed document.
@@ -69,12 +70,12 @@ pub fn check_hook_result(doc: &Value, ctx: &ResultContext) -> Result<(), Violati
 
 fn walk(doc: &Value, ctx: &ResultContext) -> Report {
     let mut r = Report::new();
-    let Some(map) = grammar::object(&mut r, doc, "", FIELDS) else { return r };
+    let Some(map) = shape::object(&mut r, doc, "", FIELDS) else { return r };
 
     if let Some(v) = map.get("schema_version") {
-        grammar::schema_version(&mut r, v, "/schema_version", HookResultSchemaVersion::VALUE);
+        shape::schema_version(&mut r, v, "/schema_version", HookResultSchemaVersion::VALUE);
     }
-    let status = map.get("status").and_then(|v| grammar::one_of(&mut r, v, "/status", ResultStatus::parse));
+    let status = map.get("status").and_then(|v| shape::one_of(&mut r, v, "/status", ResultStatus::parse));
     if let Some(v) = map.get("intents") {
         intents(&mut r, v, status, ctx);
     }
@@ -87,7 +88,7 @@ fn walk(doc: &Value, ctx: &ResultContext) -> Report {
 /// The intent list: its count against the status and budget, each intent, and
 /// repeated intent_ids (`duplicate_item` at the later one's `intent_id`).
 fn intents(r: &mut Report, v: &Value, status: Option<ResultStatus>, ctx: &ResultContext) {
-    let Some(items) = grammar::array(r, v, "/intents", 0, usize::MAX) else { return };
+    let Some(items) = shape::array(r, v, "/intents", 0, usize::MAX) else { return };
     let budget = (ctx.registration.budget.max_intents_per_dispatch as usize).min(MAX_INTENTS);
     match status {
         Some(ResultStatus::NotApplicable) if !items.is_empty() => r.add("/intents", Rule::TooManyItems),
@@ -109,16 +110,15 @@ fn intents(r: &mut Report, v: &Value, status: Option<ResultStatus>, ctx: &Result
 
 /// One intent; returns its intent_id when that is well-formed.
 fn intent<'a>(r: &mut Report, v: &'a Value, path: &str, ctx: &ResultContext) -> Option<&'a str> {
-    let map = grammar::object(r, v, path, INTENT_FIELDS)?;
+    let map = shape::object(r, v, path, INTENT_FIELDS)?;
     let at = |field: &str| child(path, field);
     let registration = ctx.registration;
 
     if let Some(v) = map.get("schema_version") {
-        grammar::schema_version(r, v, &at("schema_version"), IntentSchemaVersion::VALUE);
+        shape::schema_version(r, v, &at("schema_version"), IntentSchemaVersion::VALUE);
     }
-    let id = map
-        .get("intent_id")
-        .and_then(|v| grammar::recomputed_id(r, v, &at("intent_id"), "pwi_", Rule::IntentIdMismatch));
+    let id =
+        map.get("intent_id").and_then(|v| shape::recomputed_id(r, v, &at("intent_id"), "pwi_", Rule::IntentIdMismatch));
     if let Some(v) = map.get("hook_id") {
         bound_token(r, v, &at("hook_id"), &registration.hook_id, Rule::HookMismatch);
     }
@@ -127,21 +127,21 @@ fn intent<'a>(r: &mut Report, v: &'a Value, path: &str, ctx: &ResultContext) -> 
     }
     if let Some(v) = map.get("source_dispatch_id") {
         let p = at("source_dispatch_id");
-        if grammar::digest_id(r, v, &p, "pwh_").is_some_and(|d| d != ctx.dispatch_id) {
+        if shape::digest_id(r, v, &p, "pwh_").is_some_and(|d| d != ctx.dispatch_id) {
             r.add(&p, Rule::DispatchMismatch);
         }
     }
     let kind = map.get("intent_kind").and_then(|v| admitted_kind(r, v, &at("intent_kind"), ctx));
     if let Some(v) = map.get("operation") {
         let p = at("operation");
-        let op = grammar::token(r, v, &p);
+        let op = shape::token(r, v, &p);
         if let (Some(op), Some(kind)) = (op, kind) {
             if !kind.definition.operations.iter().any(|o| o == op) {
                 r.add(&p, Rule::UnknownOperation);
             }
         }
     }
-    let policy = map.get("policy_version").and_then(|v| grammar::policy_version(r, v, &at("policy_version")));
+    let policy = map.get("policy_version").and_then(|v| shape::policy_version(r, v, &at("policy_version")));
     let payload = map.get("payload").filter(|payload| match kind {
         Some(kind) => {
             let before = r.len();
@@ -159,14 +159,14 @@ fn intent<'a>(r: &mut Report, v: &'a Value, path: &str, ctx: &ResultContext) -> 
         intent_budget(r, v, &at("budget"));
     }
     if let Some(v) = map.get("requested_write_scope") {
-        grammar::token_array(r, v, &at("requested_write_scope"), 0, 8);
+        shape::token_array(r, v, &at("requested_write_scope"), 0, 8);
     }
     if let Some(v) = map.get("failure_policy") {
         failure_policy(r, v, &at("failure_policy"));
     }
     for flag in ["grants_new_action_authority", "external_write_performed"] {
         let p = at(flag);
-        if map.get(flag).and_then(|v| grammar::boolean(r, v, &p)) == Some(true) {
+        if map.get(flag).and_then(|v| shape::boolean(r, v, &p)) == Some(true) {
             r.add(&p, Rule::AuthorityClaimed);
         }
     }
@@ -182,7 +182,7 @@ fn intent<'a>(r: &mut Report, v: &'a Value, path: &str, ctx: &ResultContext) -> 
 /// The intent's kind, when it is a token the registration lists and the
 /// composition root defines; `unknown_intent_kind` for any other token.
 fn admitted_kind<'k>(r: &mut Report, v: &Value, path: &str, ctx: &ResultContext<'k>) -> Option<&'k CompiledIntentKind> {
-    let name = grammar::token(r, v, path)?;
+    let name = shape::token(r, v, path)?;
     let kind = ctx.kinds.get(name).filter(|_| ctx.registration.intent_kinds.iter().any(|k| k == name));
     if kind.is_none() {
         r.add(path, Rule::UnknownIntentKind);
@@ -191,10 +191,10 @@ fn admitted_kind<'k>(r: &mut Report, v: &Value, path: &str, ctx: &ResultContext<
 }
 
 fn intent_budget(r: &mut Report, v: &Value, path: &str) {
-    let Some(map) = grammar::object(r, v, path, BUDGET_FIELDS) else { return };
+    let Some(map) = shape::object(r, v, path, BUDGET_FIELDS) else { return };
     for (field, min, max) in [("max_attempts", 1, 8), ("max_result_bytes", 256, 65536)] {
         if let Some(v) = map.get(field) {
-            grammar::integer(r, v, &child(path, field), min, max);
+            shape::integer(r, v, &child(path, field), min, max);
         }
     }
 }

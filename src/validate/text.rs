@@ -7,7 +7,8 @@
 
 use serde_json::Value;
 
-use super::report::{child, index, Report, Rule, Violation, Violations};
+use super::report::{child, index, Report, Violations};
+use crate::contract::{Rule, Violation};
 
 /// serde_json parses 127 nested arrays or objects and refuses 128; the JS
 /// walker uses the same bound (binding::js_value::MAX_DEPTH).

@@ -1,8 +1,9 @@
-//! SQLite's errors as [`JournalError`]s: the file probe's, and the driver's.
-//! The mapping keeps SQLite's result code and its static description only;
+//! SQLite's errors as [`JournalError`]s: the file probe's, the claim's and the
+//! driver's. They keep SQLite's result code and its static description only;
 //! a driver error's own text can hold column names or values.
 
 use super::super::JournalError;
+use crate::sqlite_file::{ClaimError, SqliteError};
 
 impl From<crate::sqlite_file::FileError> for JournalError {
     fn from(e: crate::sqlite_file::FileError) -> Self {
@@ -15,29 +16,35 @@ impl From<crate::sqlite_file::FileError> for JournalError {
     }
 }
 
-/// SQLITE_READONLY_ROLLBACK: a hot journal a read-only connection cannot roll back.
-const SQLITE_READONLY_ROLLBACK: i32 = 8 | (3 << 8);
-
+/// The driver's errors through the one mapping every SQLite store shares
+/// (`sqlite_file`), so the journal and the inbox read SQLite alike.
 impl From<rusqlite::Error> for JournalError {
     fn from(e: rusqlite::Error) -> Self {
-        use rusqlite::ffi::ErrorCode;
+        SqliteError::from(e).into()
+    }
+}
+
+impl From<SqliteError> for JournalError {
+    fn from(e: SqliteError) -> Self {
         match e {
-            rusqlite::Error::SqliteFailure(f, _) => match f.code {
-                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => JournalError::Busy,
-                ErrorCode::NotADatabase => JournalError::NotAJournal,
-                ErrorCode::ReadOnly if f.extended_code == SQLITE_READONLY_ROLLBACK => JournalError::NeedsRecovery,
-                ErrorCode::ReadOnly => JournalError::ReadOnly,
-                _ => JournalError::Sqlite { code: f.extended_code, what: rusqlite::ffi::code_to_str(f.extended_code) },
-            },
-            // Not SQLite's answer but the driver's (a row of a shape the
-            // code did not expect): no SQLite code to keep. Its own text can
-            // hold column names or values: a fixed text instead.
-            rusqlite::Error::QueryReturnedNoRows => JournalError::Internal { what: "query returned no rows" },
-            rusqlite::Error::InvalidColumnType(..) | rusqlite::Error::FromSqlConversionFailure(..) => {
-                JournalError::Internal { what: "unexpected column type" }
-            }
-            rusqlite::Error::IntegralValueOutOfRange(..) => JournalError::Internal { what: "integer out of range" },
-            _ => JournalError::Internal { what: "sqlite driver error" },
+            SqliteError::Busy => JournalError::Busy,
+            SqliteError::NotADatabase => JournalError::NotAJournal,
+            SqliteError::NeedsRecovery => JournalError::NeedsRecovery,
+            SqliteError::ReadOnly => JournalError::ReadOnly,
+            SqliteError::Code { code, what } => JournalError::Sqlite { code, what },
+            SqliteError::Driver { what } => JournalError::Internal { what },
+        }
+    }
+}
+
+impl From<ClaimError> for JournalError {
+    fn from(e: ClaimError) -> Self {
+        match e {
+            ClaimError::Foreign => JournalError::NotAJournal,
+            ClaimError::TooNew { found, supported } => JournalError::TooNew { found, supported },
+            ClaimError::NotWal => JournalError::Internal { what: "could not switch the journal to WAL mode" },
+            ClaimError::File(e) => e.into(),
+            ClaimError::Sqlite(e) => e.into(),
         }
     }
 }

@@ -142,16 +142,20 @@ impl From<crate::sqlite_file::FileError> for InboxError {
 
 impl From<rusqlite::Error> for InboxError {
     fn from(e: rusqlite::Error) -> Self {
-        use rusqlite::ffi::ErrorCode;
+        crate::sqlite_file::SqliteError::from(e).into()
+    }
+}
+
+impl From<crate::sqlite_file::SqliteError> for InboxError {
+    fn from(e: crate::sqlite_file::SqliteError) -> Self {
+        use crate::sqlite_file::SqliteError;
         match e {
-            rusqlite::Error::SqliteFailure(f, _) => match f.code {
-                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => InboxError::Busy,
-                ErrorCode::NotADatabase => InboxError::NotAnInbox,
-                ErrorCode::ReadOnly => InboxError::ReadOnly,
-                _ => InboxError::Sqlite { code: f.extended_code, what: rusqlite::ffi::code_to_str(f.extended_code) },
-            },
+            SqliteError::Busy => InboxError::Busy,
+            SqliteError::NotADatabase => InboxError::NotAnInbox,
+            SqliteError::NeedsRecovery | SqliteError::ReadOnly => InboxError::ReadOnly,
+            SqliteError::Code { code, what } => InboxError::Sqlite { code, what },
             // Driver-side errors can hold values: keep a fixed text.
-            _ => InboxError::Sqlite { code: -1, what: "sqlite driver error" },
+            SqliteError::Driver { .. } => InboxError::Sqlite { code: -1, what: "sqlite driver error" },
         }
     }
 }

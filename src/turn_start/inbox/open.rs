@@ -1,15 +1,16 @@
-//! Recognising and creating the inbox file, as the journal does its own:
-//! nothing is changed until the file is known to be an inbox or empty (a
-//! non-SQLite file never reaches SQLite; a foreign or newer SQLite file is
-//! refused from a read transaction), then WAL, `BEGIN IMMEDIATE`, the same
-//! inspection again, the schema and the header stamps, COMMIT.
+//! Recognising and creating the inbox file by the procedure the journal
+//! shares (`sqlite_file::claim`): nothing is changed until the file is known
+//! to be an inbox or empty (a non-SQLite file never reaches SQLite; a foreign
+//! or newer SQLite file is refused from a read transaction), then WAL,
+//! `BEGIN IMMEDIATE`, the same inspection again, the schema and the header
+//! stamps, COMMIT. Then the inbox's own connection settings.
 
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 
-use crate::sqlite_file::Probe;
+use crate::sqlite_file::{ClaimError, StoreSpec};
 
 use super::{InboxError, Result};
 
@@ -67,92 +68,40 @@ CREATE TABLE cursors (
 ) WITHOUT ROWID;
 ";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Found {
-    Empty,
-    Current,
-}
+/// The inbox's file. Version 1 is the only one, so `migrate` only ever
+/// creates it from empty. An inbox is always WAL.
+const INBOX: StoreSpec<'static> = StoreSpec {
+    application_id: APPLICATION_ID,
+    version: SCHEMA_VERSION,
+    tables: TABLES,
+    migrate: &|conn, _from| {
+        conn.execute_batch(V1)?;
+        conn.pragma_update(None, "application_id", APPLICATION_ID)?;
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+    },
+    wal_only: true,
+};
 
-fn inspect(conn: &Connection) -> Result<Found> {
-    let app_id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
-    let version: i32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    let objects: i64 =
-        conn.query_row("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", [], |r| {
-            r.get(0)
-        })?;
-    if app_id != APPLICATION_ID || version <= 0 {
-        let blank = (app_id == 0 || app_id == APPLICATION_ID) && version == 0 && objects == 0;
-        return if blank { Ok(Found::Empty) } else { Err(InboxError::NotAnInbox) };
-    }
-    if version > SCHEMA_VERSION {
-        return Err(InboxError::TooNew { found: version, supported: SCHEMA_VERSION });
-    }
-    let list = TABLES.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(",");
-    let sql = format!("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ({list})");
-    let tables: i64 = conn.query_row(&sql, [], |r| r.get(0))?;
-    if tables == TABLES.len() as i64 {
-        Ok(Found::Current)
-    } else {
-        Err(InboxError::NotAnInbox)
-    }
-}
-
-fn read_inspect(conn: &Connection) -> Result<Found> {
-    conn.execute_batch("BEGIN DEFERRED")?;
-    let found = inspect(conn);
-    let _ = conn.execute_batch(if found.is_ok() { "COMMIT" } else { "ROLLBACK" });
-    found
-}
-
-/// Refuses, from plain reads, a special file, a non-SQLite file, another
-/// application's file, a newer inbox and a file we may not write; an SQLite
-/// file is then inspected from a read-only connection that does not
-/// checkpoint on close, so a refused file keeps its bytes (main, -wal, -journal).
-fn recognise(path: &Path, busy_timeout_ms: u32) -> Result<()> {
-    let header = match crate::sqlite_file::probe(path)? {
-        Probe::Missing | Probe::Empty => return Ok(crate::sqlite_file::check_writable(path)?),
-        Probe::NotSqlite => return Err(InboxError::NotAnInbox),
-        Probe::Sqlite(h) => h,
-    };
-    if header.application_id != APPLICATION_ID && header.application_id != 0 {
-        return Err(InboxError::NotAnInbox);
-    }
-    if header.application_id == APPLICATION_ID && header.user_version > SCHEMA_VERSION {
-        return Err(InboxError::TooNew { found: header.user_version, supported: SCHEMA_VERSION });
-    }
-    crate::sqlite_file::check_writable(path)?;
-    let conn = crate::sqlite_file::open_for_inspection(path, &header)?;
-    conn.busy_timeout(Duration::from_millis(u64::from(busy_timeout_ms)))?;
-    match read_inspect(&conn) {
-        Ok(_) => Ok(()),
-        // A hot rollback journal (read-only cannot roll it back): an inbox is
-        // always WAL, so this file is not one.
-        Err(InboxError::ReadOnly) => Err(InboxError::NotAnInbox),
-        Err(e) => Err(e),
+impl From<ClaimError> for InboxError {
+    fn from(e: ClaimError) -> Self {
+        match e {
+            ClaimError::Foreign => InboxError::NotAnInbox,
+            ClaimError::TooNew { found, supported } => InboxError::TooNew { found, supported },
+            ClaimError::NotWal => InboxError::Sqlite { code: -1, what: "could not switch the inbox to WAL mode" },
+            ClaimError::File(e) => e.into(),
+            ClaimError::Sqlite(e) => e.into(),
+        }
     }
 }
 
 /// Opens the store's connection, creating the schema in an empty file.
 /// `path` is absolute (`sqlite_file::resolve`).
 pub(super) fn open(path: &Path, busy_timeout_ms: u32) -> Result<Connection> {
-    recognise(path, busy_timeout_ms)?;
+    crate::sqlite_file::precheck(path, &INBOX, busy_timeout_ms)?;
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let mut conn = Connection::open_with_flags(path, flags)?;
+    let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(Duration::from_millis(u64::from(busy_timeout_ms)))?;
-    let found = read_inspect(&conn)?;
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Err(InboxError::Sqlite { code: -1, what: "could not switch the inbox to WAL mode" });
-    }
-    if found == Found::Empty {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        if inspect(&tx)? == Found::Empty {
-            tx.execute_batch(V1)?;
-            tx.pragma_update(None, "application_id", APPLICATION_ID)?;
-            tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-        }
-        tx.commit()?;
-    }
+    crate::sqlite_file::claim(&conn, &INBOX)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     // Every commit is durable: a read receipt or a cursor must not be lost
     // after the provider acted on it.
