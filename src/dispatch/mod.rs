@@ -25,7 +25,9 @@ use serde_json::Value;
 
 pub use flight::{Deliver, Finished};
 pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
+pub use prepare::{prepare_retry_after, PREPARE_RETRYABLE};
 pub use profile::{Profile, ReplayMode};
+pub use projection::project_document;
 pub use provider::{Provider, ProviderReply, ReplyFuture};
 pub use registry::{RegisteredHook, Registry};
 pub use request::{
