@@ -9,9 +9,11 @@ import type {
   PostWritebackHookRegistration,
   PostWritebackHookResult,
   PostWritebackIntent,
+  SettlementIdentity,
   TurnStartHookRegistration,
   TurnStartReceipt,
   Violation,
+  WritebackReceipt,
 } from './bindings/index'
 
 /**

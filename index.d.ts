@@ -9,9 +9,11 @@ import type {
   PostWritebackHookRegistration,
   PostWritebackHookResult,
   PostWritebackIntent,
+  SettlementIdentity,
   TurnStartHookRegistration,
   TurnStartReceipt,
   Violation,
+  WritebackReceipt,
 } from './bindings/index'
 
 /**
@@ -302,6 +304,34 @@ export interface PostgresTarget {
 }
 
 /**
+ * Milliseconds to wait before trying again a `prepare` that threw `code`,
+ * `tries` retries in; null when the failure is final.
+ */
+export declare function prepareRetryDelayMs(code: string, tries: number): number | null
+
+/**
+ * Probes `path` without opening it as a database. Throws
+ * `ERR_LOOPX_NOT_A_FILE` for a special file (never opened: a FIFO would
+ * block) and `ERR_LOOPX_JOURNAL_IO` when it cannot be read; no error names
+ * the path.
+ */
+export declare function probeSqliteFile(path: string): SqliteFileProbe
+
+/**
+ * The input a hook of `context`'s registration would get for `request` (a
+ * `DispatchRequest`-shaped document whose members may be anything), judged
+ * by the hook-input validator: `{ ok: true, value }` or `{ ok: false,
+ * violations }` at paths in the input.
+ */
+export declare function projectHookInput(request: unknown, context: HookContext): ValidationResult<PostWritebackHookInput>
+
+/**
+ * Whether the settlement spends its quota (RFC 5.2): a pure function of the
+ * primary receipt and its settlement.
+ */
+export declare function quotaSpendEligible(receipt: WritebackReceipt, settlement: SettlementIdentity): boolean
+
+/**
  * sha256 of the registration's canonical JSON (no prefix). Accepts the
  * registration as a JS value or JSON text.
  */
@@ -318,6 +348,16 @@ export interface RuntimeOptions {
   busyTimeoutMs?: number
   /** `false` turns the attempt ledger off (see `JournalOptions`). Default true. */
   attemptLedger?: boolean
+}
+
+/** What is at a path, read from `stat` and the header's first 100 bytes. */
+export interface SqliteFileProbe {
+  /** `missing`, `empty`, `not_sqlite` or `sqlite`. */
+  kind: 'missing' | 'empty' | 'not_sqlite' | 'sqlite'
+  /** The header's application_id (bytes 68..72); 0 unless `sqlite`. */
+  applicationId: number
+  /** The header's user_version (bytes 60..64); 0 unless `sqlite`. */
+  userVersion: number
 }
 
 export declare function validateDispatchReceipt(doc: unknown): ValidationResult<DispatchReceipt>

@@ -52,7 +52,10 @@ export interface NativeJournalTarget {
   postgres?: { connectionString: string; schema?: string; caFile?: string }
 }
 
-const POSTGRES_URL = /^postgres(ql)?:\/\//
+/** Whether a journal given as a string is a PostgreSQL URL (`postgres://`, `postgresql://`) rather than a path. */
+export function isPostgresUrl(target: string): boolean {
+  return /^postgres(ql)?:\/\//.test(target)
+}
 
 /**
  * A journal target: a SQLite path, a `postgres://` / `postgresql://` URL, or
@@ -61,7 +64,7 @@ const POSTGRES_URL = /^postgres(ql)?:\/\//
  */
 export function journalTarget(target: unknown, where: string): NativeJournalTarget {
   if (typeof target === 'string' && target.length > 0) {
-    return POSTGRES_URL.test(target) ? { postgres: { connectionString: target } } : { path: target }
+    return isPostgresUrl(target) ? { postgres: { connectionString: target } } : { path: target }
   }
   if (isPlainObject(target)) {
     const { path, postgres } = target

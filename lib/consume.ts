@@ -60,7 +60,12 @@ export async function claim(journal: NativeJournal, options: ClaimOptions): Prom
   return JSON.parse(await native(journal.claim(JSON.stringify(request))))
 }
 
-/** A claim, or nothing when other processes kept the journal busy past the busy timeout: try again later. */
+/**
+ * A claim, or nothing when the journal stayed busy past the core's own
+ * waiting (`ERR_LOOPX_JOURNAL_BUSY` on either backend: a SQLite lock held
+ * past the busy timeout, PostgreSQL lock contention): the loop's next poll
+ * tries again, as it does when nothing was open.
+ */
 async function claimOrNothing(
   take: (o: ClaimOptions) => Promise<StoredIntent[]>,
   o: ClaimOptions,

@@ -9,7 +9,7 @@
  * Diagnostics (see diagnostics.ts) are published here, only while someone
  * subscribes; the runtime's tally is kept always.
  */
-import type { NativeHookRuntime, NativePlan } from '../index.js'
+import { prepareRetryDelayMs, type NativeHookRuntime, type NativePlan } from '../index.js'
 import type { DispatchOutcome } from '../bindings/index'
 import { LoopxHooksError, sync, type LoopxHooksErrorCode } from './errors.js'
 import { CallContext, FAILED, NOT_STARTED, callProvider, type RawProvider } from './provider.js'
@@ -29,9 +29,6 @@ interface Flight {
   resolve: (outcome: DispatchOutcome) => void
   reject: (error: unknown) => void
 }
-
-/** Timer retries of a `prepare` whose journal is unavailable: 25 ms doubling, 1.575 s in all. */
-const PREPARE_RETRIES = 6
 
 type FinishedItem = [number, DispatchOutcome | null, [string, string] | null]
 
@@ -80,10 +77,9 @@ export class Flights {
 
   /**
    * A `prepare` step, whose coded error (closed, invalid request) counts as a
-   * dispatch error. Its standing reads run on this thread and fail at once
-   * when the journal's server is unreachable (they never sleep here), so an
-   * unavailable journal is retried with timers instead, about 1.6 s in all:
-   * a server restart is ridden out without blocking the event loop.
+   * dispatch error. Its standing reads run on this thread and never sleep
+   * here, so the core says which failures are tried again and after how
+   * long, and the wait is a timer: the event loop is never blocked.
    * Synchronous unless it has to wait.
    */
   #prepare<T>(step: () => T, tries = 0): T | Promise<T> {
@@ -91,8 +87,9 @@ export class Flights {
       return sync(step)
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code
-      if (code === 'ERR_LOOPX_JOURNAL_UNAVAILABLE' && tries < PREPARE_RETRIES && !this.closing) {
-        return new Promise((go) => setTimeout(go, 25 << tries)).then(() => this.#prepare(step, tries + 1))
+      const wait = typeof code === 'string' && !this.closing ? prepareRetryDelayMs(code, tries) : null
+      if (wait !== null) {
+        return new Promise((go) => setTimeout(go, wait)).then(() => this.#prepare(step, tries + 1))
       }
       this.tally.error(error)
       throw error

@@ -19,7 +19,7 @@ import type {
 } from '../bindings/index'
 import { expectArgs, expectOptions, journalTarget } from './args.js'
 import { native, sync } from './errors.js'
-import type { JournalTarget } from './runtime.js'
+import type { JournalTarget } from './journal_target.js'
 import { claim, consume, type ClaimOptions, type ConsumeOptions } from './consume.js'
 import { tracedOutbox } from './diagnostics.js'
 

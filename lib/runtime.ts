@@ -14,25 +14,7 @@ import { Gate } from './gate.js'
 import { HookJournal } from './journal.js'
 import { providerScope } from './provider.js'
 import type { HookDefinition } from './hooks.js'
-
-/** The journal on PostgreSQL: a schema (default `loopx_hooks`) created on first use. */
-export interface PostgresJournalTarget {
-  /** A libpq-style URL or key=value string; never echoed in errors or output. */
-  connectionString: string
-  /** `[a-z_][a-z0-9_]*`, at most 48 bytes; default `loopx_hooks`. */
-  schema?: string
-  /**
-   * PEM certificates that verify the server when the connection string says
-   * `sslmode=require` (TLS by rustls); default: the Mozilla root store.
-   */
-  caFile?: string
-}
-
-/**
- * Where a journal lives: a SQLite file path, a `postgres://` or
- * `postgresql://` URL (default schema), `{ path }`, or `{ postgres }`.
- */
-export type JournalTarget = string | { path: string } | { postgres: PostgresJournalTarget }
+import type { JournalTarget } from './journal_target.js'
 
 interface HookRuntimeTuning {
   /** Defaults: phase disabled, all hooks, `return` replays, 16 hooks and 60 s per dispatch, 256 in flight. */

@@ -4,12 +4,18 @@
  * tables is accepted only when its meta table holds the component's schema
  * stamp, so another component's file (a hook journal, a capability store, a
  * Turn journal) is never written into. Internal to the package.
+ *
+ * What a file is (a special file, not SQLite, stamped with an
+ * application_id) is the core's file recognition, asked through the addon.
+ * The stamp claim itself stays here: it must run inside a `BEGIN IMMEDIATE`
+ * transaction of the caller's own better-sqlite3 connection, which the core
+ * cannot hold, so checking and stamping are one atomic step for that file.
  */
 
-import { closeSync, openSync, readSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 
-import { LoopxHooksError } from './errors.js'
+import { probeSqliteFile } from '../index.js'
+import { sync } from './errors.js'
 
 /**
  * The part of a better-sqlite3 `Database` a claim uses, so better-sqlite3's
@@ -54,41 +60,22 @@ function foreignTo(db: ClaimableDatabase, claim: Claim): boolean {
   return stamp !== claim.stamp
 }
 
-const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1')
-
 /**
  * Before a component opens `path` for writing (which switches it to WAL and
  * may checkpoint or roll back what it finds): refuses, leaving the main
  * file, `-wal` and `-journal` byte-identical, a special file
  * (`ERR_LOOPX_NOT_A_FILE`, never opened: a FIFO would block), a non-SQLite
  * file, a file stamped with an application_id (a hook journal, an inbox:
- * the header's bytes 68..72, read with plain I/O), and a file whose tables
+ * read from the header by the core, with plain I/O), and a file whose tables
  * lack the component's stamp (seen from a read-only connection, which cannot
  * roll back, switch or checkpoint anything). Returns the absolute path to
  * open: better-sqlite3 then never reads a `file:` name as a URI.
  */
 export function precheckSqliteFile(Database: ReadOnlyOpener, path: string, claim: Claim): string {
   const absolute = resolve(path)
-  let size: number
-  try {
-    const stat = statSync(absolute)
-    if (!stat.isFile()) throw new LoopxHooksError('ERR_LOOPX_NOT_A_FILE', 'the path is not a regular file')
-    size = stat.size
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ENOENT') return absolute
-    throw error
-  }
-  if (size === 0) return absolute
-  const head = Buffer.alloc(100)
-  const fd = openSync(absolute, 'r')
-  let read: number
-  try {
-    read = readSync(fd, head, 0, head.length, 0)
-  } finally {
-    closeSync(fd)
-  }
-  if (read < head.length || !head.subarray(0, 16).equals(SQLITE_MAGIC)) throw claim.foreign()
-  if (head.readInt32BE(68) !== 0) throw claim.foreign()
+  const found = sync(() => probeSqliteFile(absolute))
+  if (found.kind === 'missing' || found.kind === 'empty') return absolute
+  if (found.kind === 'not_sqlite' || found.applicationId !== 0) throw claim.foreign()
   let db: InstanceType<ReadOnlyOpener> | undefined
   let foreign: boolean
   try {

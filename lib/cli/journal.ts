@@ -7,7 +7,7 @@
  */
 import { statSync } from 'node:fs'
 import type { DispatchRow, DispatchState, FailureRow, JournalStats, StoredIntent } from '../../bindings/index'
-import { journalTarget } from '../args.js'
+import { isPostgresUrl } from '../args.js'
 import type { HookJournal } from '../journal.js'
 import { CliError, codeOf, inContext, printable } from './errors.js'
 import { plural, shortId, style, table, time, type Cell, type Style } from './format.js'
@@ -56,19 +56,14 @@ export interface JournalOptions {
 /** The journal's largest page. */
 const PAGE = 1000
 
-/** Whether `--db` names a PostgreSQL journal, read as the library reads a journal target. */
-function isPostgres(db: string): boolean {
-  return db.length > 0 && journalTarget(db, '--db').postgres !== undefined
-}
-
 /** How output and errors name the journal: a path, or the schema of a PostgreSQL journal, never its URL. */
 export function journalLabel(o: Pick<JournalOptions, 'db' | 'schema'>): string {
-  return isPostgres(o.db) ? `postgres schema ${o.schema ?? 'loopx_hooks'}` : o.db
+  return isPostgresUrl(o.db) ? `postgres schema ${o.schema ?? 'loopx_hooks'}` : o.db
 }
 
 async function openJournal(o: JournalOptions, forWriting: boolean): Promise<HookJournal> {
   const db = o.db
-  if (isPostgres(db)) {
+  if (isPostgresUrl(db)) {
     const target = { postgres: { connectionString: db, ...(o.schema !== undefined ? { schema: o.schema } : {}) } }
     const label = journalLabel(o)
     const { HookJournal } = library()

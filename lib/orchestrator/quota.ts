@@ -1,9 +1,11 @@
 /**
  * Quota-spend eligibility (RFC 5.2, contract-v0 section 5): a pure function
- * of the primary durable-writeback receipt and the settlement it belongs to.
- * Nothing from the hook phase is an argument, so no hook outcome (failure,
- * timeout, conflict, a crash during dispatch) can change it.
+ * of the primary durable-writeback receipt and the settlement it belongs to,
+ * decided by the core as admission's receipt checks. Nothing from the hook
+ * phase is an argument, so no hook outcome (failure, timeout, conflict, a
+ * crash during dispatch) can change it.
  */
+import { quotaSpendEligible as coreEligible } from '../../index.js'
 import type { SettlementIdentity, WritebackReceipt } from '../../bindings/index'
 import { expectArgs } from '../args.js'
 
@@ -12,12 +14,7 @@ export function quotaSpendEligible(
   settlement: Readonly<SettlementIdentity>,
 ): boolean {
   expectArgs('quotaSpendEligible', { receipt: [receipt, 'object'], settlement: [settlement, 'object'] })
-  return (
-    receipt.step_kind === 'durable_writeback' &&
-    receipt.status === 'committed' &&
-    receipt.checkpointed === true &&
-    receipt.effect_id === settlement.effect_id
-  )
+  return coreEligible(receipt, settlement)
 }
 
 /** The units one settled Turn effect spends. */

@@ -17,10 +17,21 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import { canonicalJson, LoopxHooksError, type LoopxHooksErrorCode } from '../index.js'
 import { claimSqliteFile, precheckSqliteFile } from '../sqlite_claim.js'
-import type { DispatchRequest, SettlementIdentity, WritebackReceipt } from '../../bindings/index'
+import type { DispatchRequest } from '../../bindings/index'
 import { expectOptions } from '../args.js'
 import { quotaSpendEligible, QUOTA_UNITS_PER_SETTLEMENT } from './quota.js'
 import type { ValidWriteback, WritebackKind } from './validate.js'
+import {
+  PRIMARY_STEPS,
+  type CommittedRecord,
+  type DispatchMarker,
+  type MarkerOutcome,
+  type PrimaryStepName,
+  type QuotaSpend,
+  type SettlementRecord,
+  type StepRow,
+  type TurnJournalContents,
+} from './rows_types.js'
 import {
   receiptOf,
   markerOf,
@@ -37,77 +48,20 @@ import {
 
 type Database = BetterSqlite3.Database
 
+export {
+  PRIMARY_STEPS,
+  type CommittedRecord,
+  type DispatchMarker,
+  type MarkerOutcome,
+  type PrimaryStepName,
+  type QuotaSpend,
+  type SettlementRecord,
+  type StepRow,
+  type TurnJournalContents,
+}
+
 /** The Turn journal's schema name, stamped in its meta table. */
 export const TURN_JOURNAL_SCHEMA = 'loopx_reference_turn_journal_v1'
-
-/** The ordered primary steps of a Turn settlement. The hook phase is not one of them. */
-export const PRIMARY_STEPS = ['validate', 'durable_writeback', 'quota_spend'] as const
-export type PrimaryStepName = (typeof PRIMARY_STEPS)[number]
-
-/** One committed writeback as the Turn journal holds it. */
-export interface CommittedRecord {
-  settlement: SettlementIdentity
-  receipt: WritebackReceipt
-  eventKind: WritebackKind
-  factRefs: string[]
-}
-
-export interface QuotaSpend {
-  receiptId: string
-  effectId: string
-  units: number
-  spentAt: string
-}
-
-/** One provider outcome of a completed hook dispatch, as its marker keeps it. */
-export interface MarkerOutcome {
-  hookId: string
-  dispatchId: string
-  outcome: string
-  failureCode: string | null
-}
-
-/** What a completed hook dispatch left in the Turn journal: codes and ids only. */
-export interface DispatchMarker {
-  receiptId: string
-  admitted: boolean
-  /** The core's refusal code, `hooks_not_configured`, or null when admitted. */
-  refusal: string | null
-  outcomes: MarkerOutcome[]
-  completedAt: string
-}
-
-export interface StepRow {
-  effectId: string
-  ordinal: number
-  step: PrimaryStepName
-  status: string
-  updatedAt: string
-}
-
-/** A settlement as the Turn journal holds it (a row, not a contract document: camelCase). */
-export interface SettlementRecord {
-  effectId: string
-  goalId: string
-  agentId: string
-  todoId: string
-  turnInstanceId: string
-  eventKind: string
-  stateRevision: string
-  factRefs: string[]
-  requestDigest: string
-  createdAt: string
-}
-
-/** Every row of the Turn journal, for inspection and tests. */
-export interface TurnJournalContents {
-  settlements: SettlementRecord[]
-  steps: StepRow[]
-  /** The committed receipts, as the dispatch request carries them (contract spelling). */
-  receipts: WritebackReceipt[]
-  quotaSpends: QuotaSpend[]
-  dispatchMarkers: DispatchMarker[]
-}
 
 export type WritebackResult =
   { status: 'committed' | 'replayed'; record: CommittedRecord } | { status: 'rejected'; code: 'effect_conflict' }

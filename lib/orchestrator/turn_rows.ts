@@ -6,7 +6,7 @@
  * written before the rule read the same.
  */
 import type { WritebackReceipt } from '../../bindings/index'
-import type { DispatchMarker, MarkerOutcome, QuotaSpend, SettlementRecord, StepRow } from './turn_journal.js'
+import type { DispatchMarker, MarkerOutcome, QuotaSpend, SettlementRecord, StepRow } from './rows_types.js'
 
 export interface SettlementRow {
   seq: number

@@ -1,15 +1,16 @@
 /**
  * The primary `validate` step of the reference Turn settlement.
  *
- * It judges nothing itself: it builds the compact public-safe projection the
- * committed receipt would have (the hook input of RFC section 7, under a
- * core-owned registration that is never installed or invoked) and asks the
- * package's own hook-input validator. So a writeback the seam accepts is one
- * whose identities and facts the hook boundary would accept too: non-empty
- * opaque refs (no path, URL, mail address or space), no credential-like value,
- * a known event kind with its transition. Contract rules live in Rust only.
+ * It judges nothing itself: it asks the core for the compact public-safe
+ * projection the committed receipt would have (the hook input of RFC section
+ * 7, under a registration of the Turn settlement's own that is never
+ * installed or invoked), judged by the hook-input validator. So a writeback
+ * the seam accepts is one whose identities and facts the hook boundary would
+ * accept too: non-empty opaque refs (no path, URL, mail address or space), no
+ * credential-like value, a known event kind. This module only renames the
+ * request's members to the dispatch request's and the violations' paths back.
  */
-import { dispatchId, registrationDigest, validateHookInput } from '../index.js'
+import { HookContext, projectHookInput } from '../../index.js'
 import type { PostWritebackHookRegistration, Violation } from '../../bindings/index'
 
 /** The event kinds a Turn settlement writes back (core-owned, closed in v0). */
@@ -42,9 +43,6 @@ export interface ValidWriteback {
   factRefs: string[]
 }
 
-/** The core's projection of an event kind (contract-v0 section 1). */
-const TRANSITIONS: Record<string, string> = { todo_completed: 'segment_completed', replan_recorded: 'replan_recorded' }
-
 /**
  * The registration under which the would-be projection is validated. It is
  * the Turn settlement's own, names no capability that exists, is never
@@ -61,7 +59,7 @@ const PRIMARY_VALIDATION: PostWritebackHookRegistration = {
   budget: { max_invocations_per_dispatch: 1, max_intents_per_dispatch: 1, max_result_bytes: 256, timeout_ms: 1 },
   failure_policy: 'isolate',
 }
-const PRIMARY_VALIDATION_DIGEST = registrationDigest(PRIMARY_VALIDATION)
+const PRIMARY_VALIDATION_CONTEXT = new HookContext(PRIMARY_VALIDATION)
 
 /** Stand-in for the receipt id, which is derived only once the request is valid. */
 const PENDING_RECEIPT = 'receipt_pending'
@@ -75,7 +73,6 @@ const FIELD_OF: Record<string, string> = {
   '/source/effect_id': '/effectId',
   '/source/state_revision': '/stateRevision',
   '/source/event_kind': '/kind',
-  '/projection/transition': '/kind',
   '/projection/fact_refs': '/factRefs',
 }
 
@@ -101,22 +98,15 @@ export function validateWriteback(
   }
   let built: { doc: object; extra: Violation[] }
   try {
-    built = projectionOf(request as Record<string, unknown>, committedAt)
+    built = requestOf(request as Record<string, unknown>, committedAt)
   } catch {
     // a getter that throws: the request is not a JSON value
     return { ok: false, violations: [{ path: '', rule: 'not_json_value' }] }
   }
   const { doc, extra } = built
-  const verdict = validateHookInput(doc, PRIMARY_VALIDATION)
-  const violations: Violation[] = []
-  const seen = new Set<string>()
-  for (const v of [...extra, ...(verdict.ok ? [] : verdict.violations)]) {
-    const path = v.path.startsWith('/') && !extra.includes(v) ? requestPath(v.path) : v.path
-    // An unknown kind also fails the transition check; one violation per path and rule is enough.
-    if (seen.has(`${path} ${v.rule}`)) continue
-    seen.add(`${path} ${v.rule}`)
-    violations.push({ path, rule: v.rule })
-  }
+  const verdict = projectHookInput(doc, PRIMARY_VALIDATION_CONTEXT)
+  const projected = verdict.ok ? [] : verdict.violations.map((v) => ({ path: requestPath(v.path), rule: v.rule }))
+  const violations: Violation[] = [...extra, ...projected]
   if (violations.length > 0 || !verdict.ok) return { ok: false, violations }
   // PRIMARY_VALIDATION requests settlement_identity, so the validator proved every settlement member present.
   const source = verdict.value.source as Required<typeof verdict.value.source>
@@ -135,8 +125,8 @@ export function validateWriteback(
   }
 }
 
-/** The would-be hook input of the request, and the request members that have no place in it. */
-function projectionOf(r: Record<string, unknown>, committedAt: string): { doc: object; extra: Violation[] } {
+/** The request as a dispatch request document, and the request members that have no place in it. */
+function requestOf(r: Record<string, unknown>, committedAt: string): { doc: object; extra: Violation[] } {
   const known = new Set([
     'kind',
     'goalId',
@@ -150,64 +140,27 @@ function projectionOf(r: Record<string, unknown>, committedAt: string): { doc: o
   const extra: Violation[] = Object.keys(r)
     .filter((k) => !known.has(k))
     .map((k) => ({ path: `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, rule: 'unknown_field' }))
-  const kind = r.kind
-  const eventKind = typeof kind === 'string' ? kind : ''
+  // A member the request lacks is left out, so the validator calls it missing.
   const doc = {
-    schema_version: 'loopx_post_writeback_hook_input_v0',
-    dispatch_id: safeDispatchId(r.effectId, eventKind),
-    hook_id: PRIMARY_VALIDATION.hook_id,
-    capability_id: PRIMARY_VALIDATION.capability_id,
-    // A member the request lacks is left out, so the validator calls it missing.
-    source: withoutUndefined({
-      receipt_id: PENDING_RECEIPT,
-      effect_id: r.effectId,
-      step_kind: 'durable_writeback',
+    settlement: withoutUndefined({
       goal_id: r.goalId,
       agent_id: r.agentId,
       todo_id: r.todoId,
       turn_instance_id: r.turnInstanceId,
-      event_kind: kind,
+      effect_id: r.effectId,
+    }),
+    receipt: withoutUndefined({
+      receipt_id: PENDING_RECEIPT,
+      effect_id: r.effectId,
+      step_kind: 'durable_writeback',
       state_revision: r.stateRevision,
       committed_at: committedAt,
     }),
-    projection: {
-      schema_version: 'loopx_post_writeback_event_projection_v0',
-      transition: TRANSITIONS[eventKind] ?? 'segment_completed',
-      fact_refs: r.factRefs === undefined ? [] : r.factRefs,
-    },
-    boundary: {
-      raw_task_text_recorded: false,
-      raw_logs_recorded: false,
-      raw_trajectory_recorded: false,
-      raw_session_transcript_recorded: false,
-      credential_values_recorded: false,
-      absolute_paths_recorded: false,
-    },
+    event: withoutUndefined({ event_kind: r.kind, fact_refs: r.factRefs }),
   }
   return { doc, extra }
 }
 
 function withoutUndefined(members: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(members).filter(([, v]) => v !== undefined))
-}
-
-/**
- * The dispatch id the validator recomputes for the stand-in receipt; when
- * the effect or kind is not even a string the validator reports that, so any
- * well-formed placeholder does here.
- */
-function safeDispatchId(effectId: unknown, eventKind: string): string {
-  try {
-    return dispatchId({
-      receiptId: PENDING_RECEIPT,
-      effectId: typeof effectId === 'string' ? effectId : '',
-      hookId: PRIMARY_VALIDATION.hook_id,
-      capabilityId: PRIMARY_VALIDATION.capability_id,
-      registrationDigest: PRIMARY_VALIDATION_DIGEST,
-      registrationSchemaVersion: PRIMARY_VALIDATION.schema_version,
-      eventKind,
-    })
-  } catch {
-    return 'pwh_unavailable'
-  }
 }

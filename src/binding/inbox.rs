@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::turn_start::inbox::{
     parse_args, Attention, CaptureInput, CaptureSource, CursorKind, Disposition, InboxError, InboxOptions, InboxStore,
-    MessageRef, ReactionResult, Sender,
+    MessageRef, ReactionResult, Sender, DEFAULT_PAGE,
 };
 
 /// A failure as the TS layer reads it back: `CODE|message`.
@@ -68,7 +68,7 @@ fn run(store: &InboxStore, op: &str, args: &Value) -> napi::Result<String> {
         "pendingCount" => out(store.pending_count()),
         "pending" => {
             let after = arg::<Option<i64>>(args, "after")?;
-            let limit = arg::<Option<u32>>(args, "limit")?.unwrap_or(100);
+            let limit = arg::<Option<u32>>(args, "limit")?.unwrap_or(DEFAULT_PAGE);
             out(store.pending(after, limit))
         }
         "dispose" => {

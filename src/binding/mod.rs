@@ -2,6 +2,7 @@
 //! outputs to JS values, and forwards. No acceptance rule lives here.
 
 mod context;
+mod dispatch;
 mod error;
 mod identities;
 mod inbox;
@@ -9,5 +10,6 @@ mod journal;
 mod js_provider;
 mod js_value;
 mod runtime;
+mod sqlite_probe;
 mod turn_start;
 mod validators;

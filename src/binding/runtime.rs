@@ -99,7 +99,7 @@ async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntim
 }
 
 fn parse_request(text: &str) -> BindingResult<DispatchRequest> {
-    serde_json::from_str(text)
+    DispatchRequest::from_json(text)
         .map_err(|_| misuse(Code::InvalidArgument, "request does not have the DispatchRequest shape"))
 }
 

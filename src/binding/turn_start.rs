@@ -15,11 +15,8 @@ use super::js_provider::turn_start_call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::run;
 use crate::turn_start::inbox::{CursorKind, MessageRef, ReactionResult};
-use crate::turn_start::{
-    self, Registered, TurnStartKernel, TurnStartPlan, TurnStartPrepared, TurnStartProfile, MAX_RECEIPT_BYTES,
-};
+use crate::turn_start::{self, Registered, TurnStartKernel, TurnStartPlan, TurnStartPrepared, TurnStartProfile};
 use crate::turn_start::{SessionError, TurnStartSession};
-use crate::validate::{Rule, Violation};
 
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<TurnStartHookRegistration>")]
 pub fn validate_turn_start_registration<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
@@ -102,13 +99,7 @@ impl NativeTurnStartKernel {
     /// Text that is not JSON is a refused request (`not_json_value` at the root).
     #[napi]
     pub fn prepare_turn_start(&self, request_json: String) -> Result<NativeTurnStartPlan, Code> {
-        let prepared = match serde_json::from_str::<Value>(&request_json) {
-            Ok(doc) => self.kernel.prepare(&doc),
-            Err(_) => TurnStartPrepared::Done(
-                self.kernel.refused(vec![Violation { path: String::new(), rule: Rule::NotJsonValue }]),
-            ),
-        };
-        Ok(match prepared {
+        Ok(match self.kernel.prepare_text(&request_json) {
             TurnStartPrepared::Done(outcome) => NativeTurnStartPlan { done: Some(to_json(&outcome)?), plan: None },
             TurnStartPrepared::Run(plan) => NativeTurnStartPlan { done: None, plan: Some(plan) },
         })
@@ -170,8 +161,8 @@ impl NativeTurnStartPlan {
                 .map(|c| NativeTurnStartCall {
                     hook_id: c.hook.registration.hook_id.clone(),
                     input_json: c.input_json.clone(),
-                    timeout_ms: c.hook.registration.budget.timeout_ms,
-                    max_reply_length: MAX_RECEIPT_BYTES as u32,
+                    timeout_ms: c.timeout_ms(),
+                    max_reply_length: u32::try_from(c.max_reply_length()).unwrap_or(u32::MAX),
                 })
                 .collect()
         })

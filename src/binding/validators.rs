@@ -12,7 +12,7 @@ use super::error::{internal, misuse, throw_with_violations, Code, Result as Bind
 use super::js_value::{read_document, Document, JsAny};
 use crate::contract::PostWritebackHookRegistration;
 use crate::identity;
-use crate::validate::{self, Verdict, Violation, Violations};
+use crate::validate::{self, Verdict, Violations};
 use serde::Deserialize;
 
 /// The defined intent kinds, validated once at the composition root and
@@ -32,30 +32,19 @@ impl IntentKinds {
         ts_args_type = "definitions: ReadonlyArray<IntentKindDefinition | { readonly intent_kind: string } | string>"
     )]
     pub fn new(env: Env, definitions: Vec<JsAny>) -> Result<Self, Code> {
-        let mut kinds = validate::IntentKinds::new();
-        let mut violations: Vec<Violation> = Vec::new();
-        for (i, definition) in definitions.into_iter().enumerate() {
-            let prefix = format!("/{i}");
-            let verdict =
-                read_document(definition).and_then(|doc| validate::validate_intent_kind_definition(doc.value()));
-            match verdict {
-                Ok(kind) => {
-                    if !kinds.insert(kind) {
-                        violations.push(Violation {
-                            path: format!("{prefix}/intent_kind"),
-                            rule: validate::Rule::DuplicateItem,
-                        });
-                    }
-                }
-                Err(found) => violations.extend(found.prefixed(&prefix)),
+        let read = definitions.into_iter().map(|d| {
+            read_document(d).map(|doc| match doc {
+                Document::Text(v) | Document::Object(v) => v,
+            })
+        });
+        match crate::dispatch::intent_kinds(read) {
+            Ok(kinds) => Ok(IntentKinds { kinds }),
+            Err(violations) => {
+                let listed: Vec<String> =
+                    violations.iter().map(|v| format!("{} {}", v.path, v.rule.as_str())).collect();
+                let message = format!("invalid intent kind definitions: {}", listed.join(", "));
+                Err(throw_with_violations(&env, Code::InvalidIntentKind, &message, &violations))
             }
-        }
-        if violations.is_empty() {
-            Ok(IntentKinds { kinds })
-        } else {
-            let listed: Vec<String> = violations.iter().map(|v| format!("{} {}", v.path, v.rule.as_str())).collect();
-            let message = format!("invalid intent kind definitions: {}", listed.join(", "));
-            Err(throw_with_violations(&env, Code::InvalidIntentKind, &message, &violations))
         }
     }
 

@@ -25,16 +25,56 @@ use serde_json::Value;
 
 pub use flight::{Deliver, Finished};
 pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
+pub use prepare::{prepare_retry_after, PREPARE_RETRYABLE};
 pub use profile::{Profile, ReplayMode};
+pub use projection::project_document;
 pub use provider::{Provider, ProviderReply, ReplyFuture};
 pub use registry::{RegisteredHook, Registry};
-pub use request::{admit, AdmissionRefusal, DispatchRequest, EventFacts, SettlementIdentity, WritebackReceipt};
+pub use request::{
+    admit, quota_spend_eligible, AdmissionRefusal, DispatchRequest, EventFacts, SettlementIdentity, WritebackReceipt,
+};
 pub use run::{max_reply_len, CallResult};
 pub use steps::{Completion, Limit, Plan, PlannedCall, Prepared};
 pub use stored::{intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt};
 
 use crate::journal::Journal;
-use crate::validate::{validate_intent_kind_definition, IntentKinds, Rule, Violation, Violations};
+use crate::validate::{validate_intent_kind_definition, CompiledIntentKind, IntentKinds, Rule, Violation, Violations};
+
+/// Adds `kind`; an intent_kind defined twice is `duplicate_item` at `/intent_kind`.
+fn define(kinds: &mut IntentKinds, kind: CompiledIntentKind) -> Result<(), Violation> {
+    if kinds.insert(kind) {
+        Ok(())
+    } else {
+        Err(Violation { path: "/intent_kind".into(), rule: Rule::DuplicateItem })
+    }
+}
+
+/// The intent kinds of a list of definitions, each read by the caller (a
+/// definition it could not read is its violations): all of them or, when
+/// any is invalid or defined twice, every violation, each path prefixed by
+/// the definition's index.
+pub fn intent_kinds(
+    definitions: impl IntoIterator<Item = Result<Value, Violations>>,
+) -> Result<IntentKinds, Vec<Violation>> {
+    let mut kinds = IntentKinds::new();
+    let mut violations: Vec<Violation> = Vec::new();
+    for (i, definition) in definitions.into_iter().enumerate() {
+        let prefix = format!("/{i}");
+        match definition.and_then(|doc| validate_intent_kind_definition(&doc)) {
+            Ok(kind) => {
+                if let Err(v) = define(&mut kinds, kind) {
+                    violations.push(Violation { path: format!("{prefix}{}", v.path), rule: v.rule });
+                }
+            }
+            Err(found) => violations.extend(found.prefixed(&prefix)),
+        }
+    }
+    if violations.is_empty() {
+        Ok(kinds)
+    } else {
+        Err(violations)
+    }
+}
 
 /// What is installed at the composition root, swapped whole on change so a
 /// dispatch in flight keeps the snapshot it started with.
@@ -123,13 +163,7 @@ impl Dispatcher {
     /// before the registrations that name them.
     pub fn define_intent_kind(&self, doc: &Value) -> Result<(), Violations> {
         let kind = validate_intent_kind_definition(doc)?;
-        self.update(|installed| {
-            if installed.kinds.insert(kind) {
-                Ok(())
-            } else {
-                Err(vec![Violation { path: "/intent_kind".into(), rule: Rule::DuplicateItem }].into())
-            }
-        })
+        self.update(|installed| define(&mut installed.kinds, kind).map_err(|v| vec![v].into()))
     }
 
     /// Installs a provider behind a validated registration (`registration_rejected`

@@ -37,6 +37,24 @@ enum Admission {
     Claimed(Box<Claimed>),
 }
 
+/// The journal errors after which a failed `prepare` is tried again.
+pub const PREPARE_RETRYABLE: [JournalError; 1] = [JournalError::Unavailable];
+
+/// Retries of a `prepare` whose journal was unavailable.
+const PREPARE_RETRIES: u32 = 6;
+
+/// How long to wait before trying again a `prepare` that failed with
+/// `error`, `tries` retries in; None: the failure is final. Its standing
+/// reads run on the caller's thread, which is usually the JS thread and must
+/// not sleep there, so the caller waits with a timer instead: 25 ms doubling,
+/// about 1.6 s in all, enough to ride out a database server's restart.
+pub fn prepare_retry_after(error: &JournalError, tries: u32) -> Option<Duration> {
+    match error {
+        JournalError::Unavailable if tries < PREPARE_RETRIES => Some(Duration::from_millis(25 << tries)),
+        _ => None,
+    }
+}
+
 impl Dispatcher {
     /// Prepares one request.
     pub fn prepare(&self, request: DispatchRequest) -> Result<Prepared, JournalError> {
@@ -205,5 +223,24 @@ impl Dispatcher {
         let flight = Flight { request, installed, deadline, slots, calls, claimed, checkpoint_error: Arc::default() };
         self.flights.lock().unwrap_or_else(|p| p.into_inner()).insert(ticket, flight);
         Prepared::Run(Plan { ticket, calls: plan })
+    }
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use super::*;
+
+    /// An unavailable journal is tried again six times, 25 ms doubling (about
+    /// 1.6 s in all); anything else is final at once.
+    #[test]
+    fn only_an_unavailable_journal_is_retried_and_not_for_ever() {
+        let waits: Vec<Duration> =
+            (0..).map_while(|tries| prepare_retry_after(&JournalError::Unavailable, tries)).collect();
+        assert_eq!(waits.len(), 6);
+        assert_eq!(waits.iter().sum::<Duration>(), Duration::from_millis(1575));
+        for final_error in [JournalError::Busy, JournalError::Closed, JournalError::NotAJournal] {
+            assert_eq!(prepare_retry_after(&final_error, 0), None, "{final_error:?}");
+        }
+        assert!(PREPARE_RETRYABLE.iter().all(|e| prepare_retry_after(e, 0).is_some()));
     }
 }

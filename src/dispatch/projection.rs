@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 use super::registry::RegisteredHook;
 use super::request::DispatchRequest;
 use crate::contract::{
-    EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, ReadScope, RegistrationSchemaVersion,
+    EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, PostWritebackHookRegistration, ReadScope,
+    RegistrationSchemaVersion,
 };
 use crate::identity::{dispatch_id, DispatchIdentity};
 use crate::validate::{validate_hook_input, Violation};
@@ -28,36 +29,72 @@ pub fn dispatch_id_for(request: &DispatchRequest, hook: &RegisteredHook) -> Stri
 /// Builds the input and proves it public-safe with the same validator any
 /// caller uses; when it cannot be proven, the hook is not invoked.
 pub fn project(request: &DispatchRequest, hook: &RegisteredHook, dispatch_id: &str) -> Result<Value, Vec<Violation>> {
-    let transition = EventKind::parse(&request.event.event_kind).map(|k| k.transition().as_str()).unwrap_or("");
-    let r = &request.receipt;
-    let s = &request.settlement;
-    let scopes = &hook.registration.requested_read_scope;
-    let mut source = json!({
-        "receipt_id": r.receipt_id,
-        "effect_id": r.effect_id,
-        "step_kind": r.step_kind,
-        "event_kind": request.event.event_kind,
-        "committed_at": r.committed_at,
-    });
-    if scopes.contains(&ReadScope::SettlementIdentity) {
-        for (field, value) in [
-            ("goal_id", &s.goal_id),
-            ("agent_id", &s.agent_id),
-            ("todo_id", &s.todo_id),
-            ("turn_instance_id", &s.turn_instance_id),
-            ("state_revision", &r.state_revision),
-        ] {
-            source[field] = json!(value);
+    let (r, s, e) = (&request.receipt, &request.settlement, &request.event);
+    let member = |field: &str| -> Option<Value> {
+        Some(json!(match field {
+            "receipt_id" => &r.receipt_id,
+            "effect_id" => &r.effect_id,
+            "step_kind" => &r.step_kind,
+            "event_kind" => &e.event_kind,
+            "committed_at" => &r.committed_at,
+            "goal_id" => &s.goal_id,
+            "agent_id" => &s.agent_id,
+            "todo_id" => &s.todo_id,
+            "turn_instance_id" => &s.turn_instance_id,
+            "state_revision" => &r.state_revision,
+            _ => return Some(json!(e.fact_refs)),
+        }))
+    };
+    let input = input_of(&member, &e.event_kind, &hook.registration, dispatch_id);
+    validate_hook_input(&input, &hook.registration, &hook.digest)?;
+    Ok(input)
+}
+
+/// Where each member of a hook input's source comes from in a request.
+const SOURCE: [(&str, &str); 5] = [
+    ("receipt_id", "receipt"),
+    ("effect_id", "receipt"),
+    ("step_kind", "receipt"),
+    ("event_kind", "event"),
+    ("committed_at", "receipt"),
+];
+/// The members `settlement_identity` grants, and where they come from.
+const IDENTITY: [(&str, &str); 5] = [
+    ("goal_id", "settlement"),
+    ("agent_id", "settlement"),
+    ("todo_id", "settlement"),
+    ("turn_instance_id", "settlement"),
+    ("state_revision", "receipt"),
+];
+
+/// The input for `registration`: `member(name)` is the source member `name`
+/// (or `fact_refs`), None when the request lacks it (left out, so the
+/// validator calls it missing). The registration's scopes decide what goes in.
+fn input_of(
+    member: &dyn Fn(&str) -> Option<Value>,
+    event_kind: &str,
+    registration: &PostWritebackHookRegistration,
+    dispatch_id: &str,
+) -> Value {
+    let transition = EventKind::parse(event_kind).map(|k| k.transition().as_str()).unwrap_or("");
+    let scopes = &registration.requested_read_scope;
+    let mut source = serde_json::Map::new();
+    let identity = if scopes.contains(&ReadScope::SettlementIdentity) { &IDENTITY[..] } else { &[] };
+    for (field, _) in SOURCE.iter().chain(identity) {
+        if let Some(value) = member(field) {
+            source.insert((*field).to_owned(), value);
         }
     }
-    let no_facts = Vec::new();
-    let fact_refs =
-        if scopes.contains(&ReadScope::BoundedEventProjection) { &request.event.fact_refs } else { &no_facts };
-    let input = json!({
+    let fact_refs = if scopes.contains(&ReadScope::BoundedEventProjection) {
+        member("fact_refs").unwrap_or_else(|| json!([]))
+    } else {
+        json!([])
+    };
+    json!({
         "schema_version": HookInputSchemaVersion::VALUE,
         "dispatch_id": dispatch_id,
-        "hook_id": hook.registration.hook_id,
-        "capability_id": hook.registration.capability_id,
+        "hook_id": registration.hook_id,
+        "capability_id": registration.capability_id,
         "source": source,
         "projection": {
             "schema_version": EventProjectionSchemaVersion::VALUE,
@@ -72,9 +109,46 @@ pub fn project(request: &DispatchRequest, hook: &RegisteredHook, dispatch_id: &s
             "credential_values_recorded": false,
             "absolute_paths_recorded": false,
         },
+    })
+}
+
+/// The input a hook of `registration` would get for `request`, a document
+/// shaped like a [`DispatchRequest`] whose members may be anything: each is
+/// taken as given (a missing one left out), so the input validator names
+/// what is wrong at its place in the input. For a caller that judges a
+/// request before its receipt exists (the reference orchestrator's primary
+/// validation). The dispatch id is derived from the members that are
+/// strings, an empty string standing in for the others (which the validator
+/// reports). A violation of the transition is left out: core derives it from
+/// the event kind, whose own violation names the fault.
+pub fn project_document(
+    request: &Value,
+    registration: &PostWritebackHookRegistration,
+    digest: &str,
+) -> Result<Value, Vec<Violation>> {
+    let at = |part: &str, field: &str| request.get(part).and_then(|p| p.get(field));
+    let member = |field: &str| -> Option<Value> {
+        let part = SOURCE.iter().chain(&IDENTITY).find(|(f, _)| *f == field).map_or("event", |(_, part)| *part);
+        at(part, field).cloned()
+    };
+    let text = |part: &str, field: &str| at(part, field).and_then(Value::as_str).unwrap_or("");
+    let event_kind = text("event", "event_kind");
+    let dispatch_id = dispatch_id(&DispatchIdentity {
+        receipt_id: text("receipt", "receipt_id"),
+        effect_id: text("receipt", "effect_id"),
+        hook_id: &registration.hook_id,
+        capability_id: &registration.capability_id,
+        registration_digest: digest,
+        registration_schema_version: RegistrationSchemaVersion::VALUE,
+        event_kind,
     });
-    validate_hook_input(&input, &hook.registration, &hook.digest)?;
-    Ok(input)
+    let input = input_of(&member, event_kind, registration, &dispatch_id);
+    match validate_hook_input(&input, registration, digest) {
+        Ok(_) => Ok(input),
+        Err(found) => {
+            Err(found.into_vec().into_iter().filter(|v| !v.path.starts_with("/projection/transition")).collect())
+        }
+    }
 }
 
 /// What stands in for a member of the request that `hook` may not read.
@@ -138,6 +212,7 @@ mod tests {
     use crate::dispatch::request::tests::request;
     use crate::provider_reply::{ProviderReply, ReplyFuture};
     use crate::validate::fixtures::{registration, typed, with};
+    use crate::validate::Rule;
     use crate::{identity, validate::input::SETTLEMENT_FIELDS};
 
     struct Never;
@@ -192,6 +267,46 @@ mod tests {
                 assert!(!text.contains("sk-live") && !text.contains("eyJ"), "{scopes:?}: {text}");
             }
         }
+    }
+
+    /// A request document projects as the typed request does, under every
+    /// scope, and a bad member is one violation where the input holds it:
+    /// an unknown kind is not blamed a second time on the transition.
+    #[test]
+    fn a_request_document_projects_as_the_request_does() {
+        let request = request();
+        let doc = serde_json::to_value(&request).unwrap();
+        for scopes in [
+            &["settlement_identity"][..],
+            &["bounded_event_projection"],
+            &["settlement_identity", "bounded_event_projection"],
+        ] {
+            let hook = hook(scopes);
+            let typed = project(&request, &hook, &dispatch_id_for(&request, &hook)).unwrap();
+            assert_eq!(project_document(&doc, &hook.registration, &hook.digest).unwrap(), typed, "{scopes:?}");
+        }
+        let hook = hook(&["settlement_identity", "bounded_event_projection"]);
+        let judged = |change: &dyn Fn(&mut Value)| {
+            let mut bad = doc.clone();
+            change(&mut bad);
+            project_document(&bad, &hook.registration, &hook.digest).unwrap_err()
+        };
+        let one = |path: &str, rule: Rule| vec![Violation { path: path.into(), rule }];
+        assert_eq!(
+            judged(&|d| d["event"]["event_kind"] = json!("todo_deleted")),
+            one("/source/event_kind", Rule::UnknownEventKind)
+        );
+        assert_eq!(
+            judged(&|d| {
+                d["settlement"].as_object_mut().unwrap().remove("agent_id");
+            }),
+            one("/source/agent_id", Rule::MissingField)
+        );
+        assert_eq!(judged(&|d| d["receipt"]["effect_id"] = json!(7)), one("/source/effect_id", Rule::WrongType));
+        assert_eq!(
+            judged(&|d| d["event"]["fact_refs"] = json!(["/home/a"])),
+            one("/projection/fact_refs/0", Rule::BadOpaqueRef)
+        );
     }
 
     #[test]

@@ -54,6 +54,20 @@ pub struct DispatchRequest {
     pub event: EventFacts,
 }
 
+/// A dispatch request given as JSON text that is not one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotADispatchRequest;
+
+impl DispatchRequest {
+    /// The request in `text`. Unlike a turn-start request (whose bad text is
+    /// a refused outcome), a dispatch request is built by the orchestrator's
+    /// own code from its own receipt, so text that is not one is the
+    /// caller's misuse: an error, not an outcome.
+    pub fn from_json(text: &str) -> Result<Self, NotADispatchRequest> {
+        serde_json::from_str(text).map_err(|_| NotADispatchRequest)
+    }
+}
+
 /// Why a dispatch was refused before anything ran.
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -75,22 +89,40 @@ pub fn admit(request: &DispatchRequest, phase_enabled: bool) -> Result<(), Admis
     if [&s.goal_id, &s.agent_id, &s.todo_id, &s.turn_instance_id, &s.effect_id].iter().any(|id| id.is_empty()) {
         return Err(AdmissionRefusal::IdentityIncomplete);
     }
-    if request.receipt.effect_id != s.effect_id {
-        return Err(AdmissionRefusal::EffectMismatch);
-    }
-    if request.receipt.step_kind != "durable_writeback" {
-        return Err(AdmissionRefusal::NotDurableWriteback);
-    }
-    if request.receipt.status != "committed" {
-        return Err(AdmissionRefusal::ReceiptNotCommitted);
-    }
-    if !request.receipt.checkpointed {
-        return Err(AdmissionRefusal::ReceiptNotCheckpointed);
-    }
+    receipt_admissible(&request.receipt, s)?;
     if !phase_enabled {
         return Err(AdmissionRefusal::PhaseDisabled);
     }
     Ok(())
+}
+
+/// Admission's checks of the receipt against its settlement, in order.
+fn receipt_admissible(receipt: &WritebackReceipt, settlement: &SettlementIdentity) -> Result<(), AdmissionRefusal> {
+    if receipt.effect_id != settlement.effect_id {
+        return Err(AdmissionRefusal::EffectMismatch);
+    }
+    if receipt.step_kind != "durable_writeback" {
+        return Err(AdmissionRefusal::NotDurableWriteback);
+    }
+    if receipt.status != "committed" {
+        return Err(AdmissionRefusal::ReceiptNotCommitted);
+    }
+    if !receipt.checkpointed {
+        return Err(AdmissionRefusal::ReceiptNotCheckpointed);
+    }
+    Ok(())
+}
+
+/// Quota-spend eligibility (RFC 5.2, contract-v0 section 5): the settlement
+/// spends its quota exactly when its primary receipt passes admission's
+/// receipt checks. Nothing from the hook phase is an argument, so no hook
+/// outcome can change it; a document that is not a receipt (or not a
+/// settlement identity) is not eligible.
+pub fn quota_spend_eligible(receipt: &serde_json::Value, settlement: &serde_json::Value) -> bool {
+    match (WritebackReceipt::deserialize(receipt), SettlementIdentity::deserialize(settlement)) {
+        (Ok(receipt), Ok(settlement)) => receipt_admissible(&receipt, &settlement).is_ok(),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -128,6 +160,48 @@ pub(crate) mod tests {
             let mut r = request();
             r.receipt.step_kind = step.into();
             assert_eq!(admit(&r, true), Err(AdmissionRefusal::NotDurableWriteback), "{step:?}");
+        }
+    }
+
+    /// Quota eligibility is admission's receipt checks: each refusal but an
+    /// incomplete identity or a disabled phase makes a receipt ineligible.
+    #[test]
+    fn quota_spend_eligibility_follows_admission() {
+        let doc = |r: &DispatchRequest| {
+            (serde_json::to_value(&r.receipt).unwrap(), serde_json::to_value(&r.settlement).unwrap())
+        };
+        let (receipt, settlement) = doc(&request());
+        assert!(quota_spend_eligible(&receipt, &settlement));
+        let mut identity_incomplete = request();
+        identity_incomplete.settlement.goal_id.clear();
+        let (receipt, settlement) = doc(&identity_incomplete);
+        assert!(quota_spend_eligible(&receipt, &settlement));
+        let changes: [fn(&mut DispatchRequest); 4] = [
+            |r| r.receipt.checkpointed = false,
+            |r| r.receipt.status = "prepared".into(),
+            |r| r.receipt.step_kind = "validation".into(),
+            |r| r.settlement.effect_id = "e2".into(),
+        ];
+        for change in changes {
+            let mut r = request();
+            change(&mut r);
+            assert!(admit(&r, true).is_err());
+            let (receipt, settlement) = doc(&r);
+            assert!(!quota_spend_eligible(&receipt, &settlement), "{r:?}");
+        }
+        let (receipt, settlement) = doc(&request());
+        let mut without_checkpoint = receipt.clone();
+        without_checkpoint.as_object_mut().unwrap().remove("checkpointed");
+        assert!(!quota_spend_eligible(&without_checkpoint, &settlement));
+        assert!(!quota_spend_eligible(&receipt, &serde_json::json!("settlement")));
+    }
+
+    #[test]
+    fn dispatch_request_text_that_is_not_one_is_an_error() {
+        let text = serde_json::to_string(&request()).unwrap();
+        assert_eq!(DispatchRequest::from_json(&text), Ok(request()));
+        for bad in ["", "not json", "{}", &text.replace("\"goal_id\"", "\"goal\"")] {
+            assert_eq!(DispatchRequest::from_json(bad), Err(NotADispatchRequest), "{bad:?}");
         }
     }
 

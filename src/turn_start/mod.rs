@@ -4,6 +4,7 @@
 //! post-writeback side and knows nothing of post-writeback dispatch.
 
 pub mod contract;
+mod entry;
 mod hook;
 pub mod inbox;
 mod judge;

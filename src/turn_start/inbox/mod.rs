@@ -65,6 +65,8 @@ use crate::validate::grammar::{is_opaque_ref, OPAQUE_REF_MAX};
 pub const MAX_ID_BYTES: usize = 512;
 pub const MAX_PAYLOAD_BYTES: usize = 65_536;
 pub const MAX_PAGE: u32 = 1000;
+/// The page of the private drain when the caller names none.
+pub const DEFAULT_PAGE: u32 = 100;
 
 /// What can go wrong. `Display` never holds the path, an id or a payload.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
