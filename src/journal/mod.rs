@@ -40,6 +40,7 @@ mod read;
 mod record;
 mod rows;
 mod sqlite;
+mod states;
 mod store;
 mod target;
 mod types;
@@ -58,14 +59,14 @@ use commit::CommitSignal;
 
 pub use job::Answer;
 pub use lease::{ClaimRequest, MAX_CLAIM_BATCH, MAX_LEASE_MS};
-pub use outbox::{DecideOutcome, Decision, DoneOutcome, ExistingDecision};
+pub use outbox::{DecideOutcome, DoneOutcome, ExistingDecision};
 pub use record::{RecordAnswer, RecordCommand};
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 pub use sqlite::schema::SCHEMA_VERSION;
+pub use states::{Decision, DispatchState, FinalStatus};
 pub use target::{JournalTarget, OpenMode, PgTarget, DEFAULT_SCHEMA};
 pub use types::{
-    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus,
-    IntegrityVerdict, IntentRow, RecordOutcome,
+    Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, IntegrityVerdict, IntentRow, RecordOutcome,
 };
 pub use writer::{AfterBatch, BatchInfo, WriterStats, BATCH_SIZE_BOUNDS, COMMIT_MICROS_BOUNDS};
 

@@ -11,33 +11,8 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use super::lease::check_lease;
+use super::states::Decision;
 use super::{arg, Journal, JournalError, Reply, Result};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, TS)]
-#[ts(export)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    Admit,
-    Reject,
-}
-
-impl Decision {
-    /// The stored value: `admitted` or `rejected`.
-    pub fn as_stored(self) -> &'static str {
-        match self {
-            Decision::Admit => "admitted",
-            Decision::Reject => "rejected",
-        }
-    }
-
-    pub(crate) fn from_stored(s: &str) -> Option<Self> {
-        match s {
-            "admitted" => Some(Decision::Admit),
-            "rejected" => Some(Decision::Reject),
-            _ => None,
-        }
-    }
-}
 
 /// A decision already on record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]

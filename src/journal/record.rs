@@ -3,9 +3,8 @@
 //! writer then runs, inside the group-commit transaction and a savepoint,
 //! are in `record/rule.rs`, over each backend's statements.
 
-use super::types::{
-    Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, RecordOutcome,
-};
+use super::states::FinalStatus;
+use super::types::{Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, RecordOutcome};
 use super::writer::Answer;
 use super::{arg, Journal, JournalError, Reply, Result};
 

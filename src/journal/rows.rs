@@ -3,7 +3,7 @@
 use serde::{Serialize, Serializer};
 use ts_rs::TS;
 
-use super::{Decision, DispatchState};
+use super::states::{Decision, DispatchState};
 
 /// Rows per page, at most.
 pub const MAX_PAGE: u32 = 1000;

@@ -16,7 +16,8 @@ use std::collections::HashSet;
 
 use super::super::merge::Merge;
 use super::super::record::{checkpoint_existing, final_unchanged, run_checkpoint, run_final};
-use super::super::types::{Checkpoint, CheckpointState, DispatchState, FinalRecord, RecordOutcome};
+use super::super::states::DispatchState;
+use super::super::types::{Checkpoint, CheckpointState, FinalRecord, RecordOutcome};
 use super::super::{JournalError, RecordAnswer, RecordCommand, Result};
 use super::conn::to_i32;
 use super::writer::PgWriteConn;

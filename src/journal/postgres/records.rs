@@ -7,7 +7,8 @@
 //! standing is read `FOR UPDATE`.
 
 use super::super::record::RecordSql;
-use super::super::types::{Checkpoint, DispatchState, FinalRecord};
+use super::super::states::DispatchState;
+use super::super::types::{Checkpoint, FinalRecord};
 use super::super::{DispatchRow, JournalError, Result};
 use super::conn::{to_i32, UNIQUE_VIOLATION};
 use super::read::{dispatch_row, DISPATCH_BY_ID_FOR_UPDATE};

@@ -12,9 +12,8 @@
 //! concurrent writer's row lock, then re-checks), and it costs one statement
 //! on the path every dispatch takes.
 
-use super::super::types::{
-    Checkpoint, CheckpointState, DispatchState, FailureOutcome, FailureRecord, FinalRecord, RecordOutcome,
-};
+use super::super::states::DispatchState;
+use super::super::types::{Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, RecordOutcome};
 use super::super::{DispatchRow, JournalError, Result};
 use super::{RecordAnswer, RecordCommand};
 

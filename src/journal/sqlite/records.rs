@@ -4,7 +4,8 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::super::record::RecordSql;
-use super::super::types::{Checkpoint, DispatchState, FinalRecord};
+use super::super::states::DispatchState;
+use super::super::types::{Checkpoint, FinalRecord};
 use super::super::{DispatchRow, JournalError, Result};
 use super::read::{dispatch_row, DISPATCH_COLS};
 use super::schema::DISPATCH_UNFINISHED;
