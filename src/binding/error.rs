@@ -31,7 +31,7 @@ impl AsRef<str> for Code {
 /// The JS code of a journal error's stable [`JournalError::code`]: one arm
 /// per variant and no fallback, so a new variant does not build until it has
 /// its code.
-fn journal_code(e: &JournalError) -> &'static str {
+pub(crate) fn journal_code(e: &JournalError) -> &'static str {
     match e {
         JournalError::NotAJournal => "ERR_LOOPX_NOT_A_JOURNAL",
         JournalError::TooNew { .. } => "ERR_LOOPX_JOURNAL_TOO_NEW",

@@ -3,7 +3,7 @@
 
 use napi_derive::napi;
 
-use super::error::{misuse, Code, Result};
+use super::error::{journal_code, misuse, Code, Result};
 use crate::journal::JournalError;
 use crate::sqlite_file::{probe, FileError, Probe};
 
@@ -28,7 +28,7 @@ pub fn probe_sqlite_file(path: String) -> Result<SqliteFileProbe> {
     let found = probe(std::path::Path::new(&path)).map_err(|e| {
         let reason =
             if e == FileError::NotAFile { "the path is not a regular file" } else { "the file could not be read" };
-        misuse(Code::Journal(JournalError::from(e).code()), reason)
+        misuse(Code::Journal(journal_code(&JournalError::from(e))), reason)
     })?;
     let (kind, application_id, user_version) = match found {
         Probe::Missing => ("missing", 0, 0),

@@ -42,7 +42,7 @@ fn the_outbox_events_payload_is_the_document_intent_from_stored_builds() {
         .enumerate()
         .map(|(n, doc)| IntentRow {
             intent_id: intent_id(&format!("v{n}")),
-            capability_id: "periodic_report".into(),
+            capability_id: "weekly_digest".into(),
             intent_kind: format!("kind_{n}"),
             stored_json: doc.clone(),
         })
