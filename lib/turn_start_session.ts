@@ -1,6 +1,6 @@
 /**
  * `TurnStartSession`: the owner-private inbox as one turn-start invocation
- * may use it (issue 12, turn-start item 7). The kernel hands one to each
+ * may use it. The kernel hands one to each
  * provider call when it has an inbox store (`TurnStartKernel({ inbox })`);
  * core grants only the registration's write scopes, counts route reads and
  * reaction attempts against the dispatch's budget, and refuses every call

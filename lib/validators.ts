@@ -1,5 +1,5 @@
 /**
- * The document validators, fast path (issue 8, item 4). The rules all live in
+ * The document validators, fast path. The rules all live in
  * the addon; this layer only decides how a document crosses:
  * - a registration given as context is parsed and digested once per object
  *   (a `HookContext`, cached by the object and re-made when its JSON text

@@ -1,4 +1,4 @@
-//! Compiled validator context and the text entry points (issue 8, item 4).
+//! Compiled validator context and the text entry points.
 //! A registration is parsed and digested once into a `HookContext`; a
 //! document the TypeScript layer has already checked crosses as one JSON text
 //! and comes back as `null` (accepted: the caller keeps its own object) or

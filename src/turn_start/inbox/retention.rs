@@ -1,4 +1,4 @@
-//! Retention of private content (issue 12, turn-start item 8): an
+//! Retention of private content : an
 //! acknowledged message keeps its private payload for `retention_ms`, then
 //! the payload is purged (overwritten with JSON `null`, with SQLite's
 //! secure_delete zeroing the freed bytes). The message row and its read,

@@ -1,4 +1,4 @@
-//! Hostile files (issue 9) for the inbox store, as for the journal.
+//! Hostile files for the inbox store, as for the journal.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! Hostile documents (issue 9): a million faults are capped at MAX_REPORTED
+//! Hostile documents: a million faults are capped at MAX_REPORTED
 //! with a count of the rest, credential-like member names never appear in a
 //! path, and the three clarifications of contract-v0 section 2.
 
