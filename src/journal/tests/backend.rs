@@ -97,6 +97,11 @@ impl Schema {
 
 impl Drop for Schema {
     fn drop(&mut self) {
+        // The schema's attempt ledgers too, as a file journal's go with its
+        // folder: a test process's leftovers are not another journal's to scan.
+        if let Ok(dir) = self.target.ledger_dir() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         let drop = format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.target.schema);
         let _ = std::thread::spawn(move || {
             if let Ok(mut c) = ::postgres::Client::connect(&url(), ::postgres::NoTls) {
