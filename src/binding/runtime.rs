@@ -13,7 +13,8 @@ use super::error::{async_error, internal, journal_error, misuse, Code, Result as
 use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
-use crate::dispatch::{max_reply_len, DispatchRequest, Dispatcher, Finished, Prepared, Profile};
+use crate::contract::Dialect;
+use crate::dispatch::{max_reply_len, Dispatcher, Finished, Prepared, Profile, Source};
 use crate::journal::{BatchInfo, JournalOptions, OpenMode};
 use crate::validate::Violations;
 
@@ -42,6 +43,8 @@ pub struct RuntimeOptions {
     pub busy_timeout_ms: Option<u32>,
     /// `false` turns the attempt ledger off (see `JournalOptions`). Default true.
     pub attempt_ledger: Option<bool>,
+    /// The contract the runtime speaks: `contract-v0` (the default) or `loopx-shipped-v0`.
+    pub dialect: Option<String>,
 }
 
 /// One provider call the caller makes, in hook_id order.
@@ -82,7 +85,16 @@ pub async fn open_native_runtime(options: RuntimeOptions) -> napi::Result<Native
     open_runtime(options).await.map_err(async_error)
 }
 
+/// The dialect a caller named; an unknown name is misuse, never the default.
+pub(super) fn dialect(name: Option<&str>) -> BindingResult<Dialect> {
+    match name {
+        None => Ok(Dialect::default()),
+        Some(name) => Dialect::parse(name).ok_or_else(|| misuse(Code::InvalidArgument, "unknown dialect")),
+    }
+}
+
 async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntime> {
+    let dialect = dialect(options.dialect.as_deref())?;
     let profile: Profile = match options.profile_json.as_deref() {
         Some(text) => serde_json::from_str(text)
             .map_err(|_| misuse(Code::InvalidArgument, "profile does not have the Profile shape"))?,
@@ -95,12 +107,19 @@ async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntim
     };
     let target = super::journal::journal_target(options.journal_path, options.postgres)?;
     let journal = super::journal::open_journal(target, journal_options, OpenMode::ReadWrite).await?;
-    Ok(NativeHookRuntime { dispatcher: Arc::new(Dispatcher::new(Arc::new(journal), profile)) })
+    Ok(NativeHookRuntime { dispatcher: Arc::new(Dispatcher::in_dialect(Arc::new(journal), profile, dialect)) })
 }
 
-fn parse_request(text: &str) -> BindingResult<DispatchRequest> {
-    DispatchRequest::from_json(text)
-        .map_err(|_| misuse(Code::InvalidArgument, "request does not have the DispatchRequest shape"))
+fn parse_request(dialect: Dialect, text: &str) -> BindingResult<Source> {
+    Source::from_json(dialect, text).map_err(|_| {
+        misuse(
+            Code::InvalidArgument,
+            match dialect {
+                Dialect::ContractV0 => "request does not have the DispatchRequest shape",
+                Dialect::LoopxShippedV0 => "source does not have the shipped source shape",
+            },
+        )
+    })
 }
 
 fn ticket(t: i64) -> BindingResult<u64> {
@@ -121,7 +140,7 @@ fn plan(prepared: Prepared) -> BindingResult<NativePlan> {
                     .map(|c| NativeCall {
                         slot: c.slot as u32,
                         max_reply_length: u32::try_from(max_reply_len(&c.hook)).unwrap_or(u32::MAX),
-                        hook_id: c.hook.registration.hook_id.clone(),
+                        hook_id: c.hook.hook_id.clone(),
                         input_json: c.input_json,
                     })
                     .collect(),
@@ -195,7 +214,7 @@ impl NativeHookRuntime {
     /// Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous.
     #[napi]
     pub fn prepare(&self, request_json: String) -> Result<NativePlan, Code> {
-        let request = parse_request(&request_json)?;
+        let request = parse_request(self.dispatcher.dialect(), &request_json)?;
         plan(self.dispatcher.prepare(request).map_err(journal_error)?)
     }
 
@@ -207,7 +226,8 @@ impl NativeHookRuntime {
         requests_json: Vec<String>,
         only_hook_ids: Option<Vec<String>>,
     ) -> Result<Vec<NativePlan>, Code> {
-        let requests = requests_json.iter().map(|t| parse_request(t)).collect::<BindingResult<Vec<_>>>()?;
+        let dialect = self.dispatcher.dialect();
+        let requests = requests_json.iter().map(|t| parse_request(dialect, t)).collect::<BindingResult<Vec<_>>>()?;
         if only_hook_ids.as_ref().is_some_and(|ids| ids.len() != requests.len()) {
             return Err(misuse(Code::InvalidArgument, "onlyHookIds must have one hook_id per request"));
         }
@@ -268,7 +288,7 @@ impl NativeHookRuntime {
         let mut requests = Vec::with_capacity(items.len());
         let mut hook_ids = Vec::with_capacity(items.len());
         for (request, hook_id) in items {
-            requests.push(to_json(&request)?);
+            requests.push(request.to_json());
             hook_ids.push(hook_id);
         }
         to_json(&serde_json::json!({ "requests": requests, "hookIds": hook_ids, "skipped": skipped }))

@@ -5,6 +5,7 @@
 //! acceptance policy: `validate` checks raw JSON against contract-v0 and reports
 //! every violation; only a document it accepts is deserialized into these.
 
+mod dialect;
 mod enums;
 mod input;
 mod intent_kind;
@@ -15,6 +16,7 @@ mod registration;
 mod result;
 mod violation;
 
+pub use dialect::Dialect;
 pub use enums::*;
 pub use input::*;
 pub use intent_kind::*;

@@ -8,7 +8,7 @@ use super::outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
 use super::profile::Profile;
 use super::registry::RegisteredHook;
 use super::run::{accept, failed, from_final, outcome, receipt, Accepted, CallResult, Failure};
-use super::steps::{admitted, bad_ticket, checkpoint_for, Completion, Slot};
+use super::steps::{admitted, bad_ticket, Completion, Slot};
 use super::stored::stored_intent;
 use super::{Dispatcher, Finished};
 use crate::contract::{DispatchStatus, FailureCode, FailureDetail, ResultStatus};
@@ -56,7 +56,7 @@ impl Dispatcher {
                 // Not started (the wall budget was spent): it stays owed.
                 Slot::Call { hook, dispatch_id, begun: false, fresh: true, .. } | Slot::Defer { hook, dispatch_id } => {
                     outcomes.push(None);
-                    records.push(RecordCommand::Defer(checkpoint_for(&flight.request, &hook, &dispatch_id, 0)));
+                    records.push(RecordCommand::Defer(flight.request.checkpoint(&hook, &dispatch_id, 0)));
                     let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
                     let recorded = failed(&hook, &dispatch_id, 0, &f);
                     pending.push(Pending { slot: i, hook, dispatch_id, recorded, new_digest: None });

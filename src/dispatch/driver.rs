@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use super::outcome::DispatchOutcome;
-use super::request::{admit, DispatchRequest};
 use super::run::CallResult;
+use super::source::Source;
 use super::steps::{Completion, Prepared};
 use super::{Dispatcher, ProviderReply, RecoverReport};
 use crate::journal::JournalError;
@@ -15,11 +15,11 @@ impl Dispatcher {
     /// Dispatches one committed writeback to every admitted hook, in hook_id
     /// byte order, each isolated from the others. Resolves once every record
     /// it made is durable.
-    pub async fn dispatch(&self, request: &DispatchRequest) -> Result<DispatchOutcome, JournalError> {
-        self.drive(request, None).await
+    pub async fn dispatch(&self, request: impl Into<Source>) -> Result<DispatchOutcome, JournalError> {
+        self.drive(&request.into(), None).await
     }
 
-    async fn drive(&self, request: &DispatchRequest, only_hook: Option<&str>) -> Result<DispatchOutcome, JournalError> {
+    async fn drive(&self, request: &Source, only_hook: Option<&str>) -> Result<DispatchOutcome, JournalError> {
         let plan = loop {
             // Registered before prepare, so a release in between is not missed.
             let released = self.shared.released.notified();
@@ -70,7 +70,7 @@ impl Dispatcher {
     /// What `recover()` re-dispatches: each checkpointed identity without a
     /// final receipt whose hook (with that exact registration) is installed,
     /// as its request and hook_id, oldest first; and how many were skipped.
-    pub fn recovery_items(&self) -> Result<(Vec<(DispatchRequest, String)>, u32), JournalError> {
+    pub fn recovery_items(&self) -> Result<(Vec<(Source, String)>, u32), JournalError> {
         if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(JournalError::Closed);
         }
@@ -82,11 +82,14 @@ impl Dispatcher {
         let mut skipped = 0;
         for row in self.journal.unfinished()? {
             let hook = installed.registry.find(&row.hook_id, &row.registration_digest);
-            let request: Option<DispatchRequest> =
-                row.request_json.as_deref().and_then(|text| serde_json::from_str(text).ok());
+            // A row of another dialect is another runtime's to recover.
+            let request = match row.dialect == self.dialect {
+                true => row.request_json.as_deref().and_then(|text| Source::from_stored(row.dialect, text)),
+                false => None,
+            };
             match (hook, request) {
                 (Some(_), Some(request))
-                    if admit(&request, self.profile.enabled).is_ok() && self.profile.allows(&row.hook_id) =>
+                    if request.admit(self.profile.enabled).is_ok() && self.profile.allows(&row.hook_id) =>
                 {
                     items.push((request, row.hook_id));
                 }

@@ -14,6 +14,7 @@ mod provider;
 mod registry;
 mod request;
 mod run;
+mod source;
 mod steps;
 mod stored;
 
@@ -29,14 +30,16 @@ pub use prepare::{prepare_retry_after, PREPARE_RETRYABLE};
 pub use profile::{Profile, ReplayMode};
 pub use projection::project_document;
 pub use provider::{Provider, ProviderReply, ReplyFuture};
-pub use registry::{RegisteredHook, Registry};
+pub use registry::{HookContract, RegisteredHook, Registry};
 pub use request::{
     admit, quota_spend_eligible, AdmissionRefusal, DispatchRequest, EventFacts, SettlementIdentity, WritebackReceipt,
 };
 pub use run::{max_reply_len, CallResult};
+pub use source::Source;
 pub use steps::{Completion, Limit, Plan, PlannedCall, Prepared};
 pub use stored::{intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt};
 
+use crate::contract::Dialect;
 use crate::journal::Journal;
 use crate::validate::{validate_intent_kind_definition, CompiledIntentKind, IntentKinds, Rule, Violation, Violations};
 
@@ -99,6 +102,7 @@ pub struct RecoverReport {
 pub struct Dispatcher {
     journal: Arc<Journal>,
     profile: Profile,
+    dialect: Dialect,
     installed: RwLock<Arc<Installed>>,
     shared: Arc<flight::Shared>,
     flights: Mutex<HashMap<u64, steps::Flight>>,
@@ -108,12 +112,19 @@ pub struct Dispatcher {
 
 impl Dispatcher {
     pub fn new(journal: Arc<Journal>, profile: Profile) -> Self {
+        Self::in_dialect(journal, profile, Dialect::ContractV0)
+    }
+
+    /// A dispatcher whose registrations, sources, inputs, results and
+    /// receipts are those of `dialect`; the journal and the engine are the same.
+    pub fn in_dialect(journal: Arc<Journal>, profile: Profile, dialect: Dialect) -> Self {
         let shared = Arc::new(flight::Shared::new());
         let flush = Arc::clone(&shared);
         journal.after_batch(Arc::new(move |batch| flush.flush(batch)));
         Dispatcher {
             journal,
             profile,
+            dialect,
             installed: RwLock::new(Arc::new(Installed::default())),
             shared,
             flights: Mutex::new(HashMap::new()),
@@ -145,6 +156,10 @@ impl Dispatcher {
 
     pub fn profile(&self) -> &Profile {
         &self.profile
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     fn snapshot(&self) -> Arc<Installed> {
@@ -181,7 +196,7 @@ impl Dispatcher {
     fn install(&self, doc: &Value, provider: Option<Arc<dyn Provider>>) -> Result<String, Violations> {
         self.update(|installed| {
             let kinds = installed.kinds.clone();
-            installed.registry.register(doc, &kinds, provider).map(|hook| hook.digest.clone())
+            installed.registry.register(self.dialect, doc, &kinds, provider).map(|hook| hook.digest.clone())
         })
     }
 }

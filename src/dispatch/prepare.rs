@@ -11,10 +11,9 @@ use std::time::{Duration, Instant};
 
 use super::outcome::DispatchOutcome;
 use super::profile::ReplayMode;
-use super::projection::{dispatch_id_for, project};
 use super::registry::RegisteredHook;
-use super::request::{admit, DispatchRequest};
 use super::run::{failed, from_final, Failure};
+use super::source::Source;
 use super::steps::{done_outcome, may_be_live, Flight, Plan, PlannedCall, Prepared, Slot};
 use super::{Dispatcher, Installed};
 use crate::contract::FailureCode;
@@ -23,7 +22,7 @@ use crate::journal::{DispatchRow, JournalError};
 /// A request past admission whose identities its ticket now holds: what is
 /// left is reading their standings and planning.
 struct Claimed {
-    request: DispatchRequest,
+    request: Source,
     installed: Arc<Installed>,
     hooks: Vec<Arc<RegisteredHook>>,
     ids: Vec<String>,
@@ -57,22 +56,27 @@ pub fn prepare_retry_after(error: &JournalError, tries: u32) -> Option<Duration>
 
 impl Dispatcher {
     /// Prepares one request.
-    pub fn prepare(&self, request: DispatchRequest) -> Result<Prepared, JournalError> {
-        self.prepare_for(request, None)
+    pub fn prepare(&self, request: impl Into<Source>) -> Result<Prepared, JournalError> {
+        self.prepare_for(request.into(), None)
     }
 
     /// `prepare` for one installed hook only (recovery; no hook-count ceiling).
-    pub fn prepare_for(&self, request: DispatchRequest, only_hook: Option<&str>) -> Result<Prepared, JournalError> {
-        let mut prepared = self.prepare_many(vec![(request, only_hook)])?;
+    pub fn prepare_for(&self, request: impl Into<Source>, only_hook: Option<&str>) -> Result<Prepared, JournalError> {
+        let mut prepared = self.prepare_many(vec![(request.into(), only_hook)])?;
         prepared.pop().ok_or(JournalError::Closed)
     }
 
     /// Prepares requests in order (each with its optional only hook), reading
     /// the standings of all their identities at once. A failed read prepares
     /// none of them, and releases every claim taken.
-    pub fn prepare_many(&self, requests: Vec<(DispatchRequest, Option<&str>)>) -> Result<Vec<Prepared>, JournalError> {
+    pub fn prepare_many(&self, requests: Vec<(Source, Option<&str>)>) -> Result<Vec<Prepared>, JournalError> {
         if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(JournalError::Closed);
+        }
+        // The binding parses each source in its runtime's dialect; a Rust
+        // caller handing another is misuse, refused before anything runs.
+        if requests.iter().any(|(r, _)| r.dialect() != self.dialect) {
+            return Err(JournalError::InvalidArgument { what: "dialect" });
         }
         let admissions: Vec<Admission> = requests
             .into_iter()
@@ -119,21 +123,21 @@ impl Dispatcher {
         Ok(out)
     }
 
-    fn admit_and_claim(&self, request: DispatchRequest, only_hook: Option<&str>) -> Admission {
-        if let Err(refusal) = admit(&request, self.profile.enabled) {
+    fn admit_and_claim(&self, request: Source, only_hook: Option<&str>) -> Admission {
+        if let Err(refusal) = request.admit(self.profile.enabled) {
             return Admission::Decided(Prepared::Done(DispatchOutcome::refused(refusal)));
         }
         let installed = self.snapshot();
         let hooks: Vec<Arc<RegisteredHook>> = installed
             .registry
-            .subscribed(&request.event.event_kind)
-            .filter(|h| self.profile.allows(&h.registration.hook_id))
-            .filter(|h| only_hook.is_none_or(|id| h.registration.hook_id == id))
+            .subscribed(request.event_kind())
+            .filter(|h| self.profile.allows(&h.hook_id))
+            .filter(|h| only_hook.is_none_or(|id| h.hook_id == id))
             .cloned()
             .collect();
         // Recovery runs one hook: the hook-count ceiling does not apply.
         let ceiling = if only_hook.is_some() { usize::MAX } else { self.profile.max_hooks_per_dispatch as usize };
-        let ids: Vec<String> = hooks.iter().map(|h| dispatch_id_for(&request, h)).collect();
+        let ids: Vec<String> = hooks.iter().map(|h| request.dispatch_id(h)).collect();
         let ticket = self.next_ticket.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // Claim before reading standings: a claim is released only after its
         // holder's records committed, so what is read next is current.
@@ -163,7 +167,7 @@ impl Dispatcher {
             }
             // An input the boundary cannot prove public-safe is neither sent
             // nor journaled (the request itself may carry what must not be stored).
-            let input = match project(&request, &hook, &dispatch_id) {
+            let input = match request.input(&hook, &dispatch_id) {
                 Ok(input) => input,
                 Err(v) => {
                     let f = Failure::new(FailureCode::InputBoundaryRejected, v.first().map(|v| v.rule));
@@ -181,8 +185,8 @@ impl Dispatcher {
                 }
                 Some(row)
                     if !row_final
-                        && row.attempts >= hook.registration.budget.max_invocations_per_dispatch
-                        && !may_be_live(row, &hook) =>
+                        && row.attempts >= hook.max_attempts
+                        && !may_be_live(row, &hook, self.profile.max_dispatch_wall_ms) =>
                 {
                     slots.push(Slot::Exhaust { hook: hook.clone(), dispatch_id, used: row.attempts });
                     continue;
@@ -206,7 +210,7 @@ impl Dispatcher {
                 Some(row) if row_final => (0, Some(Box::new(row))),
                 // Another process may be running that attempt: share it, as
                 // two processes invoking one fresh identity at once do.
-                Some(row) if may_be_live(&row, &hook) => (row.attempts, None),
+                Some(row) if may_be_live(&row, &hook, self.profile.max_dispatch_wall_ms) => (row.attempts, None),
                 Some(row) => (row.attempts + 1, None),
                 None => (1, None),
             };

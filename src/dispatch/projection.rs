@@ -18,8 +18,8 @@ pub fn dispatch_id_for(request: &DispatchRequest, hook: &RegisteredHook) -> Stri
     dispatch_id(&DispatchIdentity {
         receipt_id: &request.receipt.receipt_id,
         effect_id: &request.receipt.effect_id,
-        hook_id: &hook.registration.hook_id,
-        capability_id: &hook.registration.capability_id,
+        hook_id: &hook.hook_id,
+        capability_id: &hook.capability_id,
         registration_digest: &hook.digest,
         registration_schema_version: RegistrationSchemaVersion::VALUE,
         event_kind: &request.event.event_kind,
@@ -28,7 +28,12 @@ pub fn dispatch_id_for(request: &DispatchRequest, hook: &RegisteredHook) -> Stri
 
 /// Builds the input and proves it public-safe with the same validator any
 /// caller uses; when it cannot be proven, the hook is not invoked.
-pub fn project(request: &DispatchRequest, hook: &RegisteredHook, dispatch_id: &str) -> Result<Value, Vec<Violation>> {
+pub fn project(
+    request: &DispatchRequest,
+    registration: &PostWritebackHookRegistration,
+    digest: &str,
+    dispatch_id: &str,
+) -> Result<Value, Vec<Violation>> {
     let (r, s, e) = (&request.receipt, &request.settlement, &request.event);
     let member = |field: &str| -> Option<Value> {
         Some(json!(match field {
@@ -45,8 +50,8 @@ pub fn project(request: &DispatchRequest, hook: &RegisteredHook, dispatch_id: &s
             _ => return Some(json!(e.fact_refs)),
         }))
     };
-    let input = input_of(&member, &e.event_kind, &hook.registration, dispatch_id);
-    validate_hook_input(&input, &hook.registration, &hook.digest)?;
+    let input = input_of(&member, &e.event_kind, registration, dispatch_id);
+    validate_hook_input(&input, registration, digest)?;
     Ok(input)
 }
 
@@ -162,8 +167,8 @@ pub const WITHHELD: &str = "withheld";
 /// for the rest. Recovery re-derives the same dispatch id and the same
 /// input from it; no member that no hook of this identity reads is ever
 /// written, so a credential outside every hook's scope never reaches a file.
-pub fn recoverable_request(request: &DispatchRequest, hook: &RegisteredHook) -> DispatchRequest {
-    let scopes = &hook.registration.requested_read_scope;
+pub fn recoverable_request(request: &DispatchRequest, registration: &PostWritebackHookRegistration) -> DispatchRequest {
+    let scopes = &registration.requested_read_scope;
     let identity = scopes.contains(&ReadScope::SettlementIdentity);
     let kept = |value: &String| if identity { value.clone() } else { WITHHELD.to_owned() };
     let (s, r) = (&request.settlement, &request.receipt);
@@ -224,16 +229,17 @@ mod tests {
 
     fn hook(scopes: &[&str]) -> RegisteredHook {
         let doc = with(registration(), "/requested_read_scope", json!(scopes));
-        RegisteredHook {
-            registration: typed(&doc),
-            digest: identity::registration_digest(&doc),
-            provider: Some(Arc::new(Never)),
-        }
+        RegisteredHook::contract_v0(typed(&doc), identity::registration_digest(&doc), Some(Arc::new(Never)))
+    }
+
+    fn reg(hook: &RegisteredHook) -> &PostWritebackHookRegistration {
+        let crate::dispatch::HookContract::ContractV0(r) = &hook.contract;
+        r
     }
 
     fn projected(scopes: &[&str]) -> Value {
         let (request, hook) = (request(), hook(scopes));
-        project(&request, &hook, &dispatch_id_for(&request, &hook)).expect("a valid projection")
+        project(&request, reg(&hook), &hook.digest, &dispatch_id_for(&request, &hook)).expect("a valid projection")
     }
 
     /// RFC section 9: "The journal stores bounded typed packets ... It does
@@ -253,13 +259,17 @@ mod tests {
         ] {
             let hook = hook(scopes);
             let plain = request();
-            let kept = recoverable_request(&plain, &hook);
+            let kept = recoverable_request(&plain, reg(&hook));
             let id = dispatch_id_for(&plain, &hook);
             assert_eq!(dispatch_id_for(&kept, &hook), id, "{scopes:?}");
-            assert_eq!(project(&kept, &hook, &id).unwrap(), project(&plain, &hook, &id).unwrap(), "{scopes:?}");
+            assert_eq!(
+                project(&kept, reg(&hook), &hook.digest, &id).unwrap(),
+                project(&plain, reg(&hook), &hook.digest, &id).unwrap(),
+                "{scopes:?}"
+            );
             assert_eq!(crate::dispatch::admit(&kept, true), Ok(()));
             // A member outside the hook's scopes never reaches the kept request.
-            let text = serde_json::to_string(&recoverable_request(&secret_request, &hook)).unwrap();
+            let text = serde_json::to_string(&recoverable_request(&secret_request, reg(&hook))).unwrap();
             if !scopes.contains(&"bounded_event_projection") {
                 assert!(!text.contains("ghp_"), "{scopes:?}: {text}");
             }
@@ -282,14 +292,14 @@ mod tests {
             &["settlement_identity", "bounded_event_projection"],
         ] {
             let hook = hook(scopes);
-            let typed = project(&request, &hook, &dispatch_id_for(&request, &hook)).unwrap();
-            assert_eq!(project_document(&doc, &hook.registration, &hook.digest).unwrap(), typed, "{scopes:?}");
+            let typed = project(&request, reg(&hook), &hook.digest, &dispatch_id_for(&request, &hook)).unwrap();
+            assert_eq!(project_document(&doc, reg(&hook), &hook.digest).unwrap(), typed, "{scopes:?}");
         }
         let hook = hook(&["settlement_identity", "bounded_event_projection"]);
         let judged = |change: &dyn Fn(&mut Value)| {
             let mut bad = doc.clone();
             change(&mut bad);
-            project_document(&bad, &hook.registration, &hook.digest).unwrap_err()
+            project_document(&bad, reg(&hook), &hook.digest).unwrap_err()
         };
         let one = |path: &str, rule: Rule| vec![Violation { path: path.into(), rule }];
         assert_eq!(

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::outcome::{HookOutcome, HookOutcomeKind};
 use super::provider::ProviderReply;
-use super::registry::RegisteredHook;
-use super::request::DispatchRequest;
+use super::registry::{HookContract, RegisteredHook};
+use super::source::Source;
 use super::stored::receipt_from_row;
 use crate::contract::{
     DispatchReceipt, DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureDetail,
@@ -38,7 +38,7 @@ pub(super) struct Accepted {
 
 pub(super) fn outcome(hook: &RegisteredHook, dispatch_id: &str, kind: HookOutcomeKind, attempt: u32) -> HookOutcome {
     HookOutcome {
-        hook_id: hook.registration.hook_id.clone(),
+        hook_id: hook.hook_id.clone(),
         dispatch_id: dispatch_id.to_owned(),
         outcome: kind,
         attempt,
@@ -76,7 +76,7 @@ pub(super) fn from_final(
 }
 
 pub(super) fn receipt(
-    request: &DispatchRequest,
+    request: &Source,
     hook: &RegisteredHook,
     dispatch_id: &str,
     status: DispatchStatus,
@@ -84,11 +84,12 @@ pub(super) fn receipt(
     accepted: Option<&Accepted>,
     failure: Option<FailureDetail>,
 ) -> DispatchReceipt {
+    let Source::ContractV0(request) = request;
     DispatchReceipt {
         schema_version: DispatchReceiptSchemaVersion::V0,
         dispatch_id: dispatch_id.to_owned(),
-        hook_id: hook.registration.hook_id.clone(),
-        capability_id: hook.registration.capability_id.clone(),
+        hook_id: hook.hook_id.clone(),
+        capability_id: hook.capability_id.clone(),
         receipt_id: request.receipt.receipt_id.clone(),
         effect_id: request.receipt.effect_id.clone(),
         // The projection validated the event kind before we get here.
@@ -125,7 +126,7 @@ pub enum CallResult {
 /// is above it in bytes too). Compact JSON is never much longer than its
 /// canonical form; refusing absurd sizes first saves parsing them.
 pub fn max_reply_len(hook: &RegisteredHook) -> usize {
-    2 * hook.registration.budget.max_result_bytes as usize + 1024
+    2 * hook.max_result_bytes as usize + 1024
 }
 
 /// Validates what a provider call produced.
@@ -154,7 +155,8 @@ pub(super) fn accept(
     }
     let doc: Value = serde_json::from_str(&text)
         .map_err(|_| Failure::new(FailureCode::ResultContractRejected, Some(Rule::NotJsonValue)))?;
-    let ctx = ResultContext { registration: &hook.registration, dispatch_id, kinds };
+    let HookContract::ContractV0(registration) = &hook.contract;
+    let ctx = ResultContext { registration, dispatch_id, kinds };
     let result = validate_hook_result(&doc, &ctx)
         .map_err(|v| Failure::new(FailureCode::ResultContractRejected, v.first().map(|v| v.rule)))?;
     Ok(Accepted { digest: identity::result_digest(&doc), bytes: crate::canonical::canonical_len(&doc), result })

@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use super::outcome::{DispatchOutcome, HookOutcome};
 use super::registry::RegisteredHook;
-use super::request::DispatchRequest;
+use super::source::Source;
 use super::{Dispatcher, Installed};
-use crate::journal::{Checkpoint, DispatchRow, DispatchState, JournalError};
+use crate::journal::{DispatchRow, DispatchState, JournalError};
 
 /// A provider call the caller makes, in hook_id order.
 pub struct PlannedCall {
@@ -79,7 +79,7 @@ pub(super) enum Slot {
 }
 
 pub(super) struct Flight {
-    pub(super) request: DispatchRequest,
+    pub(super) request: Source,
     pub(super) installed: Arc<Installed>,
     pub(super) deadline: Instant,
     pub(super) slots: Vec<Slot>,
@@ -114,7 +114,7 @@ impl Dispatcher {
         // checkpoint, so one cut short by a crash still spends an attempt.
         if verify.is_none() && !*begun {
             let failed = flight.checkpoint_error.clone();
-            let c = checkpoint_for(&flight.request, hook, dispatch_id, *attempt);
+            let c = flight.request.checkpoint(hook, dispatch_id, *attempt);
             self.journal.checkpoint_then(
                 c,
                 Box::new(move |r| {
@@ -125,8 +125,10 @@ impl Dispatcher {
             )?;
         }
         *begun = true;
-        let own = u64::from(hook.registration.budget.timeout_ms);
-        Ok(Some(Limit { ms: own.min(remaining), wall: remaining < own }))
+        Ok(Some(match hook.timeout_ms.map(u64::from) {
+            Some(own) => Limit { ms: own.min(remaining), wall: remaining < own },
+            None => Limit { ms: remaining, wall: true },
+        }))
     }
 }
 
@@ -139,33 +141,13 @@ pub(super) const LIVE_GRACE_MS: i64 = 250;
 /// is younger than the hook's timeout plus [`LIVE_GRACE_MS`]. Past that it was
 /// cut short (a crash) and stays counted. A claim serializes runs within this
 /// process, so only another process (or a cancelled flight) gets here.
-pub(super) fn may_be_live(row: &DispatchRow, hook: &RegisteredHook) -> bool {
+pub(super) fn may_be_live(row: &DispatchRow, hook: &RegisteredHook, wall_ms: u32) -> bool {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     row.state == DispatchState::Checkpointed
         && row.attempts >= 1
-        && now.saturating_sub(row.updated_at) <= i64::from(hook.registration.budget.timeout_ms) + LIVE_GRACE_MS
-}
-
-/// The checkpoint of `hook`'s identity preceding invocation `attempt` (0: deferred).
-pub(super) fn checkpoint_for(
-    request: &DispatchRequest,
-    hook: &RegisteredHook,
-    dispatch_id: &str,
-    attempt: u32,
-) -> Checkpoint {
-    Checkpoint {
-        dispatch_id: dispatch_id.to_owned(),
-        hook_id: hook.registration.hook_id.clone(),
-        capability_id: hook.registration.capability_id.clone(),
-        receipt_id: request.receipt.receipt_id.clone(),
-        effect_id: request.receipt.effect_id.clone(),
-        event_kind: request.event.event_kind.clone(),
-        registration_digest: hook.digest.clone(),
-        request_json: serde_json::to_string(&super::projection::recoverable_request(request, hook)).unwrap_or_default(),
-        attempt,
-    }
+        && now.saturating_sub(row.updated_at) <= i64::from(hook.timeout_ms.unwrap_or(wall_ms)) + LIVE_GRACE_MS
 }
 
 pub(super) fn admitted(hooks: Vec<HookOutcome>) -> DispatchOutcome {

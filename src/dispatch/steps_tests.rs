@@ -239,11 +239,11 @@ fn prepare_many_answers_each_request_as_prepare_would_in_order() {
     refused.receipt.status = "aborted".into();
     let many = d
         .prepare_many(vec![
-            (request("r1"), None),
-            (request("r2"), None),
-            (refused, None),
-            (request("r2"), None),
-            (request("r4"), Some(hook_id("b").as_str())),
+            (request("r1").into(), None),
+            (request("r2").into(), None),
+            (refused.into(), None),
+            (request("r2").into(), None),
+            (request("r4").into(), Some(hook_id("b").as_str())),
         ])
         .unwrap();
     assert_eq!(many.len(), 5);
@@ -256,7 +256,7 @@ fn prepare_many_answers_each_request_as_prepare_would_in_order() {
         _ => panic!("r1 is final: replayed"),
     }
     let r2 = run(&many[1]);
-    let called = |p: &Plan| p.calls.iter().map(|c| c.hook.registration.hook_id.clone()).collect::<Vec<_>>();
+    let called = |p: &Plan| p.calls.iter().map(|c| c.hook.hook_id.clone()).collect::<Vec<_>>();
     assert_eq!(called(r2), [hook_id("a"), hook_id("b")]);
     assert!(matches!(&many[2], Prepared::Done(out) if !out.admitted));
     // The same identity twice: the second waits for the first's ticket.
@@ -278,7 +278,7 @@ fn prepare_many_on_a_closed_journal_prepares_none_and_holds_no_identity() {
     let d = &f.dispatcher;
     install(d, "a");
     d.journal().close();
-    let err = d.prepare_many(vec![(request("r1"), None), (request("r2"), None)]).map(|_| ()).unwrap_err();
+    let err = d.prepare_many(vec![(request("r1").into(), None), (request("r2").into(), None)]).map(|_| ()).unwrap_err();
     assert_eq!(err, JournalError::Closed);
     // Every claim was released and nothing counts as running: close() waits for none.
     assert!(d.shared.claims.lock().unwrap().is_empty());

@@ -25,6 +25,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::types::Checkpoint;
+use crate::contract::Dialect;
 
 /// Bytes per slot: a checkpoint's request is bounded by the contract's
 /// grammars (32 fact refs of at most 128 bytes and a few ids), far below it.
@@ -43,6 +44,11 @@ struct Entry {
     effect_id: String,
     event_kind: String,
     registration_digest: String,
+    // Ledger files written before dialects existed hold neither field.
+    #[serde(default)]
+    dialect: Dialect,
+    #[serde(default)]
+    recorded_at: Option<String>,
     request_json: String,
     attempt: u32,
 }
@@ -57,6 +63,8 @@ impl From<&Checkpoint> for Entry {
             effect_id: c.effect_id.clone(),
             event_kind: c.event_kind.clone(),
             registration_digest: c.registration_digest.clone(),
+            dialect: c.dialect,
+            recorded_at: c.recorded_at.clone(),
             request_json: c.request_json.clone(),
             attempt: c.attempt,
         }
@@ -73,6 +81,8 @@ impl From<Entry> for Checkpoint {
             effect_id: e.effect_id,
             event_kind: e.event_kind,
             registration_digest: e.registration_digest,
+            dialect: e.dialect,
+            recorded_at: e.recorded_at,
             request_json: e.request_json,
             attempt: e.attempt,
         }

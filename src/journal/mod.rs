@@ -360,15 +360,28 @@ impl<T> Future for Reply<T> {
 /// Argument grammar, so that no free text reaches the journal.
 pub(crate) mod arg {
     use super::{JournalError, Result};
-    use crate::validate::grammar::{is_credential_like, is_opaque_ref, is_token, OPAQUE_REF_MAX, TOKEN_MAX};
+    use crate::validate::grammar::{
+        is_credential_like, is_opaque_ref, is_shipped_token, is_token, OPAQUE_REF_MAX, TOKEN_MAX,
+    };
 
     /// A token, and not credential-like (the contracts' check): what the
     /// journal stores may be printed by any reader.
     pub fn token(s: &str, what: &'static str) -> Result<()> {
+        any_token(s, what, false)
+    }
+
+    /// A token of either dialect's grammar (the ids a dispatch record
+    /// carries). Which grammar a document had to meet is its contract's
+    /// rule; here it only matters that no free text is stored.
+    pub fn dialect_token(s: &str, what: &'static str) -> Result<()> {
+        any_token(s, what, true)
+    }
+
+    fn any_token(s: &str, what: &'static str, shipped_too: bool) -> Result<()> {
         if is_credential_like(s) {
             return Err(JournalError::CredentialLike { what });
         }
-        if s.len() <= TOKEN_MAX && is_token(s) {
+        if s.len() <= TOKEN_MAX && (is_token(s) || (shipped_too && is_shipped_token(s))) {
             Ok(())
         } else {
             Err(JournalError::InvalidArgument { what })
@@ -384,6 +397,20 @@ pub(crate) mod arg {
             return Err(JournalError::CredentialLike { what });
         }
         if s.len() <= OPAQUE_REF_MAX && is_opaque_ref(s) {
+            Ok(())
+        } else {
+            Err(JournalError::InvalidArgument { what })
+        }
+    }
+
+    /// An id of a dialect that lets ids be any stripped text (the settlement
+    /// ids of `loopx-shipped-v0`): not empty, at most 256 bytes, no control
+    /// character, and not credential-like.
+    pub fn free_id(s: &str, what: &'static str) -> Result<()> {
+        if is_credential_like(s) {
+            return Err(JournalError::CredentialLike { what });
+        }
+        if !s.is_empty() && s.len() <= 256 && !s.chars().any(char::is_control) {
             Ok(())
         } else {
             Err(JournalError::InvalidArgument { what })

@@ -6,6 +6,7 @@
 
 use super::rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 use super::{arg, Decision, DispatchState, IntegrityVerdict, Journal, Result};
+use crate::contract::Dialect;
 
 /// The columns of a [`DispatchRow`] selected `FROM dispatches`, given the
 /// backend's string aggregate (`group_concat`, `string_agg`): the last one
@@ -15,7 +16,7 @@ macro_rules! dispatch_cols {
     ($agg:literal) => {
         concat!(
             "seq, dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, ",
-            "event_kind, registration_digest, result_digest, created_at, updated_at, ",
+            "event_kind, registration_digest, result_digest, created_at, updated_at, dialect, recorded_at, ",
             "(SELECT r.request FROM requests r WHERE r.seq = dispatches.seq), ",
             "CASE WHEN state = 'proposed' THEN (SELECT ",
             $agg,
@@ -30,7 +31,8 @@ macro_rules! intent_cols {
     () => {
         "i.seq, i.intent_id, i.dispatch_id, i.capability_id, i.intent_kind, i.decision, i.executor_id, \
          i.reason_code, i.decided_at, i.done_at, i.doc, \
-         (SELECT d.hook_id FROM dispatches d WHERE d.dispatch_id = i.dispatch_id)"
+         (SELECT d.hook_id FROM dispatches d WHERE d.dispatch_id = i.dispatch_id), \
+         (SELECT d.dialect FROM dispatches d WHERE d.dispatch_id = i.dispatch_id)"
     };
 }
 pub(crate) use intent_cols;
@@ -77,10 +79,25 @@ pub(crate) fn dispatch_from<C: Columns>(r: &C) -> Result<DispatchRow, C::Error> 
         result_digest: r.opt_text(10)?,
         created_at: r.int(11)?,
         updated_at: r.int(12)?,
-        request_json: r.opt_text(13)?,
-        intent_ids: r.opt_text(14)?.map(|ids| ids.split(',').map(str::to_owned).collect()).unwrap_or_default(),
+        dialect: dialect_of(r, 13)?,
+        recorded_at: r.opt_text(14)?,
+        request_json: r.opt_text(15)?,
+        intent_ids: r.opt_text(16)?.map(|ids| ids.split(',').map(str::to_owned).collect()).unwrap_or_default(),
         receipt_json: None,
     })
+}
+
+/// The stored dialect: NULL is the default, so rows of the default cost no bytes for it.
+fn dialect_of<C: Columns>(r: &C, i: usize) -> Result<Dialect, C::Error> {
+    match r.opt_text(i)? {
+        None => Ok(Dialect::ContractV0),
+        Some(s) => Dialect::parse(&s).filter(|d| *d != Dialect::ContractV0).ok_or_else(|| r.unexpected(i)),
+    }
+}
+
+/// The stored form of `dialect` (see [`dialect_of`]).
+pub(crate) fn stored_dialect(dialect: Dialect) -> Option<&'static str> {
+    (dialect != Dialect::ContractV0).then(|| dialect.as_str())
 }
 
 /// A row of [`intent_cols`].
@@ -98,6 +115,7 @@ pub(crate) fn intent_from<C: Columns>(r: &C) -> Result<StoredIntent, C::Error> {
         done_at: r.opt_int(9)?,
         stored_json: r.text(10)?,
         hook_id: r.opt_text(11)?.unwrap_or_default(),
+        dialect: dialect_of(r, 12)?,
         doc_json: None,
     })
 }
@@ -114,7 +132,7 @@ pub(crate) fn failure_from<C: Columns>(r: &C) -> Result<FailureRow, C::Error> {
 }
 
 /// How a backend writes what the list queries differ in.
-pub(crate) struct Dialect {
+pub(crate) struct SqlDialect {
     /// Placeholder `n` (1-based): `?n` or `$n`.
     pub mark: fn(usize) -> String,
     /// The condition of open intents (matches the backend's partial index).
@@ -139,12 +157,12 @@ impl<'a> Query<'a> {
         Query { sql: head, params: vec![first] }
     }
 
-    fn and(&mut self, d: &Dialect, col: &str, value: Param<'a>) {
+    fn and(&mut self, d: &SqlDialect, col: &str, value: Param<'a>) {
         self.params.push(value);
         self.sql += &format!(" AND {col} = {}", (d.mark)(self.params.len()));
     }
 
-    fn page(mut self, d: &Dialect, limit: u32) -> Self {
+    fn page(mut self, d: &SqlDialect, limit: u32) -> Self {
         self.params.push(Param::Int(i64::from(limit)));
         self.sql += &format!(" ORDER BY seq LIMIT {}", (d.mark)(self.params.len()));
         self
@@ -152,7 +170,7 @@ impl<'a> Query<'a> {
 }
 
 /// `list_dispatches`: `cols` is the backend's [`dispatch_cols`].
-pub(crate) fn dispatches_query<'a>(d: &Dialect, cols: &str, f: &'a DispatchFilter, limit: u32) -> Query<'a> {
+pub(crate) fn dispatches_query<'a>(d: &SqlDialect, cols: &str, f: &'a DispatchFilter, limit: u32) -> Query<'a> {
     let after = Param::Int(f.after_cursor.unwrap_or(0));
     let mut q = Query::new(format!("SELECT {cols} FROM dispatches WHERE seq > {}", (d.mark)(1)), after);
     if let Some(s) = f.state {
@@ -165,7 +183,7 @@ pub(crate) fn dispatches_query<'a>(d: &Dialect, cols: &str, f: &'a DispatchFilte
 }
 
 /// `list_intents`, oldest first.
-pub(crate) fn intents_query<'a>(d: &Dialect, f: &'a IntentFilter, limit: u32) -> Query<'a> {
+pub(crate) fn intents_query<'a>(d: &SqlDialect, f: &'a IntentFilter, limit: u32) -> Query<'a> {
     let head = format!("SELECT {INTENT_COLS} FROM intents i WHERE seq > {}", (d.mark)(1));
     let mut q = Query::new(head, Param::Int(f.after_seq));
     for (col, value) in

@@ -7,6 +7,7 @@ use super::states::FinalStatus;
 use super::types::{Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, RecordOutcome};
 use super::writer::Answer;
 use super::{arg, Journal, JournalError, Reply, Result};
+use crate::contract::Dialect;
 
 mod rule;
 pub(crate) use rule::{
@@ -219,11 +220,22 @@ fn check_deferred(c: &Checkpoint) -> Result<()> {
 
 fn check_checkpoint(c: &Checkpoint) -> Result<()> {
     arg::digest_id(&c.dispatch_id, "pwh_", "dispatch_id")?;
-    arg::token(&c.hook_id, "hook_id")?;
-    arg::token(&c.capability_id, "capability_id")?;
+    arg::dialect_token(&c.hook_id, "hook_id")?;
+    arg::dialect_token(&c.capability_id, "capability_id")?;
     arg::opaque_ref(&c.receipt_id, "receipt_id")?;
-    arg::opaque_ref(&c.effect_id, "effect_id")?;
-    arg::token(&c.event_kind, "event_kind")?;
+    match c.dialect {
+        Dialect::ContractV0 => {
+            arg::opaque_ref(&c.effect_id, "effect_id")?;
+            if c.recorded_at.is_some() {
+                return Err(JournalError::InvalidArgument { what: "recorded_at" });
+            }
+        }
+        Dialect::LoopxShippedV0 => {
+            arg::free_id(&c.effect_id, "effect_id")?;
+            arg::free_id(c.recorded_at.as_deref().unwrap_or_default(), "recorded_at")?;
+        }
+    }
+    arg::dialect_token(&c.event_kind, "event_kind")?;
     arg::sha256_hex(&c.registration_digest, "registration_digest")?;
     arg::public_json(&c.request_json, "request")
 }
@@ -251,8 +263,8 @@ fn check_final(r: &FinalRecord) -> Result<()> {
     }
     for i in &r.intents {
         arg::digest_id(&i.intent_id, "pwi_", "intent_id")?;
-        arg::token(&i.capability_id, "intent.capability_id")?;
-        arg::token(&i.intent_kind, "intent.intent_kind")?;
+        arg::dialect_token(&i.capability_id, "intent.capability_id")?;
+        arg::dialect_token(&i.intent_kind, "intent.intent_kind")?;
     }
     Ok(())
 }

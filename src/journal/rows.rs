@@ -4,6 +4,7 @@ use serde::{Serialize, Serializer};
 use ts_rs::TS;
 
 use super::states::{Decision, DispatchState};
+use crate::contract::Dialect;
 
 /// Rows per page, at most.
 pub const MAX_PAGE: u32 = 1000;
@@ -29,6 +30,11 @@ pub struct DispatchRow {
     pub created_at: i64,
     #[ts(type = "number")]
     pub updated_at: i64,
+    /// The contract the row was written in.
+    pub dialect: Dialect,
+    /// The source's commit time, kept for the receipts of dialects that carry
+    /// it (`loopx-shipped-v0`); null otherwise.
+    pub recorded_at: Option<String>,
     /// The dispatch request, as recorded at the checkpoint; null once the
     /// identity is final (only `recover()` needs it).
     #[serde(rename = "request", serialize_with = "embedded_json_opt")]
@@ -82,6 +88,8 @@ pub struct StoredIntent {
     #[serde(skip)]
     #[ts(skip)]
     pub hook_id: String,
+    /// The contract of the source dispatch (its row's `dialect`).
+    pub dialect: Dialect,
     /// What the journal stores of the document beyond the columns
     /// ([`super::IntentRow::stored_json`]).
     #[serde(skip)]

@@ -5,6 +5,7 @@ use ts_rs::TS;
 
 use super::states::FinalStatus;
 use super::DispatchRow;
+use crate::contract::Dialect;
 
 /// The checkpoint written before a provider is invoked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,6 +17,11 @@ pub struct Checkpoint {
     pub effect_id: String,
     pub event_kind: String,
     pub registration_digest: String,
+    /// The contract the dispatch speaks: it decides the grammar the ids are
+    /// checked against and how readers rebuild the receipt.
+    pub dialect: Dialect,
+    /// The source's commit time, for dialects whose receipt carries it.
+    pub recorded_at: Option<String>,
     /// The public-safe dispatch request, enough to re-dispatch on recover.
     /// Stored verbatim; the journal does not parse it.
     pub request_json: String,

@@ -8,6 +8,15 @@ pub const TOKEN_MAX: usize = 128;
 pub const OPAQUE_REF_MAX: usize = 128;
 pub const POLICY_VERSION_MAX: usize = 64;
 
+/// The token grammar of `loopx-shipped-v0`: `^[a-z][a-z0-9_.:-]{2,95}$`
+/// (3 to 96 characters; hyphen and colon allowed).
+pub fn is_shipped_token(s: &str) -> bool {
+    let b = s.as_bytes();
+    (3..=96).contains(&b.len())
+        && b[0].is_ascii_lowercase()
+        && b[1..].iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'.' | b':' | b'-'))
+}
+
 /// `^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`, length not checked here.
 pub fn is_token(s: &str) -> bool {
     !s.is_empty()

@@ -15,6 +15,7 @@
 use std::collections::HashSet;
 
 use super::super::merge::Merge;
+use super::super::read::stored_dialect;
 use super::super::record::{checkpoint_existing, final_unchanged, run_checkpoint, run_final};
 use super::super::states::DispatchState;
 use super::super::types::{Checkpoint, CheckpointState, FinalRecord, RecordOutcome};
@@ -79,11 +80,12 @@ fn internal<T>() -> Result<T> {
 const CHECKPOINTS: &str = "
 WITH t AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-    $8::int4[], $9::text[]) WITH ORDINALITY AS t(id, hook, cap, rid, eid, kind, reg, att, req, n)),
+    $8::int4[], $9::text[], $11::text[], $12::text[])
+    WITH ORDINALITY AS t(id, hook, cap, rid, eid, kind, reg, att, req, dia, rat, n)),
 d AS (
   INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
-    event_kind, registration_digest, created_at, updated_at)
-  SELECT id, 'checkpointed', att, hook, cap, rid, eid, kind, reg, $10::int8, $10::int8 FROM t ORDER BY n
+    event_kind, registration_digest, created_at, updated_at, dialect, recorded_at)
+  SELECT id, 'checkpointed', att, hook, cap, rid, eid, kind, reg, $10::int8, $10::int8, dia, rat FROM t ORDER BY n
   ON CONFLICT (dispatch_id) DO NOTHING RETURNING seq, dispatch_id),
 r AS (INSERT INTO requests (seq, request) SELECT d.seq, t.req FROM d JOIN t ON t.id = d.dispatch_id)
 SELECT dispatch_id FROM d";
@@ -94,6 +96,8 @@ fn run_checkpoints(conn: &mut PgWriteConn, cps: &[&Checkpoint], now: i64) -> Res
     let mut seen = HashSet::new();
     let mut cols: [Vec<&str>; 8] = Default::default();
     let mut atts = Vec::new();
+    let mut dialects: Vec<Option<&str>> = Vec::new();
+    let mut recorded: Vec<Option<&str>> = Vec::new();
     for (i, c) in cps.iter().enumerate() {
         match to_i32(c.attempt, "attempt") {
             Err(e) => outs[i] = Some(Err(e)),
@@ -114,12 +118,18 @@ fn run_checkpoints(conn: &mut PgWriteConn, cps: &[&Checkpoint], now: i64) -> Res
                         col.push(v.as_str());
                     }
                     atts.push(a);
+                    dialects.push(stored_dialect(c.dialect));
+                    recorded.push(c.recorded_at.as_deref());
                 }
             }
         }
     }
     let [ids, hooks, caps, rids, eids, kinds, regs, reqs] = &cols;
-    let rows = statement(conn, CHECKPOINTS, &[ids, hooks, caps, rids, eids, kinds, regs, &atts, reqs, &now])?;
+    let rows = statement(
+        conn,
+        CHECKPOINTS,
+        &[ids, hooks, caps, rids, eids, kinds, regs, &atts, reqs, &now, &dialects, &recorded],
+    )?;
     let fresh: HashSet<String> = rows.iter().map(|r| r.get(0)).collect();
     for (i, c) in cps.iter().enumerate() {
         if outs[i].is_some() {

@@ -6,7 +6,7 @@ use postgres::Row;
 
 use super::super::read::{
     dispatch_cols, dispatch_from, dispatches_query, failure_cols, failure_from, intent_from, intents_query, stats_from,
-    Columns, Dialect, Param,
+    Columns, Param, SqlDialect,
 };
 use super::super::{
     DispatchFilter, DispatchRow, DispatchState, FailureRow, IntegrityVerdict, IntentFilter, JournalError, JournalStats,
@@ -29,7 +29,7 @@ const DISPATCHES_BY_IDS: &str =
     concat!("SELECT ", dispatch_cols!("string_agg"), " FROM dispatches WHERE dispatch_id = ANY($1)");
 const FAILURES: &str = concat!("SELECT ", failure_cols!(), " FROM failures WHERE dispatch_id = $1 ORDER BY attempt");
 
-const DIALECT: Dialect = Dialect { mark: |n| format!("${n}"), intent_open: INTENT_OPEN };
+const SQL_DIALECT: SqlDialect = SqlDialect { mark: |n| format!("${n}"), intent_open: INTENT_OPEN };
 
 /// A row that does not read as this build writes it.
 fn bad_row() -> JournalError {
@@ -96,7 +96,7 @@ pub(super) fn get_dispatches(link: &mut Link, ids: &[String]) -> Result<Vec<Opti
 }
 
 pub(super) fn list_dispatches(link: &mut Link, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {
-    let q = dispatches_query(&DIALECT, dispatch_cols!("string_agg"), f, limit);
+    let q = dispatches_query(&SQL_DIALECT, dispatch_cols!("string_agg"), f, limit);
     dispatch_rows(link.query_dynamic(&q.sql, &bind(&q.params))?)
 }
 
@@ -105,7 +105,7 @@ pub(super) fn list_failures(link: &mut Link, dispatch_id: &str) -> Result<Vec<Fa
 }
 
 pub(super) fn list_intents(link: &mut Link, f: &IntentFilter, limit: u32) -> Result<Vec<StoredIntent>> {
-    let q = intents_query(&DIALECT, f, limit);
+    let q = intents_query(&SQL_DIALECT, f, limit);
     link.query_dynamic(&q.sql, &bind(&q.params))?.iter().map(intent_row).collect()
 }
 

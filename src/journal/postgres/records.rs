@@ -6,6 +6,7 @@
 //! receipt per identity commits, and the loser reads the winner's; the
 //! standing is read `FOR UPDATE`.
 
+use super::super::read::stored_dialect;
 use super::super::record::RecordSql;
 use super::super::states::DispatchState;
 use super::super::types::{Checkpoint, FinalRecord};
@@ -20,8 +21,8 @@ pub(super) use super::super::record::{run_checkpoint, run_failure, run_final, ru
 const CHECKPOINT: &str = "
 WITH d AS (
   INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
-    event_kind, registration_digest, created_at, updated_at)
-  VALUES ($1, 'checkpointed', $9, $2, $3, $4, $5, $6, $7, $8, $8)
+    event_kind, registration_digest, created_at, updated_at, dialect, recorded_at)
+  VALUES ($1, 'checkpointed', $9, $2, $3, $4, $5, $6, $7, $8, $8, $11, $12)
   ON CONFLICT (dispatch_id) DO NOTHING RETURNING seq)
 INSERT INTO requests (seq, request) SELECT seq, $10 FROM d RETURNING seq";
 
@@ -61,6 +62,8 @@ impl RecordSql for PgWriteConn {
                 &now,
                 &attempt,
                 &c.request_json,
+                &stored_dialect(c.dialect),
+                &c.recorded_at,
             ],
         )?;
         Ok(fresh.is_some())

@@ -30,7 +30,7 @@ pub(super) struct Migration {
 }
 
 /// Every migration of the PostgreSQL layout, in order.
-pub(super) const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }];
+pub(super) const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }, Migration { to: 2, sql: V2 }];
 
 /// The version this build writes and reads.
 pub const PG_SCHEMA_VERSION: i32 = MIGRATIONS[MIGRATIONS.len() - 1].to;
@@ -115,6 +115,46 @@ SELECT i.intent_id AS id,
          'grants_new_action_authority', false,
          'external_write_performed', false
        ) AS payload
+FROM intents i JOIN dispatches d ON d.dispatch_id = i.dispatch_id;
+";
+
+/// Version 2: the contract a row was written in (`dialect`, NULL for the
+/// default `contract-v0`) and the source's commit time for dialects whose
+/// receipt carries it; the outbox view builds each intent in its dispatch's
+/// dialect. A `loopx-shipped-v0` intent stores `[idempotency_key, payload]`
+/// (`dispatch::stored_intent`); its source receipt is its dispatch's
+/// `receipt_id` and its write scope is always empty.
+const V2: &str = "
+ALTER TABLE dispatches ADD COLUMN dialect text, ADD COLUMN recorded_at text;
+CREATE OR REPLACE VIEW outbox_events AS
+SELECT i.intent_id AS id,
+       i.capability_id AS aggregatetype,
+       i.dispatch_id AS aggregateid,
+       i.intent_kind AS type,
+       CASE WHEN d.dialect = 'loopx-shipped-v0' THEN jsonb_build_object(
+         'schema_version', 'loopx_capability_intent_v0',
+         'intent_kind', i.intent_kind,
+         'idempotency_key', i.doc::jsonb -> 0,
+         'source_receipt_id', d.receipt_id,
+         'payload', i.doc::jsonb -> 1,
+         'requested_write_scope', '[]'::jsonb
+       ) ELSE jsonb_build_object(
+         'schema_version', 'loopx_post_writeback_intent_v0',
+         'intent_id', i.intent_id,
+         'hook_id', d.hook_id,
+         'capability_id', i.capability_id,
+         'source_dispatch_id', i.dispatch_id,
+         'intent_kind', i.intent_kind,
+         'operation', i.doc::jsonb -> 0,
+         'policy_version', i.doc::jsonb -> 1,
+         'payload', i.doc::jsonb -> 2,
+         'budget', jsonb_build_object('max_attempts', i.doc::jsonb -> 3 -> 0,
+                                      'max_result_bytes', i.doc::jsonb -> 3 -> 1),
+         'requested_write_scope', i.doc::jsonb -> 4,
+         'failure_policy', 'isolate',
+         'grants_new_action_authority', false,
+         'external_write_performed', false
+       ) END AS payload
 FROM intents i JOIN dispatches d ON d.dispatch_id = i.dispatch_id;
 ";
 

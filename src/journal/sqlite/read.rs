@@ -11,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension, Row, ToSql};
 
 use super::super::read::{
     dispatch_cols, dispatch_from, dispatches_query, failure_cols, failure_from, intent_from, intents_query, stats_from,
-    Columns, Dialect, Param,
+    Columns, Param, SqlDialect,
 };
 use super::super::{
     DispatchFilter, DispatchRow, DispatchState, FailureRow, IntegrityVerdict, IntentFilter, JournalError,
@@ -26,7 +26,7 @@ const SQLITE_CORRUPT: i32 = 11;
 
 pub(crate) const DISPATCH_COLS: &str = dispatch_cols!("group_concat");
 
-const DIALECT: Dialect = Dialect { mark: |n| format!("?{n}"), intent_open: INTENT_OPEN };
+const SQL_DIALECT: SqlDialect = SqlDialect { mark: |n| format!("?{n}"), intent_open: INTENT_OPEN };
 
 impl Columns for Row<'_> {
     type Error = rusqlite::Error;
@@ -181,7 +181,7 @@ impl Readers {
     }
 
     pub(crate) fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {
-        let q = dispatches_query(&DIALECT, DISPATCH_COLS, f, limit);
+        let q = dispatches_query(&SQL_DIALECT, DISPATCH_COLS, f, limit);
         self.with(|c| query(c, &q.sql, &bind(&q.params), dispatch_row))
     }
 
@@ -191,7 +191,7 @@ impl Readers {
     }
 
     pub(crate) fn list_intents(&self, f: &IntentFilter, limit: u32) -> Result<Vec<StoredIntent>> {
-        let q = intents_query(&DIALECT, f, limit);
+        let q = intents_query(&SQL_DIALECT, f, limit);
         self.with(|c| query(c, &q.sql, &bind(&q.params), intent_row))
     }
 

@@ -3,6 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::super::read::stored_dialect;
 use super::super::record::RecordSql;
 use super::super::states::DispatchState;
 use super::super::types::{Checkpoint, FinalRecord};
@@ -15,8 +16,8 @@ impl RecordSql for Connection {
         let inserted = self
             .prepare_cached(
                 "INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
-                   event_kind, registration_digest, created_at, updated_at)
-                 VALUES (?1, 'checkpointed', ?9, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
+                   event_kind, registration_digest, created_at, updated_at, dialect, recorded_at)
+                 VALUES (?1, 'checkpointed', ?9, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?10, ?11)
                  ON CONFLICT (dispatch_id) DO NOTHING",
             )?
             .execute(params![
@@ -28,7 +29,9 @@ impl RecordSql for Connection {
                 c.event_kind,
                 c.registration_digest,
                 now,
-                c.attempt
+                c.attempt,
+                stored_dialect(c.dialect),
+                c.recorded_at
             ])?;
         if inserted == 1 {
             self.prepare_cached("INSERT INTO requests (seq, request) VALUES (?1, ?2)")?

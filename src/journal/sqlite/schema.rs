@@ -46,8 +46,12 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, in order; `MIGRATIONS[i].to == i + 1`.
-pub(crate) const MIGRATIONS: &[Migration] =
-    &[Migration { to: 1, sql: V1 }, Migration { to: 2, sql: V2 }, Migration { to: 3, sql: V3 }];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration { to: 1, sql: V1 },
+    Migration { to: 2, sql: V2 },
+    Migration { to: 3, sql: V3 },
+    Migration { to: 4, sql: V4 },
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS[MIGRATIONS.len() - 1].to;
@@ -127,6 +131,14 @@ ALTER TABLE intents ADD COLUMN lease_until INTEGER;
 /// checkpointed row with 0 attempts was invoked once and cut short: it counts.
 const V3: &str = "
 UPDATE dispatches SET attempts = 1 WHERE state = 'checkpointed' AND attempts = 0;
+";
+
+/// Version 4: the contract a row was written in (`dialect`, NULL for the
+/// default `contract-v0`, so every older row keeps its meaning) and the
+/// source's commit time for dialects whose receipt carries it.
+const V4: &str = "
+ALTER TABLE dispatches ADD COLUMN dialect TEXT;
+ALTER TABLE dispatches ADD COLUMN recorded_at TEXT;
 ";
 
 /// The SQL condition that selects open intents; queries must spell it exactly

@@ -92,6 +92,8 @@ pub(super) fn checkpoint(seed: &str) -> Checkpoint {
         effect_id: format!("effect_{seed}"),
         event_kind: "todo_completed".into(),
         registration_digest: hex("registration"),
+        dialect: crate::contract::Dialect::ContractV0,
+        recorded_at: None,
         request_json,
         attempt: 1,
     }
