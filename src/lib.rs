@@ -9,6 +9,7 @@ pub mod contract;
 pub mod dispatch;
 pub mod identity;
 pub mod journal;
+pub mod pyjson;
 pub mod turn_start;
 pub mod validate;
 
