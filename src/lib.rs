@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod identity;
 pub mod journal;
 pub mod pyjson;
+pub mod shipped;
 pub mod turn_start;
 pub mod validate;
 

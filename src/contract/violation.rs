@@ -42,6 +42,11 @@ pub enum Rule {
     IntentBudgetExceeded,
     UnsupportedSchema,
     CredentialLikeValue,
+    // loopx-shipped-v0
+    EmptyValue,
+    InputTooLarge,
+    SourceReceiptMismatch,
+    CountMismatch,
 }
 
 impl Rule {
@@ -78,6 +83,10 @@ impl Rule {
             IntentBudgetExceeded => "intent_budget_exceeded",
             UnsupportedSchema => "unsupported_schema",
             CredentialLikeValue => "credential_like_value",
+            EmptyValue => "empty_value",
+            InputTooLarge => "input_too_large",
+            SourceReceiptMismatch => "source_receipt_mismatch",
+            CountMismatch => "count_mismatch",
         }
     }
 }

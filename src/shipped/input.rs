@@ -1,0 +1,80 @@
+//! The shipped hook input, checked against the registration it was built
+//! for: what a provider may rely on, and what core refuses to hand it.
+
+use serde_json::Value;
+
+use super::enums::{ShippedHookInputSchemaVersion, ShippedPrimaryReceiptSchemaVersion};
+use super::source::identity;
+use super::{grammar, HookInput, Registration, SourceStatus};
+use crate::contract::Rule;
+use crate::validate::{child, shape, Report, Verdict};
+
+const FIELDS: &[&str] = &["schema_version", "receipt", "identity", "state_version", "projection"];
+const RECEIPT_FIELDS: &[&str] = &["schema_version", "event_id", "event_kind", "status", "recorded_at", "durable"];
+
+/// Validates a hook input for `registration`.
+///
+/// Read scopes are projection keys: a projection member the registration's
+/// `requested_read_scope` does not list is `not_allowed_value` at that
+/// member; a listed key the projection lacks is no fault (the source did
+/// not carry it). The size rule (`input_too_large` at `""`) measures the
+/// document as received against `budget.max_input_bytes`.
+///
+/// Choices where the shipped contract is silent:
+/// - `receipt.event_id` is any non-empty string (core's are `pwr_` + 24
+///   hex; LoopX's boundary asks no more), as is `recorded_at`;
+/// - a `receipt.event_kind` the registration does not list is
+///   `unknown_event_kind` (LoopX refuses such an input for that hook);
+/// - the ids are checked stripped, as the source's are, and `todo_id` is
+///   null or a non-empty id (`""` is already null in a source).
+pub fn validate_hook_input(doc: &Value, registration: &Registration) -> Verdict<HookInput> {
+    let mut r = Report::new();
+    let Some(map) = shape::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
+
+    if let Some(v) = map.get("schema_version") {
+        shape::schema_version(&mut r, v, "/schema_version", ShippedHookInputSchemaVersion::VALUE);
+    }
+    if let Some(v) = map.get("receipt") {
+        receipt(&mut r, v, registration);
+    }
+    if let Some(v) = map.get("identity") {
+        identity(&mut r, v, "/identity", false);
+    }
+    if let Some(v) = map.get("state_version") {
+        grammar::stripped(&mut r, v, "/state_version");
+    }
+    if let Some(projection) = map.get("projection").and_then(|v| grammar::free_object(&mut r, v, "/projection")) {
+        for key in projection.keys() {
+            if !registration.requested_read_scope.iter().any(|s| s == key) {
+                r.add(&child("/projection", key), Rule::NotAllowedValue);
+            }
+        }
+    }
+    if grammar::json_len(doc) > registration.budget.max_input_bytes as usize {
+        r.add("", Rule::InputTooLarge);
+    }
+    r.finish(doc)
+}
+
+fn receipt(r: &mut Report, v: &Value, registration: &Registration) {
+    let Some(map) = shape::object(r, v, "/receipt", RECEIPT_FIELDS) else { return };
+    if let Some(v) = map.get("schema_version") {
+        shape::schema_version(r, v, "/receipt/schema_version", ShippedPrimaryReceiptSchemaVersion::VALUE);
+    }
+    for field in ["event_id", "recorded_at"] {
+        if let Some(v) = map.get(field) {
+            grammar::stripped(r, v, &child("/receipt", field));
+        }
+    }
+    if let Some(kind) = map.get("event_kind").and_then(|v| grammar::token(r, v, "/receipt/event_kind")) {
+        if !registration.event_kinds.iter().any(|k| k == kind) {
+            r.add("/receipt/event_kind", Rule::UnknownEventKind);
+        }
+    }
+    if let Some(v) = map.get("status") {
+        shape::one_of(r, v, "/receipt/status", SourceStatus::parse);
+    }
+    if let Some(v) = map.get("durable") {
+        grammar::must_be(r, v, "/receipt/durable", true);
+    }
+}
