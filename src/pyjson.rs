@@ -17,7 +17,9 @@
 //! A `serde_json::Value` holds no NaN, infinity or lone surrogate, so there
 //! is nothing to refuse and the writer never fails. Integers beyond `u64`
 //! never reach here as integers: serde_json parses them as floats, so such a
-//! value prints as Python prints that float, not as that integer.
+//! value prints as Python prints that float, not as that integer. Nesting
+//! is written recursively, as serde_json's own serializer does; parsed
+//! documents are bounded by serde_json's depth limit.
 use std::fmt::Write as _;
 
 use serde_json::{Number, Value};
