@@ -7,9 +7,8 @@ use std::sync::{Arc, Mutex};
 use super::outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
 use super::profile::Profile;
 use super::registry::RegisteredHook;
-use super::run::{accept, failed, from_final, outcome, receipt, Accepted, CallResult, Failure};
+use super::run::{accept, failed, from_final, outcome, set_receipt, Accepted, CallResult, Failure};
 use super::steps::{admitted, bad_ticket, Completion, Slot};
-use super::stored::stored_intent;
 use super::{Dispatcher, Finished};
 use crate::contract::{DispatchStatus, FailureCode, FailureDetail, ResultStatus};
 use crate::journal::{
@@ -49,10 +48,15 @@ impl Dispatcher {
         let mut records = Vec::new();
         let mut pending = Vec::new();
         let mut totals = Totals::new(&self.profile);
+        let dialect = flight.request.dialect();
+        let mut keys = IntentKeys::default();
         for (i, (slot, result)) in flight.slots.into_iter().zip(by_slot).enumerate() {
             let result = result.unwrap_or(CallResult::NotStarted);
             match slot {
-                Slot::Done(o) => outcomes.push(Some(*o)),
+                Slot::Done(o) => {
+                    keys.replayed(&o);
+                    outcomes.push(Some(*o))
+                }
                 // Not started (the wall budget was spent): it stays owed.
                 Slot::Call { hook, dispatch_id, begun: false, fresh: true, .. } | Slot::Defer { hook, dispatch_id } => {
                     outcomes.push(None);
@@ -67,17 +71,22 @@ impl Dispatcher {
                     outcomes.push(Some(failed(&hook, &dispatch_id, 0, &f)));
                 }
                 Slot::Call { hook, dispatch_id, verify: Some(row), .. } => {
-                    outcomes.push(Some(match accept(&hook, kinds, result, &dispatch_id) {
+                    let mut o = match accept(&hook, kinds, result, &dispatch_id, &flight.request) {
                         Ok(accepted) => from_final(&hook, &dispatch_id, &row, Some(&accepted.digest)),
                         Err(f) => failed(&hook, &dispatch_id, 0, &f),
-                    }));
+                    };
+                    invoked(&mut o);
+                    keys.replayed(&o);
+                    outcomes.push(Some(o));
                 }
                 Slot::Call { hook, dispatch_id, attempt, .. } => {
                     outcomes.push(None);
-                    let accepted = accept(&hook, kinds, result, &dispatch_id).and_then(|a| totals.admit(a));
-                    let (record, recorded, new_digest) = match accepted {
+                    let accepted = accept(&hook, kinds, result, &dispatch_id, &flight.request)
+                        .and_then(|a| keys.admit(a))
+                        .and_then(|a| totals.admit(a));
+                    let (record, mut recorded, new_digest) = match accepted {
                         Ok(accepted) => {
-                            let (status, final_status, kind) = match accepted.result.status {
+                            let (status, final_status, kind) = match accepted.status {
                                 ResultStatus::Proposed => {
                                     (DispatchStatus::Proposed, FinalStatus::Proposed, HookOutcomeKind::Recorded)
                                 }
@@ -87,45 +96,40 @@ impl Dispatcher {
                                     HookOutcomeKind::NotApplicable,
                                 ),
                             };
-                            let r =
-                                receipt(&flight.request, &hook, &dispatch_id, status, attempt, Some(&accepted), None);
+                            let mut recorded = outcome(&hook, &dispatch_id, kind, attempt);
+                            set_receipt(&mut recorded, &flight.request, &hook, status, Some(&accepted), None);
                             let record = RecordCommand::Final(FinalRecord {
                                 dispatch_id: dispatch_id.clone(),
                                 attempt,
                                 status: final_status,
                                 result_digest: Some(accepted.digest.clone()),
-                                intents: accepted.result.intents.iter().map(stored_intent).collect(),
+                                intents: accepted.intents,
                                 failure: None,
                             });
-                            let recorded =
-                                HookOutcome { receipt: Some(r), ..outcome(&hook, &dispatch_id, kind, attempt) };
                             (record, recorded, Some(accepted.digest))
                         }
                         Err(f) => {
                             let record = RecordCommand::Failure(FailureRecord {
                                 dispatch_id: dispatch_id.clone(),
                                 attempt,
-                                code: f.code.as_str().into(),
+                                code: f.stored_code(dialect).into(),
                                 rule: f.rule.map(|r| r.as_str().into()),
                             });
                             (record, failed(&hook, &dispatch_id, attempt, &f), None)
                         }
                     };
+                    invoked(&mut recorded);
                     records.push(record);
                     pending.push(Pending { slot: i, hook, dispatch_id, recorded, new_digest });
                 }
                 Slot::Exhaust { hook, dispatch_id, used } => {
                     outcomes.push(None);
                     let detail = FailureDetail { code: FailureCode::DispatchBudgetExhausted, rule: None };
-                    let r = receipt(
-                        &flight.request,
-                        &hook,
-                        &dispatch_id,
-                        DispatchStatus::Exhausted,
-                        used,
-                        None,
-                        Some(detail),
-                    );
+                    let mut recorded = HookOutcome {
+                        failure_code: Some(FailureCode::DispatchBudgetExhausted),
+                        ..outcome(&hook, &dispatch_id, HookOutcomeKind::Exhausted, used)
+                    };
+                    set_receipt(&mut recorded, &flight.request, &hook, DispatchStatus::Exhausted, None, Some(detail));
                     records.push(RecordCommand::Final(FinalRecord {
                         dispatch_id: dispatch_id.clone(),
                         attempt: used,
@@ -134,11 +138,6 @@ impl Dispatcher {
                         intents: Vec::new(),
                         failure: Some((FailureCode::DispatchBudgetExhausted.as_str().into(), None)),
                     }));
-                    let recorded = HookOutcome {
-                        receipt: Some(r),
-                        failure_code: Some(FailureCode::DispatchBudgetExhausted),
-                        ..outcome(&hook, &dispatch_id, HookOutcomeKind::Exhausted, used)
-                    };
                     pending.push(Pending { slot: i, hook, dispatch_id, recorded, new_digest: None });
                 }
             }
@@ -171,6 +170,35 @@ impl Dispatcher {
     }
 }
 
+/// Marks an outcome whose provider this dispatch called.
+fn invoked(o: &mut HookOutcome) {
+    if let Some(end) = o.shipped.as_deref_mut() {
+        end.invoked = true;
+    }
+}
+
+/// The `idempotency_key`s of a shipped dispatch's intents so far, in hook_id
+/// order: a later hook reusing one gets `intent_key_conflict`, recorded as
+/// its attempt's failure. Contract-v0 results carry no key and pass.
+#[derive(Default)]
+struct IntentKeys(std::collections::HashSet<String>);
+
+impl IntentKeys {
+    /// An earlier hook's receipt, replayed or verified, holds its key.
+    fn replayed(&mut self, o: &HookOutcome) {
+        if let Some(i) = o.shipped.as_deref().and_then(|e| e.receipt.as_ref()).and_then(|r| r.intent.as_ref()) {
+            self.0.insert(i.idempotency_key.clone());
+        }
+    }
+
+    fn admit(&mut self, a: Accepted) -> Result<Accepted, Failure> {
+        match &a.shipped_intent {
+            Some(i) if !self.0.insert(i.idempotency_key.clone()) => Err(Failure::intent_key_conflict()),
+            _ => Ok(a),
+        }
+    }
+}
+
 /// What the dispatch's accepted results add up to, against the profile's
 /// per-dispatch ceilings on intents and result bytes.
 struct Totals {
@@ -195,7 +223,7 @@ impl Totals {
     /// so the identity stays owed (a later dispatch or `recover()` runs it
     /// again, within its own invocation budget).
     fn admit(&mut self, a: Accepted) -> Result<Accepted, Failure> {
-        let intents = self.intents + a.result.intents.len();
+        let intents = self.intents + a.intents.len();
         let bytes = self.bytes + a.bytes;
         if intents > self.max_intents || bytes > self.max_bytes {
             return Err(Failure::new(FailureCode::DispatchBudgetExhausted, None));

@@ -14,6 +14,7 @@ mod provider;
 mod registry;
 mod request;
 mod run;
+mod shipped;
 mod source;
 mod steps;
 mod stored;
@@ -35,6 +36,7 @@ pub use request::{
     admit, quota_spend_eligible, AdmissionRefusal, DispatchRequest, EventFacts, SettlementIdentity, WritebackReceipt,
 };
 pub use run::{max_reply_len, CallResult};
+pub use shipped::{dispatch_result as shipped_dispatch_result, ShippedEnd, ShippedSource};
 pub use source::Source;
 pub use steps::{Completion, Limit, Plan, PlannedCall, Prepared};
 pub use stored::{intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt};

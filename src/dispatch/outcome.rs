@@ -44,6 +44,12 @@ pub struct HookOutcome {
     pub failure_code: Option<FailureCode>,
     /// The violated rule, where one applies.
     pub failure_rule: Option<Rule>,
+    /// What a `loopx-shipped-v0` dispatch result needs beyond this; never
+    /// serialized with it (that dialect's result is its own document).
+    #[serde(skip)]
+    #[ts(skip)]
+    #[schemars(skip)]
+    pub shipped: Option<Box<super::shipped::ShippedEnd>>,
 }
 
 /// The admission verdict and per-hook outcomes, in hook_id byte order.

@@ -16,7 +16,7 @@ use super::run::{failed, from_final, Failure};
 use super::source::Source;
 use super::steps::{done_outcome, may_be_live, Flight, Plan, PlannedCall, Prepared, Slot};
 use super::{Dispatcher, Installed};
-use crate::contract::FailureCode;
+use crate::contract::{Dialect, FailureCode};
 use crate::journal::{DispatchRow, JournalError};
 
 /// A request past admission whose identities its ticket now holds: what is
@@ -188,7 +188,16 @@ impl Dispatcher {
                         && row.attempts >= hook.max_attempts
                         && !may_be_live(row, &hook, self.profile.max_dispatch_wall_ms) =>
                 {
-                    slots.push(Slot::Exhaust { hook: hook.clone(), dispatch_id, used: row.attempts });
+                    // The shipped contract has no exhausted receipt: the
+                    // identity stays a retryable failure, isolated before its
+                    // provider runs, and nothing more is recorded.
+                    if hook.dialect() == Dialect::LoopxShippedV0 {
+                        let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
+                        slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, row.attempts, &f))));
+                        unclaim.push(dispatch_id);
+                    } else {
+                        slots.push(Slot::Exhaust { hook: hook.clone(), dispatch_id, used: row.attempts });
+                    }
                     continue;
                 }
                 _ => {}

@@ -233,8 +233,10 @@ mod tests {
     }
 
     fn reg(hook: &RegisteredHook) -> &PostWritebackHookRegistration {
-        let crate::dispatch::HookContract::ContractV0(r) = &hook.contract;
-        r
+        match &hook.contract {
+            crate::dispatch::HookContract::ContractV0(r) => r,
+            crate::dispatch::HookContract::LoopxShippedV0(_) => unreachable!("a contract-v0 fixture"),
+        }
     }
 
     fn projected(scopes: &[&str]) -> Value {

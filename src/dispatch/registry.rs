@@ -15,6 +15,7 @@ use crate::validate::{validate_registration, IntentKinds, Rule, Violation, Viola
 #[derive(Clone, Debug, PartialEq)]
 pub enum HookContract {
     ContractV0(PostWritebackHookRegistration),
+    LoopxShippedV0(crate::shipped::Registration),
 }
 
 /// One installed hook: what the engine needs of it, whatever its dialect,
@@ -51,8 +52,20 @@ impl RegisteredHook {
                 let r = validate_registration(doc, kinds)?;
                 Ok(Self::contract_v0(r, identity::registration_digest(doc), provider))
             }
+            // Its intent kinds are names only: the shipped contract checks no payload schema.
             Dialect::LoopxShippedV0 => {
-                Err(vec![Violation { path: String::new(), rule: Rule::UnsupportedSchema }].into())
+                let r = crate::shipped::validate_registration(doc)?;
+                Ok(RegisteredHook {
+                    hook_id: r.hook_id.clone(),
+                    capability_id: r.capability_id.clone(),
+                    event_kinds: r.event_kinds.clone(),
+                    max_attempts: crate::shipped::MAX_ATTEMPT_COUNT,
+                    timeout_ms: None,
+                    max_result_bytes: r.budget.max_result_bytes,
+                    digest: super::shipped::registration_digest(&r),
+                    contract: HookContract::LoopxShippedV0(r),
+                    provider,
+                })
             }
         }
     }
@@ -79,6 +92,7 @@ impl RegisteredHook {
     pub fn dialect(&self) -> Dialect {
         match self.contract {
             HookContract::ContractV0(_) => Dialect::ContractV0,
+            HookContract::LoopxShippedV0(_) => Dialect::LoopxShippedV0,
         }
     }
 }

@@ -81,6 +81,9 @@ pub enum AdmissionRefusal {
     ReceiptNotCommitted,
     ReceiptNotCheckpointed,
     PhaseDisabled,
+    /// `loopx-shipped-v0` only: the source broke its contract elsewhere than
+    /// its identity, status or durability (the other refusals name those).
+    SourceRejected,
 }
 
 /// Admission, checked in contract-v0's order; the first failing check names the refusal.

@@ -7,30 +7,52 @@ use serde_json::Value;
 use super::outcome::{HookOutcome, HookOutcomeKind};
 use super::provider::ProviderReply;
 use super::registry::{HookContract, RegisteredHook};
+use super::shipped::{self, ShippedEnd, ShippedSource};
 use super::source::Source;
-use super::stored::receipt_from_row;
+use super::stored::{receipt_from_row, stored_intent};
 use crate::contract::{
-    DispatchReceipt, DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureDetail,
-    PostWritebackHookResult,
+    Dialect, DispatchReceipt, DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureDetail,
+    ResultStatus,
 };
 use crate::identity;
-use crate::journal::DispatchRow;
+use crate::journal::{DispatchRow, IntentRow};
+use crate::shipped::{FailureCode as ShippedCode, Intent as ShippedIntent, SidecarStatus};
 use crate::validate::{validate_hook_result, IntentKinds, ResultContext, Rule};
 
 pub(super) struct Failure {
     pub code: FailureCode,
     pub rule: Option<Rule>,
+    /// The shipped code where it is not [`shipped::code`]'s reading of `code`.
+    pub shipped: Option<ShippedCode>,
 }
 
 impl Failure {
     pub fn new(code: FailureCode, rule: Option<Rule>) -> Self {
-        Failure { code, rule }
+        Failure { code, rule, shipped: None }
+    }
+
+    /// A later hook of one shipped dispatch reused an earlier hook's
+    /// `idempotency_key`.
+    pub fn intent_key_conflict() -> Self {
+        Failure { code: FailureCode::IntentConflict, rule: None, shipped: Some(ShippedCode::IntentKeyConflict) }
+    }
+
+    /// The code stored for it in a row of `dialect`.
+    pub fn stored_code(&self, dialect: Dialect) -> &'static str {
+        match dialect {
+            Dialect::ContractV0 => self.code.as_str(),
+            Dialect::LoopxShippedV0 => shipped::code(self).as_str(),
+        }
     }
 }
 
-/// An accepted result with what recording needs.
+/// An accepted result with what recording needs, whatever its dialect.
 pub(super) struct Accepted {
-    pub result: PostWritebackHookResult,
+    pub status: ResultStatus,
+    /// The journal rows of its intents, in result order.
+    pub intents: Vec<IntentRow>,
+    /// The intent document of a shipped result, for its receipt.
+    pub shipped_intent: Option<ShippedIntent>,
     pub digest: String,
     /// Length of the result's canonical JSON.
     pub bytes: usize,
@@ -45,15 +67,21 @@ pub(super) fn outcome(hook: &RegisteredHook, dispatch_id: &str, kind: HookOutcom
         receipt: None,
         failure_code: None,
         failure_rule: None,
+        shipped: (hook.dialect() == Dialect::LoopxShippedV0)
+            .then(|| Box::new(ShippedEnd { capability_id: hook.capability_id.clone(), ..ShippedEnd::default() })),
     }
 }
 
 pub(super) fn failed(hook: &RegisteredHook, dispatch_id: &str, attempt: u32, f: &Failure) -> HookOutcome {
-    HookOutcome {
+    let mut o = HookOutcome {
         failure_code: Some(f.code),
         failure_rule: f.rule,
         ..outcome(hook, dispatch_id, HookOutcomeKind::Failed, attempt)
+    };
+    if let Some(end) = o.shipped.as_deref_mut() {
+        end.error_code = Some(shipped::code(f));
     }
+    o
 }
 
 /// A final row as an outcome: replayed, or a conflict when `new_digest` differs
@@ -64,44 +92,77 @@ pub(super) fn from_final(
     row: &DispatchRow,
     new_digest: Option<&str>,
 ) -> HookOutcome {
-    let receipt = receipt_from_row(row);
-    let attempt = receipt.as_ref().map_or(0, |r| r.attempt);
     let conflict = matches!((row.result_digest.as_deref(), new_digest), (Some(a), Some(b)) if a != b);
     let kind = if conflict { HookOutcomeKind::Conflict } else { HookOutcomeKind::Replayed };
-    HookOutcome {
-        receipt,
+    let mut o = HookOutcome {
         failure_code: conflict.then_some(FailureCode::IntentConflict),
-        ..outcome(hook, dispatch_id, kind, attempt)
+        ..outcome(hook, dispatch_id, kind, row.attempts)
+    };
+    match o.shipped.as_deref_mut() {
+        None => {
+            o.receipt = receipt_from_row(row);
+            o.attempt = o.receipt.as_ref().map_or(0, |r| r.attempt);
+        }
+        Some(end) => {
+            end.receipt = shipped::receipt_from_row(row);
+            end.error_code = conflict.then_some(ShippedCode::ReceiptConflict);
+        }
     }
+    o
 }
 
-pub(super) fn receipt(
-    request: &Source,
+/// Sets the receipt a record of `o`'s hook writes, in the dialect of `source`.
+pub(super) fn set_receipt(
+    o: &mut HookOutcome,
+    source: &Source,
     hook: &RegisteredHook,
-    dispatch_id: &str,
     status: DispatchStatus,
-    attempt: u32,
     accepted: Option<&Accepted>,
     failure: Option<FailureDetail>,
-) -> DispatchReceipt {
-    let Source::ContractV0(request) = request;
-    DispatchReceipt {
-        schema_version: DispatchReceiptSchemaVersion::V0,
-        dispatch_id: dispatch_id.to_owned(),
-        hook_id: hook.hook_id.clone(),
-        capability_id: hook.capability_id.clone(),
-        receipt_id: request.receipt.receipt_id.clone(),
-        effect_id: request.receipt.effect_id.clone(),
-        // The projection validated the event kind before we get here.
-        event_kind: EventKind::parse(&request.event.event_kind).unwrap_or(EventKind::TodoCompleted),
-        registration_digest: hook.digest.clone(),
-        status,
-        attempt,
-        intent_ids: accepted
-            .map(|a| a.result.intents.iter().map(|i| i.intent_id.clone()).collect())
-            .unwrap_or_default(),
-        result_digest: accepted.map(|a| a.digest.clone()),
-        failure,
+) {
+    match source {
+        Source::ContractV0(request) => {
+            o.receipt = Some(DispatchReceipt {
+                schema_version: DispatchReceiptSchemaVersion::V0,
+                dispatch_id: o.dispatch_id.clone(),
+                hook_id: hook.hook_id.clone(),
+                capability_id: hook.capability_id.clone(),
+                receipt_id: request.receipt.receipt_id.clone(),
+                effect_id: request.receipt.effect_id.clone(),
+                // The projection validated the event kind before we get here.
+                event_kind: EventKind::parse(&request.event.event_kind).unwrap_or(EventKind::TodoCompleted),
+                registration_digest: hook.digest.clone(),
+                status,
+                attempt: o.attempt,
+                intent_ids: accepted
+                    .map(|a| a.intents.iter().map(|i| i.intent_id.clone()).collect())
+                    .unwrap_or_default(),
+                result_digest: accepted.map(|a| a.digest.clone()),
+                failure,
+            })
+        }
+        Source::LoopxShippedV0(s) => {
+            let (ShippedSource::Admissible { source, event_id }, Some(end)) = (&**s, o.shipped.as_deref_mut()) else {
+                return;
+            };
+            let fresh = shipped::Fresh {
+                dispatch_id: &o.dispatch_id,
+                hook_id: &hook.hook_id,
+                capability_id: &hook.capability_id,
+                event_id,
+                recorded_at: &source.committed_at,
+                attempt: o.attempt,
+            };
+            end.receipt = match status {
+                DispatchStatus::Proposed => Some(fresh.receipt(
+                    SidecarStatus::IntentRecorded,
+                    accepted.and_then(|a| a.shipped_intent.clone()),
+                    None,
+                )),
+                DispatchStatus::NotApplicable => Some(fresh.receipt(SidecarStatus::NotApplicable, None, None)),
+                DispatchStatus::Failed | DispatchStatus::Exhausted => None,
+            };
+        }
     }
 }
 
@@ -129,14 +190,20 @@ pub fn max_reply_len(hook: &RegisteredHook) -> usize {
     2 * hook.max_result_bytes as usize + 1024
 }
 
-/// Validates what a provider call produced.
+/// Validates what a provider call produced, against its hook's registration
+/// in the dialect the hook was registered in.
 pub(super) fn accept(
     hook: &RegisteredHook,
     kinds: &IntentKinds,
     call: CallResult,
     dispatch_id: &str,
+    source: &Source,
 ) -> Result<Accepted, Failure> {
+    let shipped = hook.dialect() == Dialect::LoopxShippedV0;
     let text = match call {
+        // A shipped hook has no timeout of its own: the wall budget is its
+        // limit, and a producer that outlives it failed.
+        CallResult::WallExceeded if shipped => return Err(Failure::new(FailureCode::ProducerTimedOut, None)),
         CallResult::WallExceeded | CallResult::NotStarted => {
             return Err(Failure::new(FailureCode::DispatchBudgetExhausted, None))
         }
@@ -155,9 +222,26 @@ pub(super) fn accept(
     }
     let doc: Value = serde_json::from_str(&text)
         .map_err(|_| Failure::new(FailureCode::ResultContractRejected, Some(Rule::NotJsonValue)))?;
-    let HookContract::ContractV0(registration) = &hook.contract;
-    let ctx = ResultContext { registration, dispatch_id, kinds };
-    let result = validate_hook_result(&doc, &ctx)
-        .map_err(|v| Failure::new(FailureCode::ResultContractRejected, v.first().map(|v| v.rule)))?;
-    Ok(Accepted { digest: identity::result_digest(&doc), bytes: crate::canonical::canonical_len(&doc), result })
+    let (digest, bytes) = (identity::result_digest(&doc), crate::canonical::canonical_len(&doc));
+    match (&hook.contract, source) {
+        (HookContract::ContractV0(registration), _) => {
+            let ctx = ResultContext { registration, dispatch_id, kinds };
+            let result = validate_hook_result(&doc, &ctx)
+                .map_err(|v| Failure::new(FailureCode::ResultContractRejected, v.first().map(|v| v.rule)))?;
+            let intents = result.intents.iter().map(stored_intent).collect();
+            Ok(Accepted { status: result.status, intents, shipped_intent: None, digest, bytes })
+        }
+        (HookContract::LoopxShippedV0(registration), Source::LoopxShippedV0(s)) => {
+            let ShippedSource::Admissible { event_id, .. } = &**s else {
+                return Err(Failure::new(FailureCode::InputBoundaryRejected, None));
+            };
+            let a = shipped::accept(&doc, registration, event_id)?;
+            let intents =
+                a.intent.iter().map(|i| shipped::stored_intent(dispatch_id, &hook.capability_id, i)).collect();
+            Ok(Accepted { status: a.status, intents, shipped_intent: a.intent, digest, bytes })
+        }
+        (HookContract::LoopxShippedV0(_), Source::ContractV0(_)) => {
+            Err(Failure::new(FailureCode::InputBoundaryRejected, None))
+        }
+    }
 }

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::projection::{dispatch_id_for, project, recoverable_request};
 use super::registry::{HookContract, RegisteredHook};
 use super::request::{admit, AdmissionRefusal, DispatchRequest, NotADispatchRequest};
+use super::shipped::{self, ShippedSource};
 use crate::contract::Dialect;
 use crate::journal::Checkpoint;
 use crate::validate::Violation;
@@ -16,6 +17,7 @@ use crate::validate::Violation;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Source {
     ContractV0(DispatchRequest),
+    LoopxShippedV0(Box<ShippedSource>),
 }
 
 impl From<DispatchRequest> for Source {
@@ -34,12 +36,17 @@ impl Source {
     pub fn dialect(&self) -> Dialect {
         match self {
             Source::ContractV0(_) => Dialect::ContractV0,
+            Source::LoopxShippedV0(_) => Dialect::LoopxShippedV0,
         }
     }
 
     pub fn event_kind(&self) -> &str {
         match self {
             Source::ContractV0(r) => &r.event.event_kind,
+            Source::LoopxShippedV0(s) => match &**s {
+                ShippedSource::Admissible { source, .. } => &source.event_kind,
+                ShippedSource::Refused(_) => "",
+            },
         }
     }
 
@@ -47,6 +54,11 @@ impl Source {
     pub fn admit(&self, phase_enabled: bool) -> Result<(), AdmissionRefusal> {
         match self {
             Source::ContractV0(r) => admit(r, phase_enabled),
+            Source::LoopxShippedV0(s) => match &**s {
+                ShippedSource::Refused(refusal) => Err(*refusal),
+                ShippedSource::Admissible { .. } if !phase_enabled => Err(AdmissionRefusal::PhaseDisabled),
+                ShippedSource::Admissible { .. } => Ok(()),
+            },
         }
     }
 
@@ -54,6 +66,12 @@ impl Source {
     pub fn dispatch_id(&self, hook: &RegisteredHook) -> String {
         match (self, &hook.contract) {
             (Source::ContractV0(r), HookContract::ContractV0(_)) => dispatch_id_for(r, hook),
+            (Source::LoopxShippedV0(s), HookContract::LoopxShippedV0(reg)) => match &**s {
+                ShippedSource::Admissible { source, event_id } => shipped::dispatch_id(source, event_id, reg),
+                ShippedSource::Refused(_) => String::new(),
+            },
+            // A runtime installs and admits one dialect only.
+            _ => String::new(),
         }
     }
 
@@ -61,6 +79,13 @@ impl Source {
     pub fn input(&self, hook: &RegisteredHook, dispatch_id: &str) -> Result<Value, Vec<Violation>> {
         match (self, &hook.contract) {
             (Source::ContractV0(r), HookContract::ContractV0(reg)) => project(r, reg, &hook.digest, dispatch_id),
+            (Source::LoopxShippedV0(s), HookContract::LoopxShippedV0(reg)) => match &**s {
+                ShippedSource::Admissible { source, event_id } => {
+                    crate::shipped::hook_input(source, event_id, reg).map_err(|v| v.into_vec())
+                }
+                ShippedSource::Refused(_) => Err(Vec::new()),
+            },
+            _ => Err(Vec::new()),
         }
     }
 
@@ -75,6 +100,17 @@ impl Source {
                 None,
                 serde_json::to_string(&recoverable_request(r, reg)).unwrap_or_default(),
             ),
+            (Source::LoopxShippedV0(s), HookContract::LoopxShippedV0(reg)) => match &**s {
+                ShippedSource::Admissible { source, event_id } => (
+                    event_id.clone(),
+                    source.identity.effect_id.clone(),
+                    Some(source.committed_at.clone()),
+                    shipped::recoverable_source(source, reg),
+                ),
+                ShippedSource::Refused(_) => Default::default(),
+            },
+            // Never planned: the journal refuses the empty ids.
+            _ => Default::default(),
         };
         Checkpoint {
             dispatch_id: dispatch_id.to_owned(),
@@ -103,7 +139,7 @@ impl Source {
     pub fn from_json(dialect: Dialect, text: &str) -> Result<Source, NotADispatchRequest> {
         match dialect {
             Dialect::ContractV0 => DispatchRequest::from_json(text).map(Source::ContractV0),
-            Dialect::LoopxShippedV0 => Err(NotADispatchRequest),
+            Dialect::LoopxShippedV0 => ShippedSource::parse(text).map(|s| Source::LoopxShippedV0(Box::new(s))),
         }
     }
 
@@ -111,6 +147,10 @@ impl Source {
     pub fn to_json(&self) -> String {
         match self {
             Source::ContractV0(r) => serde_json::to_string(r).unwrap_or_default(),
+            Source::LoopxShippedV0(s) => match &**s {
+                ShippedSource::Admissible { source, .. } => serde_json::to_string(source).unwrap_or_default(),
+                ShippedSource::Refused(_) => "null".into(),
+            },
         }
     }
 }

@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use crate::contract::{
-    DispatchReceipt, DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureDetail,
+    Dialect, DispatchReceipt, DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureDetail,
     FailurePolicy, IntentBudget, IntentSchemaVersion, PostWritebackIntent,
 };
 use crate::journal::{DispatchRow, DispatchState, IntentRow, StoredIntent};
@@ -53,8 +53,13 @@ pub fn receipt_from_row(row: &DispatchRow) -> Option<DispatchReceipt> {
 }
 
 /// Fills `row.receipt_json` from the columns (for readers that hand rows out).
+/// The receipt is the one of the row's dialect: a `loopx-shipped-v0` row's
+/// is its sidecar receipt (a `retryable_failure` one too).
 pub fn with_receipt(mut row: DispatchRow) -> DispatchRow {
-    row.receipt_json = receipt_from_row(&row).and_then(|r| serde_json::to_string(&r).ok());
+    row.receipt_json = match row.dialect {
+        Dialect::ContractV0 => receipt_from_row(&row).and_then(|r| serde_json::to_string(&r).ok()),
+        Dialect::LoopxShippedV0 => super::shipped::receipt_from_row(&row).and_then(|r| serde_json::to_string(&r).ok()),
+    };
     row
 }
 
@@ -106,7 +111,12 @@ pub fn intent_from_stored(s: &StoredIntent) -> Option<PostWritebackIntent> {
 }
 
 /// Fills `intent.doc_json` with the rebuilt document (for readers that hand rows out).
+/// The document is the one of the intent's dialect.
 pub fn with_intent_doc(mut intent: StoredIntent) -> StoredIntent {
-    intent.doc_json = intent_from_stored(&intent).and_then(|d| serde_json::to_string(&d).ok());
+    intent.doc_json = match intent.dialect {
+        Dialect::ContractV0 => intent_from_stored(&intent).and_then(|d| serde_json::to_string(&d).ok()),
+        Dialect::LoopxShippedV0 => super::shipped::intent_from_stored(&intent.intent_kind, &intent.stored_json)
+            .and_then(|d| serde_json::to_string(&d).ok()),
+    };
     intent
 }

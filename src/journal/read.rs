@@ -10,8 +10,10 @@ use crate::contract::Dialect;
 
 /// The columns of a [`DispatchRow`] selected `FROM dispatches`, given the
 /// backend's string aggregate (`group_concat`, `string_agg`): the last one
-/// is the ids of a proposed dispatch's intents in `seq` order,
-/// comma-separated (intent ids are `pwi_` + hex, never containing a comma).
+/// but one is the ids of a proposed dispatch's intents in `seq` order,
+/// comma-separated (intent ids are `pwi_` + hex, never containing a comma);
+/// the last, only for rows of a dialect other than the default, is what
+/// its receipt embeds beyond the columns (see `DispatchRow::receipt_extra`).
 macro_rules! dispatch_cols {
     ($agg:literal) => {
         concat!(
@@ -20,7 +22,12 @@ macro_rules! dispatch_cols {
             "(SELECT r.request FROM requests r WHERE r.seq = dispatches.seq), ",
             "CASE WHEN state = 'proposed' THEN (SELECT ",
             $agg,
-            "(i.intent_id, ',' ORDER BY i.seq) FROM intents i WHERE i.dispatch_id = dispatches.dispatch_id) END"
+            "(i.intent_id, ',' ORDER BY i.seq) FROM intents i WHERE i.dispatch_id = dispatches.dispatch_id) END, ",
+            "CASE WHEN dialect IS NULL THEN NULL ",
+            "WHEN state = 'proposed' THEN (SELECT i.intent_kind || ' ' || i.doc FROM intents i ",
+            "WHERE i.dispatch_id = dispatches.dispatch_id ORDER BY i.seq LIMIT 1) ",
+            "WHEN state = 'failed' THEN (SELECT f.code FROM failures f ",
+            "WHERE f.dispatch_id = dispatches.dispatch_id ORDER BY f.attempt DESC LIMIT 1) END"
         )
     };
 }
@@ -83,6 +90,7 @@ pub(crate) fn dispatch_from<C: Columns>(r: &C) -> Result<DispatchRow, C::Error> 
         recorded_at: r.opt_text(14)?,
         request_json: r.opt_text(15)?,
         intent_ids: r.opt_text(16)?.map(|ids| ids.split(',').map(str::to_owned).collect()).unwrap_or_default(),
+        receipt_extra: r.opt_text(17)?,
         receipt_json: None,
     })
 }

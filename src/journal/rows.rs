@@ -45,6 +45,12 @@ pub struct DispatchRow {
     #[serde(skip)]
     #[ts(skip)]
     pub intent_ids: Vec<String>,
+    /// For a row of a dialect whose receipt embeds more than ids
+    /// (`loopx-shipped-v0`): its intent as `<intent_kind> <stored doc>` when
+    /// proposed, its last failure's code when failed; else null.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub receipt_extra: Option<String>,
     // Not stored: journal readers leave it `None`, and
     // `dispatch::receipt_from_row` builds it from the columns and
     // `intent_ids` (the binding fills it before handing rows to JS).
