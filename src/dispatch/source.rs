@@ -16,19 +16,19 @@ use crate::validate::Violation;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Source {
-    ContractV0(DispatchRequest),
+    ContractV0(Box<DispatchRequest>),
     LoopxShippedV0(Box<ShippedSource>),
 }
 
 impl From<DispatchRequest> for Source {
     fn from(r: DispatchRequest) -> Self {
-        Source::ContractV0(r)
+        Source::ContractV0(Box::new(r))
     }
 }
 
 impl From<&DispatchRequest> for Source {
     fn from(r: &DispatchRequest) -> Self {
-        Source::ContractV0(r.clone())
+        Source::ContractV0(Box::new(r.clone()))
     }
 }
 
@@ -138,7 +138,7 @@ impl Source {
     /// the input validator's to judge.
     pub fn from_json(dialect: Dialect, text: &str) -> Result<Source, NotADispatchRequest> {
         match dialect {
-            Dialect::ContractV0 => DispatchRequest::from_json(text).map(Source::ContractV0),
+            Dialect::ContractV0 => DispatchRequest::from_json(text).map(Source::from),
             Dialect::LoopxShippedV0 => ShippedSource::parse(text).map(|s| Source::LoopxShippedV0(Box::new(s))),
         }
     }
