@@ -164,6 +164,11 @@ impl Dispatcher {
         self.dialect
     }
 
+    /// How many hooks are installed (a shipped dispatch result's `registered_count`).
+    pub fn registered_count(&self) -> u32 {
+        u32::try_from(self.snapshot().registry.len()).unwrap_or(u32::MAX)
+    }
+
     fn snapshot(&self) -> Arc<Installed> {
         self.installed.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -205,6 +210,8 @@ impl Dispatcher {
 
 #[cfg(test)]
 mod budget_tests;
+#[cfg(test)]
+mod shipped_tests;
 #[cfg(test)]
 mod steps_tests;
 #[cfg(test)]
