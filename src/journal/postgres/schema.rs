@@ -121,9 +121,9 @@ FROM intents i JOIN dispatches d ON d.dispatch_id = i.dispatch_id;
 /// Version 2: the contract a row was written in (`dialect`, NULL for the
 /// default `contract-v0`) and the source's commit time for dialects whose
 /// receipt carries it; the outbox view builds each intent in its dispatch's
-/// dialect. A `loopx-shipped-v0` intent stores `[idempotency_key, payload]`
-/// (`dispatch::stored_intent`); its source receipt is its dispatch's
-/// `receipt_id` and its write scope is always empty.
+/// dialect. A `loopx-shipped-v0` intent stores `[idempotency_key,
+/// source_receipt_id, payload]` (`dispatch::shipped::stored_intent`); its
+/// write scope is always empty.
 const V2: &str = "
 ALTER TABLE dispatches ADD COLUMN dialect text, ADD COLUMN recorded_at text;
 CREATE OR REPLACE VIEW outbox_events AS
@@ -135,8 +135,8 @@ SELECT i.intent_id AS id,
          'schema_version', 'loopx_capability_intent_v0',
          'intent_kind', i.intent_kind,
          'idempotency_key', i.doc::jsonb -> 0,
-         'source_receipt_id', d.receipt_id,
-         'payload', i.doc::jsonb -> 1,
+         'source_receipt_id', i.doc::jsonb -> 1,
+         'payload', i.doc::jsonb -> 2,
          'requested_write_scope', '[]'::jsonb
        ) ELSE jsonb_build_object(
          'schema_version', 'loopx_post_writeback_intent_v0',
