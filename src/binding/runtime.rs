@@ -14,7 +14,9 @@ use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
 use crate::contract::Dialect;
-use crate::dispatch::{max_reply_len, Dispatcher, Finished, Prepared, Profile, Source};
+use crate::dispatch::{
+    max_reply_len, shipped_dispatch_result, DispatchOutcome, Dispatcher, Finished, Prepared, Profile, Source,
+};
 use crate::journal::{BatchInfo, JournalOptions, OpenMode};
 use crate::validate::Violations;
 
@@ -126,9 +128,23 @@ fn ticket(t: i64) -> BindingResult<u64> {
     u64::try_from(t).map_err(|_| misuse(Code::InvalidArgument, "unknown ticket"))
 }
 
-fn plan(prepared: Prepared) -> BindingResult<NativePlan> {
+/// An outcome as the JS side reads it: the engine's outcome, and for a
+/// `loopx-shipped-v0` runtime the shipped dispatch result beside it under
+/// `shipped` (what that runtime's `dispatch` resolves to).
+fn outcome_value(dialect: Dialect, registered: u32, outcome: &DispatchOutcome) -> serde_json::Value {
+    let mut v = serde_json::to_value(outcome).unwrap_or_default();
+    if dialect == Dialect::LoopxShippedV0 {
+        let shipped = shipped_dispatch_result(outcome, registered);
+        v["shipped"] = serde_json::to_value(shipped).unwrap_or_default();
+    }
+    v
+}
+
+fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
     Ok(match prepared {
-        Prepared::Done(outcome) => NativePlan { ticket: 0, done: Some(to_json(&outcome)?), wait: None, calls: None },
+        Prepared::Done(outcome) => {
+            NativePlan { ticket: 0, done: Some(outcome_value(d.dialect(), d.registered_count(), &outcome).to_string()), wait: None, calls: None }
+        }
         Prepared::Wait(holder) => NativePlan { ticket: 0, done: None, wait: Some(holder as i64), calls: None },
         Prepared::Run(p) => NativePlan {
             ticket: p.ticket as i64,
@@ -152,11 +168,11 @@ fn plan(prepared: Prepared) -> BindingResult<NativePlan> {
 /// One group commit as JSON text: `{ batch, finished }`, `batch` its
 /// [`BatchInfo`] and `finished` its dispatches, `[ticket, outcome, null]` or
 /// `[ticket, null, [code, message]]` each.
-fn finished_json(batch: Vec<Finished>, info: &BatchInfo) -> String {
+fn finished_json(dialect: Dialect, registered: u32, batch: Vec<Finished>, info: &BatchInfo) -> String {
     let items: Vec<serde_json::Value> = batch
         .into_iter()
         .map(|f| match f.outcome {
-            Ok(outcome) => serde_json::json!([f.ticket, outcome, null]),
+            Ok(outcome) => serde_json::json!([f.ticket, outcome_value(dialect, registered, &outcome), null]),
             Err(e) => {
                 let err = journal_error(e);
                 serde_json::json!([f.ticket, null, [err.status.as_ref(), err.reason]])
@@ -194,8 +210,10 @@ impl NativeHookRuntime {
     /// process alive by itself.
     #[napi(ts_args_type = "callback: (finishedJson: string) => void")]
     pub fn on_finished(&self, callback: ThreadsafeFunction<String, (), String, Status, false, true>) {
+        let (dialect, registered) = (self.dispatcher.dialect(), self.dispatcher.registered_counter());
         self.dispatcher.set_deliver(Box::new(move |batch, info| {
-            callback.call(finished_json(batch, info), ThreadsafeFunctionCallMode::NonBlocking);
+            let registered = registered.load(std::sync::atomic::Ordering::Relaxed);
+            callback.call(finished_json(dialect, registered, batch, info), ThreadsafeFunctionCallMode::NonBlocking);
         }));
     }
 
@@ -215,7 +233,7 @@ impl NativeHookRuntime {
     #[napi]
     pub fn prepare(&self, request_json: String) -> Result<NativePlan, Code> {
         let request = parse_request(self.dispatcher.dialect(), &request_json)?;
-        plan(self.dispatcher.prepare(request).map_err(journal_error)?)
+        plan(&self.dispatcher, self.dispatcher.prepare(request).map_err(journal_error)?)
     }
 
     /// `prepare` for many requests in one call; with `onlyHookIds`, request i
@@ -238,7 +256,7 @@ impl NativeHookRuntime {
             prepared.iter().filter_map(|p| if let Prepared::Run(run) = p { Some(run.ticket) } else { None }).collect();
         let mut plans = Vec::with_capacity(prepared.len());
         for p in prepared {
-            match plan(p) {
+            match plan(&self.dispatcher, p) {
                 Ok(p) => plans.push(p),
                 // Converting failed (not expected): no plan was handed out, so cancel them all.
                 Err(e) => {
@@ -268,7 +286,7 @@ impl NativeHookRuntime {
     pub fn complete(&self, ticket_id: i64, replies: Vec<String>) -> Result<Option<String>, Code> {
         let results = replies.into_iter().map(call_result).collect();
         match self.dispatcher.complete(ticket(ticket_id)?, results).map_err(journal_error)? {
-            crate::dispatch::Completion::Done(outcome) => Ok(Some(to_json(&outcome)?)),
+            crate::dispatch::Completion::Done(outcome) => Ok(Some(outcome_value(self.dispatcher.dialect(), self.dispatcher.registered_count(), &outcome).to_string())),
             crate::dispatch::Completion::Pending => Ok(None),
         }
     }

@@ -105,6 +105,7 @@ pub struct Dispatcher {
     journal: Arc<Journal>,
     profile: Profile,
     dialect: Dialect,
+    registered: Arc<std::sync::atomic::AtomicU32>,
     installed: RwLock<Arc<Installed>>,
     shared: Arc<flight::Shared>,
     flights: Mutex<HashMap<u64, steps::Flight>>,
@@ -127,6 +128,7 @@ impl Dispatcher {
             journal,
             profile,
             dialect,
+            registered: Arc::default(),
             installed: RwLock::new(Arc::new(Installed::default())),
             shared,
             flights: Mutex::new(HashMap::new()),
@@ -166,7 +168,13 @@ impl Dispatcher {
 
     /// How many hooks are installed (a shipped dispatch result's `registered_count`).
     pub fn registered_count(&self) -> u32 {
-        u32::try_from(self.snapshot().registry.len()).unwrap_or(u32::MAX)
+        self.registered.load(Ordering::Relaxed)
+    }
+
+    /// [`Dispatcher::registered_count`], readable where the dispatcher is not
+    /// (the writer thread's delivery, which the dispatcher itself holds).
+    pub fn registered_counter(&self) -> Arc<std::sync::atomic::AtomicU32> {
+        self.registered.clone()
     }
 
     fn snapshot(&self) -> Arc<Installed> {
@@ -203,7 +211,9 @@ impl Dispatcher {
     fn install(&self, doc: &Value, provider: Option<Arc<dyn Provider>>) -> Result<String, Violations> {
         self.update(|installed| {
             let kinds = installed.kinds.clone();
-            installed.registry.register(self.dialect, doc, &kinds, provider).map(|hook| hook.digest.clone())
+            let hook = installed.registry.register(self.dialect, doc, &kinds, provider)?;
+            self.registered.store(u32::try_from(installed.registry.len()).unwrap_or(u32::MAX), Ordering::Relaxed);
+            Ok(hook.digest.clone())
         })
     }
 }
