@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use loopx_hooks::contract::*;
-use loopx_hooks::{dispatch, identity, journal, turn_start};
+use loopx_hooks::{dispatch, identity, journal, shipped, turn_start};
 use schemars::generate::SchemaSettings;
 use schemars::transform::RestrictFormats;
 use schemars::{JsonSchema, Schema};
@@ -85,6 +85,13 @@ const TS_TYPES: &[ExportTs] = &[
     turn_start::inbox::ClaimOutcome::export_all,
     turn_start::inbox::AdvanceOutcome::export_all,
     turn_start::inbox::RetentionCounts::export_all,
+    // The loopx-shipped-v0 dialect's documents (TS names prefixed `Shipped`).
+    shipped::Registration::export_all,
+    shipped::Source::export_all,
+    shipped::HookInput::export_all,
+    shipped::HookResult::export_all,
+    shipped::SidecarReceipt::export_all,
+    shipped::DispatchResult::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).
@@ -99,6 +106,18 @@ const SCHEMAS: &[(&str, MakeSchema)] = &[
     ("loopx_hooks_violation_v0", schema::<Violation>),
     (turn_start::TurnStartRegistrationSchemaVersion::VALUE, schema::<turn_start::TurnStartHookRegistration>),
     (turn_start::TurnStartReceiptSchemaVersion::VALUE, schema::<turn_start::TurnStartReceipt>),
+];
+
+/// The loopx-shipped-v0 dialect's schemas, in `schemas/shipped/` (its
+/// registration shares the RFC's schema string, so one folder cannot hold both).
+const SHIPPED_SCHEMAS: &[(&str, MakeSchema)] = &[
+    (shipped::ShippedRegistrationSchemaVersion::VALUE, schema::<shipped::Registration>),
+    (shipped::ShippedSourceSchemaVersion::VALUE, schema::<shipped::Source>),
+    (shipped::ShippedHookInputSchemaVersion::VALUE, schema::<shipped::HookInput>),
+    (shipped::ShippedHookResultSchemaVersion::VALUE, schema::<shipped::HookResult>),
+    (shipped::ShippedIntentSchemaVersion::VALUE, schema::<shipped::Intent>),
+    (shipped::ShippedSidecarReceiptSchemaVersion::VALUE, schema::<shipped::SidecarReceipt>),
+    (shipped::ShippedDispatchSchemaVersion::VALUE, schema::<shipped::DispatchResult>),
 ];
 
 fn main() -> Res {
@@ -131,10 +150,15 @@ fn bindings(dir: &Path) -> Res {
 
 fn schemas(dir: &Path) -> Res {
     clear(dir, ".schema.json")?;
-    for (name, generate) in SCHEMAS {
+    write_schemas(dir, SCHEMAS, "urn:loopx-hooks:schema:")?;
+    write_schemas(&dir.join("shipped"), SHIPPED_SCHEMAS, &format!("urn:loopx-hooks:schema:{}:", shipped::DIALECT))
+}
+
+fn write_schemas(dir: &Path, list: &[(&str, MakeSchema)], urn: &str) -> Res {
+    for (name, generate) in list {
         let mut schema = generate().to_value();
         let obj = schema.as_object_mut().ok_or("schema is not an object")?;
-        obj.insert("$id".into(), format!("urn:loopx-hooks:schema:{name}").into());
+        obj.insert("$id".into(), format!("{urn}{name}").into());
         obj.insert("title".into(), (*name).into());
         write(&dir.join(format!("{name}.schema.json")), pretty(&sorted(schema))?)?;
     }

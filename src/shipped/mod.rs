@@ -42,3 +42,6 @@ pub mod pattern {
     pub const GOAL_ID: &str = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$";
     pub const DISPATCH_ID: &str = r"^pwh_[0-9a-f]{64}$";
 }
+
+#[cfg(test)]
+mod tests;
