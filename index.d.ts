@@ -348,6 +348,8 @@ export interface RuntimeOptions {
   busyTimeoutMs?: number
   /** `false` turns the attempt ledger off (see `JournalOptions`). Default true. */
   attemptLedger?: boolean
+  /** The contract the runtime speaks: `contract-v0` (the default) or `loopx-shipped-v0`. */
+  dialect?: string
 }
 
 /** What is at a path, read from `stat` and the header's first 100 bytes. */

@@ -3,4 +3,4 @@
 /**
  * Why a dispatch was refused before anything ran.
  */
-export type AdmissionRefusal = "identity_incomplete" | "effect_mismatch" | "not_durable_writeback" | "receipt_not_committed" | "receipt_not_checkpointed" | "phase_disabled";
+export type AdmissionRefusal = "identity_incomplete" | "effect_mismatch" | "not_durable_writeback" | "receipt_not_committed" | "receipt_not_checkpointed" | "phase_disabled" | "source_rejected";

@@ -90,7 +90,7 @@ export function journalTarget(target: unknown, where: string): NativeJournalTarg
 /** `HookRuntime.open(options)`: answers where its journal is. */
 export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
   if (!isPlainObject(options)) invalid('HookRuntime.open: options must be an object')
-  const { journalPath, journal, profile, synchronous, busyTimeoutMs, attemptLedger } = options
+  const { journalPath, journal, profile, synchronous, busyTimeoutMs, attemptLedger, dialect } = options
   if ((journalPath === undefined) === (journal === undefined))
     invalid('HookRuntime.open: give exactly one of options.journalPath and options.journal')
   if (journalPath !== undefined && (typeof journalPath !== 'string' || journalPath.length === 0))
@@ -115,6 +115,8 @@ export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
     invalid('HookRuntime.open: options.busyTimeoutMs must be an integer from 0 to 4294967295')
   if (attemptLedger !== undefined && typeof attemptLedger !== 'boolean')
     invalid('HookRuntime.open: options.attemptLedger must be a boolean')
+  if (dialect !== undefined && dialect !== 'contract-v0' && dialect !== 'loopx-shipped-v0')
+    invalid("HookRuntime.open: options.dialect must be 'contract-v0' or 'loopx-shipped-v0'")
   return target
 }
 

@@ -83,3 +83,4 @@ export {
   type HookInputFor,
   type SettlementMember,
 } from './payload.js'
+export { ShippedHookRuntime, type ShippedDispatchOptions, type ShippedHookDefinition } from './shipped_runtime.js'

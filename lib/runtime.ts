@@ -5,7 +5,14 @@
  * orchestrator calls `dispatch` after each committed writeback.
  */
 import { openNativeRuntime, type NativeHookRuntime } from '../index.js'
-import type { DispatchOutcome, DispatchRequest, IntentKindDefinition, Profile, RecoverReport } from '../bindings/index'
+import type {
+  Dialect,
+  DispatchOutcome,
+  DispatchRequest,
+  IntentKindDefinition,
+  Profile,
+  RecoverReport,
+} from '../bindings/index'
 import { checkHook, checkJsonObject, checkRuntimeOptions, expectOptions } from './args.js'
 import { LoopxHooksError, native, sync } from './errors.js'
 import { Flights } from './flights.js'
@@ -15,6 +22,7 @@ import { HookJournal } from './journal.js'
 import { providerScope } from './provider.js'
 import type { HookDefinition } from './hooks.js'
 import type { JournalTarget } from './journal_target.js'
+import { ShippedHookRuntime, type ShippedEngine } from './shipped_runtime.js'
 
 interface HookRuntimeTuning {
   /** Defaults: phase disabled, all hooks, `return` replays, 16 hooks and 60 s per dispatch, 256 in flight. */
@@ -34,7 +42,14 @@ interface HookRuntimeTuning {
 
 /** The journal is `journalPath` (a SQLite file, created on first use) or `journal`. */
 export type HookRuntimeOptions = HookRuntimeTuning &
-  ({ journalPath: string; journal?: undefined } | { journal: JournalTarget; journalPath?: undefined })
+  ({ journalPath: string; journal?: undefined } | { journal: JournalTarget; journalPath?: undefined }) & {
+    /**
+     * The contract the runtime speaks: `'contract-v0'` (the RFC drafts with
+     * contract-v0's decisions) or `'loopx-shipped-v0'` (the contract LoopX
+     * shipped; `open` then returns a `ShippedHookRuntime`). Default `'contract-v0'`.
+     */
+    dialect?: Dialect
+  }
 
 export interface DispatchOptions {
   /**
@@ -80,7 +95,9 @@ export class HookRuntime implements AsyncDisposable {
     this.journal = new HookJournal(runtime.journal())
   }
 
-  static async open(options: HookRuntimeOptions): Promise<HookRuntime> {
+  static async open(options: HookRuntimeOptions & { dialect: 'loopx-shipped-v0' }): Promise<ShippedHookRuntime>
+  static async open(options: HookRuntimeOptions & { dialect?: 'contract-v0' }): Promise<HookRuntime>
+  static async open(options: HookRuntimeOptions): Promise<HookRuntime | ShippedHookRuntime> {
     const target = checkRuntimeOptions(options)
     const runtime = await native(
       openNativeRuntime({
@@ -90,9 +107,11 @@ export class HookRuntime implements AsyncDisposable {
         synchronousFull: options.synchronous ? options.synchronous === 'full' : undefined,
         busyTimeoutMs: options.busyTimeoutMs,
         attemptLedger: options.attemptLedger,
+        dialect: options.dialect,
       }),
     )
-    return new HookRuntime(runtime)
+    const hooks = new HookRuntime(runtime)
+    return options.dialect === 'loopx-shipped-v0' ? new ShippedHookRuntime(hooks as unknown as ShippedEngine) : hooks
   }
 
   /** Defines an intent kind; throws `ERR_LOOPX_INTENT_KIND_REJECTED` with the violations. */

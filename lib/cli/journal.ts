@@ -132,7 +132,7 @@ async function* allIntents(journal: HookJournal, o: JournalOptions) {
       ...(o.pending ? { pendingOnly: true } : {}),
     })
     // Intents carry their hook_id in the document; the journal filters by capability, not hook.
-    yield* o.hook === undefined ? page.items : page.items.filter((i) => i.intent.hook_id === o.hook)
+    yield* o.hook === undefined ? page.items : page.items.filter((i) => i.hookId === o.hook)
     if (page.nextCursor === null) return
     cursor = page.nextCursor
   }
@@ -173,13 +173,19 @@ function paintState(state: string, s: Style): Cell {
   return paint ? { text: state, paint } : state
 }
 
+/** How many intents a receipt of either dialect records. */
+function intentCount(receipt: DispatchRow['receipt']): number {
+  if (!receipt) return 0
+  return 'intent_ids' in receipt ? receipt.intent_ids.length : receipt.intent ? 1 : 0
+}
+
 /** What a human wants to know next about a row: intents, or why it failed. */
 async function detail(journal: HookJournal, row: DispatchRow): Promise<string> {
   switch (row.state) {
     case 'proposed':
-      return plural(row.receipt?.intent_ids.length ?? 0, 'intent')
+      return plural(intentCount(row.receipt), 'intent')
     case 'exhausted':
-      return failureText(row.receipt?.failure)
+      return failureText(row.receipt && 'failure' in row.receipt ? row.receipt.failure : null)
     case 'failed':
       return failureText(lastFailure(await journal.listFailures(row.dispatchId)))
     default:
@@ -241,9 +247,10 @@ function intentTable(rows: readonly StoredIntent[], s: Style): string[] {
       i.seq,
       shortId(i.intentId),
       shortId(i.dispatchId),
-      i.intent.hook_id,
+      i.hookId,
       i.intentKind,
-      i.intent.operation,
+      // A shipped intent has no operation: its idempotency key says what it is.
+      'operation' in i.intent ? i.intent.operation : i.intent.idempotency_key,
       intentStatus(i, s),
       i.executorId ?? '-',
       i.reasonCode ?? '-',

@@ -47,6 +47,7 @@ const TS_TYPES: &[ExportTs] = &[
     ResultStatus::export_all,
     DispatchStatus::export_all,
     FailureCode::export_all,
+    Dialect::export_all,
     // The dispatcher's public documents (request, profile, outcome, recovery).
     dispatch::DispatchRequest::export_all,
     dispatch::Profile::export_all,

@@ -142,9 +142,12 @@ fn outcome_value(dialect: Dialect, registered: u32, outcome: &DispatchOutcome) -
 
 fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
     Ok(match prepared {
-        Prepared::Done(outcome) => {
-            NativePlan { ticket: 0, done: Some(outcome_value(d.dialect(), d.registered_count(), &outcome).to_string()), wait: None, calls: None }
-        }
+        Prepared::Done(outcome) => NativePlan {
+            ticket: 0,
+            done: Some(outcome_value(d.dialect(), d.registered_count(), &outcome).to_string()),
+            wait: None,
+            calls: None,
+        },
         Prepared::Wait(holder) => NativePlan { ticket: 0, done: None, wait: Some(holder as i64), calls: None },
         Prepared::Run(p) => NativePlan {
             ticket: p.ticket as i64,
@@ -286,7 +289,9 @@ impl NativeHookRuntime {
     pub fn complete(&self, ticket_id: i64, replies: Vec<String>) -> Result<Option<String>, Code> {
         let results = replies.into_iter().map(call_result).collect();
         match self.dispatcher.complete(ticket(ticket_id)?, results).map_err(journal_error)? {
-            crate::dispatch::Completion::Done(outcome) => Ok(Some(outcome_value(self.dispatcher.dialect(), self.dispatcher.registered_count(), &outcome).to_string())),
+            crate::dispatch::Completion::Done(outcome) => Ok(Some(
+                outcome_value(self.dispatcher.dialect(), self.dispatcher.registered_count(), &outcome).to_string(),
+            )),
             crate::dispatch::Completion::Pending => Ok(None),
         }
     }

@@ -39,7 +39,10 @@ pub use run::{max_reply_len, CallResult};
 pub use shipped::{dispatch_result as shipped_dispatch_result, ShippedEnd, ShippedSource};
 pub use source::Source;
 pub use steps::{Completion, Limit, Plan, PlannedCall, Prepared};
-pub use stored::{intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt};
+pub use stored::{
+    intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt, RowIntent, RowReceipt,
+    RowRequest,
+};
 
 use crate::contract::Dialect;
 use crate::journal::Journal;

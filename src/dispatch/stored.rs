@@ -120,3 +120,31 @@ pub fn with_intent_doc(mut intent: StoredIntent) -> StoredIntent {
     };
     intent
 }
+
+/// A journal row's receipt in its dialect's document (what readers hand
+/// out as `receipt`); TypeScript tells them apart by `schema_version`.
+#[derive(serde::Serialize, ts_rs::TS)]
+#[serde(untagged)]
+#[ts(export)]
+pub enum RowReceipt {
+    ContractV0(DispatchReceipt),
+    LoopxShippedV0(crate::shipped::SidecarReceipt),
+}
+
+/// A stored intent's document in its dialect (what readers hand out as `intent`).
+#[derive(serde::Serialize, ts_rs::TS)]
+#[serde(untagged)]
+#[ts(export)]
+pub enum RowIntent {
+    ContractV0(PostWritebackIntent),
+    LoopxShippedV0(crate::shipped::Intent),
+}
+
+/// An unfinished row's request in its dialect (what recovery re-dispatches).
+#[derive(serde::Serialize, ts_rs::TS)]
+#[serde(untagged)]
+#[ts(export)]
+pub enum RowRequest {
+    ContractV0(super::DispatchRequest),
+    LoopxShippedV0(crate::shipped::Source),
+}

@@ -38,7 +38,7 @@ pub struct DispatchRow {
     /// The dispatch request, as recorded at the checkpoint; null once the
     /// identity is final (only `recover()` needs it).
     #[serde(rename = "request", serialize_with = "embedded_json_opt")]
-    #[ts(rename = "request", as = "Option<crate::dispatch::DispatchRequest>")]
+    #[ts(rename = "request", as = "Option<crate::dispatch::RowRequest>")]
     pub request_json: Option<String>,
     /// Ids of the dispatch's intents in `seq` (result) order; empty unless
     /// proposed. Not serialized on its own: it is part of `receipt`.
@@ -56,7 +56,7 @@ pub struct DispatchRow {
     // `intent_ids` (the binding fills it before handing rows to JS).
     /// The final receipt, once there is one.
     #[serde(rename = "receipt", serialize_with = "embedded_json_opt")]
-    #[ts(rename = "receipt", as = "Option<crate::contract::DispatchReceipt>")]
+    #[ts(rename = "receipt", as = "Option<crate::dispatch::RowReceipt>")]
     pub receipt_json: Option<String>,
 }
 
@@ -91,8 +91,6 @@ pub struct StoredIntent {
     #[ts(type = "number | null")]
     pub done_at: Option<i64>,
     /// The hook of the source dispatch (its row's `hook_id`).
-    #[serde(skip)]
-    #[ts(skip)]
     pub hook_id: String,
     /// The contract of the source dispatch (its row's `dialect`).
     pub dialect: Dialect,
@@ -106,7 +104,7 @@ pub struct StoredIntent {
     // and `stored_json` (the binding fills it before handing rows to JS).
     /// The intent document.
     #[serde(rename = "intent", serialize_with = "embedded_json_opt")]
-    #[ts(rename = "intent", as = "crate::contract::PostWritebackIntent")]
+    #[ts(rename = "intent", as = "crate::dispatch::RowIntent")]
     pub doc_json: Option<String>,
 }
 

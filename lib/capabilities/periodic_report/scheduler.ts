@@ -191,7 +191,8 @@ export class PeriodicReportScheduler {
   }
 
   #admission(item: StoredIntent, transition: string | null): AdmissionReason {
-    if (item.intent.operation !== OPERATION) return 'unsupported_operation'
+    // A loopx-shipped-v0 intent names no operation this executor knows.
+    if (!('operation' in item.intent) || item.intent.operation !== OPERATION) return 'unsupported_operation'
     if (item.intent.policy_version !== POLICY_VERSION) return 'unsupported_policy_version'
     // This executor holds no write scope, so it cannot take an intent that asks for one.
     if (item.intent.requested_write_scope.length > 0) return 'write_scope_not_granted'

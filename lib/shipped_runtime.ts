@@ -1,0 +1,113 @@
+/**
+ * `ShippedHookRuntime`: the dispatcher speaking the contract LoopX shipped
+ * (`loopx-shipped-v0`), opened with `HookRuntime.open({ dialect:
+ * 'loopx-shipped-v0', ... })`. Registrations, sources, hook inputs, results,
+ * intents, sidecar receipts and dispatch results are the shipped documents,
+ * validated in Rust with the shipped rules and identities; the journal, the
+ * writer, the isolation and the budgets are the same engine as contract-v0's.
+ */
+import type {
+  RecoverReport,
+  ShippedDispatchResult,
+  ShippedHookInput,
+  ShippedHookResult,
+  ShippedRegistration,
+  ShippedSource,
+} from '../bindings/index'
+import type { CallContext } from './provider.js'
+import type { HookJournal } from './journal.js'
+import type { HookRuntimeMetrics } from './diagnostics.js'
+
+/** A shipped hook: its registration and the producer that answers its input. */
+export interface ShippedHookDefinition {
+  readonly registration: ShippedRegistration
+  /**
+   * Called on the JS thread with the hook's input (the source's projection
+   * filtered to `requested_read_scope`); its result is validated against
+   * the registration. A throw or rejection is `producer_failed`, never kept.
+   */
+  readonly provider: (
+    input: ShippedHookInput,
+    context: CallContext,
+  ) => ShippedHookResult | PromiseLike<ShippedHookResult>
+}
+
+/** Per-call options of `dispatch` (as `HookRuntime`'s). */
+export interface ShippedDispatchOptions {
+  /** `false` rejects with `ERR_LOOPX_BACKPRESSURE` instead of waiting its turn. Default true. */
+  wait?: boolean
+}
+
+/** The engine a `ShippedHookRuntime` drives: a `HookRuntime` opened in this dialect. */
+export interface ShippedEngine {
+  register(hook: { registration: ShippedRegistration; provider: ShippedHookDefinition['provider'] }): void
+  dispatch(source: object, options?: ShippedDispatchOptions): Promise<{ shipped?: ShippedDispatchResult }>
+  dispatchMany(
+    sources: readonly object[],
+    options?: ShippedDispatchOptions,
+  ): Promise<{ shipped?: ShippedDispatchResult }[]>
+  recover(): Promise<RecoverReport>
+  metrics(): HookRuntimeMetrics
+  close(): Promise<void>
+  readonly journal: HookJournal
+}
+
+function shippedOf(outcome: { shipped?: ShippedDispatchResult }): ShippedDispatchResult {
+  // The addon sets it on every outcome of a runtime opened in this dialect.
+  return outcome.shipped as ShippedDispatchResult
+}
+
+export class ShippedHookRuntime implements AsyncDisposable {
+  readonly #engine: ShippedEngine
+  /** The journal: rows of this dialect carry their sidecar receipt as `receipt`. */
+  readonly journal: HookJournal
+
+  /** @internal Built by `HookRuntime.open({ dialect: 'loopx-shipped-v0' })`. */
+  constructor(engine: ShippedEngine) {
+    this.#engine = engine
+    this.journal = engine.journal
+  }
+
+  /**
+   * Installs a hook. A registration the shipped contract rejects, or a
+   * second one of a `hook_id` (the shipped `duplicate_hook_id`), throws
+   * `ERR_LOOPX_REGISTRATION_REJECTED` with its violations.
+   */
+  register(hook: ShippedHookDefinition): void {
+    this.#engine.register(hook)
+  }
+
+  /**
+   * Dispatches a committed writeback's source to every registered hook of its
+   * `event_kind`, in `hook_id` order, and resolves once the receipts are
+   * durable. A replay of a terminal receipt never calls the producer.
+   */
+  async dispatch(source: ShippedSource, options?: ShippedDispatchOptions): Promise<ShippedDispatchResult> {
+    return shippedOf(await this.#engine.dispatch(source, options))
+  }
+
+  /** Many sources (catch-up), each as one `dispatch`, in order. */
+  async dispatchMany(
+    sources: readonly ShippedSource[],
+    options?: ShippedDispatchOptions,
+  ): Promise<ShippedDispatchResult[]> {
+    return (await this.#engine.dispatchMany(sources, options)).map(shippedOf)
+  }
+
+  /** Re-dispatches every identity left owed (checkpointed, or failed with attempts left). */
+  async recover(): Promise<RecoverReport> {
+    return this.#engine.recover()
+  }
+
+  metrics(): HookRuntimeMetrics {
+    return this.#engine.metrics()
+  }
+
+  async close(): Promise<void> {
+    await this.#engine.close()
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+}
