@@ -38,6 +38,7 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
 const EXCLUDED: Record<string, string> = {
   'HookJournal.constructor': 'internal: wraps a native journal; HookJournal.open and openReadOnly are walked',
   'HookRuntime.constructor': 'private: HookRuntime.open is walked',
+  'ShippedHookRuntime.constructor': "internal: HookRuntime.open({ dialect: 'loopx-shipped-v0' }) makes one",
   'InboxStore.constructor': 'private: InboxStore.open is walked',
   'TurnStartSession.constructor': 'internal: the kernel makes one per provider call',
   'TurnSettlement.constructor': 'private: TurnSettlement.open is walked',
@@ -170,6 +171,39 @@ const SAMPLES: Record<string, () => unknown> = {
     provider: () => null,
   }),
   'TurnStartKernel.dispatchTurnStart.request': () => turnStartRequest(),
+  'ShippedHookRuntime.register.hook': () => ({ registration: shippedRegistration(), provider: () => null }),
+  source: () => shippedSource(),
+  sources: () => [shippedSource()],
+}
+
+function shippedRegistration(): root.ShippedRegistration {
+  return {
+    schema_version: 'loopx_post_writeback_capability_hook_registration_v0',
+    hook_id: 'walk.shipped',
+    capability_id: 'walk-shipped',
+    policy_version: 'v0',
+    phase: 'post_writeback',
+    event_kinds: ['refresh_state'],
+    intent_kinds: ['walk.deliver'],
+    budget: { max_invocations_per_dispatch: 1, max_input_bytes: 4096, max_result_bytes: 4096 },
+    failure_policy: 'isolate',
+    requested_read_scope: [],
+    requested_write_scope: [],
+  }
+}
+
+function shippedSource(): root.ShippedSource {
+  return {
+    schema_version: 'loopx_post_writeback_hook_source_v0',
+    event_kind: 'refresh_state',
+    status: 'committed',
+    durable: true,
+    identity: { goal_id: 'g1', agent_id: 'a', todo_id: null, turn_instance_id: 't', effect_id: 'e' },
+    state_version: 's',
+    receipt_id: null,
+    committed_at: '2026-09-02T12:00:00Z',
+    projection: {},
+  }
 }
 
 function sampleFor(owner: string, method: string, name: string): (() => unknown) | undefined {
@@ -266,6 +300,12 @@ async function instances(): Promise<Record<string, object[]>> {
   const runtime = await root.HookRuntime.open({ journalPath: livePath, profile: { enabled: true } })
   runtime.defineIntentKind(kind)
   runtime.register({ ...hook })
+  const shipped = await root.HookRuntime.open({
+    dialect: 'loopx-shipped-v0',
+    journalPath: fresh('shipped-live'),
+    profile: { enabled: true },
+  })
+  shipped.register({ registration: shippedRegistration(), provider: () => null })
   const journal = await root.HookJournal.open(fresh('journal-live'))
   const reader = await root.HookJournal.openReadOnly(livePath)
   const inbox = await root.InboxStore.open(fresh('inbox'))
@@ -287,6 +327,7 @@ async function instances(): Promise<Record<string, object[]>> {
   const scheduler = periodicReport.PeriodicReportScheduler.open({ journal, storePath: fresh('scheduler') })
   return {
     HookRuntime: [runtime],
+    ShippedHookRuntime: [shipped],
     HookJournal: [journal, reader, runtime.journal],
     InboxStore: [inbox],
     TurnStartKernel: [kernel],

@@ -224,7 +224,7 @@ describe('loopx-shipped-v0 runtime', () => {
     const planted = source('refresh_state', null)
     planted.projection.private_notes = 'ghp_plantedplantedplantedplantedplanted12'
     const refused = await runtime.dispatch(planted)
-    expect(refused.runtime_failure).toMatchObject({ phase: 'preflight', error_kind: 'registration_or_input_rejected' })
+    expect(refused.runtime_failure).toMatchObject({ phase: 'preflight', error_kind: 'source_projection_failed' })
     expect(p.calls).toHaveLength(0)
     expect((await runtime.journal.listDispatches({})).items).toHaveLength(0)
     await runtime.close()

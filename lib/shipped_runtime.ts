@@ -14,6 +14,8 @@ import type {
   ShippedRegistration,
   ShippedSource,
 } from '../bindings/index'
+import { checkJsonObject, expectOptions } from './args.js'
+import { LoopxHooksError } from './errors.js'
 import type { CallContext } from './provider.js'
 import type { HookJournal } from './journal.js'
 import type { HookRuntimeMetrics } from './diagnostics.js'
@@ -83,6 +85,8 @@ export class ShippedHookRuntime implements AsyncDisposable {
    * durable. A replay of a terminal receipt never calls the producer.
    */
   async dispatch(source: ShippedSource, options?: ShippedDispatchOptions): Promise<ShippedDispatchResult> {
+    checkJsonObject(source, 'dispatch: source')
+    options = expectOptions('dispatch', 'options', options, { wait: 'boolean?' })
     return shippedOf(await this.#engine.dispatch(source, options))
   }
 
@@ -91,6 +95,11 @@ export class ShippedHookRuntime implements AsyncDisposable {
     sources: readonly ShippedSource[],
     options?: ShippedDispatchOptions,
   ): Promise<ShippedDispatchResult[]> {
+    if (!Array.isArray(sources)) {
+      throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'dispatchMany: sources must be an array')
+    }
+    sources.forEach((s, i) => checkJsonObject(s, `dispatchMany: sources[${i}]`))
+    options = expectOptions('dispatchMany', 'options', options, { wait: 'boolean?' })
     return (await this.#engine.dispatchMany(sources, options)).map(shippedOf)
   }
 

@@ -49,7 +49,7 @@ pub struct HookOutcome {
     #[serde(skip)]
     #[ts(skip)]
     #[schemars(skip)]
-    pub shipped: Option<Box<super::shipped::ShippedEnd>>,
+    pub shipped: Option<Box<ShippedEnd>>,
 }
 
 /// The admission verdict and per-hook outcomes, in hook_id byte order.
@@ -67,4 +67,15 @@ impl DispatchOutcome {
     pub fn refused(refusal: AdmissionRefusal) -> Self {
         DispatchOutcome { admitted: false, refusal: Some(refusal), hooks: Vec::new() }
     }
+}
+
+/// What the shipped dispatch result needs of one hook's outcome beyond the
+/// engine's: never serialized with it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ShippedEnd {
+    pub capability_id: String,
+    pub error_code: Option<crate::shipped::FailureCode>,
+    pub receipt: Option<crate::shipped::SidecarReceipt>,
+    /// Its provider was called in this dispatch.
+    pub invoked: bool,
 }

@@ -192,7 +192,7 @@ impl Dispatcher {
                     // identity stays a retryable failure, isolated before its
                     // provider runs, and nothing more is recorded.
                     if hook.dialect() == Dialect::LoopxShippedV0 {
-                        let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
+                        let f = Failure::attempts_spent_shipped();
                         slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, row.attempts, &f))));
                         unclaim.push(dispatch_id);
                     } else {

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use super::outcome::{HookOutcome, HookOutcomeKind};
+use super::outcome::{HookOutcome, HookOutcomeKind, ShippedEnd};
 use super::provider::ProviderReply;
 use super::registry::{HookContract, RegisteredHook};
-use super::shipped::{self, ShippedEnd, ShippedSource};
+use super::shipped::{self, ShippedSource};
 use super::source::Source;
 use super::stored::{receipt_from_row, stored_intent};
 use crate::contract::{
@@ -22,7 +22,7 @@ use crate::validate::{validate_hook_result, IntentKinds, ResultContext, Rule};
 pub(super) struct Failure {
     pub code: FailureCode,
     pub rule: Option<Rule>,
-    /// The shipped code where it is not [`shipped::code`]'s reading of `code`.
+    /// The shipped code where it is not [`Failure::shipped_code`]'s reading of `code`.
     pub shipped: Option<ShippedCode>,
 }
 
@@ -37,11 +37,34 @@ impl Failure {
         Failure { code: FailureCode::IntentConflict, rule: None, shipped: Some(ShippedCode::IntentKeyConflict) }
     }
 
+    /// A shipped identity whose `attempt_count` reached its ceiling: LoopX
+    /// isolates it before the producer runs as `journal_write_failed`.
+    pub fn attempts_spent_shipped() -> Self {
+        Failure {
+            code: FailureCode::DispatchBudgetExhausted,
+            rule: None,
+            shipped: Some(ShippedCode::JournalWriteFailed),
+        }
+    }
+
+    /// Its code in the shipped contract.
+    pub fn shipped_code(&self) -> ShippedCode {
+        self.shipped.unwrap_or(match self.code {
+            FailureCode::RegistrationRejected | FailureCode::InputBoundaryRejected => {
+                ShippedCode::RegistrationOrInputRejected
+            }
+            FailureCode::ProducerFailed | FailureCode::ProducerTimedOut => ShippedCode::ProducerFailed,
+            FailureCode::ResultContractRejected => ShippedCode::ContractRejected,
+            FailureCode::IntentConflict => ShippedCode::ReceiptConflict,
+            FailureCode::DispatchBudgetExhausted => ShippedCode::DispatchFailed,
+        })
+    }
+
     /// The code stored for it in a row of `dialect`.
     pub fn stored_code(&self, dialect: Dialect) -> &'static str {
         match dialect {
             Dialect::ContractV0 => self.code.as_str(),
-            Dialect::LoopxShippedV0 => shipped::code(self).as_str(),
+            Dialect::LoopxShippedV0 => self.shipped_code().as_str(),
         }
     }
 }
@@ -79,7 +102,7 @@ pub(super) fn failed(hook: &RegisteredHook, dispatch_id: &str, attempt: u32, f: 
         ..outcome(hook, dispatch_id, HookOutcomeKind::Failed, attempt)
     };
     if let Some(end) = o.shipped.as_deref_mut() {
-        end.error_code = Some(shipped::code(f));
+        end.error_code = Some(f.shipped_code());
     }
     o
 }
@@ -235,7 +258,8 @@ pub(super) fn accept(
             let ShippedSource::Admissible { event_id, .. } = &**s else {
                 return Err(Failure::new(FailureCode::InputBoundaryRejected, None));
             };
-            let a = shipped::accept(&doc, registration, event_id)?;
+            let a = shipped::accept(&doc, registration, event_id)
+                .map_err(|rule| Failure::new(FailureCode::ResultContractRejected, rule))?;
             let intents =
                 a.intent.iter().map(|i| shipped::stored_intent(dispatch_id, &hook.capability_id, i)).collect();
             Ok(Accepted { status: a.status, intents, shipped_intent: a.intent, digest, bytes })

@@ -14,22 +14,22 @@
 //!   [`crate::shipped::MAX_ATTEMPT_COUNT`] (the registration's
 //!   `max_invocations_per_dispatch: 1` is one call per dispatch, which the
 //!   engine's claims already guarantee); past it the hook is isolated before
-//!   its provider runs and nothing is recorded;
+//!   its provider runs as `journal_write_failed` (as LoopX does) and nothing
+//!   is recorded;
 //! - failures are stored under their shipped codes.
 
 use serde_json::{json, Map, Value};
 
 use super::outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
 use super::request::{AdmissionRefusal, NotADispatchRequest};
-use super::run::Failure;
-use crate::contract::{FailureCode as Code, ResultStatus};
+use crate::contract::ResultStatus;
 use crate::identity::{self, shipped as ids};
 use crate::journal::{DispatchRow, DispatchState, IntentRow};
 use crate::shipped::{
     self as doc, DispatchFailure, DispatchResult, FailureCode, Intent, Registration, RuntimeFailure,
     RuntimeFailurePhase, SidecarReceipt, SidecarStatus,
 };
-use crate::validate::Violation;
+use crate::validate::{Rule, Violation};
 
 /// A shipped source past parsing: stripped, with its event id; or why
 /// admission refuses it (nothing is then invoked or recorded).
@@ -143,17 +143,6 @@ pub fn intent_from_stored(intent_kind: &str, stored_json: &str) -> Option<Intent
     })
 }
 
-/// The shipped code of an engine failure.
-pub fn code(f: &Failure) -> FailureCode {
-    f.shipped.unwrap_or(match f.code {
-        Code::RegistrationRejected | Code::InputBoundaryRejected => FailureCode::RegistrationOrInputRejected,
-        Code::ProducerFailed | Code::ProducerTimedOut => FailureCode::ProducerFailed,
-        Code::ResultContractRejected => FailureCode::ContractRejected,
-        Code::IntentConflict => FailureCode::ReceiptConflict,
-        Code::DispatchBudgetExhausted => FailureCode::DispatchFailed,
-    })
-}
-
 /// A validated result as the engine records it.
 pub struct Accepted {
     pub status: ResultStatus,
@@ -162,10 +151,10 @@ pub struct Accepted {
 
 /// Validates a reply text's document against the hook's registration and
 /// the input's event id.
-pub fn accept(doc_value: &Value, r: &Registration, event_id: &str) -> Result<Accepted, Failure> {
+/// The error is the first violated rule (the result is `contract_rejected`).
+pub fn accept(doc_value: &Value, r: &Registration, event_id: &str) -> Result<Accepted, Option<Rule>> {
     let ctx = doc::ResultContext { registration: r, event_id };
-    let result = doc::validate_result(doc_value, &ctx)
-        .map_err(|v| Failure::new(Code::ResultContractRejected, v.first().map(|v| v.rule)))?;
+    let result = doc::validate_result(doc_value, &ctx).map_err(|v| v.first().map(|v| v.rule))?;
     Ok(Accepted {
         status: match result.status {
             doc::ResultStatus::Intent => ResultStatus::Proposed,
@@ -236,17 +225,6 @@ impl Fresh<'_> {
     }
 }
 
-/// What the shipped dispatch result needs of one hook's outcome beyond the
-/// engine's: never serialized with it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ShippedEnd {
-    pub capability_id: String,
-    pub error_code: Option<FailureCode>,
-    pub receipt: Option<SidecarReceipt>,
-    /// Its provider was called in this dispatch.
-    pub invoked: bool,
-}
-
 /// The shipped dispatch result of an engine outcome (`registered`: the
 /// hooks installed when it ran).
 pub fn dispatch_result(outcome: &DispatchOutcome, registered: u32) -> DispatchResult {
@@ -268,7 +246,8 @@ pub fn dispatch_result(outcome: &DispatchOutcome, registered: u32) -> DispatchRe
         r.runtime_failure = Some(RuntimeFailure {
             schema_version: Default::default(),
             phase: RuntimeFailurePhase::Preflight,
-            error_kind: FailureCode::RegistrationOrInputRejected.as_str().to_owned(),
+            // What LoopX's host bridge reports when its source decoder refuses a source.
+            error_kind: FailureCode::SourceProjectionFailed.as_str().to_owned(),
             diagnostic_code: serde_json::to_value(refusal)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))

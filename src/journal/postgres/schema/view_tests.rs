@@ -76,7 +76,7 @@ fn the_outbox_events_payload_is_the_document_intent_from_stored_builds() {
         intents: vec![IntentRow {
             intent_id: intent_id("w0"),
             capability_id: "periodic-report".into(),
-            intent_kind: "periodic_report.deliver".into(),
+            intent_kind: "weekly_digest.deliver".into(),
             stored_json: stored.to_string(),
         }],
         failure: None,

@@ -322,3 +322,36 @@ async fn one_runtime_speaks_one_dialect() {
     let v0 = Dispatcher::new(Arc::new(journal), Profile::default());
     assert!(v0.register_external(&registration("periodic_report.stage_completion")).is_err());
 }
+
+/// An identity whose `attempt_count` reached 10,000 is isolated before its
+/// producer runs (`journal_write_failed`, as LoopX) and nothing is recorded.
+#[tokio::test]
+async fn past_ten_thousand_attempts_the_producer_is_not_called() {
+    let host = Host::new();
+    let d = host.start(ReplayMode::Return);
+    let p = Producer::new(Does::NotApplicable);
+    d.register(&registration(STAGE), p.clone()).unwrap();
+    let src = parsed(&source("refresh_state", None, "2026-09-02T12:00:00Z"));
+    let hook = d.snapshot().registry.find(STAGE, &registration_digest_of(STAGE)).unwrap().clone();
+    let id = src.dispatch_id(&hook);
+    let mut c = src.checkpoint(&hook, &id, crate::shipped::MAX_ATTEMPT_COUNT);
+    c.attempt = crate::shipped::MAX_ATTEMPT_COUNT;
+    d.journal().checkpoint(c).await.unwrap();
+    let failure = crate::journal::FailureRecord {
+        dispatch_id: id.clone(),
+        attempt: crate::shipped::MAX_ATTEMPT_COUNT,
+        code: "producer_failed".into(),
+        rule: None,
+    };
+    d.journal().record_failure(failure).await.unwrap();
+    let r = result_of(&d, &d.dispatch(src).await.unwrap());
+    assert_eq!(p.calls(), 0);
+    assert_eq!(r.failures[0].error_code, FailureCode::JournalWriteFailed);
+    let receipt = stored_receipt(&d, &id);
+    assert_eq!((receipt.status, receipt.attempt_count), (SidecarStatus::RetryableFailure, 10_000));
+}
+
+fn registration_digest_of(hook_id: &str) -> String {
+    let r = crate::shipped::validate_registration(&registration(hook_id)).unwrap();
+    super::shipped::registration_digest(&r)
+}
