@@ -10,6 +10,12 @@ import type {
   PostWritebackHookResult,
   PostWritebackIntent,
   SettlementIdentity,
+  ShippedDispatchResult,
+  ShippedHookInput,
+  ShippedHookResult,
+  ShippedRegistration,
+  ShippedSidecarReceipt,
+  ShippedSource,
   TurnStartHookRegistration,
   TurnStartReceipt,
   Violation,
@@ -382,6 +388,22 @@ export declare function validateHookResultIn(doc: unknown, context: HookContext,
 export declare function validateIntentKindDefinition(doc: unknown): ValidationResult<IntentKindDefinition>
 
 export declare function validateRegistration(doc: unknown, kinds: IntentKinds): ValidationResult<PostWritebackHookRegistration>
+
+export declare function validateShippedDispatchResult(doc: unknown): ValidationResult<ShippedDispatchResult>
+
+export declare function validateShippedHookInput(doc: unknown, registration: ShippedRegistration | string): ValidationResult<ShippedHookInput>
+
+export declare function validateShippedReceipt(doc: unknown): ValidationResult<ShippedSidecarReceipt>
+
+export declare function validateShippedRegistration(doc: unknown): ValidationResult<ShippedRegistration>
+
+export declare function validateShippedResult(doc: unknown, registration: ShippedRegistration | string, eventId: string): ValidationResult<ShippedHookResult>
+
+/**
+ * An accepted source comes back as core reads it, every string stripped
+ * (not as the very object given, as the other validators return it).
+ */
+export declare function validateShippedSource(doc: unknown): ValidationResult<ShippedSource>
 
 export declare function validateTurnStartReceipt(doc: unknown): ValidationResult<TurnStartReceipt>
 

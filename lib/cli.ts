@@ -46,10 +46,20 @@ Contracts and the context each one needs:
   turn-start-registration
   turn-start-receipt
 
+With --dialect loopx-shipped-v0 (the contract LoopX shipped):
+  registration
+  source
+  hook-input         --registration FILE
+  hook-result        --registration FILE --event-id ID
+  sidecar-receipt
+  dispatch-result
+
 Options:
+  --dialect NAME        contract-v0 (the default) or loopx-shipped-v0
   --kinds FILE          intent kind definitions: a JSON array of them, or one
   --registration FILE   the hook's registration (JSON)
   --dispatch-id ID      the dispatch the result answers (pwh_...)
+  --event-id ID         the receipt.event_id of the input the result answers (pwr_...)
   --json                print {"ok":true} or {"ok":false,"violations":[{"path","rule"}]}
 
 Without --json: 'valid', or one line per violation: its JSON Pointer
@@ -103,14 +113,15 @@ per request on standard output, until standard input ends: the validators of
 Python package in python/). Requests and responses:
 
   {"id": ID, "op": "validate", "contract": NAME, "document": TEXT,
-   "kinds"?: [TEXT...], "registration"?: TEXT, "dispatch_id"?: STRING}
+   "kinds"?: [TEXT...], "registration"?: TEXT, "dispatch_id"?: STRING,
+   "event_id"?: STRING, "dialect"?: "contract-v0" | "loopx-shipped-v0"}
       -> {"id": ID, "result": {"ok": true} | {"ok": false, "violations": [...]}}
   {"id": ID, "op": "registration_digest", "registration": TEXT}
   {"id": ID, "op": "dispatch_id", "parts": {receipt_id, effect_id, hook_id,
    capability_id, registration_digest, registration_schema_version, event_kind}}
   {"id": ID, "op": "intent_id", "dispatch_id", "intent_kind", "policy_version", "payload": TEXT}
   {"id": ID, "op": "canonical_json", "value": TEXT}
-  {"id": ID, "op": "hello"}  -> {"protocol", "version", "contracts"}
+  {"id": ID, "op": "hello"}  -> {"protocol", "version", "contracts", "dialects"}
 
 TEXT is a JSON document as text inside a JSON string. A request that cannot
 be answered gets {"id": ID|null, "error": {"code": "ERR_LOOPX_...", "message"}};
@@ -125,6 +136,8 @@ const OPTIONS = {
   kinds: { type: 'string' },
   registration: { type: 'string' },
   'dispatch-id': { type: 'string' },
+  'event-id': { type: 'string' },
+  dialect: { type: 'string' },
   db: { type: 'string' },
   schema: { type: 'string' },
   state: { type: 'string' },
@@ -145,7 +158,7 @@ type OptionName = keyof typeof OPTIONS
 
 /** Which options each command accepts (besides --help). */
 const ACCEPTS: Record<string, readonly OptionName[]> = {
-  validate: ['json', 'kinds', 'registration', 'dispatch-id'],
+  validate: ['json', 'kinds', 'registration', 'dispatch-id', 'event-id', 'dialect'],
   'journal show': ['json', 'db', 'schema', 'limit'],
   'journal dispatches': ['json', 'db', 'schema', 'state', 'hook', 'limit', 'after'],
   'journal intents': ['json', 'db', 'schema', 'hook', 'pending', 'dispatch', 'capability', 'kind', 'limit', 'after'],
@@ -226,6 +239,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
           ...(values.kinds !== undefined ? { kinds: values.kinds } : {}),
           ...(values.registration !== undefined ? { registration: values.registration } : {}),
           ...(values['dispatch-id'] !== undefined ? { dispatchId: values['dispatch-id'] } : {}),
+          ...(values['event-id'] !== undefined ? { eventId: values['event-id'] } : {}),
+          ...(values.dialect !== undefined ? { dialect: values.dialect } : {}),
         },
         io,
       )

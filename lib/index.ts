@@ -32,6 +32,17 @@ export { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 // The validators' fast path (one JSON text across, context compiled once)
 // stands in for the addon's exports of the same names.
 export { compileHookContext, validateHookInput, validateHookResult, validateRegistration } from './validators.js'
+export {
+  DIALECTS,
+  expectDialect,
+  validateShippedDispatchResult,
+  validateShippedHookInput,
+  validateShippedReceipt,
+  validateShippedRegistration,
+  validateShippedResult,
+  validateShippedSource,
+  type Dialect,
+} from './shipped_validators.js'
 export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
 export type { JournalTarget, PostgresJournalTarget } from './journal_target.js'
 export {

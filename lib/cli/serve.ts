@@ -7,7 +7,8 @@
  *
  * Request, one JSON object per line:
  *   {"id": ID, "op": "validate", "contract": NAME, "document": TEXT,
- *    "kinds"?: [TEXT...], "registration"?: TEXT, "dispatch_id"?: STRING}
+ *    "kinds"?: [TEXT...], "registration"?: TEXT, "dispatch_id"?: STRING,
+ *    "event_id"?: STRING, "dialect"?: "contract-v0" | "loopx-shipped-v0"}
  *   {"id": ID, "op": "registration_digest", "registration": TEXT}
  *   {"id": ID, "op": "dispatch_id", "parts": {receipt_id, effect_id, hook_id,
  *    capability_id, registration_digest, registration_schema_version, event_kind}}
@@ -25,7 +26,7 @@
  * its id when one could be read); the process never exits on bad input.
  */
 import type { Violation } from '../../bindings/index'
-import { CONTRACTS, CONTRACT_NAMES, type Verdict } from './validate.js'
+import { CONTRACT_NAMES, SHIPPED_CONTRACT_NAMES, contractsOf, type Verdict } from './validate.js'
 import { library, type Io, type Library } from './io.js'
 import { oneLine } from './errors.js'
 
@@ -101,17 +102,20 @@ export class Server {
 
   private validate(request: Request): Verdict {
     const contract = text(request, 'contract')
-    const spec = CONTRACTS[contract]
+    // An unknown dialect is the library's coded error (ERR_LOOPX_UNKNOWN_DIALECT).
+    const contracts = contractsOf(this.lib, optionalText(request, 'dialect'))
+    const spec = contracts[contract]
     if (spec === undefined) {
-      throw badRequest(`unknown contract '${contract}' (expected one of: ${CONTRACT_NAMES.join(', ')})`)
+      throw badRequest(`unknown contract '${contract}' (expected one of: ${Object.keys(contracts).join(', ')})`)
     }
     const given = {
       kinds: request['kinds'] !== undefined,
       registration: request['registration'] !== undefined,
       'dispatch-id': request['dispatch_id'] !== undefined,
+      'event-id': request['event_id'] !== undefined,
     }
     for (const flag of Object.keys(given) as (keyof typeof given)[]) {
-      const field = flag === 'dispatch-id' ? 'dispatch_id' : flag
+      const field = flag.replace('-', '_')
       if (given[flag] && !spec.needs.includes(flag)) throw badRequest(`'${field}' does not apply to '${contract}'`)
       if (!given[flag] && spec.needs.includes(flag)) throw badRequest(`'${contract}' needs '${field}'`)
     }
@@ -120,6 +124,7 @@ export class Server {
       kinds: spec.needs.includes('kinds') ? this.intentKinds(request) : (undefined as unknown as Kinds),
       registration: optionalText(request, 'registration') ?? '',
       dispatchId: optionalText(request, 'dispatch_id') ?? '',
+      eventId: optionalText(request, 'event_id') ?? '',
     }
     const verdict = spec.validate(this.lib, document, ctx)
     return verdict.ok ? { ok: true } : { ok: false, violations: verdict.violations }
@@ -129,7 +134,12 @@ export class Server {
     const op = request['op']
     switch (op) {
       case 'hello':
-        return { protocol: PROTOCOL, version: this.version, contracts: CONTRACT_NAMES }
+        return {
+          protocol: PROTOCOL,
+          version: this.version,
+          contracts: CONTRACT_NAMES,
+          dialects: { 'contract-v0': CONTRACT_NAMES, 'loopx-shipped-v0': SHIPPED_CONTRACT_NAMES },
+        }
       case 'validate':
         return this.validate(request)
       case 'registration_digest':

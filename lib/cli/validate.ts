@@ -11,12 +11,13 @@ import { colourWanted, library, readBytes, readStdin, utf8, type Io, type Librar
 
 export type Verdict = { ok: true } | { ok: false; violations: Violation[]; more?: number }
 
-type ContextFlag = 'kinds' | 'registration' | 'dispatch-id'
+type ContextFlag = 'kinds' | 'registration' | 'dispatch-id' | 'event-id'
 
 interface Context {
   kinds?: InstanceType<Library['IntentKinds']>
   registration?: string
   dispatchId?: string
+  eventId?: string
 }
 
 interface Contract {
@@ -62,17 +63,47 @@ export const CONTRACTS: Record<string, Contract> = {
 
 export const CONTRACT_NAMES = Object.keys(CONTRACTS)
 
+/** The contracts of the `loopx-shipped-v0` dialect (`--dialect loopx-shipped-v0`). */
+export const SHIPPED_CONTRACTS: Record<string, Contract> = {
+  registration: { needs: [], validate: (lib, doc) => lib.validateShippedRegistration(doc) },
+  source: { needs: [], validate: (lib, doc) => lib.validateShippedSource(doc) },
+  'hook-input': {
+    needs: ['registration'],
+    validate: (lib, doc, ctx) => lib.validateShippedHookInput(doc, ctx.registration),
+  },
+  'hook-result': {
+    needs: ['registration', 'event-id'],
+    validate: (lib, doc, ctx) => lib.validateShippedResult(doc, ctx.registration, ctx.eventId),
+  },
+  'sidecar-receipt': { needs: [], validate: (lib, doc) => lib.validateShippedReceipt(doc) },
+  'dispatch-result': { needs: [], validate: (lib, doc) => lib.validateShippedDispatchResult(doc) },
+}
+
+export const SHIPPED_CONTRACT_NAMES = Object.keys(SHIPPED_CONTRACTS)
+
+/**
+ * The contracts of `dialect` (default `contract-v0`); an unknown name throws
+ * the library's `ERR_LOOPX_UNKNOWN_DIALECT`.
+ */
+export function contractsOf(lib: Library, dialect: string | undefined): Record<string, Contract> {
+  const known = dialect === undefined ? 'contract-v0' : lib.expectDialect('validate', dialect)
+  return known === 'loopx-shipped-v0' ? SHIPPED_CONTRACTS : CONTRACTS
+}
+
 export interface ValidateOptions {
   json: boolean
   kinds?: string
   registration?: string
   dispatchId?: string
+  eventId?: string
+  dialect?: string
 }
 
 const FLAG_VALUE: Record<ContextFlag, (o: ValidateOptions) => string | undefined> = {
   kinds: (o) => o.kinds,
   registration: (o) => o.registration,
   'dispatch-id': (o) => o.dispatchId,
+  'event-id': (o) => o.eventId,
 }
 
 function contextText(flag: string, file: string): string {
@@ -105,20 +136,22 @@ export async function validateCommand(
   options: ValidateOptions,
   io: Io,
 ): Promise<number> {
-  const spec = CONTRACTS[contract]
+  const lib = library()
+  const contracts = contractsOf(lib, options.dialect)
+  const spec = contracts[contract]
   if (spec === undefined)
-    throw new CliError(`unknown contract '${contract}' (expected one of: ${CONTRACT_NAMES.join(', ')})`)
+    throw new CliError(`unknown contract '${contract}' (expected one of: ${Object.keys(contracts).join(', ')})`)
   for (const flag of Object.keys(FLAG_VALUE) as ContextFlag[]) {
     const given = FLAG_VALUE[flag](options) !== undefined
     if (given && !spec.needs.includes(flag)) throw new CliError(`--${flag} does not apply to contract '${contract}'`)
     if (!given && spec.needs.includes(flag)) throw new CliError(`contract '${contract}' needs --${flag}`)
   }
 
-  const lib = library()
   const ctx: Context = {}
   if (options.kinds !== undefined) ctx.kinds = loadKinds(lib, options.kinds)
   if (options.registration !== undefined) ctx.registration = contextText('registration', options.registration)
   if (options.dispatchId !== undefined) ctx.dispatchId = options.dispatchId
+  if (options.eventId !== undefined) ctx.eventId = options.eventId
 
   const bytes = file === '-' ? await readStdin(io.stdin) : readBytes(file)
   const text = utf8(bytes)

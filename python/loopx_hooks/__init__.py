@@ -15,7 +15,7 @@ import atexit
 import threading
 from typing import Any, Iterable, Optional
 
-from ._adapter import Adapter, Document
+from ._adapter import SHIPPED, Adapter, Document
 from ._errors import AdapterError, AdapterTimeoutError, LoopxHooksError, NodeNotFoundError, PackageNotFoundError
 from ._registry import HookRegistry, RegisteredHook
 from ._verdict import Verdict, Violation
@@ -29,6 +29,7 @@ __all__ = [
     "NodeNotFoundError",
     "PackageNotFoundError",
     "RegisteredHook",
+    "SHIPPED",
     "Verdict",
     "Violation",
     "canonical_json",
@@ -42,6 +43,12 @@ __all__ = [
     "validate_hook_result",
     "validate_intent_kind_definition",
     "validate_registration",
+    "validate_shipped_dispatch_result",
+    "validate_shipped_hook_input",
+    "validate_shipped_receipt",
+    "validate_shipped_registration",
+    "validate_shipped_result",
+    "validate_shipped_source",
     "validate_turn_start_receipt",
     "validate_turn_start_registration",
 ]
@@ -90,6 +97,30 @@ def validate_turn_start_registration(doc: Document) -> Verdict:
 
 def validate_turn_start_receipt(doc: Document) -> Verdict:
     return default_adapter().validate_turn_start_receipt(doc)
+
+
+def validate_shipped_registration(doc: Document) -> Verdict:
+    return default_adapter().validate_shipped_registration(doc)
+
+
+def validate_shipped_source(doc: Document) -> Verdict:
+    return default_adapter().validate_shipped_source(doc)
+
+
+def validate_shipped_hook_input(doc: Document, registration: Document) -> Verdict:
+    return default_adapter().validate_shipped_hook_input(doc, registration)
+
+
+def validate_shipped_result(doc: Document, registration: Document, event_id: str) -> Verdict:
+    return default_adapter().validate_shipped_result(doc, registration, event_id)
+
+
+def validate_shipped_receipt(doc: Document) -> Verdict:
+    return default_adapter().validate_shipped_receipt(doc)
+
+
+def validate_shipped_dispatch_result(doc: Document) -> Verdict:
+    return default_adapter().validate_shipped_dispatch_result(doc)
 
 
 def registration_digest(registration: Document) -> str:

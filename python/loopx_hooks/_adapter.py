@@ -25,6 +25,9 @@ Document = Any
 _EOF = object()
 
 
+# The dialect name of the contract LoopX shipped; "contract-v0" (the RFCs) is the default.
+SHIPPED = "loopx-shipped-v0"
+
 def _pointer(path: Tuple[Union[str, int], ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
@@ -324,6 +327,36 @@ class Adapter:
 
     def validate_turn_start_receipt(self, doc: Document) -> Verdict:
         return self.validate("turn-start-receipt", doc)
+
+    # -- the loopx-shipped-v0 dialect (the contract LoopX shipped) -----------
+    # `validate(contract, doc, dialect="loopx-shipped-v0", ...)` reaches any of
+    # them by name; an unknown dialect is LoopxHooksError ERR_LOOPX_UNKNOWN_DIALECT.
+
+    def validate_shipped_registration(self, doc: Document) -> Verdict:
+        return self.validate("registration", doc, dialect=SHIPPED)
+
+    def validate_shipped_source(self, doc: Document) -> Verdict:
+        return self.validate("source", doc, dialect=SHIPPED)
+
+    def validate_shipped_hook_input(self, doc: Document, registration: Document) -> Verdict:
+        return self.validate(
+            "hook-input", doc, dialect=SHIPPED, registration=_context_text(registration, "registration")
+        )
+
+    def validate_shipped_result(self, doc: Document, registration: Document, event_id: str) -> Verdict:
+        return self.validate(
+            "hook-result",
+            doc,
+            dialect=SHIPPED,
+            registration=_context_text(registration, "registration"),
+            event_id=event_id,
+        )
+
+    def validate_shipped_receipt(self, doc: Document) -> Verdict:
+        return self.validate("sidecar-receipt", doc, dialect=SHIPPED)
+
+    def validate_shipped_dispatch_result(self, doc: Document) -> Verdict:
+        return self.validate("dispatch-result", doc, dialect=SHIPPED)
 
     def registration_digest(self, registration: Document) -> str:
         return self.call("registration_digest", registration=_context_text(registration, "registration"))

@@ -19,10 +19,20 @@ const validators = {
   'turn-start-receipt': (doc) => lib.validateTurnStartReceipt(doc),
 }
 
+// The loopx-shipped-v0 dialect's validators (a request's "dialect").
+const shipped = {
+  registration: (doc) => lib.validateShippedRegistration(doc),
+  source: (doc) => lib.validateShippedSource(doc),
+  'hook-input': (doc, r) => lib.validateShippedHookInput(doc, r.registration),
+  'hook-result': (doc, r) => lib.validateShippedResult(doc, r.registration, r.event_id),
+  'sidecar-receipt': (doc) => lib.validateShippedReceipt(doc),
+  'dispatch-result': (doc) => lib.validateShippedDispatchResult(doc),
+}
+
 function answer(r) {
   switch (r.op) {
     case 'validate': {
-      const v = validators[r.contract](r.document, r)
+      const v = (r.dialect === 'loopx-shipped-v0' ? shipped : validators)[r.contract](r.document, r)
       return v.ok ? { ok: true } : { ok: false, violations: v.violations }
     }
     case 'registration_digest':

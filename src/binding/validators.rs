@@ -12,6 +12,7 @@ use super::error::{internal, misuse, throw_with_violations, Code, Result as Bind
 use super::js_value::{read_document, Document, JsAny};
 use crate::contract::PostWritebackHookRegistration;
 use crate::identity;
+use crate::shipped;
 use crate::validate::{self, Verdict, Violations};
 use serde::Deserialize;
 
@@ -195,4 +196,70 @@ pub fn validate_dispatch_receipt<'e>(env: &'e Env, doc: JsAny) -> Result<Object<
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<FailureReceipt>")]
 pub fn validate_failure_receipt<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
     run(env, doc, validate::validate_failure_receipt)
+}
+
+/// A shipped-dialect context registration: the caller's own, so one the
+/// shipped validator rejects is misuse (its violations on the error).
+fn shipped_registration(env: &Env, registration: JsAny) -> BindingResult<shipped::Registration> {
+    let doc =
+        read_document(registration).map_err(|_| misuse(Code::InvalidArgument, "registration is not a JSON value"))?;
+    shipped::validate_registration(doc.value()).map_err(|violations| {
+        let message = "registration is not a valid loopx-shipped-v0 registration";
+        throw_with_violations(env, Code::InvalidArgument, message, &violations)
+    })
+}
+
+#[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<ShippedRegistration>")]
+pub fn validate_shipped_registration<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
+    run(env, doc, shipped::validate_registration)
+}
+
+/// An accepted source comes back as core reads it, every string stripped
+/// (not as the very object given, as the other validators return it).
+#[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<ShippedSource>")]
+pub fn validate_shipped_source<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
+    let verdict = read_document(doc).and_then(|doc| shipped::validate_source(doc.value()));
+    let mut out = Object::new(env).map_err(internal)?;
+    match verdict {
+        Ok(source) => {
+            let value = serde_json::to_value(source).map_err(|_| misuse(Code::Internal, "source serialization"))?;
+            out.set("ok", true).and_then(|()| out.set("value", value)).map_err(internal)?;
+        }
+        Err(violations) => set_rejection(&mut out, violations).map_err(internal)?,
+    }
+    Ok(out)
+}
+
+#[napi(
+    ts_args_type = "doc: unknown, registration: ShippedRegistration | string",
+    ts_return_type = "ValidationResult<ShippedHookInput>"
+)]
+pub fn validate_shipped_hook_input<'e>(env: &'e Env, doc: JsAny, registration: JsAny) -> Result<Object<'e>, Code> {
+    let registration = shipped_registration(env, registration)?;
+    run(env, doc, |v| shipped::validate_hook_input(v, &registration))
+}
+
+#[napi(
+    ts_args_type = "doc: unknown, registration: ShippedRegistration | string, eventId: string",
+    ts_return_type = "ValidationResult<ShippedHookResult>"
+)]
+pub fn validate_shipped_result<'e>(
+    env: &'e Env,
+    doc: JsAny,
+    registration: JsAny,
+    event_id: String,
+) -> Result<Object<'e>, Code> {
+    let registration = shipped_registration(env, registration)?;
+    let ctx = shipped::ResultContext { registration: &registration, event_id: &event_id };
+    run(env, doc, |v| shipped::validate_result(v, &ctx))
+}
+
+#[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<ShippedSidecarReceipt>")]
+pub fn validate_shipped_receipt<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
+    run(env, doc, shipped::validate_receipt)
+}
+
+#[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<ShippedDispatchResult>")]
+pub fn validate_shipped_dispatch_result<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
+    run(env, doc, shipped::validate_dispatch_result)
 }

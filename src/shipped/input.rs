@@ -1,11 +1,12 @@
-//! The shipped hook input, checked against the registration it was built
-//! for: what a provider may rely on, and what core refuses to hand it.
+//! The shipped hook input: built from a source for one registration, and
+//! checked against that registration: what a provider may rely on, and what
+//! core refuses to hand it.
 
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
 use super::enums::{ShippedHookInputSchemaVersion, ShippedPrimaryReceiptSchemaVersion};
 use super::source::identity;
-use super::{grammar, HookInput, Registration, SourceStatus};
+use super::{grammar, HookInput, Registration, Source, SourceStatus};
 use crate::contract::Rule;
 use crate::validate::{child, shape, Report, Verdict};
 
@@ -77,4 +78,33 @@ fn receipt(r: &mut Report, v: &Value, registration: &Registration) {
     if let Some(v) = map.get("durable") {
         grammar::must_be(r, v, "/receipt/durable", true);
     }
+}
+
+/// The hook input of `source` for `registration`: the source's receipt
+/// (with core's `event_id`), identity and state version, and its projection
+/// filtered to the keys the registration reads. A key the registration
+/// lists but the source lacks is simply absent. The input is then
+/// validated, its size bound included.
+pub fn hook_input(source: &Source, event_id: &str, registration: &Registration) -> Verdict<Value> {
+    let projection: Map<String, Value> = registration
+        .requested_read_scope
+        .iter()
+        .filter_map(|key| source.projection.get(key).map(|v| (key.clone(), v.clone())))
+        .collect();
+    let input = json!({
+        "schema_version": ShippedHookInputSchemaVersion::VALUE,
+        "receipt": {
+            "schema_version": ShippedPrimaryReceiptSchemaVersion::VALUE,
+            "event_id": event_id,
+            "event_kind": source.event_kind,
+            "status": source.status,
+            "recorded_at": source.committed_at,
+            "durable": source.durable,
+        },
+        "identity": source.identity,
+        "state_version": source.state_version,
+        "projection": projection,
+    });
+    validate_hook_input(&input, registration)?;
+    Ok(input)
 }

@@ -21,12 +21,12 @@ mod source;
 pub use dispatch::validate_dispatch_result;
 pub use documents::*;
 pub use enums::*;
-pub use input::validate_hook_input;
+pub use input::{hook_input, validate_hook_input};
 pub use receipt::validate_receipt;
 pub use records::*;
 pub use registration::validate_registration;
 pub use result::{validate_result, ResultContext};
-pub use source::{hook_input, validate_source};
+pub use source::validate_source;
 
 /// A `retryable_failure` is retried until its receipt's `attempt_count`
 /// reaches this; past it the hook is isolated before its provider runs.

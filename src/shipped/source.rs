@@ -1,15 +1,15 @@
-//! The source a shipped host hands in, and the hook input core builds from
-//! it for one registration.
+//! The source a shipped host hands in (core builds each hook's input from
+//! it: `input::hook_input`).
 //!
 //! As LoopX decodes a source, every string is stripped with Python's
 //! `str.strip()` whitespace set and must leave something; `todo_id` and
 //! `receipt_id` may be null, and `""` means null for them too (what
 //! LoopX's decoder does), while a string of whitespace is a rejection.
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
-use super::enums::{ShippedHookInputSchemaVersion, ShippedPrimaryReceiptSchemaVersion, ShippedSourceSchemaVersion};
-use super::{grammar, validate_hook_input, Identity, Registration, Source, SourceStatus};
+use super::enums::ShippedSourceSchemaVersion;
+use super::{grammar, Identity, Source, SourceStatus};
 use crate::contract::{Rule, Violation};
 use crate::validate::{child, shape, Report, Verdict};
 
@@ -113,33 +113,4 @@ fn nullable_id(r: &mut Report, v: &Value, path: &str, empty_means_null: bool) ->
         Value::String(s) if s.is_empty() && empty_means_null => Some(None),
         _ => grammar::stripped(r, v, path).map(|s| Some(s.to_owned())),
     }
-}
-
-/// The hook input of `source` for `registration`: the source's receipt
-/// (with core's `event_id`), identity and state version, and its projection
-/// filtered to the keys the registration reads. A key the registration
-/// lists but the source lacks is simply absent. The input is then
-/// validated, its size bound included.
-pub fn hook_input(source: &Source, event_id: &str, registration: &Registration) -> Verdict<Value> {
-    let projection: Map<String, Value> = registration
-        .requested_read_scope
-        .iter()
-        .filter_map(|key| source.projection.get(key).map(|v| (key.clone(), v.clone())))
-        .collect();
-    let input = json!({
-        "schema_version": ShippedHookInputSchemaVersion::VALUE,
-        "receipt": {
-            "schema_version": ShippedPrimaryReceiptSchemaVersion::VALUE,
-            "event_id": event_id,
-            "event_kind": source.event_kind,
-            "status": source.status,
-            "recorded_at": source.committed_at,
-            "durable": source.durable,
-        },
-        "identity": source.identity,
-        "state_version": source.state_version,
-        "projection": projection,
-    });
-    validate_hook_input(&input, registration)?;
-    Ok(input)
 }

@@ -1,0 +1,71 @@
+/**
+ * The validators of the `loopx-shipped-v0` dialect (the contract LoopX
+ * shipped), beside the RFC dialect's in `validators.ts`, which stays the
+ * default. Every rule is the addon's; this layer only forwards, codes the
+ * addon's errors and names the dialects.
+ */
+import * as addon from '../index.js'
+import type { ValidationResult } from '../index.js'
+import type {
+  ShippedDispatchResult,
+  ShippedHookInput,
+  ShippedHookResult,
+  ShippedRegistration,
+  ShippedSidecarReceipt,
+  ShippedSource,
+} from '../bindings/index'
+import { expectArgs } from './args.js'
+import { LoopxHooksError, sync } from './errors.js'
+
+/** The contract dialects: the RFC one (`contract-v0`, the default) and LoopX's shipped one. */
+export const DIALECTS = ['contract-v0', 'loopx-shipped-v0'] as const
+export type Dialect = (typeof DIALECTS)[number]
+
+/**
+ * `dialect` as a `Dialect`; anything else throws `ERR_LOOPX_UNKNOWN_DIALECT`
+ * (the message lists the known names and never repeats the value given).
+ */
+export function expectDialect(method: string, dialect: unknown): Dialect {
+  if (typeof dialect === 'string' && (DIALECTS as readonly string[]).includes(dialect)) return dialect as Dialect
+  throw new LoopxHooksError(
+    'ERR_LOOPX_UNKNOWN_DIALECT',
+    `${method}: unknown dialect (expected one of: ${DIALECTS.join(', ')})`,
+  )
+}
+
+type Context = ShippedRegistration | string
+
+/** A shipped registration. */
+export function validateShippedRegistration(doc: unknown): ValidationResult<ShippedRegistration> {
+  return sync(() => addon.validateShippedRegistration(doc))
+}
+
+/** A shipped source; an accepted one comes back as core reads it, every string stripped. */
+export function validateShippedSource(doc: unknown): ValidationResult<ShippedSource> {
+  return sync(() => addon.validateShippedSource(doc))
+}
+
+/** A shipped hook input against its registration (one the validator rejects throws `ERR_LOOPX_INVALID_ARGUMENT`). */
+export function validateShippedHookInput(doc: unknown, registration: Context): ValidationResult<ShippedHookInput> {
+  return sync(() => addon.validateShippedHookInput(doc, registration))
+}
+
+/** A provider's shipped result against its registration and the `receipt.event_id` of its input. */
+export function validateShippedResult(
+  doc: unknown,
+  registration: Context,
+  eventId: string,
+): ValidationResult<ShippedHookResult> {
+  expectArgs('validateShippedResult', { eventId: [eventId, 'string'] })
+  return sync(() => addon.validateShippedResult(doc, registration, eventId))
+}
+
+/** A sidecar receipt (one JSON file per dispatch id on a LoopX host). */
+export function validateShippedReceipt(doc: unknown): ValidationResult<ShippedSidecarReceipt> {
+  return sync(() => addon.validateShippedReceipt(doc))
+}
+
+/** A shipped dispatch result. */
+export function validateShippedDispatchResult(doc: unknown): ValidationResult<ShippedDispatchResult> {
+  return sync(() => addon.validateShippedDispatchResult(doc))
+}
