@@ -11,6 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use loopx_hooks::contract::*;
+use loopx_hooks::turn_start::shipped as shipped_ts;
 use loopx_hooks::{dispatch, identity, journal, turn_start};
 use schemars::generate::SchemaSettings;
 use schemars::transform::RestrictFormats;
@@ -85,6 +86,10 @@ const TS_TYPES: &[ExportTs] = &[
     turn_start::inbox::ClaimOutcome::export_all,
     turn_start::inbox::AdvanceOutcome::export_all,
     turn_start::inbox::RetentionCounts::export_all,
+    // The shipped dialect's turn-start documents.
+    shipped_ts::ShippedTurnStartRegistration::export_all,
+    shipped_ts::ShippedTurnStartResult::export_all,
+    shipped_ts::ShippedTurnStartDispatch::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).
@@ -100,6 +105,17 @@ const SCHEMAS: &[(&str, MakeSchema)] = &[
     (turn_start::TurnStartRegistrationSchemaVersion::VALUE, schema::<turn_start::TurnStartHookRegistration>),
     (turn_start::TurnStartReceiptSchemaVersion::VALUE, schema::<turn_start::TurnStartReceipt>),
 ];
+
+/// The shipped dialect's documents, in `schemas/loopx-shipped-v0/` (its
+/// turn-start registration v0 has the RFC's schema string, so the names
+/// would collide beside them).
+const SHIPPED_SCHEMAS: &[(&str, MakeSchema)] = &[
+    (shipped_ts::ShippedTurnStartRegistrationV0Schema::VALUE, schema::<shipped_ts::ShippedTurnStartRegistrationV0>),
+    (shipped_ts::ShippedTurnStartRegistrationV1Schema::VALUE, schema::<shipped_ts::ShippedTurnStartRegistrationV1>),
+    (shipped_ts::ShippedTurnStartResultSchema::VALUE, schema::<shipped_ts::ShippedTurnStartResult>),
+    (shipped_ts::ShippedTurnStartDispatchSchema::VALUE, schema::<shipped_ts::ShippedTurnStartDispatch>),
+];
+const SHIPPED_DIR: &str = "loopx-shipped-v0";
 
 fn main() -> Res {
     let out =
@@ -137,6 +153,13 @@ fn schemas(dir: &Path) -> Res {
         obj.insert("$id".into(), format!("urn:loopx-hooks:schema:{name}").into());
         obj.insert("title".into(), (*name).into());
         write(&dir.join(format!("{name}.schema.json")), pretty(&sorted(schema))?)?;
+    }
+    for (name, generate) in SHIPPED_SCHEMAS {
+        let mut schema = generate().to_value();
+        let obj = schema.as_object_mut().ok_or("schema is not an object")?;
+        obj.insert("$id".into(), format!("urn:loopx-hooks:schema:{SHIPPED_DIR}:{name}").into());
+        obj.insert("title".into(), (*name).into());
+        write(&dir.join(SHIPPED_DIR).join(format!("{name}.schema.json")), pretty(&sorted(schema))?)?;
     }
     Ok(())
 }

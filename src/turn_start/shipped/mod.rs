@@ -18,10 +18,12 @@ pub use contract::*;
 pub use dispatch::{dispatch_v1, plan, ShippedCall, ShippedPlan, CALL_LIMIT_MS};
 pub use document::validate_dispatch;
 pub use registration::{descriptor_bytes, validate_registration};
-pub use result::validate_result;
+pub use result::{validate_invocation, validate_result};
 pub use text::{is_token, js_trim};
 
 #[cfg(test)]
 mod dispatch_tests;
+#[cfg(test)]
+mod result_tests;
 #[cfg(test)]
 mod tests;

@@ -185,3 +185,19 @@ fn against(
         r.add("/agent_read_required", Rule::NotAllowedValue);
     }
 }
+
+const INVOCATION_FIELDS: &[&str] = &["registration", "result"];
+
+/// Validates `{registration, result}` as LoopX's invocation check does: the
+/// registration first (its violations under `/registration`), then the result
+/// against it (under `/result`).
+pub fn validate_invocation(doc: &Value) -> Verdict<ShippedTurnStartResult> {
+    let mut r = Report::new();
+    let Some(map) = shape::object(&mut r, doc, "", INVOCATION_FIELDS) else { return Err(r.into_violations()) };
+    let (Some(registration), Some(result)) = (map.get("registration"), map.get("result")) else {
+        return Err(r.into_violations());
+    };
+    let registration =
+        super::registration::validate_registration(registration).map_err(|v| v.prefixed("/registration"))?;
+    validate_result(result, Some(&registration)).map_err(|v| v.prefixed("/result"))
+}
