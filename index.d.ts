@@ -10,6 +10,9 @@ import type {
   PostWritebackHookResult,
   PostWritebackIntent,
   SettlementIdentity,
+  ShippedTurnStartDispatch,
+  ShippedTurnStartRegistration,
+  ShippedTurnStartResult,
   TurnStartHookRegistration,
   TurnStartReceipt,
   Violation,
@@ -143,6 +146,21 @@ export declare class NativeJournal {
   close(): Promise<void>
 }
 
+/** A planned shipped turn-start dispatch. */
+export declare class NativeShippedTurnStartPlan {
+  /**
+   * Plans a dispatch from the registrations as a JSON array text (an
+   * item JSON cannot hold is `null` there, and is rejected as a registration).
+   */
+  static prepare(registrationsJson: string): NativeShippedTurnStartPlan
+  get calls(): Array<NativeShippedTurnStartCall>
+  /**
+   * The calls' replies (text, or a `\u0000` marker), in call order; the
+   * `ShippedTurnStartDispatch` as JSON text.
+   */
+  complete(replies: Array<string>): string
+}
+
 /**
  * The turn-start kernel: hooks installed at the composition root, one
  * `dispatchTurnStart` per Turn before status and quota projection.
@@ -266,6 +284,19 @@ export interface NativePlan {
   calls?: Array<NativeCall>
 }
 
+/** One provider call of a planned dispatch, in hook_id order. */
+export interface NativeShippedTurnStartCall {
+  /** The registration's index in the list the plan was made from. */
+  index: number
+  hookId: string
+  /** The registration as admitted, as JSON text. */
+  registrationJson: string
+  /** A reply text longer than this is over the hook's budget and need not cross. */
+  maxReplyLength: number
+  /** Milliseconds from the call after which the provider has failed. */
+  limitMs: number
+}
+
 /** One provider call: its hook, its input and its limit from the call. */
 export interface NativeTurnStartCall {
   hookId: string
@@ -380,6 +411,12 @@ export declare function validateHookResultIn(doc: unknown, context: HookContext,
 export declare function validateIntentKindDefinition(doc: unknown): ValidationResult<IntentKindDefinition>
 
 export declare function validateRegistration(doc: unknown, kinds: IntentKinds): ValidationResult<PostWritebackHookRegistration>
+
+export declare function validateShippedTurnStartDispatch(doc: unknown): ValidationResult<ShippedTurnStartDispatch>
+
+export declare function validateShippedTurnStartInvocation(doc: unknown): ValidationResult<ShippedTurnStartResult>
+
+export declare function validateShippedTurnStartRegistration(doc: unknown): ValidationResult<ShippedTurnStartRegistration>
 
 export declare function validateTurnStartReceipt(doc: unknown): ValidationResult<TurnStartReceipt>
 
