@@ -66,43 +66,46 @@ function result(hookId: string, status: ShippedTurnStartStatus): ShippedTurnStar
 }
 
 describe('ShippedTurnStart', () => {
-  it.each(Object.keys(SHAPES) as ShippedTurnStartStatus[])('a %s result is kept, its read projected when required', async (status) => {
-    const turnStart = new ShippedTurnStart()
-    let seen: unknown
-    turnStart.register({
-      registration: larkInbox(),
-      provider: (registration) => {
-        seen = registration
-        return result('lark_inbox.turn_start', status)
-      },
-    })
-    const dispatch = await turnStart.dispatch()
-    expect(validateShippedTurnStartDispatch(dispatch).ok).toBe(true)
-    expect(dispatch).toMatchObject({
-      schema_version: 'loopx_turn_start_capability_hook_dispatch_v1',
-      phase: 'turn_start',
-      registered_count: 1,
-      invoked_count: 1,
-      failures: [],
-    })
-    expect(dispatch.results).toEqual([result('lark_inbox.turn_start', status)])
-    expect(Object.isFrozen(seen)).toBe(true)
-    expect((seen as ShippedTurnStartRegistrationV1).required_read?.command).toBe(COMMAND)
-    const reads = SHAPES[status][1]
-      ? [
-          {
-            kind: 'lark_inbox_drain',
-            command: COMMAND,
-            reason: 'Fresh Lark messages arrived before this turn.',
-            ordering: 'before_work',
-            source: 'turn_start_capability_hook',
-            hook_id: 'lark_inbox.turn_start',
-            capability_id: 'lark-inbox',
-          },
-        ]
-      : []
-    expect(dispatch.required_reads).toEqual(reads)
-  })
+  it.each(Object.keys(SHAPES) as ShippedTurnStartStatus[])(
+    'a %s result is kept, its read projected when required',
+    async (status) => {
+      const turnStart = new ShippedTurnStart()
+      let seen: unknown
+      turnStart.register({
+        registration: larkInbox(),
+        provider: (registration) => {
+          seen = registration
+          return result('lark_inbox.turn_start', status)
+        },
+      })
+      const dispatch = await turnStart.dispatch()
+      expect(validateShippedTurnStartDispatch(dispatch).ok).toBe(true)
+      expect(dispatch).toMatchObject({
+        schema_version: 'loopx_turn_start_capability_hook_dispatch_v1',
+        phase: 'turn_start',
+        registered_count: 1,
+        invoked_count: 1,
+        failures: [],
+      })
+      expect(dispatch.results).toEqual([result('lark_inbox.turn_start', status)])
+      expect(Object.isFrozen(seen)).toBe(true)
+      expect((seen as ShippedTurnStartRegistrationV1).required_read?.command).toBe(COMMAND)
+      const reads = SHAPES[status][1]
+        ? [
+            {
+              kind: 'lark_inbox_drain',
+              command: COMMAND,
+              reason: 'Fresh Lark messages arrived before this turn.',
+              ordering: 'before_work',
+              source: 'turn_start_capability_hook',
+              hook_id: 'lark_inbox.turn_start',
+              capability_id: 'lark-inbox',
+            },
+          ]
+        : []
+      expect(dispatch.required_reads).toEqual(reads)
+    },
+  )
 
   it('runs hooks in hook_id order, isolates each failure with its code and dedupes reads by command', async () => {
     const turnStart = new ShippedTurnStart()
@@ -121,14 +124,21 @@ describe('ShippedTurnStart', () => {
         throw new Error('private provider detail /home/secret')
       }),
     )
-    turnStart.register(provide('lark_inbox.cc_lies', () => ({ ...result('lark_inbox.cc_lies', 'empty'), observation_count: 2 })))
+    turnStart.register(
+      provide('lark_inbox.cc_lies', () => ({ ...result('lark_inbox.cc_lies', 'empty'), observation_count: 2 })),
+    )
     turnStart.register(provide('lark_inbox.aa_first_read', () => result('lark_inbox.aa_first_read', 'observed')))
     const bad = larkInbox('lark_inbox.dd_bad')
     bad.budget.max_result_bytes = 10
     turnStart.register({ registration: bad, provider: () => result('lark_inbox.dd_bad', 'observed') })
 
     const dispatch = await turnStart.dispatch()
-    expect(calls).toEqual(['lark_inbox.aa_first_read', 'lark_inbox.bb_throws', 'lark_inbox.cc_lies', 'lark_inbox.zz_second_read'])
+    expect(calls).toEqual([
+      'lark_inbox.aa_first_read',
+      'lark_inbox.bb_throws',
+      'lark_inbox.cc_lies',
+      'lark_inbox.zz_second_read',
+    ])
     expect(dispatch.results.map((r) => r.hook_id)).toEqual(['lark_inbox.aa_first_read', 'lark_inbox.zz_second_read'])
     expect(dispatch.failures).toEqual([
       { hook_id: 'lark_inbox.aa_first_read', capability_id: 'lark-inbox', error_code: 'duplicate_hook_id' },
@@ -172,6 +182,9 @@ describe('shipped turn-start validators', () => {
       registration: larkInbox(),
       result: { ...result('lark_inbox.turn_start', 'observed'), agent_read_required: false },
     })
-    expect(verdict).toEqual({ ok: false, violations: [{ path: '/result/agent_read_required', rule: 'not_allowed_value' }] })
+    expect(verdict).toEqual({
+      ok: false,
+      violations: [{ path: '/result/agent_read_required', rule: 'not_allowed_value' }],
+    })
   })
 })

@@ -9,11 +9,7 @@
  */
 import * as addon from '../index.js'
 import type { ValidationResult } from '../index.js'
-import type {
-  ShippedTurnStartDispatch,
-  ShippedTurnStartRegistration,
-  ShippedTurnStartResult,
-} from '../bindings/index'
+import type { ShippedTurnStartDispatch, ShippedTurnStartRegistration, ShippedTurnStartResult } from '../bindings/index'
 import { LoopxHooksError, sync } from './errors.js'
 import { CallContext, callProvider, providerScope, type RawProvider } from './provider.js'
 
@@ -54,7 +50,10 @@ export class ShippedTurnStart {
    */
   register(hook: ShippedTurnStartHook): void {
     if (hook === null || typeof hook !== 'object' || typeof hook.provider !== 'function') {
-      throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'register: hook must be an object with a provider function')
+      throw new LoopxHooksError(
+        'ERR_LOOPX_INVALID_ARGUMENT',
+        'register: hook must be an object with a provider function',
+      )
     }
     this.#hooks.push({ registration: hook.registration, provider: hook.provider })
   }
