@@ -2,6 +2,10 @@
 // lark-inbox registration v1 whose required read is an absolute-path command,
 // results of every status, failures isolated with their codes, required reads
 // deduplicated by command, and the validators.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+import Ajv2020 from 'ajv/dist/2020'
 import { describe, expect, it } from 'vitest'
 
 import {
@@ -14,6 +18,12 @@ import {
   type ShippedTurnStartResult,
   type ShippedTurnStartStatus,
 } from '../lib/index.js'
+
+/** The JSON Schema codegen wrote for one shipped turn-start document. */
+function schemaCheck(name: string) {
+  const file = join(__dirname, '..', 'schemas', 'shipped', `${name}.schema.json`)
+  return new Ajv2020({ strict: true, allErrors: true }).compile(JSON.parse(readFileSync(file, 'utf8')))
+}
 
 const COMMAND = 'loopx --registry /abs/registry.json lark-inbox drain --goal-id G'
 
@@ -80,6 +90,7 @@ describe('ShippedTurnStart', () => {
       })
       const dispatch = await turnStart.dispatch()
       expect(validateShippedTurnStartDispatch(dispatch).ok).toBe(true)
+      expect(schemaCheck('loopx_turn_start_capability_hook_dispatch_v1')(dispatch)).toBe(true)
       expect(dispatch).toMatchObject({
         schema_version: 'loopx_turn_start_capability_hook_dispatch_v1',
         phase: 'turn_start',
@@ -170,6 +181,7 @@ describe('ShippedTurnStart', () => {
 describe('shipped turn-start validators', () => {
   it('admit the LoopX registration and refuse with pointers and rule codes', () => {
     expect(validateShippedTurnStartRegistration(larkInbox()).ok).toBe(true)
+    expect(schemaCheck('loopx_turn_start_capability_hook_registration_v1')(larkInbox())).toBe(true)
     const long = larkInbox('lark_inbox.turn_start', `loopx ${'/abs'.repeat(400)}`)
     expect(validateShippedTurnStartRegistration(long)).toEqual({
       ok: false,

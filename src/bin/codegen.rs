@@ -106,16 +106,17 @@ const SCHEMAS: &[(&str, MakeSchema)] = &[
     (turn_start::TurnStartReceiptSchemaVersion::VALUE, schema::<turn_start::TurnStartReceipt>),
 ];
 
-/// The shipped dialect's documents, in `schemas/loopx-shipped-v0/` (its
+/// The shipped dialect's documents, in `schemas/shipped/` (its
 /// turn-start registration v0 has the RFC's schema string, so the names
 /// would collide beside them).
-const SHIPPED_SCHEMAS: &[(&str, MakeSchema)] = &[
+const SHIPPED_TURN_START_SCHEMAS: &[(&str, MakeSchema)] = &[
     (shipped_ts::ShippedTurnStartRegistrationV0Schema::VALUE, schema::<shipped_ts::ShippedTurnStartRegistrationV0>),
     (shipped_ts::ShippedTurnStartRegistrationV1Schema::VALUE, schema::<shipped_ts::ShippedTurnStartRegistrationV1>),
     (shipped_ts::ShippedTurnStartResultSchema::VALUE, schema::<shipped_ts::ShippedTurnStartResult>),
     (shipped_ts::ShippedTurnStartDispatchSchema::VALUE, schema::<shipped_ts::ShippedTurnStartDispatch>),
 ];
-const SHIPPED_DIR: &str = "loopx-shipped-v0";
+const SHIPPED_DIR: &str = "shipped";
+const SHIPPED_DIALECT: &str = "loopx-shipped-v0";
 
 fn main() -> Res {
     let out =
@@ -154,10 +155,10 @@ fn schemas(dir: &Path) -> Res {
         obj.insert("title".into(), (*name).into());
         write(&dir.join(format!("{name}.schema.json")), pretty(&sorted(schema))?)?;
     }
-    for (name, generate) in SHIPPED_SCHEMAS {
+    for (name, generate) in SHIPPED_TURN_START_SCHEMAS {
         let mut schema = generate().to_value();
         let obj = schema.as_object_mut().ok_or("schema is not an object")?;
-        obj.insert("$id".into(), format!("urn:loopx-hooks:schema:{SHIPPED_DIR}:{name}").into());
+        obj.insert("$id".into(), format!("urn:loopx-hooks:schema:{SHIPPED_DIALECT}:{name}").into());
         obj.insert("title".into(), (*name).into());
         write(&dir.join(SHIPPED_DIR).join(format!("{name}.schema.json")), pretty(&sorted(schema))?)?;
     }
