@@ -16,6 +16,9 @@ import type {
   ShippedRegistration,
   ShippedSidecarReceipt,
   ShippedSource,
+  ShippedTurnStartDispatch,
+  ShippedTurnStartRegistration,
+  ShippedTurnStartResult,
   TurnStartHookRegistration,
   TurnStartReceipt,
   Violation,
@@ -149,6 +152,21 @@ export declare class NativeJournal {
   close(): Promise<void>
 }
 
+/** A planned shipped turn-start dispatch. */
+export declare class NativeShippedTurnStartPlan {
+  /**
+   * Plans a dispatch from the registrations as a JSON array text (an
+   * item JSON cannot hold is `null` there, and is rejected as a registration).
+   */
+  static prepare(registrationsJson: string): NativeShippedTurnStartPlan
+  get calls(): Array<NativeShippedTurnStartCall>
+  /**
+   * The calls' replies (text, or a `\u0000` marker), in call order; the
+   * `ShippedTurnStartDispatch` as JSON text.
+   */
+  complete(replies: Array<string>): string
+}
+
 /**
  * The turn-start kernel: hooks installed at the composition root, one
  * `dispatchTurnStart` per Turn before status and quota projection.
@@ -270,6 +288,19 @@ export interface NativePlan {
   done?: string
   wait?: number
   calls?: Array<NativeCall>
+}
+
+/** One provider call of a planned dispatch, in hook_id order. */
+export interface NativeShippedTurnStartCall {
+  /** The registration's index in the list the plan was made from. */
+  index: number
+  hookId: string
+  /** The registration as admitted, as JSON text. */
+  registrationJson: string
+  /** A reply text longer than this is over the hook's budget and need not cross. */
+  maxReplyLength: number
+  /** Milliseconds from the call after which the provider has failed. */
+  limitMs: number
 }
 
 /** One provider call: its hook, its input and its limit from the call. */
@@ -404,6 +435,12 @@ export declare function validateShippedResult(doc: unknown, registration: Shippe
  * (not as the very object given, as the other validators return it).
  */
 export declare function validateShippedSource(doc: unknown): ValidationResult<ShippedSource>
+
+export declare function validateShippedTurnStartDispatch(doc: unknown): ValidationResult<ShippedTurnStartDispatch>
+
+export declare function validateShippedTurnStartInvocation(doc: unknown): ValidationResult<ShippedTurnStartResult>
+
+export declare function validateShippedTurnStartRegistration(doc: unknown): ValidationResult<ShippedTurnStartRegistration>
 
 export declare function validateTurnStartReceipt(doc: unknown): ValidationResult<TurnStartReceipt>
 

@@ -79,6 +79,14 @@ export {
   type TurnStartProviderFn,
   type TurnStartContext,
 } from './turn_start.js'
+export {
+  ShippedTurnStart,
+  type ShippedTurnStartHook,
+  type ShippedTurnStartProviderFn,
+  validateShippedTurnStartDispatch,
+  validateShippedTurnStartInvocation,
+  validateShippedTurnStartRegistration,
+} from './turn_start_shipped.js'
 export { InboxStore, type InboxOptions } from './inbox.js'
 export { TurnStartSession } from './turn_start_session.js'
 export {

@@ -11,6 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use loopx_hooks::contract::*;
+use loopx_hooks::turn_start::shipped as shipped_ts;
 use loopx_hooks::{dispatch, identity, journal, shipped, turn_start};
 use schemars::generate::SchemaSettings;
 use schemars::transform::RestrictFormats;
@@ -93,6 +94,9 @@ const TS_TYPES: &[ExportTs] = &[
     shipped::HookResult::export_all,
     shipped::SidecarReceipt::export_all,
     shipped::DispatchResult::export_all,
+    shipped_ts::ShippedTurnStartRegistration::export_all,
+    shipped_ts::ShippedTurnStartResult::export_all,
+    shipped_ts::ShippedTurnStartDispatch::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).
@@ -110,7 +114,7 @@ const SCHEMAS: &[(&str, MakeSchema)] = &[
 ];
 
 /// The loopx-shipped-v0 dialect's schemas, in `schemas/shipped/` (its
-/// registration shares the RFC's schema string, so one folder cannot hold both).
+/// registrations share the RFC's schema strings, so one folder cannot hold both).
 const SHIPPED_SCHEMAS: &[(&str, MakeSchema)] = &[
     (shipped::ShippedRegistrationSchemaVersion::VALUE, schema::<shipped::Registration>),
     (shipped::ShippedSourceSchemaVersion::VALUE, schema::<shipped::Source>),
@@ -119,6 +123,10 @@ const SHIPPED_SCHEMAS: &[(&str, MakeSchema)] = &[
     (shipped::ShippedIntentSchemaVersion::VALUE, schema::<shipped::Intent>),
     (shipped::ShippedSidecarReceiptSchemaVersion::VALUE, schema::<shipped::SidecarReceipt>),
     (shipped::ShippedDispatchSchemaVersion::VALUE, schema::<shipped::DispatchResult>),
+    (shipped_ts::ShippedTurnStartRegistrationV0Schema::VALUE, schema::<shipped_ts::ShippedTurnStartRegistrationV0>),
+    (shipped_ts::ShippedTurnStartRegistrationV1Schema::VALUE, schema::<shipped_ts::ShippedTurnStartRegistrationV1>),
+    (shipped_ts::ShippedTurnStartResultSchema::VALUE, schema::<shipped_ts::ShippedTurnStartResult>),
+    (shipped_ts::ShippedTurnStartDispatchSchema::VALUE, schema::<shipped_ts::ShippedTurnStartDispatch>),
 ];
 
 fn main() -> Res {

@@ -12,4 +12,5 @@ mod js_value;
 mod runtime;
 mod sqlite_probe;
 mod turn_start;
+mod turn_start_shipped;
 mod validators;

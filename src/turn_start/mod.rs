@@ -14,6 +14,7 @@ mod outcome;
 mod reconcile;
 mod request;
 mod session;
+pub mod shipped;
 mod steps;
 mod validate;
 
