@@ -30,6 +30,8 @@ mod lock_tests;
 #[cfg(test)]
 mod merged_tests;
 #[cfg(test)]
+mod outage_tests;
+#[cfg(test)]
 mod tests;
 
 use std::str::FromStr;
