@@ -56,7 +56,12 @@ const portOf = (url: string) => Number(new URL(url).port)
 function ticker() {
   let ticks = 0
   const timer = setInterval(() => ticks++, 100)
-  return { get ticks() { return ticks }, stop: () => clearInterval(timer) }
+  return {
+    get ticks() {
+      return ticks
+    },
+    stop: () => clearInterval(timer),
+  }
 }
 
 /** How `call` settled (its value, or its error's code) and how long it took. */
@@ -94,7 +99,13 @@ async function expectBoundedWhileSilent(runtime: HookRuntime, tick: ReturnType<t
   expect(stats.ms).toBeLessThan(3_000)
   for (const call of [
     () => runtime.dispatch(fixture.request('r2')),
-    () => runtime.journal.decide({ intentId: fixture.expected('r1').intentIds[0]!, executorId: 'x', decision: 'admit', reasonCode: 'ok' }),
+    () =>
+      runtime.journal.decide({
+        intentId: fixture.expected('r1').intentIds[0]!,
+        executorId: 'x',
+        decision: 'admit',
+        reasonCode: 'ok',
+      }),
   ]) {
     const before = tick.ticks
     const out = await settle(call)
