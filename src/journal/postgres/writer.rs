@@ -49,7 +49,10 @@ pub(crate) struct PgWriteConn {
     pub(super) replaying: bool,
     /// How long a batch retries a lost or unreachable server.
     retry_for: Duration,
-    /// When the failing batch's first try failed.
+    /// When the current try of the batch began.
+    try_began: Instant,
+    /// When the failing batch's first try began: its retries count from
+    /// there, so a first try that waited out its bound is not extra.
     failing_since: Cell<Option<Instant>>,
     /// A batch ran out of retries and nothing committed since: the next
     /// batch tries once, so a long outage answers queued commands quickly.
@@ -70,6 +73,7 @@ impl PgWriteConn {
             begin: None,
             replaying: false,
             retry_for,
+            try_began: Instant::now(),
             failing_since: Cell::new(None),
             gave_up: Cell::new(false),
         }
@@ -96,6 +100,7 @@ impl PgWriteConn {
 
 impl BatchConn for PgWriteConn {
     fn begin(&mut self, durable: bool) -> Result<()> {
+        self.try_began = Instant::now();
         self.savepoint_open = false;
         self.link.sql_failed = false;
         // A batch of checkpoints or claims only is nobody's wait and is
@@ -187,7 +192,7 @@ impl BatchConn for PgWriteConn {
         // a try against a silent server waits out its whole bound.
         let now = Instant::now();
         if tries == 0 {
-            self.failing_since.set(Some(now));
+            self.failing_since.set(Some(self.try_began));
         }
         let since = self.failing_since.get().unwrap_or(now);
         let delay = backoff(e, tries.min(11))?;
