@@ -239,6 +239,6 @@ describe('loopx-shipped-v0 runtime', () => {
     await runtime.close()
     await expect(
       HookRuntime.open({ dialect: 'x' as 'contract-v0', journalPath: join(dir, 'other.sqlite') }),
-    ).rejects.toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
+    ).rejects.toMatchObject({ code: 'ERR_LOOPX_UNKNOWN_DIALECT' })
   })
 })

@@ -5,6 +5,7 @@
  * large, cyclic, or secret). Documents are judged by the validators instead.
  */
 import { LoopxHooksError } from './errors.js'
+import type { Dialect } from '../bindings/index'
 
 const MAX_DEPTH = 127
 
@@ -130,8 +131,7 @@ export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
     invalid('HookRuntime.open: options.busyTimeoutMs must be an integer from 0 to 4294967295')
   if (attemptLedger !== undefined && typeof attemptLedger !== 'boolean')
     invalid('HookRuntime.open: options.attemptLedger must be a boolean')
-  if (dialect !== undefined && dialect !== 'contract-v0' && dialect !== 'loopx-shipped-v0')
-    invalid("HookRuntime.open: options.dialect must be 'contract-v0' or 'loopx-shipped-v0'")
+  if (dialect !== undefined) expectDialect('HookRuntime.open', dialect)
   return target
 }
 
@@ -210,4 +210,19 @@ export function expectOptions<T extends object>(
     Object.fromEntries(Object.entries(members).map(([member, kind]) => [member, [options[member], kind] as const])),
   )
   return options as T
+}
+
+/** The contract dialects: the RFC one (`contract-v0`, the default) and LoopX's shipped one. */
+export const DIALECTS: readonly Dialect[] = ['contract-v0', 'loopx-shipped-v0']
+
+/**
+ * `dialect` as a `Dialect`; anything else throws `ERR_LOOPX_UNKNOWN_DIALECT`
+ * (the message lists the known names and never repeats the value given).
+ */
+export function expectDialect(method: string, dialect: unknown): Dialect {
+  if (typeof dialect === 'string' && (DIALECTS as readonly string[]).includes(dialect)) return dialect as Dialect
+  throw new LoopxHooksError(
+    'ERR_LOOPX_UNKNOWN_DIALECT',
+    `${method}: unknown dialect (expected one of: ${DIALECTS.join(', ')})`,
+  )
 }

@@ -41,7 +41,6 @@ export {
   validateShippedRegistration,
   validateShippedResult,
   validateShippedSource,
-  type Dialect,
 } from './shipped_validators.js'
 export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
 export type { JournalTarget, PostgresJournalTarget } from './journal_target.js'

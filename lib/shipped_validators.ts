@@ -15,23 +15,8 @@ import type {
   ShippedSource,
 } from '../bindings/index'
 import { expectArgs } from './args.js'
+export { DIALECTS, expectDialect } from './args.js'
 import { LoopxHooksError, sync } from './errors.js'
-
-/** The contract dialects: the RFC one (`contract-v0`, the default) and LoopX's shipped one. */
-export const DIALECTS = ['contract-v0', 'loopx-shipped-v0'] as const
-export type Dialect = (typeof DIALECTS)[number]
-
-/**
- * `dialect` as a `Dialect`; anything else throws `ERR_LOOPX_UNKNOWN_DIALECT`
- * (the message lists the known names and never repeats the value given).
- */
-export function expectDialect(method: string, dialect: unknown): Dialect {
-  if (typeof dialect === 'string' && (DIALECTS as readonly string[]).includes(dialect)) return dialect as Dialect
-  throw new LoopxHooksError(
-    'ERR_LOOPX_UNKNOWN_DIALECT',
-    `${method}: unknown dialect (expected one of: ${DIALECTS.join(', ')})`,
-  )
-}
 
 type Context = ShippedRegistration | string
 
