@@ -2,7 +2,9 @@
 // lark-inbox registration v1 whose required read is an absolute-path command,
 // results of every status, failures isolated with their codes, required reads
 // deduplicated by command, and the validators.
-import { readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import Ajv2020 from 'ajv/dist/2020'
@@ -198,5 +200,37 @@ describe('shipped turn-start validators', () => {
       ok: false,
       violations: [{ path: '/result/agent_read_required', rule: 'not_allowed_value' }],
     })
+  })
+})
+
+describe('validate --dialect loopx-shipped-v0, turn-start documents', () => {
+  it('judges a shipped turn-start registration and invocation from the CLI', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loopx-ts-shipped-cli-'))
+    try {
+      const file = (name: string, doc: unknown) => {
+        const path = join(dir, `${name}.json`)
+        writeFileSync(path, JSON.stringify(doc))
+        return path
+      }
+      const cli = (args: string[]) =>
+        spawnSync(process.execPath, [join(__dirname, '..', 'bin', 'loopx-hooks.js'), ...args], {
+          encoding: 'utf8',
+          timeout: 20_000,
+        })
+      const shipped = ['--dialect', 'loopx-shipped-v0', '--json']
+      expect(cli(['validate', 'turn-start-registration', file('reg', larkInbox()), ...shipped]).status).toBe(0)
+      const bad = {
+        registration: larkInbox(),
+        result: { ...result('lark_inbox.turn_start', 'observed'), agent_read_required: false },
+      }
+      const r = cli(['validate', 'turn-start-invocation', file('inv', bad), ...shipped])
+      expect(r.status).toBe(1)
+      expect(JSON.parse(r.stdout)).toEqual({
+        ok: false,
+        violations: [{ path: '/result/agent_read_required', rule: 'not_allowed_value' }],
+      })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -77,6 +77,10 @@ export const SHIPPED_CONTRACTS: Record<string, Contract> = {
   },
   'sidecar-receipt': { needs: [], validate: (lib, doc) => lib.validateShippedReceipt(doc) },
   'dispatch-result': { needs: [], validate: (lib, doc) => lib.validateShippedDispatchResult(doc) },
+  'turn-start-registration': { needs: [], validate: (lib, doc) => lib.validateShippedTurnStartRegistration(doc) },
+  // `{ registration, result }`: a result judged against its hook's registration.
+  'turn-start-invocation': { needs: [], validate: (lib, doc) => lib.validateShippedTurnStartInvocation(doc) },
+  'turn-start-dispatch': { needs: [], validate: (lib, doc) => lib.validateShippedTurnStartDispatch(doc) },
 }
 
 export const SHIPPED_CONTRACT_NAMES = Object.keys(SHIPPED_CONTRACTS)
