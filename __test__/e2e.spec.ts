@@ -33,6 +33,7 @@ import {
   type PostWritebackHookInput,
   type PostWritebackHookRegistration,
   type Profile,
+  type PostWritebackIntent,
 } from '../lib/index.js'
 import { TurnSettlement, type SettleResult, type WritebackRequest } from '../lib/orchestrator/index.js'
 import {
@@ -187,7 +188,7 @@ async function expectValidatedIntentReceipt(
   // The intent as the outbox holds it, validated again against the registration and kind.
   const stored = (await root.hooks.journal.listIntents({ dispatchId: hook.dispatchId })).items
   expect(stored).toHaveLength(1)
-  const doc = stored[0]!.intent
+  const doc = stored[0]!.intent as PostWritebackIntent
   expect(validateHookResult(proposed([doc]), root.installed!.registration, hook.dispatchId, KINDS())).toMatchObject({
     ok: true,
   })

@@ -20,6 +20,7 @@ import {
   type DispatchOutcome,
   type DispatchRequest,
   type PostWritebackHookRegistration,
+  type PostWritebackIntent,
 } from '../lib/index.js'
 import {
   EMPTY_STATS,
@@ -631,8 +632,8 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
         doneAt: null,
       })
       expect(stored.intent.requested_write_scope).toStrictEqual(['some_scope.write'])
-      expect(stored.intent.grants_new_action_authority).toBe(false)
-      expect(stored.intent.external_write_performed).toBe(false)
+      expect((stored.intent as PostWritebackIntent).grants_new_action_authority).toBe(false)
+      expect((stored.intent as PostWritebackIntent).external_write_performed).toBe(false)
       expect(await runtime.journal.stats()).toStrictEqual({
         ...EMPTY_STATS,
         proposed: 1,

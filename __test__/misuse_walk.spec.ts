@@ -108,7 +108,11 @@ const SAMPLES: Record<string, () => unknown> = {
     policyVersion: 'v1',
     payload: {},
   }),
-  'defineHook.spec': () => ({ kinds: [kind], registration: registration('walk.defined'), provider: () => null }),
+  'defineHook.spec': () => ({
+    kinds: [kind],
+    registration: registration('walk.defined'),
+    provider: () => null as never,
+  }),
   'intent.spec': () => ({ operation: 'signal', policyVersion: 'v1', payload: {} }),
   decision: () => ({
     intentId: `pwi_${'0'.repeat(64)}`,
@@ -171,7 +175,7 @@ const SAMPLES: Record<string, () => unknown> = {
     provider: () => null,
   }),
   'TurnStartKernel.dispatchTurnStart.request': () => turnStartRequest(),
-  'ShippedHookRuntime.register.hook': () => ({ registration: shippedRegistration(), provider: () => null }),
+  'ShippedHookRuntime.register.hook': () => ({ registration: shippedRegistration(), provider: () => null as never }),
   source: () => shippedSource(),
   sources: () => [shippedSource()],
 }
@@ -305,7 +309,7 @@ async function instances(): Promise<Record<string, object[]>> {
     journalPath: fresh('shipped-live'),
     profile: { enabled: true },
   })
-  shipped.register({ registration: shippedRegistration(), provider: () => null })
+  shipped.register({ registration: shippedRegistration(), provider: () => null as never })
   const journal = await root.HookJournal.open(fresh('journal-live'))
   const reader = await root.HookJournal.openReadOnly(livePath)
   const inbox = await root.InboxStore.open(fresh('inbox'))

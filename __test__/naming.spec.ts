@@ -1,3 +1,4 @@
+import type { PostWritebackIntent } from '../lib/index.js'
 // The one naming rule (README "Naming"): contract documents keep the RFC's
 // snake_case; every other object the API returns is camelCase. This walks
 // what the runtime, the journal's readers, the outbox and the CLI's --json
@@ -93,8 +94,8 @@ describe('one naming rule', () => {
     expect(offenders(returned)).toEqual([])
     // Not vacuous: the rows hold camelCase ids and the embedded documents snake_case ones.
     expect(claimed).toMatchObject({
-      intentId: claimed!.intent.intent_id,
-      dispatchId: claimed!.intent.source_dispatch_id,
+      intentId: (claimed!.intent as PostWritebackIntent).intent_id,
+      dispatchId: (claimed!.intent as PostWritebackIntent).source_dispatch_id,
     })
     expect(returned.stats).toMatchObject({ proposed: 1, failed: 1, notApplicable: 0, intentsOpen: 1 })
     expect(offenders({ intent: claimed!.intent, x: { intent_id: 1 } })).toEqual(['/x/intent_id'])

@@ -27,6 +27,7 @@ import {
   validateRegistration,
   type IntentKindDefinition,
   type PostWritebackHookInput,
+  type PostWritebackIntent,
 } from '../lib/index.js'
 import { TurnSettlement, type WritebackRequest } from '../lib/orchestrator/index.js'
 import {
@@ -484,10 +485,11 @@ describe('fake scheduler (governed executor)', () => {
     ])
     expect(pass.evaluated.map((d) => d.segmentRef)).toEqual(['todo_1'])
     const rejected = (await w.hooks.journal.listIntents()).items.filter((i) => i.decision === 'reject')
-    expect(rejected.map((i) => i.intent.requested_write_scope.length + ':' + i.intent.policy_version).sort()).toEqual([
-      '0:monthly_v1',
-      '1:weekly_v0',
-    ])
+    expect(
+      rejected
+        .map((i) => i.intent.requested_write_scope.length + ':' + (i.intent as PostWritebackIntent).policy_version)
+        .sort(),
+    ).toEqual(['0:monthly_v1', '1:weekly_v0'])
   })
 
   it('leaves intents another executor decided alone', async () => {

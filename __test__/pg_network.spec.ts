@@ -36,7 +36,7 @@ const CHILDREN = join(__dirname, 'children')
 
 interface Fixture {
   PROFILE: HookRuntimeOptions['profile']
-  KIND: Parameters<HookRuntime['defineIntentKind']>[0]
+  KIND: Parameters<typeof defineHook>[0]['kinds'][number]
   REGISTRATION: Parameters<typeof defineHook>[0]['registration']
   POLICY_VERSION: string
   install(runtime: HookRuntime): void
@@ -256,7 +256,7 @@ describe('PostgreSQL when the network misbehaves', () => {
                 intent(input, fixture.KIND, {
                   operation: 'mark',
                   policyVersion: fixture.POLICY_VERSION,
-                  payload: fixture.payloadFor(input.source.receipt_id),
+                  payload: fixture.payloadFor(input.source.receipt_id) as never,
                 }),
               ])
             },

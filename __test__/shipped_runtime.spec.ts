@@ -75,7 +75,7 @@ function producer(hookId: string, marker = 'first', key?: string) {
         intent_kind: 'periodic_report.deliver',
         idempotency_key: key ?? `periodic-report:${String(input.projection.stage_completion)}`,
         source_receipt_id: input.receipt.event_id,
-        payload: { stage: input.projection.stage_completion, marker },
+        payload: { stage: input.projection.stage_completion ?? null, marker },
         requested_write_scope: [],
       },
     }
@@ -116,9 +116,9 @@ describe('loopx-shipped-v0 runtime', () => {
         primary_writeback_preserved: true,
         external_writes_performed: false,
       })
-      expect(p.calls[before].receipt.event_id).toMatch(/^pwr_[0-9a-f]{24}$/)
+      expect(p.calls[before]!.receipt.event_id).toMatch(/^pwr_[0-9a-f]{24}$/)
       // The input holds the read scope's keys only.
-      expect(Object.keys(p.calls[before].projection).sort()).toEqual(['last_report', 'stage_completion'])
+      expect(Object.keys(p.calls[before]!.projection).sort()).toEqual(['last_report', 'stage_completion'])
       const again = await runtime.dispatch(source(kind, todo))
       expect(p.calls.length).toBe(before + 1)
       expect(again.replayed_hooks).toEqual([STAGE])
@@ -148,7 +148,7 @@ describe('loopx-shipped-v0 runtime', () => {
     const p = producer(STAGE)
     runtime.register({ registration: registration(STAGE), provider: p.fn })
     await runtime.dispatch(source('refresh_state', 'todo-1'))
-    expect(p.calls[0].receipt.event_id).toBe('pwr_1e21e6cc20ec36025f486859')
+    expect(p.calls[0]!.receipt.event_id).toBe('pwr_1e21e6cc20ec36025f486859')
     const row = await runtime.journal.getDispatch(
       'pwh_bd119d54eba68a96ecd93c21ff3565283decd8c1e3746d2d9ab1bfc621098933',
     )
@@ -162,7 +162,7 @@ describe('loopx-shipped-v0 runtime', () => {
     const p = producer(STAGE)
     runtime.register({ registration: registration(STAGE), provider: (input) => producer(STAGE, marker).fn(input) })
     await runtime.dispatch(source('refresh_state', null))
-    const [row] = (await runtime.journal.listDispatches({})).items
+    const row = (await runtime.journal.listDispatches({})).items[0]!
     marker = 'second'
     const conflict = await runtime.dispatch(source('refresh_state', null))
     expect(conflict.failures).toEqual([
@@ -187,8 +187,8 @@ describe('loopx-shipped-v0 runtime', () => {
       },
     })
     const failed = await runtime.dispatch(source('todo_complete', 'todo-7'))
-    expect(failed.failures[0].error_code).toBe('producer_failed')
-    const [row] = (await runtime.journal.listDispatches({})).items
+    expect(failed.failures[0]!.error_code).toBe('producer_failed')
+    const row = (await runtime.journal.listDispatches({})).items[0]!
     expect(row.receipt).toMatchObject({ status: 'retryable_failure', error_code: 'producer_failed', attempt_count: 1 })
     await runtime.close()
 

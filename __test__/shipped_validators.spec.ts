@@ -28,8 +28,9 @@ import type { Io } from '../lib/cli.js'
 
 const root = join(__dirname, '..')
 type Doc = Record<string, unknown>
+type DocName = 'registration' | 'source' | 'hook_input' | 'hook_result' | 'sidecar_receipt' | 'dispatch_result'
 const DOCS = JSON.parse(readFileSync(join(__dirname, 'support', 'shipped_documents.json'), 'utf8')) as Record<
-  string,
+  DocName,
   Doc
 > & { event_id: string }
 const registration = DOCS.registration as unknown as ShippedRegistration
@@ -87,7 +88,10 @@ describe('the shipped validators', () => {
   })
 
   it('throw ERR_LOOPX_INVALID_ARGUMENT, with the violations, for a context registration they reject', () => {
-    const broken = { ...registration, budget: { ...registration.budget, max_invocations_per_dispatch: 2 } }
+    const broken = {
+      ...registration,
+      budget: { ...registration.budget, max_invocations_per_dispatch: 2 },
+    } as unknown as ShippedRegistration
     const thrown = (() => {
       try {
         validateShippedHookInput(DOCS.hook_input, broken)

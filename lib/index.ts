@@ -42,7 +42,7 @@ export {
   validateShippedResult,
   validateShippedSource,
 } from './shipped_validators.js'
-export { HookRuntime, type HookRuntimeOptions } from './runtime.js'
+export { HookRuntime, type HookRuntimeOptions, type ShippedHookRuntimeOptions } from './runtime.js'
 export type { JournalTarget, PostgresJournalTarget } from './journal_target.js'
 export {
   channels,

@@ -5,14 +5,7 @@
  * orchestrator calls `dispatch` after each committed writeback.
  */
 import { openNativeRuntime, type NativeHookRuntime } from '../index.js'
-import type {
-  Dialect,
-  DispatchOutcome,
-  DispatchRequest,
-  IntentKindDefinition,
-  Profile,
-  RecoverReport,
-} from '../bindings/index'
+import type { DispatchOutcome, DispatchRequest, IntentKindDefinition, Profile, RecoverReport } from '../bindings/index'
 import { checkHook, checkJsonObject, checkRuntimeOptions, expectOptions } from './args.js'
 import { LoopxHooksError, native, sync } from './errors.js'
 import { Flights } from './flights.js'
@@ -40,16 +33,18 @@ interface HookRuntimeTuning {
   attemptLedger?: boolean
 }
 
-/** The journal is `journalPath` (a SQLite file, created on first use) or `journal`. */
-export type HookRuntimeOptions = HookRuntimeTuning &
-  ({ journalPath: string; journal?: undefined } | { journal: JournalTarget; journalPath?: undefined }) & {
-    /**
-     * The contract the runtime speaks: `'contract-v0'` (the RFC drafts with
-     * contract-v0's decisions) or `'loopx-shipped-v0'` (the contract LoopX
-     * shipped; `open` then returns a `ShippedHookRuntime`). Default `'contract-v0'`.
-     */
-    dialect?: Dialect
-  }
+/** Where the journal is: `journalPath` (a SQLite file, created on first use) or `journal`. */
+type JournalPlace = { journalPath: string; journal?: undefined } | { journal: JournalTarget; journalPath?: undefined }
+
+/**
+ * `HookRuntime.open`'s options. `dialect` is the contract the runtime speaks:
+ * `'contract-v0'` (the default: the RFC drafts with contract-v0's decisions);
+ * see `ShippedHookRuntimeOptions` for the contract LoopX shipped.
+ */
+export type HookRuntimeOptions = HookRuntimeTuning & JournalPlace & { dialect?: 'contract-v0' }
+
+/** `HookRuntime.open`'s options for the contract LoopX shipped: it returns a `ShippedHookRuntime`. */
+export type ShippedHookRuntimeOptions = HookRuntimeTuning & JournalPlace & { dialect: 'loopx-shipped-v0' }
 
 export interface DispatchOptions {
   /**
@@ -95,9 +90,11 @@ export class HookRuntime implements AsyncDisposable {
     this.journal = new HookJournal(runtime.journal())
   }
 
-  static async open(options: HookRuntimeOptions & { dialect: 'loopx-shipped-v0' }): Promise<ShippedHookRuntime>
-  static async open(options: HookRuntimeOptions & { dialect?: 'contract-v0' }): Promise<HookRuntime>
-  static async open(options: HookRuntimeOptions): Promise<HookRuntime | ShippedHookRuntime> {
+  static async open(options: ShippedHookRuntimeOptions): Promise<ShippedHookRuntime>
+  static async open(options: HookRuntimeOptions): Promise<HookRuntime>
+  static async open(
+    options: HookRuntimeOptions | ShippedHookRuntimeOptions,
+  ): Promise<HookRuntime | ShippedHookRuntime> {
     const target = checkRuntimeOptions(options)
     const runtime = await native(
       openNativeRuntime({
