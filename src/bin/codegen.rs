@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use loopx_hooks::contract::*;
-use loopx_hooks::{dispatch, identity, journal, shipped, turn_start};
+use loopx_hooks::{dispatch, identity, journal, shipped, sidecar, turn_start};
 use schemars::generate::SchemaSettings;
 use schemars::transform::RestrictFormats;
 use schemars::{JsonSchema, Schema};
@@ -93,6 +93,8 @@ const TS_TYPES: &[ExportTs] = &[
     shipped::HookResult::export_all,
     shipped::SidecarReceipt::export_all,
     shipped::DispatchResult::export_all,
+    // What `journal import --from-sidecars` reports.
+    sidecar::ImportReport::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).

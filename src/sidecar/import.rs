@@ -16,6 +16,7 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{json, Value};
+use ts_rs::TS;
 
 use super::scan::{scan, Entry, Found};
 use super::{Reason, Rejected};
@@ -42,7 +43,9 @@ pub const IMPORTED_REGISTRATION_DIGEST: &str = "00000000000000000000000000000000
 pub const IMPORTED_REQUEST: &str = "{}";
 
 /// What an import did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, rename = "SidecarImportReport")]
 pub struct ImportReport {
     /// Identities written now.
     pub imported: u32,

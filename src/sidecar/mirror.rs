@@ -40,6 +40,15 @@ pub enum MirrorOutcome {
     Replayed,
 }
 
+impl MirrorOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MirrorOutcome::Written => "written",
+            MirrorOutcome::Replayed => "replayed",
+        }
+    }
+}
+
 /// Why a receipt was not mirrored. Codes only: never a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MirrorError {
@@ -95,6 +104,17 @@ pub fn mirror_receipt(
     let outcome = swap(&path, &value);
     lock.release();
     outcome
+}
+
+/// [`mirror_receipt`] for a receipt of a dispatch of `source` (both JSON
+/// documents as the runtime holds them): the goal is the source's stripped
+/// `identity.goal_id`.
+pub fn mirror_for_source(runtime_root: &Path, source: &str, receipt: &str) -> Result<MirrorOutcome, MirrorError> {
+    let source: Value = serde_json::from_str(source).map_err(|_| MirrorError::InvalidReceipt)?;
+    let source = doc::validate_source(&source).map_err(|_| MirrorError::BadGoalId)?;
+    let receipt: Value = serde_json::from_str(receipt).map_err(|_| MirrorError::InvalidReceipt)?;
+    let receipt = doc::validate_receipt(&receipt).map_err(|_| MirrorError::InvalidReceipt)?;
+    mirror_receipt(runtime_root, &source.identity.goal_id, &receipt, LOCK_TIMEOUT)
 }
 
 /// The compare-and-swap, under the lock.

@@ -17,17 +17,19 @@ pub mod scan;
 mod tests;
 
 use serde::Serialize;
+use ts_rs::TS;
 
 pub use import::{import_sidecars, ImportReport};
-pub use mirror::{mirror_receipt, MirrorError, MirrorOutcome};
+pub use mirror::{mirror_for_source, mirror_receipt, MirrorError, MirrorOutcome};
 pub use scan::{scan, Entry, Found};
 
 /// The folder of one goal's receipts, relative to its goal's folder.
 pub const RECEIPT_DIR: &str = "post_writeback_hooks";
 
 /// Why an entry of the folder was not imported.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export, rename = "SidecarRejectReason")]
 pub enum Reason {
     /// A symlink, folder, FIFO or device where a receipt file is expected.
     NotARegularFile,
@@ -67,7 +69,8 @@ impl Reason {
 }
 
 /// One entry that was not imported.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
+#[ts(export, rename = "SidecarRejected")]
 pub struct Rejected {
     /// Relative to the runtime root, `/`-separated.
     pub file: String,
@@ -75,6 +78,7 @@ pub struct Rejected {
     /// The first violated rule code, for `invalid_receipt`; the journal's
     /// error code for `journal_failed`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub code: Option<String>,
 }
 
