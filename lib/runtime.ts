@@ -49,6 +49,12 @@ export type HookRuntimeOptions = HookRuntimeTuning &
      * shipped; `open` then returns a `ShippedHookRuntime`). Default `'contract-v0'`.
      */
     dialect?: Dialect
+    /**
+     * `loopx-shipped-v0` only: a LoopX runtime root where each settled
+     * dispatch's receipts are also written as LoopX's sidecar files, so
+     * LoopX's consumer of that folder keeps working during a migration.
+     */
+    sidecarMirror?: string
   }
 
 export interface DispatchOptions {
@@ -111,7 +117,9 @@ export class HookRuntime implements AsyncDisposable {
       }),
     )
     const hooks = new HookRuntime(runtime)
-    return options.dialect === 'loopx-shipped-v0' ? new ShippedHookRuntime(hooks as unknown as ShippedEngine) : hooks
+    return options.dialect === 'loopx-shipped-v0'
+      ? new ShippedHookRuntime(hooks as unknown as ShippedEngine, options.sidecarMirror)
+      : hooks
   }
 
   /** Defines an intent kind; throws `ERR_LOOPX_INTENT_KIND_REJECTED` with the violations. */
