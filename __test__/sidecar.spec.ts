@@ -25,6 +25,7 @@ import {
   type ShippedSource,
   type SidecarMirrorMessage,
 } from '../lib/index.js'
+import { POSTGRES, openJournal } from './support/backends'
 
 const STAGE = 'periodic_report.stage_completion'
 const BIN = join(__dirname, '..', 'bin', 'loopx-hooks.js')
@@ -213,6 +214,35 @@ describe('journal import --from-sidecars', () => {
     const noRoot = run('journal', 'import', '--db', db)
     expect(noRoot.status).toBe(2)
     expect(noRoot.stderr).toMatch(/--from-sidecars/)
+  })
+  it('imports into a PostgreSQL journal named as the other journal commands name it', async () => {
+    const { ok, failed } = await loopxReceipts()
+    const root = join(dir, 'runtime')
+    putSidecar(root, ok)
+    putSidecar(root, { ...failed, attempt_count: 10_000 })
+    const target = POSTGRES.target('sidecar')
+    try {
+      await (await openJournal(target)).close()
+      const run = () =>
+        spawnSync(process.execPath, [BIN, 'journal', 'import', '--from-sidecars', root, ...target.cliArgs, '--json'], {
+          encoding: 'utf8',
+          timeout: 20_000,
+        })
+      const first = run()
+      expect(first.status, first.stderr).toBe(0)
+      expect(JSON.parse(first.stdout)).toEqual({ imported: 2, alreadyPresent: 0, rejected: [] })
+      const second = run()
+      expect(JSON.parse(second.stdout)).toEqual({ imported: 0, alreadyPresent: 2, rejected: [] })
+      expect(first.stdout + second.stdout + second.stderr).not.toContain(target.cliArgs[1]!)
+      const journal = await openJournal(target)
+      const row = await journal.getDispatch(failed.dispatch_id)
+      expect(row?.attempts).toBe(10_000)
+      expect(row?.receipt).toEqual({ ...failed, attempt_count: 10_000 })
+      expect((await journal.getDispatch(ok.dispatch_id))?.receipt).toEqual(ok)
+      await journal.close()
+    } finally {
+      await target.cleanup()
+    }
   })
 })
 
