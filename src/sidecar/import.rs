@@ -93,6 +93,10 @@ pub fn receipt_of(found: &Found) -> Result<SidecarReceipt, Refusal> {
     Ok(receipt)
 }
 
+/// One file, one identity: its checkpoint, then its record. The receipt's
+/// validation already met every grammar the journal checks, so only a
+/// journal failure between the two can leave the checkpoint alone; the identity is then reported
+/// (`journal_failed`) and a re-import completes it (see [`continues`]).
 fn import_one(journal: &Journal, found: &Found) -> Result<Imported, Refusal> {
     let receipt = receipt_of(found)?;
     let digest = result_digest(&receipt);
@@ -111,9 +115,9 @@ fn import_one(journal: &Journal, found: &Found) -> Result<Imported, Refusal> {
     }
     match receipt.status {
         SidecarStatus::IntentRecorded | SidecarStatus::NotApplicable => {
-            match journal.record_final(final_record(&receipt, digest)).wait().map_err(failed)? {
+            match journal.record_final(final_record(&receipt, digest.clone())).wait().map_err(failed)? {
                 RecordOutcome::Recorded => Ok(Imported::Now),
-                RecordOutcome::AlreadyFinal { row } => settled(&row, &receipt, result_digest(&receipt).as_deref()),
+                RecordOutcome::AlreadyFinal { row } => settled(&row, &receipt, digest.as_deref()),
             }
         }
         SidecarStatus::RetryableFailure => {

@@ -13,7 +13,7 @@ fn rows(j: &Journal) -> Vec<DispatchRow> {
 
 /// Every expected refusal of `loopx_folder`, in folder order: the foreign
 /// files (`notes.txt`, the retry log, a temp file) are not listed.
-fn expected_refusals(root: &Root) -> Vec<(String, &'static str)> {
+fn expected_refusals() -> Vec<(String, &'static str)> {
     let mut misnamed =
         receipt("goal-1", "state-v3", STAGE, "not_applicable", 1)["dispatch_id"].as_str().unwrap().to_owned();
     misnamed.push_str(".json");
@@ -28,7 +28,6 @@ fn expected_refusals(root: &Root) -> Vec<(String, &'static str)> {
         (over, "invalid_receipt"),
     ];
     goal1.sort();
-    let _ = root;
     let mut all = vec![("post_writeback_hooks".to_owned(), "bad_goal_id")];
     all.extend(goal1);
     all
@@ -42,7 +41,7 @@ fn imports_every_receipt_with_its_ids_statuses_and_attempts(b: &Backend) {
     assert_eq!((report.imported, report.already_present), (6, 0));
     let mut got = reasons(&report);
     got.sort();
-    let mut want = expected_refusals(&root);
+    let mut want = expected_refusals();
     want.sort();
     assert_eq!(got, want);
     assert_eq!(
@@ -122,8 +121,22 @@ fn a_later_attempt_of_an_unfinished_identity_is_imported(b: &Backend) {
     assert_eq!((row.state, row.attempts), (DispatchState::NotApplicable, 4));
 }
 
+fn a_journal_that_refuses_the_records_reports_every_identity_and_holds_none(b: &Backend) {
+    let root = Root::new("readonly");
+    loopx_folder(&root);
+    b.open().close();
+    let j = b.open_read_only().unwrap();
+    let report = import_sidecars(&j, &root.0).unwrap();
+    assert_eq!((report.imported, report.already_present), (0, 0));
+    let refused: Vec<_> = report.rejected.iter().filter(|r| r.reason == Reason::JournalFailed).collect();
+    assert_eq!(refused.len(), 6);
+    assert!(refused.iter().all(|r| r.code.as_deref() == Some("journal_read_only")));
+    assert!(rows(&j).is_empty());
+}
+
 both!(
     imports_every_receipt_with_its_ids_statuses_and_attempts,
+    a_journal_that_refuses_the_records_reports_every_identity_and_holds_none,
     a_second_import_changes_nothing,
     a_file_the_journal_holds_otherwise_is_a_conflict_and_changes_nothing,
     a_later_attempt_of_an_unfinished_identity_is_imported,
