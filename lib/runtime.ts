@@ -23,6 +23,7 @@ import { providerScope } from './provider.js'
 import type { HookDefinition } from './hooks.js'
 import type { JournalTarget } from './journal_target.js'
 import { ShippedHookRuntime, type ShippedEngine } from './shipped_runtime.js'
+import { mirrorInto } from './sidecar_mirror.js'
 
 interface HookRuntimeTuning {
   /** Defaults: phase disabled, all hooks, `return` replays, 16 hooks and 60 s per dispatch, 256 in flight. */
@@ -117,9 +118,8 @@ export class HookRuntime implements AsyncDisposable {
       }),
     )
     const hooks = new HookRuntime(runtime)
-    return options.dialect === 'loopx-shipped-v0'
-      ? new ShippedHookRuntime(hooks as unknown as ShippedEngine, options.sidecarMirror)
-      : hooks
+    if (options.sidecarMirror !== undefined) mirrorInto(hooks, options.sidecarMirror)
+    return options.dialect === 'loopx-shipped-v0' ? new ShippedHookRuntime(hooks as unknown as ShippedEngine) : hooks
   }
 
   /** Defines an intent kind; throws `ERR_LOOPX_INTENT_KIND_REJECTED` with the violations. */

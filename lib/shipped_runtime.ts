@@ -17,7 +17,7 @@ import type {
 import type { CallContext } from './provider.js'
 import type { HookJournal } from './journal.js'
 import type { HookRuntimeMetrics } from './diagnostics.js'
-import { SidecarMirror, type SidecarMirrorMetrics } from './sidecar_mirror.js'
+import { mirrorOf, type SidecarMirror, type SidecarMirrorMetrics } from './sidecar_mirror.js'
 
 /** A shipped hook: its registration and the producer that answers its input. */
 export interface ShippedHookDefinition {
@@ -67,11 +67,11 @@ export class ShippedHookRuntime implements AsyncDisposable {
   /** The journal: rows of this dialect carry their sidecar receipt as `receipt`. */
   readonly journal: HookJournal
 
-  /** @internal Built by `HookRuntime.open({ dialect: 'loopx-shipped-v0', sidecarMirror? })`. */
-  constructor(engine: ShippedEngine, sidecarMirror?: string) {
+  /** @internal Built by `HookRuntime.open({ dialect: 'loopx-shipped-v0' })`. */
+  constructor(engine: ShippedEngine) {
     this.#engine = engine
-    this.#mirror = sidecarMirror === undefined ? undefined : new SidecarMirror(sidecarMirror)
     this.journal = engine.journal
+    this.#mirror = mirrorOf(engine)
   }
 
   async #settled(source: object, outcome: EngineOutcome): Promise<ShippedDispatchResult> {

@@ -34,6 +34,18 @@ export interface SidecarMirrorMetrics {
 
 const channel = diagnostics_channel.channel(SIDECAR_MIRROR_CHANNEL)
 
+/** The mirror `HookRuntime.open` set up for an engine, keyed by the engine. */
+const mirrors = new WeakMap<object, SidecarMirror>()
+
+/** Gives `engine` a mirror into `root`, for the `ShippedHookRuntime` built on it. */
+export function mirrorInto(engine: object, root: string): void {
+  mirrors.set(engine, new SidecarMirror(root))
+}
+
+export function mirrorOf(engine: object): SidecarMirror | undefined {
+  return mirrors.get(engine)
+}
+
 export class SidecarMirror {
   readonly #root: string
   readonly metrics: SidecarMirrorMetrics = { written: 0, replayed: 0, failed: {} }
