@@ -154,6 +154,11 @@ export declare class NativeJournal {
   decide(intentId: string, executorId: string, decision: 'admit' | 'reject', reasonCode: string): Promise<string>
   /** Marks an intent this executor admitted as done. */
   markDone(intentId: string, executorId: string): Promise<string>
+  /**
+   * Imports LoopX's sidecar receipts under `runtimeRoot` (see
+   * `sidecar::import`); resolves to the `SidecarImportReport` as JSON.
+   */
+  importSidecars(runtimeRoot: string): Promise<string>
   close(): Promise<void>
 }
 
@@ -268,6 +273,16 @@ export interface InboxOpenOptions {
 
 /** `"pwi_" + sha256(JCS({domain, dispatch_id, intent_kind, policy_version, payload}))`. */
 export declare function intentId(parts: { dispatchId: string; intentKind: string; policyVersion: string; payload: unknown }): string
+
+/**
+ * Writes `receiptJson` (a sidecar receipt the journal holds) for the goal
+ * of `sourceJson` under `runtimeRoot`. Resolves to `written` or
+ * `replayed`, or to the code of why not (`lock_acquire_timeout`,
+ * `receipt_conflict`, `invalid_receipt`, `bad_goal_id`,
+ * `journal_write_failed`): a mirror failure is the caller's to count, never
+ * a dispatch's.
+ */
+export declare function mirrorSidecarReceipt(runtimeRoot: string, sourceJson: string, receiptJson: string): Promise<string>
 
 /** One provider call the caller makes, in hook_id order. */
 export interface NativeCall {

@@ -106,7 +106,7 @@ export function journalTarget(target: unknown, where: string): NativeJournalTarg
 /** `HookRuntime.open(options)`: answers where its journal is. */
 export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
   if (!isPlainObject(options)) invalid('HookRuntime.open: options must be an object')
-  const { journalPath, journal, profile, synchronous, busyTimeoutMs, attemptLedger, dialect } = options
+  const { journalPath, journal, profile, synchronous, busyTimeoutMs, attemptLedger, dialect, sidecarMirror } = options
   if ((journalPath === undefined) === (journal === undefined))
     invalid('HookRuntime.open: give exactly one of options.journalPath and options.journal')
   if (journalPath !== undefined && (typeof journalPath !== 'string' || journalPath.length === 0))
@@ -132,6 +132,10 @@ export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
   if (attemptLedger !== undefined && typeof attemptLedger !== 'boolean')
     invalid('HookRuntime.open: options.attemptLedger must be a boolean')
   if (dialect !== undefined) expectDialect('HookRuntime.open', dialect)
+  if (sidecarMirror !== undefined && (typeof sidecarMirror !== 'string' || sidecarMirror.length === 0))
+    invalid('HookRuntime.open: options.sidecarMirror must be a non-empty string')
+  if (sidecarMirror !== undefined && dialect !== 'loopx-shipped-v0')
+    invalid("HookRuntime.open: options.sidecarMirror needs dialect 'loopx-shipped-v0'")
   return target
 }
 

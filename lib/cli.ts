@@ -21,6 +21,7 @@ const USAGE = `Usage:
   loopx-hooks validate <contract> FILE|- [--json] [context flags]
   loopx-hooks journal show|dispatches|intents|recover --db PATH|URL [--json] [filters]
   loopx-hooks journal decide|done --db PATH|URL --intent ID --executor ID [...]
+  loopx-hooks journal import --from-sidecars ROOT --db PATH|URL [--json]
   loopx-hooks serve --stdio
   loopx-hooks --help | --version
 
@@ -77,8 +78,9 @@ connection string is never printed.
 show, dispatches, intents and recover read a journal: opened read-only
 (SQLITE_OPEN_READONLY; on PostgreSQL, read-only transactions), it is never
 created, migrated or changed, and a read-only file works. decide and done are
-the only commands that open the journal for writing (as an executor does); no
-command creates a journal.
+the only commands that open the journal for writing (as an executor does),
+and import, which writes the sidecar receipts it reads; no command creates a
+journal.
 
 Commands:
   show          stats, integrity check and the latest dispatches (--limit, default 10);
@@ -97,12 +99,17 @@ Commands:
                 a leased intent needs its lease holder (ERR_LOOPX_LEASE_NOT_HELD)
   done          WRITES: marks an admitted intent done --intent ID --executor ID;
                 exit 1 when it is not admitted (by this executor or lease) or unknown
+  import        WRITES: reads LoopX's sidecar receipts --from-sidecars ROOT
+                (ROOT/goals/*/post_writeback_hooks/pwh_*.json) into the journal with
+                their ids, statuses and attempt counts; idempotent; exit 1 when an
+                entry was not imported (each listed with its reason code)
 
 STATE is one of: ${STATES.join(', ')}.
 --json prints the journal's rows as JSON, camelCase like the library's: show
 {stats, integrityOk, integrityMessages, latestDispatches}, dispatches and
 intents {items, nextCursor} (pass a non-null nextCursor as --after to
-continue), recover {unfinished: [row + failures]}.
+continue), recover {unfinished: [row + failures]}, import {imported,
+alreadyPresent, rejected: [{file, reason, code?}]}.
 `
 
 const SERVE_USAGE = `Usage: loopx-hooks serve --stdio
@@ -152,6 +159,7 @@ const OPTIONS = {
   executor: { type: 'string' },
   decision: { type: 'string' },
   reason: { type: 'string' },
+  'from-sidecars': { type: 'string' },
 } as const
 
 type OptionName = keyof typeof OPTIONS
@@ -165,6 +173,7 @@ const ACCEPTS: Record<string, readonly OptionName[]> = {
   'journal recover': ['json', 'db', 'schema', 'hook'],
   'journal decide': ['json', 'db', 'schema', 'intent', 'executor', 'decision', 'reason'],
   'journal done': ['json', 'db', 'schema', 'intent', 'executor'],
+  'journal import': ['json', 'db', 'schema', 'from-sidecars'],
   serve: ['stdio'],
 }
 
@@ -271,6 +280,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         ...(values.executor !== undefined ? { executor: values.executor } : {}),
         ...(values.decision !== undefined ? { decision: values.decision } : {}),
         ...(values.reason !== undefined ? { reason: values.reason } : {}),
+        ...(values['from-sidecars'] !== undefined ? { fromSidecars: values['from-sidecars'] } : {}),
       }
       const limit = integer('limit', values.limit, 1)
       const after = integer('after', values.after, 0)

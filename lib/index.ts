@@ -102,3 +102,4 @@ export {
   type SettlementMember,
 } from './payload.js'
 export { ShippedHookRuntime, type ShippedDispatchOptions, type ShippedHookDefinition } from './shipped_runtime.js'
+export { SIDECAR_MIRROR_CHANNEL, type SidecarMirrorMessage, type SidecarMirrorMetrics } from './sidecar_mirror.js'

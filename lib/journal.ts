@@ -15,6 +15,7 @@ import type {
   IntegrityVerdict,
   JournalStats,
   Page,
+  SidecarImportReport,
   StoredIntent,
 } from '../bindings/index'
 import { expectArgs, expectOptions, journalTarget } from './args.js'
@@ -178,6 +179,18 @@ export class HookJournal implements AsyncDisposable {
    */
   async integrity(): Promise<IntegrityVerdict> {
     return JSON.parse(await native(this.#journal.integrity()))
+  }
+
+  /**
+   * Imports LoopX's sidecar receipts under `runtimeRoot`
+   * (`goals/<goal_id>/post_writeback_hooks/pwh_*.json`) with their ids,
+   * statuses and attempt counts. Idempotent; a file it cannot import is
+   * listed with a reason code, never fatal. Throws `ERR_LOOPX_INVALID_ARGUMENT`
+   * only when the root cannot be listed.
+   */
+  async importSidecars(runtimeRoot: string): Promise<SidecarImportReport> {
+    expectArgs('importSidecars', { runtimeRoot: [runtimeRoot, 'string'] })
+    return JSON.parse(await native(this.#journal.importSidecars(runtimeRoot))) as SidecarImportReport
   }
 
   async close(): Promise<void> {

@@ -16,6 +16,7 @@ import { providerScope } from './provider.js'
 import type { HookDefinition } from './hooks.js'
 import type { JournalTarget } from './journal_target.js'
 import { ShippedHookRuntime, type ShippedEngine } from './shipped_runtime.js'
+import { mirrorInto } from './sidecar_mirror.js'
 
 interface HookRuntimeTuning {
   /** Defaults: phase disabled, all hooks, `return` replays, 16 hooks and 60 s per dispatch, 256 in flight. */
@@ -41,10 +42,20 @@ type JournalPlace = { journalPath: string; journal?: undefined } | { journal: Jo
  * `'contract-v0'` (the default: the RFC drafts with contract-v0's decisions);
  * see `ShippedHookRuntimeOptions` for the contract LoopX shipped.
  */
-export type HookRuntimeOptions = HookRuntimeTuning & JournalPlace & { dialect?: 'contract-v0' }
+export type HookRuntimeOptions = HookRuntimeTuning &
+  JournalPlace & { dialect?: 'contract-v0'; sidecarMirror?: undefined }
 
 /** `HookRuntime.open`'s options for the contract LoopX shipped: it returns a `ShippedHookRuntime`. */
-export type ShippedHookRuntimeOptions = HookRuntimeTuning & JournalPlace & { dialect: 'loopx-shipped-v0' }
+export type ShippedHookRuntimeOptions = HookRuntimeTuning &
+  JournalPlace & {
+    dialect: 'loopx-shipped-v0'
+    /**
+     * A LoopX runtime root where each settled dispatch's receipts are also
+     * written as LoopX's sidecar files, so LoopX's consumer of that folder
+     * keeps working during a migration.
+     */
+    sidecarMirror?: string
+  }
 
 export interface DispatchOptions {
   /**
@@ -108,6 +119,7 @@ export class HookRuntime implements AsyncDisposable {
       }),
     )
     const hooks = new HookRuntime(runtime)
+    if (options.sidecarMirror !== undefined) mirrorInto(hooks, options.sidecarMirror)
     return options.dialect === 'loopx-shipped-v0' ? new ShippedHookRuntime(hooks as unknown as ShippedEngine) : hooks
   }
 

@@ -19,6 +19,7 @@ import { LoopxHooksError } from './errors.js'
 import type { CallContext } from './provider.js'
 import type { HookJournal } from './journal.js'
 import type { HookRuntimeMetrics } from './diagnostics.js'
+import { mirrorOf, type SidecarMirror, type SidecarMirrorMetrics } from './sidecar_mirror.js'
 
 /** A shipped hook: its registration and the producer that answers its input. */
 export interface ShippedHookDefinition {
@@ -43,15 +44,18 @@ export interface ShippedDispatchOptions {
 /** The engine a `ShippedHookRuntime` drives: a `HookRuntime` opened in this dialect. */
 export interface ShippedEngine {
   register(hook: { registration: ShippedRegistration; provider: ShippedHookDefinition['provider'] }): void
-  dispatch(source: object, options?: ShippedDispatchOptions): Promise<{ shipped?: ShippedDispatchResult }>
-  dispatchMany(
-    sources: readonly object[],
-    options?: ShippedDispatchOptions,
-  ): Promise<{ shipped?: ShippedDispatchResult }[]>
+  dispatch(source: object, options?: ShippedDispatchOptions): Promise<EngineOutcome>
+  dispatchMany(sources: readonly object[], options?: ShippedDispatchOptions): Promise<EngineOutcome[]>
   recover(): Promise<RecoverReport>
   metrics(): HookRuntimeMetrics
   close(): Promise<void>
   readonly journal: HookJournal
+}
+
+/** What the engine resolves a dispatch to: its hooks' identities beside the shipped result. */
+interface EngineOutcome {
+  shipped?: ShippedDispatchResult
+  hooks: readonly { dispatchId: string }[]
 }
 
 function shippedOf(outcome: { shipped?: ShippedDispatchResult }): ShippedDispatchResult {
@@ -61,6 +65,7 @@ function shippedOf(outcome: { shipped?: ShippedDispatchResult }): ShippedDispatc
 
 export class ShippedHookRuntime implements AsyncDisposable {
   readonly #engine: ShippedEngine
+  readonly #mirror: SidecarMirror | undefined
   /** The journal: rows of this dialect carry their sidecar receipt as `receipt`. */
   readonly journal: HookJournal
 
@@ -68,6 +73,12 @@ export class ShippedHookRuntime implements AsyncDisposable {
   constructor(engine: ShippedEngine) {
     this.#engine = engine
     this.journal = engine.journal
+    this.#mirror = mirrorOf(engine)
+  }
+
+  async #settled(source: object, outcome: EngineOutcome): Promise<ShippedDispatchResult> {
+    await this.#mirror?.after(this, this.journal, source, outcome.hooks)
+    return shippedOf(outcome)
   }
 
   /**
@@ -87,7 +98,7 @@ export class ShippedHookRuntime implements AsyncDisposable {
   async dispatch(source: ShippedSource, options?: ShippedDispatchOptions): Promise<ShippedDispatchResult> {
     checkJsonObject(source, 'dispatch: source')
     options = expectOptions('dispatch', 'options', options, { wait: 'boolean?' })
-    return shippedOf(await this.#engine.dispatch(source, options))
+    return this.#settled(source, await this.#engine.dispatch(source, options))
   }
 
   /** Many sources (catch-up), each as one `dispatch`, in order. */
@@ -100,7 +111,10 @@ export class ShippedHookRuntime implements AsyncDisposable {
     }
     sources.forEach((s, i) => checkJsonObject(s, `dispatchMany: sources[${i}]`))
     options = expectOptions('dispatchMany', 'options', options, { wait: 'boolean?' })
-    return (await this.#engine.dispatchMany(sources, options)).map(shippedOf)
+    const outcomes = await this.#engine.dispatchMany(sources, options)
+    const results: ShippedDispatchResult[] = []
+    for (const [i, outcome] of outcomes.entries()) results.push(await this.#settled(sources[i]!, outcome))
+    return results
   }
 
   /** Re-dispatches every identity left owed (checkpointed, or failed with attempts left). */
@@ -108,8 +122,10 @@ export class ShippedHookRuntime implements AsyncDisposable {
     return this.#engine.recover()
   }
 
-  metrics(): HookRuntimeMetrics {
-    return this.#engine.metrics()
+  /** The engine's figures, and with `sidecarMirror` the mirror's counts. */
+  metrics(): HookRuntimeMetrics & { sidecarMirror?: SidecarMirrorMetrics } {
+    const m = this.#engine.metrics()
+    return this.#mirror ? { ...m, sidecarMirror: structuredClone(this.#mirror.metrics) } : m
   }
 
   async close(): Promise<void> {

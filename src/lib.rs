@@ -11,6 +11,7 @@ pub mod identity;
 pub mod journal;
 pub mod pyjson;
 pub mod shipped;
+pub mod sidecar;
 pub mod turn_start;
 pub mod validate;
 

@@ -13,10 +13,11 @@ import { CliError, codeOf, inContext, printable } from './errors.js'
 import { plural, shortId, style, table, time, type Cell, type Style } from './format.js'
 import { colourWanted, library, type Io } from './io.js'
 import { decide, done } from './outbox.js'
+import { importSidecars } from './sidecar.js'
 
-export const JOURNAL_COMMANDS = ['show', 'dispatches', 'intents', 'recover', 'decide', 'done'] as const
+export const JOURNAL_COMMANDS = ['show', 'dispatches', 'intents', 'recover', 'decide', 'done', 'import'] as const
 /** The only journal commands that open the journal for writing. */
-export const WRITING_COMMANDS: readonly JournalCommand[] = ['decide', 'done']
+export const WRITING_COMMANDS: readonly JournalCommand[] = ['decide', 'done', 'import']
 export type JournalCommand = (typeof JOURNAL_COMMANDS)[number]
 
 export const STATES: readonly DispatchState[] = ['checkpointed', 'failed', 'proposed', 'not_applicable', 'exhausted']
@@ -51,6 +52,8 @@ export interface JournalOptions {
   executor?: string
   decision?: string
   reason?: string
+  /** import: the LoopX runtime root whose sidecar receipts are read. */
+  fromSidecars?: string
 }
 
 /** The journal's largest page. */
@@ -380,6 +383,7 @@ const COMMANDS: Record<JournalCommand, (journal: HookJournal, o: JournalOptions,
     recover,
     decide: (journal, o, io) => decide(journal, o, io),
     done: (journal, o, io) => done(journal, o, io),
+    import: importSidecars,
   }
 
 export async function journalCommand(command: JournalCommand, options: JournalOptions, io: Io): Promise<number> {

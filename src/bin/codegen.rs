@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use loopx_hooks::contract::*;
 use loopx_hooks::turn_start::shipped as shipped_ts;
-use loopx_hooks::{dispatch, identity, journal, shipped, turn_start};
+use loopx_hooks::{dispatch, identity, journal, shipped, sidecar, turn_start};
 use schemars::generate::SchemaSettings;
 use schemars::transform::RestrictFormats;
 use schemars::{JsonSchema, Schema};
@@ -97,6 +97,8 @@ const TS_TYPES: &[ExportTs] = &[
     shipped_ts::ShippedTurnStartRegistration::export_all,
     shipped_ts::ShippedTurnStartResult::export_all,
     shipped_ts::ShippedTurnStartDispatch::export_all,
+    // What `journal import --from-sidecars` reports.
+    sidecar::ImportReport::export_all,
 ];
 
 /// One JSON Schema per public document: (file stem, generator).

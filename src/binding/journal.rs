@@ -289,6 +289,19 @@ impl NativeJournal {
             .map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
     }
 
+    /// Imports LoopX's sidecar receipts under `runtimeRoot` (see
+    /// `sidecar::import`); resolves to the `SidecarImportReport` as JSON.
+    #[napi]
+    pub async fn import_sidecars(&self, runtime_root: String) -> napi::Result<String> {
+        let j = self.journal.clone();
+        let root = std::path::PathBuf::from(runtime_root);
+        let report = tokio::task::spawn_blocking(move || crate::sidecar::import_sidecars(&j, &root))
+            .await
+            .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
+            .map_err(|_| async_error(misuse(Code::InvalidArgument, "the runtime root cannot be listed")))?;
+        serde_json::to_string(&report).map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+    }
+
     #[napi]
     pub async fn close(&self) -> napi::Result<()> {
         let j = self.journal.clone();

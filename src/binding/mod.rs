@@ -10,6 +10,7 @@ mod journal;
 mod js_provider;
 mod js_value;
 mod runtime;
+mod sidecar;
 mod sqlite_probe;
 mod turn_start;
 mod turn_start_shipped;

@@ -37,6 +37,7 @@ pub use request::{
 };
 pub use run::{max_reply_len, CallResult};
 pub use shipped::{dispatch_result as shipped_dispatch_result, ShippedSource};
+pub(crate) use shipped::{receipt_from_row as shipped_receipt_from_row, stored_intent as shipped_stored_intent};
 pub use source::Source;
 pub use steps::{Completion, Limit, Plan, PlannedCall, Prepared};
 pub use stored::{

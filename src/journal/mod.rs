@@ -47,7 +47,7 @@ mod types;
 mod writer;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::future::Future;
 use std::pin::Pin;

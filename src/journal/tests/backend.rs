@@ -18,7 +18,7 @@ use crate::identity::sha256_hex;
 
 /// The test server's URL; without it the PostgreSQL tests fail (they must
 /// never pass silently where no server runs).
-pub(in crate::journal) fn url() -> String {
+pub(crate) fn url() -> String {
     std::env::var("LOOPX_TEST_PG_URL").expect(
         "LOOPX_TEST_PG_URL must name a PostgreSQL server for these tests: run them through `npm test`, \
          which starts a throwaway one (scripts/pg-server.mjs), or export the URL of a server you run",
@@ -42,12 +42,12 @@ fn on_server<T: Send>(schema: &str, f: impl FnOnce(&mut ::postgres::Client) -> T
 }
 
 /// A fresh schema name, dropped (with everything in it) when this drops.
-pub(in crate::journal) struct Schema {
-    pub(in crate::journal) target: PgTarget,
+pub(crate) struct Schema {
+    pub(crate) target: PgTarget,
 }
 
 impl Schema {
-    pub(in crate::journal) fn new(tag: &str) -> Schema {
+    pub(crate) fn new(tag: &str) -> Schema {
         static N: AtomicU64 = AtomicU64::new(0);
         // Schema names are short lowercase tokens; a test name is only a hint.
         let tag: String = tag.chars().take(16).map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
@@ -55,31 +55,31 @@ impl Schema {
         Schema { target: PgTarget { connection_string: url(), schema, ca_file: None, limits: Default::default() } }
     }
 
-    pub(in crate::journal) fn open(&self) -> Journal {
+    pub(crate) fn open(&self) -> Journal {
         self.open_with(JournalOptions::default()).expect("open postgres journal")
     }
 
-    pub(in crate::journal) fn open_with(&self, options: JournalOptions) -> Result<Journal> {
+    pub(crate) fn open_with(&self, options: JournalOptions) -> Result<Journal> {
         open_target(&self.target, options)
     }
 
-    pub(in crate::journal) fn open_read_only(&self) -> Result<Journal> {
+    pub(crate) fn open_read_only(&self) -> Result<Journal> {
         open_target_read_only(&self.target)
     }
 
     /// Runs the query `sql` on a connection of its own.
-    pub(in crate::journal) fn sql(&self, sql: &str) -> Vec<::postgres::Row> {
+    pub(crate) fn sql(&self, sql: &str) -> Vec<::postgres::Row> {
         on_server(&self.target.schema, |c| c.query(sql, &[]).unwrap())
     }
 
     /// Runs the statements `sql` on a connection of its own.
-    pub(in crate::journal) fn batch(&self, sql: &str) {
+    pub(crate) fn batch(&self, sql: &str) {
         on_server(&self.target.schema, |c| c.batch_execute(sql).unwrap())
     }
 
     /// Every row of every table, as text: what a secrecy scan or a
     /// before/after comparison needs.
-    pub(in crate::journal) fn dump(&self) -> String {
+    pub(crate) fn dump(&self) -> String {
         let schema = &self.target.schema;
         let tables =
             self.sql(&format!("SELECT tablename::text FROM pg_tables WHERE schemaname = '{schema}' ORDER BY 1"));
@@ -113,30 +113,30 @@ impl Drop for Schema {
 }
 
 /// Opens (creating on first use) the SQLite journal at `path`.
-pub(in crate::journal) fn open(path: &Path) -> Journal {
+pub(crate) fn open(path: &Path) -> Journal {
     open_file(path, JournalOptions::default()).expect("open journal")
 }
 
 /// Opens the SQLite journal at `path`: for tests about files themselves.
-pub(in crate::journal) fn open_file(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
+pub(crate) fn open_file(path: impl AsRef<Path>, options: JournalOptions) -> Result<Journal> {
     Journal::open(path.as_ref(), options, OpenMode::ReadWrite)
 }
 
-pub(in crate::journal) fn open_file_read_only(path: impl AsRef<Path>) -> Result<Journal> {
+pub(crate) fn open_file_read_only(path: impl AsRef<Path>) -> Result<Journal> {
     Journal::open(path.as_ref(), JournalOptions::default(), OpenMode::ReadOnly)
 }
 
 /// Opens the PostgreSQL journal `target` names: for tests about targets.
-pub(in crate::journal) fn open_target(target: &PgTarget, options: JournalOptions) -> Result<Journal> {
+pub(crate) fn open_target(target: &PgTarget, options: JournalOptions) -> Result<Journal> {
     Journal::open(target, options, OpenMode::ReadWrite)
 }
 
-pub(in crate::journal) fn open_target_read_only(target: &PgTarget) -> Result<Journal> {
+pub(crate) fn open_target_read_only(target: &PgTarget) -> Result<Journal> {
     Journal::open(target, JournalOptions::default(), OpenMode::ReadOnly)
 }
 
 /// Where one test's journal lives.
-pub(in crate::journal) enum Backend {
+pub(crate) enum Backend {
     /// `j.sqlite` in a directory of its own (removed with `_dir`).
     Sqlite {
         _dir: TempDir,
@@ -146,18 +146,18 @@ pub(in crate::journal) enum Backend {
 }
 
 impl Backend {
-    pub(in crate::journal) fn sqlite(tag: &str) -> Backend {
+    pub(crate) fn sqlite(tag: &str) -> Backend {
         let dir = TempDir::new(tag);
         let path = dir.file("j.sqlite");
         Backend::Sqlite { _dir: dir, path }
     }
 
-    pub(in crate::journal) fn postgres(tag: &str) -> Backend {
+    pub(crate) fn postgres(tag: &str) -> Backend {
         Backend::Postgres(Schema::new(tag))
     }
 
     /// The SQLite file, for a test about SQLite files.
-    pub(in crate::journal) fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         match self {
             Backend::Sqlite { path, .. } => path,
             Backend::Postgres(_) => panic!("a PostgreSQL journal has no file"),
@@ -167,18 +167,18 @@ impl Backend {
     /// Opens (creating on first use) the journal with the default options;
     /// each call is another handle on the same journal, as another process
     /// or host would hold.
-    pub(in crate::journal) fn open(&self) -> Journal {
+    pub(crate) fn open(&self) -> Journal {
         self.open_with(JournalOptions::default()).expect("open journal")
     }
 
-    pub(in crate::journal) fn open_with(&self, options: JournalOptions) -> Result<Journal> {
+    pub(crate) fn open_with(&self, options: JournalOptions) -> Result<Journal> {
         match self {
             Backend::Sqlite { path, .. } => open_file(path, options),
             Backend::Postgres(s) => s.open_with(options),
         }
     }
 
-    pub(in crate::journal) fn open_read_only(&self) -> Result<Journal> {
+    pub(crate) fn open_read_only(&self) -> Result<Journal> {
         match self {
             Backend::Sqlite { path, .. } => open_file_read_only(path),
             Backend::Postgres(s) => s.open_read_only(),
@@ -186,7 +186,7 @@ impl Backend {
     }
 
     /// Whether anything exists where the journal would be: the file, or the schema.
-    pub(in crate::journal) fn exists(&self) -> bool {
+    pub(crate) fn exists(&self) -> bool {
         match self {
             Backend::Sqlite { path, .. } => path.exists(),
             Backend::Postgres(s) => {
@@ -198,7 +198,7 @@ impl Backend {
 
     /// What names where the journal lives, private to the host: the file's
     /// path and folder, or the connection string and the server's address.
-    pub(in crate::journal) fn private_names(&self) -> Vec<String> {
+    pub(crate) fn private_names(&self) -> Vec<String> {
         match self {
             Backend::Sqlite { path, .. } => {
                 let folder = path.parent().and_then(Path::file_name).unwrap().to_string_lossy().into_owned();
@@ -213,7 +213,7 @@ impl Backend {
     }
 
     /// The folder of this journal's attempt ledgers on this host.
-    pub(in crate::journal) fn ledger_dir(&self) -> PathBuf {
+    pub(crate) fn ledger_dir(&self) -> PathBuf {
         match self {
             Backend::Sqlite { path, .. } => JournalTarget::from(path).ledger_dir().unwrap(),
             Backend::Postgres(s) => s.target.ledger_dir().unwrap(),
@@ -222,7 +222,7 @@ impl Backend {
 
     /// Runs the statements `sql` (written in the dialect both understand)
     /// on a connection of its own.
-    pub(in crate::journal) fn execute(&self, sql: &str) {
+    pub(crate) fn execute(&self, sql: &str) {
         match self {
             Backend::Sqlite { path, .. } => rusqlite::Connection::open(path).unwrap().execute_batch(sql).unwrap(),
             Backend::Postgres(s) => s.batch(sql),
@@ -230,7 +230,7 @@ impl Backend {
     }
 
     /// Stamps the journal as written by a newer build (schema `version`).
-    pub(in crate::journal) fn stamp_version(&self, version: i32) {
+    pub(crate) fn stamp_version(&self, version: i32) {
         match self {
             Backend::Sqlite { .. } => self.execute(&format!("PRAGMA user_version = {version}")),
             Backend::Postgres(_) => self.execute(&format!("UPDATE meta SET version = {version}")),
@@ -238,7 +238,7 @@ impl Backend {
     }
 
     /// The schema version this build writes on this backend.
-    pub(in crate::journal) fn schema_version(&self) -> i32 {
+    pub(crate) fn schema_version(&self) -> i32 {
         match self {
             Backend::Sqlite { .. } => SCHEMA_VERSION,
             Backend::Postgres(_) => PG_SCHEMA_VERSION,
@@ -247,7 +247,7 @@ impl Backend {
 
     /// Everything the journal keeps, as comparable text: the hashes of the
     /// file and its sidecars, or every row of the schema.
-    pub(in crate::journal) fn fingerprint(&self) -> String {
+    pub(crate) fn fingerprint(&self) -> String {
         match self {
             Backend::Sqlite { path, .. } => format!("{:?}", file_hashes(path)),
             Backend::Postgres(s) => s.dump(),
@@ -256,7 +256,7 @@ impl Backend {
 
     /// Everything the journal stored, as text to scan for what it must not
     /// store: the bytes of the file and its WAL, or every row of the schema.
-    pub(in crate::journal) fn stored_text(&self) -> String {
+    pub(crate) fn stored_text(&self) -> String {
         match self {
             Backend::Sqlite { path, .. } => ["", "-wal"]
                 .iter()
@@ -270,7 +270,7 @@ impl Backend {
     /// Holds the write lock from a foreign connection until dropped: SQLite's
     /// database lock, or an EXCLUSIVE lock on `dispatches` (which blocks
     /// every write to it and no read).
-    pub(in crate::journal) fn write_lock(&self) -> WriteLock {
+    pub(crate) fn write_lock(&self) -> WriteLock {
         match self {
             Backend::Sqlite { path, .. } => {
                 let c = rusqlite::Connection::open(path).unwrap();
@@ -297,7 +297,7 @@ impl Backend {
 }
 
 /// See [`Backend::write_lock`].
-pub(in crate::journal) enum WriteLock {
+pub(crate) enum WriteLock {
     Sqlite(rusqlite::Connection),
     Postgres { release: Option<mpsc::Sender<()>>, holder: Option<JoinHandle<()>> },
 }
@@ -315,7 +315,7 @@ impl Drop for WriteLock {
 }
 
 /// sha256 of the main file, its `-wal` and its `-journal` (None when absent).
-pub(in crate::journal) fn file_hashes(path: &Path) -> Vec<Option<String>> {
+pub(crate) fn file_hashes(path: &Path) -> Vec<Option<String>> {
     ["", "-wal", "-journal"]
         .iter()
         .map(|suffix| {
@@ -344,4 +344,4 @@ macro_rules! both {
         }
     )+};
 }
-pub(in crate::journal) use both;
+pub(crate) use both;

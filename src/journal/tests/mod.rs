@@ -17,13 +17,13 @@ mod records;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub(super) use backend::{both, file_hashes, open, open_file, open_file_read_only, open_target, url, Backend, Schema};
+pub(crate) use backend::{both, file_hashes, open, open_file, open_file_read_only, open_target, url, Backend, Schema};
 
 use super::*;
 use crate::identity::sha256_hex;
 
 /// A unique directory under the system temp dir, removed on drop.
-pub(super) struct TempDir(PathBuf);
+pub(crate) struct TempDir(PathBuf);
 
 impl TempDir {
     pub fn new(tag: &str) -> TempDir {
