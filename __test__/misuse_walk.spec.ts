@@ -177,6 +177,13 @@ const SAMPLES: Record<string, () => unknown> = {
   'TurnStartKernel.dispatchTurnStart.request': () => turnStartRequest(),
   'ShippedHookRuntime.register.hook': () => ({ registration: shippedRegistration(), provider: () => null as never }),
   source: () => shippedSource(),
+  'validateShippedHookInput.registration': () => shippedRegistration(),
+  'validateShippedResult.registration': () => shippedRegistration(),
+  eventId: () => `pwr_${'0'.repeat(24)}`,
+  'ShippedTurnStart.register.hook': () => ({
+    registration: shippedTurnStartRegistration('walk.ts.other'),
+    provider: () => null,
+  }),
   sources: () => [shippedSource()],
 }
 
@@ -193,6 +200,20 @@ function shippedRegistration(): root.ShippedRegistration {
     failure_policy: 'isolate',
     requested_read_scope: [],
     requested_write_scope: [],
+  }
+}
+
+function shippedTurnStartRegistration(hookId: string): root.ShippedTurnStartRegistration {
+  return {
+    schema_version: 'loopx_turn_start_capability_hook_registration_v1',
+    hook_id: hookId,
+    capability_id: 'walk-inbox',
+    phase: 'turn_start',
+    budget: { max_invocations_per_dispatch: 1, max_result_bytes: 4096 },
+    failure_policy: 'isolate',
+    requested_read_scope: [],
+    requested_write_scope: ['owner_private_inbox'],
+    required_read: null,
   }
 }
 
@@ -310,6 +331,8 @@ async function instances(): Promise<Record<string, object[]>> {
     profile: { enabled: true },
   })
   shipped.register({ registration: shippedRegistration(), provider: () => null as never })
+  const shippedTurnStart = new root.ShippedTurnStart()
+  shippedTurnStart.register({ registration: shippedTurnStartRegistration('walk.ts'), provider: () => null as never })
   const journal = await root.HookJournal.open(fresh('journal-live'))
   const reader = await root.HookJournal.openReadOnly(livePath)
   const inbox = await root.InboxStore.open(fresh('inbox'))
@@ -332,6 +355,7 @@ async function instances(): Promise<Record<string, object[]>> {
   return {
     HookRuntime: [runtime],
     ShippedHookRuntime: [shipped],
+    ShippedTurnStart: [shippedTurnStart],
     HookJournal: [journal, reader, runtime.journal],
     InboxStore: [inbox],
     TurnStartKernel: [kernel],

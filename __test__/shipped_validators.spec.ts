@@ -13,7 +13,6 @@ import { afterAll, describe, expect, it } from 'vitest'
 import {
   IntentKinds,
   LoopxHooksError,
-  expectDialect,
   validateRegistration,
   validateShippedDispatchResult,
   validateShippedHookInput,
@@ -23,6 +22,7 @@ import {
   validateShippedSource,
   type ShippedRegistration,
 } from '../lib/index.js'
+import { expectDialect } from '../lib/args.js'
 import { serveCommand } from '../lib/cli/serve.js'
 import type { Io } from '../lib/cli.js'
 
@@ -250,7 +250,8 @@ describe('schemas/shipped', () => {
   const check = (name: string, doc: unknown) => ajv.compile(schemas[name]!)(doc)
 
   it("compile in strict mode and accept LoopX's documents", () => {
-    expect(Object.keys(schemas).length).toBe(7)
+    // Seven post-writeback documents and four turn-start ones.
+    expect(Object.keys(schemas).length).toBe(11)
     expect(check('loopx_post_writeback_capability_hook_registration_v0', DOCS.registration)).toBe(true)
     expect(check('loopx_post_writeback_capability_hook_input_v0', DOCS.hook_input)).toBe(true)
     expect(check('loopx_post_writeback_capability_hook_result_v0', DOCS.hook_result)).toBe(true)

@@ -34,7 +34,6 @@ export { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 export { compileHookContext, validateHookInput, validateHookResult, validateRegistration } from './validators.js'
 export {
   DIALECTS,
-  expectDialect,
   validateShippedDispatchResult,
   validateShippedHookInput,
   validateShippedReceipt,

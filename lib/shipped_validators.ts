@@ -15,7 +15,7 @@ import type {
   ShippedSource,
 } from '../bindings/index'
 import { expectArgs } from './args.js'
-export { DIALECTS, expectDialect } from './args.js'
+export { DIALECTS } from './args.js'
 import { LoopxHooksError, sync } from './errors.js'
 
 type Context = ShippedRegistration | string

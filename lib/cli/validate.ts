@@ -7,6 +7,7 @@
 import type { Violation } from '../../bindings/index'
 import { CliError, inContext } from './errors.js'
 import { pointer, style } from './format.js'
+import { expectDialect } from '../args.js'
 import { colourWanted, library, readBytes, readStdin, utf8, type Io, type Library } from './io.js'
 
 export type Verdict = { ok: true } | { ok: false; violations: Violation[]; more?: number }
@@ -90,7 +91,7 @@ export const SHIPPED_CONTRACT_NAMES = Object.keys(SHIPPED_CONTRACTS)
  * the library's `ERR_LOOPX_UNKNOWN_DIALECT`.
  */
 export function contractsOf(lib: Library, dialect: string | undefined): Record<string, Contract> {
-  const known = dialect === undefined ? 'contract-v0' : lib.expectDialect('validate', dialect)
+  const known = dialect === undefined ? 'contract-v0' : expectDialect('validate', dialect)
   return known === 'loopx-shipped-v0' ? SHIPPED_CONTRACTS : CONTRACTS
 }
 
