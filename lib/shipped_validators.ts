@@ -16,7 +16,7 @@ import type {
 } from '../bindings/index'
 import { expectArgs } from './args.js'
 export { DIALECTS } from './args.js'
-import { LoopxHooksError, sync } from './errors.js'
+import { sync } from './errors.js'
 
 type Context = ShippedRegistration | string
 
