@@ -18,10 +18,9 @@ fn tail_ok(c: &u8) -> bool {
     c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'.' | b':' | b'-')
 }
 
-/// `^[a-z][a-z0-9_.:-]{2,95}$`.
+/// `^[a-z][a-z0-9_.:-]{2,95}$` (the journal checks stored ids with it too).
 pub fn is_token(s: &str) -> bool {
-    let b = s.as_bytes();
-    (3..=TOKEN_MAX).contains(&b.len()) && b[0].is_ascii_lowercase() && b[1..].iter().all(tail_ok)
+    crate::validate::grammar::is_shipped_token(s)
 }
 
 /// `^[a-z0-9][a-z0-9_.:-]{1,95}$`.
@@ -40,34 +39,12 @@ pub fn is_goal_id(s: &str) -> bool {
         && b[1..].iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
 }
 
-/// A string of a grammar: `too_long` past `max` bytes, else `rule` when the
-/// grammar does not match (too short included).
-fn bounded<'a>(
-    r: &mut Report,
-    v: &'a Value,
-    path: &str,
-    max: usize,
-    ok: fn(&str) -> bool,
-    rule: Rule,
-) -> Option<&'a str> {
-    let s = shape::string(r, v, path)?;
-    if s.len() > max {
-        r.add(path, Rule::TooLong);
-        None
-    } else if !ok(s) {
-        r.add(path, rule);
-        None
-    } else {
-        Some(s)
-    }
-}
-
 pub fn token<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> {
-    bounded(r, v, path, TOKEN_MAX, is_token, Rule::BadToken)
+    shape::bounded_grammar(r, v, path, TOKEN_MAX, is_token, Rule::BadToken)
 }
 
 pub fn policy_version<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> {
-    bounded(r, v, path, POLICY_VERSION_MAX, is_policy_version, Rule::BadPolicyVersion)
+    shape::bounded_grammar(r, v, path, POLICY_VERSION_MAX, is_policy_version, Rule::BadPolicyVersion)
 }
 
 /// A token that must equal the admitted `expected` (`mismatch` otherwise).

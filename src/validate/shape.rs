@@ -28,7 +28,9 @@ pub fn string<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> {
     }
 }
 
-fn bounded_grammar<'a>(
+/// A string of a grammar: `too_long` past `max` bytes, else `rule` when the
+/// grammar does not match (a dialect's too-short string included).
+pub(crate) fn bounded_grammar<'a>(
     r: &mut Report,
     v: &'a Value,
     path: &str,
