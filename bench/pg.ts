@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createInterface } from 'node:readline'
 import { dirname, join } from 'node:path'
-import { performance } from 'node:perf_hooks'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 import Database from 'better-sqlite3'
@@ -41,6 +41,8 @@ export interface PgRound {
   floor: number
   one: Partial<Record<SideName, number>>
   many: Partial<Record<SideName, number>>
+  /** Event-loop delay (ms) while the many-in-flight run ran: p50 and p99. */
+  delay?: Partial<Record<SideName, { p50: number; p99: number }>>
   proc1: Partial<Record<SideName, number>>
   proc4: Partial<Record<SideName, number>>
 }
@@ -166,14 +168,27 @@ async function sanity(url: string, sides: SideName[]): Promise<void> {
   }
 }
 
-/** Dispatches/s of one runtime in this process on a fresh schema. */
-async function inProcess(url: string, side: SideName, n: number, inflight: number, tag: string): Promise<number> {
+/**
+ * Dispatches/s of one runtime in this process on a fresh schema, and the
+ * event-loop delay meanwhile (what every other task of the control plane
+ * waits): `monitorEventLoopDelay` at 1 ms resolution, p50 and p99 in ms.
+ */
+async function inProcess(
+  url: string,
+  side: SideName,
+  n: number,
+  inflight: number,
+  tag: string,
+): Promise<{ rate: number; p50: number; p99: number }> {
   return withSchema(url, side, async (schema) => {
     const runner = await openPg(side, { connectionString: url, schema })
     try {
       await drive(runner, `${tag}w`, 20, Math.min(inflight, 20), 'recorded')
+      const h = monitorEventLoopDelay({ resolution: 1 })
+      h.enable()
       const res = await drive(runner, tag, n, inflight, 'recorded')
-      return (n / res.ms) * 1000
+      h.disable()
+      return { rate: (n / res.ms) * 1000, p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6 }
     } finally {
       await runner.close()
     }
@@ -234,14 +249,21 @@ export async function pgBench(log: Log): Promise<PgResults> {
     log(`PostgreSQL sanity: ${sides.join(' and ')} answer and store as the SQLite plain path does`)
     const rounds: PgRound[] = []
     for (let r = 0; r < P.rounds; r++) {
-      const out: PgRound = { floor: 0, one: {}, many: {}, proc1: {}, proc4: {} }
+      const out: PgRound = { floor: 0, one: {}, many: {}, delay: {}, proc1: {}, proc4: {} }
       const steps: Array<[string, () => Promise<void>]> = [
         ['commit floor', async () => void (out.floor = await commitFloor(url, P.floor))],
         ...sides.flatMap((side): Array<[string, () => Promise<void>]> => [
-          [`${side} 1 in flight`, async () => void (out.one[side] = await inProcess(url, side, P.n1, 1, `o${r}`))],
+          [
+            `${side} 1 in flight`,
+            async () => void (out.one[side] = (await inProcess(url, side, P.n1, 1, `o${r}`)).rate),
+          ],
           [
             `${side} ${INFLIGHT} in flight`,
-            async () => void (out.many[side] = await inProcess(url, side, P.n64, INFLIGHT, `m${r}`)),
+            async () => {
+              const m = await inProcess(url, side, P.n64, INFLIGHT, `m${r}`)
+              out.many[side] = m.rate
+              out.delay![side] = { p50: m.p50, p99: m.p99 }
+            },
           ],
           [`${side} 1 process`, async () => void (out.proc1[side] = await processes(url, side, 1, P.perProc, `a${r}`))],
           [
@@ -338,6 +360,20 @@ export function pgRows(res: PgResults, add: Add, fmt: (x: number) => string): vo
       '(info)',
       null,
       {},
+    )
+  }
+  for (const q of ['p50', 'p99'] as const) {
+    const d = (r: PgRound, side: SideName) => r.delay?.[side]?.[q]
+    const ratio = have ? med((r) => d(r, 'ours')! / d(r, 'plain')!) : NaN
+    add(
+      `pg_loop_delay_${q}`,
+      `PostgreSQL: event-loop delay ${q} (ms) while ${res.config.inflight} dispatches are in flight (lower is better)`,
+      have ? med((r) => d(r, 'ours')).toFixed(2) : 'n/a',
+      med((r) => d(r, 'plain')).toFixed(2),
+      ratio,
+      '(info)',
+      null,
+      { rounds: rounds.map((r) => [d(r, 'ours') ?? null, d(r, 'plain') ?? null]) },
     )
   }
   add(
