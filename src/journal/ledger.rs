@@ -188,7 +188,16 @@ impl Ledger {
 
     /// Writes `c` (attempt >= 1) to its identity's slot before its provider runs.
     pub fn note(&self, c: &Checkpoint) -> std::io::Result<()> {
-        let payload = serde_json::to_vec(&Entry::from(c)).map_err(std::io::Error::other)?;
+        let mut entry = Entry::from(c);
+        let mut payload = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
+        if HEADER + payload.len() > SLOT as usize {
+            // A request too large for a slot (a dialect whose inputs may be
+            // large) is left out: the attempt still counts, and the next
+            // dispatch of its source runs the identity; only `recover()`,
+            // which re-dispatches from the stored request, then skips it.
+            entry.request_json = "null".into();
+            payload = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
+        }
         if HEADER + payload.len() > SLOT as usize {
             return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
         }

@@ -355,3 +355,22 @@ fn registration_digest_of(hook_id: &str) -> String {
     let r = crate::shipped::validate_registration(&registration(hook_id)).unwrap();
     super::shipped::registration_digest(&r)
 }
+
+/// A shipped input may be far larger than the attempt ledger's slot: the
+/// dispatch still records, and its attempt is still counted.
+#[tokio::test]
+async fn a_large_projection_dispatches_and_records() {
+    let host = Host::new();
+    let d = host.start(ReplayMode::Return);
+    let p = Producer::new(Does::NotApplicable);
+    let mut reg = registration(STAGE);
+    reg["budget"]["max_input_bytes"] = json!(131_072);
+    d.register(&reg, p.clone()).unwrap();
+    let mut src = source("refresh_state", None, "2026-09-02T12:00:00Z");
+    src["projection"]["stage_completion"] = json!("s".repeat(60_000));
+    let out = d.dispatch(parsed(&src)).await.unwrap();
+    let r = result_of(&d, &out);
+    assert_eq!((r.invoked_count, r.failures.len()), (1, 0), "{r:?}");
+    let receipt = stored_receipt(&d, &out.hooks[0].dispatch_id);
+    assert_eq!((receipt.status, receipt.attempt_count), (SidecarStatus::NotApplicable, 1));
+}
