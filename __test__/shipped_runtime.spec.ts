@@ -242,3 +242,38 @@ describe('loopx-shipped-v0 runtime', () => {
     ).rejects.toMatchObject({ code: 'ERR_LOOPX_UNKNOWN_DIALECT' })
   })
 })
+
+describe('loopx-shipped-v0: a credential planted at every string of a source', () => {
+  /** Every path to a string leaf (and every member name) of `doc`. */
+  function leaves(doc: unknown, at: (string | number)[] = []): (string | number)[][] {
+    if (typeof doc === 'string') return [at]
+    if (Array.isArray(doc)) return doc.flatMap((v, i) => leaves(v, [...at, i]))
+    if (doc && typeof doc === 'object') return Object.entries(doc).flatMap(([k, v]) => leaves(v, [...at, k]))
+    return []
+  }
+  const SECRET = 'ghp_plantedplantedplantedplantedplanted12'
+
+  it('is refused before any producer runs, and nothing reaches a file', async () => {
+    const runtime = await open()
+    const p = producer(STAGE)
+    runtime.register({ registration: registration(STAGE), provider: p.fn })
+    const base = source('todo_complete', 'todo-1')
+    const paths = leaves(base)
+    expect(paths.length).toBeGreaterThan(8)
+    for (const path of paths) {
+      const planted = structuredClone(base) as unknown as Record<string | number, unknown>
+      let node = planted
+      for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>
+      node[path[path.length - 1]!] = SECRET
+      const result = await runtime.dispatch(planted as unknown as ShippedSource)
+      expect(result.runtime_failure, path.join('/')).toBeDefined()
+    }
+    // A member name that is a credential, too.
+    const named = source('todo_complete', 'todo-1')
+    ;(named.projection as Record<string, unknown>)[SECRET] = 'x'
+    expect((await runtime.dispatch(named)).runtime_failure).toBeDefined()
+    expect(p.calls).toHaveLength(0)
+    await runtime.close()
+    for (const name of readdirSync(dir)) expect(readFileSync(join(dir, name)).includes('ghp_planted')).toBe(false)
+  })
+})
