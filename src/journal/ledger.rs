@@ -181,8 +181,16 @@ impl Ledger {
         private_dir(dir)?;
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let path = dir.join(format!("{}-{nanos}{SUFFIX}", std::process::id()));
-        let file = OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
-        file.try_lock().map_err(|_| std::io::Error::from(std::io::ErrorKind::WouldBlock))?;
+        // Created and locked under a name no scan for orphans reads, then
+        // renamed (the lock stays with the file): another process's scan can
+        // never take a ledger for an orphan before its owner locked it.
+        let fresh = dir.join(format!("{}-{nanos}.new", std::process::id()));
+        let file = OpenOptions::new().read(true).write(true).create_new(true).open(&fresh)?;
+        if file.try_lock().is_err() {
+            let _ = std::fs::remove_file(&fresh);
+            return Err(std::io::Error::from(std::io::ErrorKind::WouldBlock));
+        }
+        std::fs::rename(&fresh, &path)?;
         Ok(Ledger { dir: dir.to_owned(), path, file, slots: Mutex::default() })
     }
 
