@@ -143,8 +143,13 @@ export declare class NativeJournal {
   claim(claimJson: string): Promise<string>
   /** This file's commit generation in this process (grows on records and decisions). */
   commitGeneration(): number
-  /** Resolves `true` once the commit generation passes `after`, `false` after `timeoutMs`. */
+  /**
+   * Resolves `true` once the commit generation passes `after`, `false`
+   * after `timeoutMs`, on `releaseWaits()` or once the journal closes.
+   */
   waitForCommit(after: number, timeoutMs: number): Promise<boolean>
+  /** Ends every pending `waitForCommit` of this journal now (they resolve `false`). */
+  releaseWaits(): void
   /** Records an executor's decision on an intent, once per intent_id. */
   decide(intentId: string, executorId: string, decision: 'admit' | 'reject', reasonCode: string): Promise<string>
   /** Marks an intent this executor admitted as done. */
@@ -353,6 +358,10 @@ export interface PostgresTarget {
   schema?: string
   /** PEM certificates that verify the server under `sslmode=require`. */
   caFile?: string
+  /** The bound of one statement's round trip (default 5000). */
+  statementTimeoutMs?: number
+  /** How long a write retries an unreachable server (default 15000). */
+  writeRetryMs?: number
 }
 
 /**

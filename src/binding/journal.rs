@@ -18,7 +18,7 @@ use super::error::{async_error, journal_error, misuse, Code, Result as BindingRe
 use crate::dispatch::{with_intent_doc, with_receipt};
 use crate::journal::{
     ClaimRequest, Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, JournalTarget,
-    OpenMode, Page, PgTarget, DEFAULT_SCHEMA,
+    OpenMode, Page, PgLimits, PgTarget, DEFAULT_SCHEMA,
 };
 
 #[napi]
@@ -79,6 +79,10 @@ pub struct PostgresTarget {
     pub schema: Option<String>,
     /// PEM certificates that verify the server under `sslmode=require`.
     pub ca_file: Option<String>,
+    /// The bound of one statement's round trip (default 5000).
+    pub statement_timeout_ms: Option<u32>,
+    /// How long a write retries an unreachable server (default 15000).
+    pub write_retry_ms: Option<u32>,
 }
 
 impl From<PostgresTarget> for PgTarget {
@@ -87,6 +91,10 @@ impl From<PostgresTarget> for PgTarget {
             connection_string: pg.connection_string,
             schema: pg.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_owned()),
             ca_file: pg.ca_file.map(Into::into),
+            limits: PgLimits {
+                statement_timeout_ms: pg.statement_timeout_ms.unwrap_or(PgLimits::default().statement_timeout_ms),
+                write_retry_ms: pg.write_retry_ms.unwrap_or(PgLimits::default().write_retry_ms),
+            },
         }
     }
 }
@@ -238,11 +246,18 @@ impl NativeJournal {
         i64::try_from(self.journal.commit_generation()).unwrap_or(i64::MAX)
     }
 
-    /// Resolves `true` once the commit generation passes `after`, `false` after `timeoutMs`.
+    /// Resolves `true` once the commit generation passes `after`, `false`
+    /// after `timeoutMs`, on `releaseWaits()` or once the journal closes.
     #[napi]
     pub async fn wait_for_commit(&self, after: i64, timeout_ms: u32) -> napi::Result<bool> {
         let after = u64::try_from(after).unwrap_or(0);
         Ok(self.journal.wait_for_commit(after, Duration::from_millis(u64::from(timeout_ms))).await)
+    }
+
+    /// Ends every pending `waitForCommit` of this journal now (they resolve `false`).
+    #[napi]
+    pub fn release_waits(&self) {
+        self.journal.release_waits();
     }
 
     /// Records an executor's decision on an intent, once per intent_id.

@@ -42,6 +42,8 @@ pub(crate) trait Store: Send + Sync {
     fn integrity(&self) -> Result<IntegrityVerdict>;
 
     fn after_batch(&self, f: AfterBatch);
+    /// Hands the writer the journal's attempt ledger (see `Writer::attach_ledger`).
+    fn attach_ledger(&self, ledger: std::sync::Arc<super::ledger::Ledger>);
     fn writer_stats(&self) -> WriterStats;
     /// Commits and answers everything queued, then releases every connection.
     fn close(&self);

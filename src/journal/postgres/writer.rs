@@ -15,7 +15,8 @@
 //! just before COMMIT (`SET LOCAL synchronous_commit = off`, which counts at
 //! commit time).
 
-use std::time::Duration;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
 
 use super::super::writer::BatchConn;
 use super::super::{JournalError, Result};
@@ -46,10 +47,20 @@ pub(crate) struct PgWriteConn {
     /// The batch being retried may have committed already (its COMMIT
     /// failed): commands read their identity back and answer what is there.
     pub(super) replaying: bool,
+    /// How long a batch retries a lost or unreachable server.
+    retry_for: Duration,
+    /// When the current try of the batch began.
+    try_began: Instant,
+    /// When the failing batch's first try began: its retries count from
+    /// there, so a first try that waited out its bound is not extra.
+    failing_since: Cell<Option<Instant>>,
+    /// A batch ran out of retries and nothing committed since: the next
+    /// batch tries once, so a long outage answers queued commands quickly.
+    gave_up: Cell<bool>,
 }
 
 impl PgWriteConn {
-    pub(super) fn new(link: Link, schema: &str, synchronous_full: bool) -> Self {
+    pub(super) fn new(link: Link, schema: &str, synchronous_full: bool, retry_for: Duration) -> Self {
         PgWriteConn {
             link,
             notify: format!("NOTIFY \"{schema}\"; "),
@@ -61,6 +72,10 @@ impl PgWriteConn {
             savepoint_open: false,
             begin: None,
             replaying: false,
+            retry_for,
+            try_began: Instant::now(),
+            failing_since: Cell::new(None),
+            gave_up: Cell::new(false),
         }
     }
 
@@ -85,6 +100,7 @@ impl PgWriteConn {
 
 impl BatchConn for PgWriteConn {
     fn begin(&mut self, durable: bool) -> Result<()> {
+        self.try_began = Instant::now();
         self.savepoint_open = false;
         self.link.sql_failed = false;
         // A batch of checkpoints or claims only is nobody's wait and is
@@ -149,6 +165,7 @@ impl BatchConn for PgWriteConn {
         self.open = true;
         self.replaying = false;
         self.careful = false;
+        self.gave_up.set(false);
         Ok(())
     }
 
@@ -168,7 +185,22 @@ impl BatchConn for PgWriteConn {
         if self.wants_care {
             return Some(Duration::ZERO);
         }
-        backoff(e, tries)
+        if *e != JournalError::Unavailable {
+            return backoff(e, tries);
+        }
+        // Unreachable: retried for a span of time, not a count of tries, since
+        // a try against a silent server waits out its whole bound.
+        let now = Instant::now();
+        if tries == 0 {
+            self.failing_since.set(Some(self.try_began));
+        }
+        let since = self.failing_since.get().unwrap_or(now);
+        let delay = backoff(e, tries.min(11))?;
+        if self.gave_up.get() || now.saturating_duration_since(since) + delay > self.retry_for {
+            self.gave_up.set(true);
+            return None;
+        }
+        Some(delay)
     }
 
     fn prepare_retry(&mut self, unknown_commit: bool) -> Result<()> {
