@@ -93,6 +93,11 @@ pub(super) struct Link {
     /// The last failure was a deadline: the server may be frozen, so trying
     /// again at once would wait the whole bound again.
     pub(super) timed_out: bool,
+    /// A transaction is open on this connection: when it is lost, statements
+    /// fail instead of reconnecting, since a new connection would run the
+    /// rest of the transaction outside it (each statement committing alone,
+    /// and COMMIT a no-op) while what ran before was rolled back.
+    pub(super) pinned: bool,
 }
 
 /// Why a wait ended without an answer.
@@ -127,6 +132,7 @@ impl Link {
             statements: HashMap::new(),
             sql_failed: false,
             timed_out: false,
+            pinned: false,
         }
     }
 
@@ -146,6 +152,9 @@ impl Link {
             self.forget();
         }
         if self.session.is_none() {
+            if self.pinned {
+                return Err(JournalError::Unavailable);
+            }
             self.timed_out = false;
             let runtime = match self.runtime.take() {
                 Some(rt) => rt,

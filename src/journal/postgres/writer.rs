@@ -98,6 +98,14 @@ impl PgWriteConn {
     }
 }
 
+impl PgWriteConn {
+    /// Whether a transaction is open, and so whether the connection is pinned to it.
+    fn set_open(&mut self, open: bool) {
+        self.open = open;
+        self.link.pinned = open;
+    }
+}
+
 impl BatchConn for PgWriteConn {
     fn begin(&mut self, durable: bool) -> Result<()> {
         self.try_began = Instant::now();
@@ -109,7 +117,7 @@ impl BatchConn for PgWriteConn {
         self.lazy = !(durable && self.synchronous_full);
         // A transaction opened on a connection since lost went with it.
         if self.open && self.link.is_lost() {
-            self.open = false;
+            self.set_open(false);
         }
         if self.careful {
             self.begin = Some(if self.open { "SAVEPOINT cmd" } else { "BEGIN; SAVEPOINT cmd" });
@@ -117,7 +125,7 @@ impl BatchConn for PgWriteConn {
         }
         if !self.open {
             self.link.batch("BEGIN")?;
-            self.open = true;
+            self.set_open(true);
         }
         Ok(())
     }
@@ -133,7 +141,7 @@ impl BatchConn for PgWriteConn {
             None => "SAVEPOINT cmd",
         };
         self.link.batch(sql)?;
-        self.open = true;
+        self.set_open(true);
         self.savepoint_open = true;
         Ok(())
     }
@@ -160,9 +168,10 @@ impl BatchConn for PgWriteConn {
         }
         let lazy = if self.lazy { "SET LOCAL synchronous_commit = off; " } else { "" };
         let notify = if wakes { self.notify.as_str() } else { "" };
+        // Still pinned: COMMIT must reach the connection the transaction is on.
         self.open = false;
         self.link.batch(&format!("{lazy}{notify}COMMIT; BEGIN"))?;
-        self.open = true;
+        self.set_open(true);
         self.replaying = false;
         self.careful = false;
         self.gave_up.set(false);
@@ -174,7 +183,7 @@ impl BatchConn for PgWriteConn {
         if self.begin.take().is_some() && !self.open {
             return;
         }
-        self.open = false;
+        self.set_open(false);
         if self.link.is_lost() || self.link.batch("ROLLBACK").is_err() {
             // The server rolls back a transaction whose connection went away.
             self.link.forget();
@@ -208,6 +217,10 @@ impl BatchConn for PgWriteConn {
             self.careful = true;
         }
         self.replaying |= unknown_commit;
+        // The failed transaction is gone: the retry may reconnect.
+        if !self.open {
+            self.link.pinned = false;
+        }
         if self.link.is_lost() {
             self.link.forget();
         }
@@ -217,7 +230,7 @@ impl BatchConn for PgWriteConn {
     fn open_early(&mut self) {
         // A failure here is the batch's: its `begin` sends BEGIN again or fails.
         if !self.careful && !self.open && !self.link.is_lost() && self.link.batch("BEGIN").is_ok() {
-            self.open = true;
+            self.set_open(true);
         }
     }
 
