@@ -92,6 +92,14 @@ export declare class NativeHookRuntime {
    */
   prepareMany(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Array<NativePlan>
   /**
+   * `prepareMany` on tokio's blocking pool, for a journal whose standing
+   * reads wait on a network (`readsAreRemote`): the event loop's thread
+   * never waits on the round trip.
+   */
+  prepareManyOffThread(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Promise<Array<NativePlan>>
+  /** Whether the journal's reads wait on a network round trip (PostgreSQL). */
+  get readsAreRemote(): boolean
+  /**
    * Step 2, just before calling the provider of `slot`: queues its
    * checkpoint and returns the call's limit, or null when the wall budget
    * is spent (do not call it).
@@ -128,13 +136,24 @@ export declare class NativeInboxStore {
 }
 
 export declare class NativeJournal {
+  /**
+   * Whether reads wait on a network round trip (PostgreSQL): then the
+   * caller uses the `*OffThread` readers; a SQLite file's readers answer
+   * on the calling thread.
+   */
+  get readsAreRemote(): boolean
   getDispatch(dispatchId: string): string
+  getDispatchOffThread(dispatchId: string): Promise<string>
   /** Dispatches, oldest first, paged by `after` (a cursor from the last page). */
   listDispatches(queryJson?: string): string
+  listDispatchesOffThread(queryJson?: string): Promise<string>
   listFailures(dispatchId: string): string
+  listFailuresOffThread(dispatchId: string): Promise<string>
   /** Intents, oldest first; `pendingOnly` keeps undecided and admitted-not-done ones. */
   listIntents(queryJson?: string): string
+  listIntentsOffThread(queryJson?: string): Promise<string>
   stats(): string
+  statsOffThread(): Promise<string>
   /** `PRAGMA integrity_check` is ok. Reads the whole file: off the JS thread. */
   integrityCheck(): Promise<string>
   /** The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`. */

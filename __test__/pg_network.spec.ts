@@ -91,9 +91,13 @@ const dropSchema = (url: string, schema: string) =>
 /** Every call on a silent server settles, coded, within its bound, and the timer keeps ticking meanwhile. */
 async function expectBoundedWhileSilent(runtime: HookRuntime, tick: ReturnType<typeof ticker>) {
   const did = fixture.expected('r1').dispatchId
+  const ticksBefore = tick.ticks
   const read = await settle(() => runtime.journal.getDispatch(did))
   expect(read).toMatchObject({ code: 'ERR_LOOPX_JOURNAL_UNAVAILABLE' })
   expect(read.ms).toBeLessThan(3_000)
+  // The read waited out its statement bound off the JS thread: a read on
+  // it would have let the timer fire at most once, after it.
+  expect(tick.ticks - ticksBefore, 'the timer ticked while the read waited').toBeGreaterThan(1)
   const stats = await settle(() => runtime.journal.stats())
   expect(stats.code).toBe('ERR_LOOPX_JOURNAL_UNAVAILABLE')
   expect(stats.ms).toBeLessThan(3_000)

@@ -54,6 +54,7 @@ use super::{
 };
 use conn::{Bounds, Link};
 use listen::Listener;
+pub(crate) use pool::reads_here;
 use pool::ReadPool;
 use writer::PgWriteConn;
 
@@ -150,6 +151,10 @@ fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Res
 }
 
 impl Store for PgStore {
+    fn reads_are_remote(&self) -> bool {
+        true
+    }
+
     fn checkpoint(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
         self.writer.submit_merged(false, c, (records::run_checkpoint, merged::checkpoints()), then)
     }
