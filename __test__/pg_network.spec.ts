@@ -1,5 +1,5 @@
 // PostgreSQL when the network misbehaves, against real servers (no mocks):
-// a TCP proxy that holds, delays and cuts the bytes (support/tcp_proxy.ts),
+// a TCP proxy that holds, delays and cuts the bytes (scripts/tcp-proxy.mjs),
 // a listener that accepts and says nothing, a server of this file's own
 // frozen with SIGSTOP, and one crashed with `pg_ctl restart -m immediate`
 // after a checkpoint it had not flushed. Every call settles within its
@@ -29,7 +29,7 @@ import { findBin } from '../scripts/pg-server.mjs'
 import { withPg } from './support/backends'
 import { startOwnServer, stopOwnServer, type OwnServer } from './support/pg_own_server'
 import { sleep } from './support/runtime'
-import { TcpProxy } from './support/tcp_proxy'
+import { TcpProxy } from '../scripts/tcp-proxy.mjs'
 
 const run = promisify(execFile)
 const CHILDREN = join(__dirname, 'children')

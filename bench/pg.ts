@@ -24,7 +24,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 
-import { TcpProxy } from '../__test__/support/tcp_proxy.js'
 import { jcs, request } from './fixtures.js'
 import { pkg, ROOT } from './pkg.js'
 import { ddl } from './plain_pg.js'
@@ -215,6 +214,10 @@ async function inProcess(
  * each chunk `LATENCY_MS` each way: a server in another zone.
  */
 async function withLatency(url: string, side: SideName, n: number, tag: string) {
+  // Reached from the repository, as the server script is: the bench compiles elsewhere.
+  const { TcpProxy }: typeof import('../scripts/tcp-proxy.mjs') = await import(
+    pathToFileURL(join(ROOT, 'scripts', 'tcp-proxy.mjs')).href
+  )
   const proxy = await TcpProxy.start(Number(new URL(url).port))
   try {
     await proxy.set({ kind: 'delay', ms: LATENCY_MS })

@@ -1,9 +1,10 @@
-// A TCP proxy on 127.0.0.1 in front of a PostgreSQL server, for tests of a
-// server that misbehaves: it passes the bytes, delays each chunk, holds them
-// (reads and keeps them: the client sees a server that took its bytes and
-// answers nothing, as a frozen one does) or cuts every connection. It runs
-// on a worker thread: the journal's reads on the JS thread would otherwise
-// wait on a proxy that cannot run until they return.
+// A TCP proxy on 127.0.0.1 in front of a PostgreSQL server, for the tests of
+// a server that misbehaves and the bench's added-latency rows (plain Node, no
+// build step; types in tcp-proxy.d.mts): it passes the bytes, delays each
+// chunk, holds them (reads and keeps them: the client sees a server that took
+// its bytes and answers nothing, as a frozen one does) or cuts every
+// connection. It runs on a worker thread, so a caller that blocks its own
+// thread cannot stop the proxy it waits on.
 import { Worker } from 'node:worker_threads'
 
 const PROXY = `
@@ -44,35 +45,33 @@ parentPort.on('message', (m) => {
 })
 `
 
-export type ProxyMode = { kind: 'pass' } | { kind: 'hold' } | { kind: 'delay'; ms: number } | { kind: 'cut' }
-
 export class TcpProxy {
-  readonly #worker: Worker
-  readonly port: number
-  private constructor(worker: Worker, port: number) {
+  #worker
+  /** @param {Worker} worker @param {number} port */
+  constructor(worker, port) {
     this.#worker = worker
     this.port = port
   }
 
   /** A proxy to the server listening on 127.0.0.1:`upstreamPort`. */
-  static async start(upstreamPort: number): Promise<TcpProxy> {
+  static async start(upstreamPort) {
     const worker = new Worker(PROXY, { eval: true, workerData: { port: upstreamPort } })
-    const port = await new Promise<number>((resolve, reject) => {
-      worker.once('message', (m: { port: number }) => resolve(m.port))
+    const port = await new Promise((resolve, reject) => {
+      worker.once('message', (m) => resolve(m.port))
       worker.once('error', reject)
     })
     return new TcpProxy(worker, port)
   }
 
   /** Switches the mode (`cut` closes the connections made so far and keeps the mode). */
-  set(mode: ProxyMode): Promise<void> {
+  set(mode) {
     return new Promise((resolve) => {
       this.#worker.once('message', () => resolve())
       this.#worker.postMessage(mode)
     })
   }
 
-  async stop(): Promise<void> {
+  async stop() {
     await this.#worker.terminate()
   }
 }
