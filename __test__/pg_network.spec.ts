@@ -5,7 +5,7 @@
 // after a checkpoint it had not flushed. Every call settles within its
 // documented bound with a coded error while a 100 ms timer keeps ticking on
 // the JS thread, and a crash never loses a finished dispatch.
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import net from 'node:net'
@@ -32,6 +32,7 @@ import { sleep } from './support/runtime'
 import { TcpProxy } from '../scripts/tcp-proxy.mjs'
 
 const run = promisify(execFile)
+const BIN = join(__dirname, '..', 'bin', 'loopx-hooks.js')
 const CHILDREN = join(__dirname, 'children')
 
 interface Fixture {
@@ -135,7 +136,7 @@ describe('PostgreSQL when the network misbehaves', () => {
     fixture = (await import(pathToFileURL(join(CHILDREN, 'fixture.mjs')).href)) as Fixture
   })
 
-  it('a listener that accepts TCP and says nothing: HookRuntime.open rejects coded within 5 s', async () => {
+  it('a listener that accepts TCP and says nothing: HookRuntime.open rejects coded within 5 s, and the CLI ends coded', async () => {
     const held: net.Socket[] = []
     const silent = net.createServer((s) => held.push(s))
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r))
@@ -146,6 +147,22 @@ describe('PostgreSQL when the network misbehaves', () => {
       expect(out.code).toBe('ERR_LOOPX_JOURNAL_UNAVAILABLE')
       expect(out.ms).toBeLessThan(5_000)
       expect(tick.ticks).toBeGreaterThan(2)
+      // The command line too: `journal show` ends, coded, naming no credential.
+      const url = `postgres://u:s3cret-pw@127.0.0.1:${port}/db?connect_timeout=1`
+      const from = Date.now()
+      const shown = await new Promise<{ status: number | null; text: string }>((resolve) => {
+        const kid = spawn(process.execPath, [BIN, 'journal', 'show', '--db', url], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+        let text = ''
+        kid.stdout.on('data', (d) => (text += d))
+        kid.stderr.on('data', (d) => (text += d))
+        kid.on('close', (status) => resolve({ status, text }))
+      })
+      expect(Date.now() - from, 'journal show settles').toBeLessThan(15_000)
+      expect(shown.status, shown.text).not.toBe(0)
+      expect(shown.text).toContain('ERR_LOOPX_JOURNAL_UNAVAILABLE')
+      for (const secret of ['s3cret-pw', String(port)]) expect(shown.text).not.toContain(secret)
     } finally {
       tick.stop()
       for (const s of held) s.destroy()
