@@ -152,14 +152,13 @@ fn prepare_many(
     if only_hook_ids.is_some_and(|ids| ids.len() != requests.len()) {
         return Err(misuse(Code::InvalidArgument, "onlyHookIds must have one hook_id per request"));
     }
-    let requests =
-        requests.into_iter().enumerate().map(|(i, r)| (r, only_hook_ids.map(|ids| ids[i].as_str())));
+    let requests = requests.into_iter().enumerate().map(|(i, r)| (r, only_hook_ids.map(|ids| ids[i].as_str())));
     let prepared = dispatcher.prepare_many(requests.collect()).map_err(journal_error)?;
     let run_tickets: Vec<u64> =
         prepared.iter().filter_map(|p| if let Prepared::Run(run) = p { Some(run.ticket) } else { None }).collect();
     let mut plans = Vec::with_capacity(prepared.len());
     for p in prepared {
-        match plan(&dispatcher, p) {
+        match plan(dispatcher, p) {
             Ok(p) => plans.push(p),
             // Converting failed (not expected): no plan was handed out, so cancel them all.
             Err(e) => {
