@@ -13,6 +13,18 @@ function invalid(message: string): never {
   throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', message)
 }
 
+/**
+ * A member `value` has beyond `known` (one not undefined) is a misspelling or
+ * an option this version does not have: refused, not ignored. The message
+ * lists the known names and never repeats the one given (it may be anything).
+ */
+function onlyKnown(where: string, value: Record<string, unknown>, known: readonly string[]): void {
+  for (const member of Object.keys(value)) {
+    if (value[member] !== undefined && !known.includes(member))
+      invalid(`${where}: unknown option (expected one of: ${known.join(', ')})`)
+  }
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
   const proto: unknown = Object.getPrototypeOf(value)
@@ -78,8 +90,10 @@ export function journalTarget(target: unknown, where: string): NativeJournalTarg
   }
   if (isPlainObject(target)) {
     const { path, postgres } = target
+    onlyKnown(where, target, ['path', 'postgres'])
     if (typeof path === 'string' && path.length > 0 && postgres === undefined) return { path }
     if (path === undefined && isPlainObject(postgres)) {
+      onlyKnown(`${where}.postgres`, postgres, POSTGRES_OPTIONS)
       const { connectionString, schema, caFile, statementTimeoutMs, writeRetryMs } = postgres
       if (typeof connectionString !== 'string' || connectionString.length === 0)
         invalid(`${where}: postgres.connectionString must be a non-empty string`)
@@ -103,9 +117,23 @@ export function journalTarget(target: unknown, where: string): NativeJournalTarg
   invalid(`${where}: the journal must be a path, a postgres:// URL, { path } or { postgres: { connectionString } }`)
 }
 
+const POSTGRES_OPTIONS = ['connectionString', 'schema', 'caFile', 'statementTimeoutMs', 'writeRetryMs'] as const
+
+const RUNTIME_OPTIONS = [
+  'journalPath',
+  'journal',
+  'profile',
+  'synchronous',
+  'busyTimeoutMs',
+  'attemptLedger',
+  'dialect',
+  'sidecarMirror',
+] as const
+
 /** `HookRuntime.open(options)`: answers where its journal is. */
 export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
   if (!isPlainObject(options)) invalid('HookRuntime.open: options must be an object')
+  onlyKnown('HookRuntime.open: options', options, RUNTIME_OPTIONS)
   const { journalPath, journal, profile, synchronous, busyTimeoutMs, attemptLedger, dialect, sidecarMirror } = options
   if ((journalPath === undefined) === (journal === undefined))
     invalid('HookRuntime.open: give exactly one of options.journalPath and options.journal')
@@ -197,10 +225,11 @@ export function expectArgs(method: string, args: Record<string, readonly [value:
 }
 
 /**
- * An object argument (by default optional) whose members have their kinds.
+ * An object argument (by default optional) whose members have their kinds,
+ * where other members are allowed (a document the caller may carry more in).
  * Answers the object, `{}` when left out.
  */
-export function expectOptions<T extends object>(
+export function expectMembers<T extends object>(
   method: string,
   name: string,
   value: T | undefined,
@@ -214,6 +243,24 @@ export function expectOptions<T extends object>(
     Object.fromEntries(Object.entries(members).map(([member, kind]) => [member, [options[member], kind] as const])),
   )
   return options as T
+}
+
+/**
+ * An options argument (by default optional): `expectMembers`, and a member
+ * named neither in `members` nor in `checkedElsewhere` (those the caller
+ * checks itself) is refused: a misspelt option is never ignored.
+ */
+export function expectOptions<T extends object>(
+  method: string,
+  name: string,
+  value: T | undefined,
+  members: Record<string, Kind>,
+  kind: 'object' | 'object?' = 'object?',
+  checkedElsewhere: readonly string[] = [],
+): T {
+  const options = expectMembers(method, name, value, members, kind)
+  onlyKnown(`${method}: ${name}`, options as Record<string, unknown>, [...Object.keys(members), ...checkedElsewhere])
+  return options
 }
 
 /** The contract dialects: the RFC one (`contract-v0`, the default) and LoopX's shipped one. */
