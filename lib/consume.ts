@@ -108,12 +108,14 @@ export async function* consume(
   if (!Number.isInteger(pollMs) || pollMs < 1 || pollMs > 60_000) {
     throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'pollMs is an integer of 1..=60000')
   }
+  // The rest are the claim's options, checked by it (a misspelt one is refused there).
+  const { pollMs: _pollMs, signal: _signal, ...claimOptions } = o
   const stop = aborted(journal, o.signal)
   try {
     while (!o.signal?.aborted) {
       // Read before claiming, so a commit between the claim and the wait is not missed.
       const generation = journal.commitGeneration()
-      const claimed = await claimOrNothing(take, o)
+      const claimed = await claimOrNothing(take, claimOptions)
       for (const intent of claimed) {
         if (o.signal?.aborted) return
         yield intent
