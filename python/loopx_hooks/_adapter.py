@@ -13,7 +13,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterable, Optional, Tuple, Union
 
-from ._errors import AdapterError, AdapterTimeoutError, LoopxHooksError, NodeNotFoundError, PackageNotFoundError
+from ._errors import AdapterError, AdapterTimeoutError, JournalError, LoopxHooksError, NodeNotFoundError, PackageNotFoundError
 from ._verdict import Verdict, Violation
 
 PROTOCOL = 1
@@ -156,6 +156,10 @@ class Adapter:
         self._stderr: "deque[str]" = deque(maxlen=20)
         self._next_id = 0
         self.version: Optional[str] = None
+        # Held across a whole dispatch (prepare, producers, finish), so another
+        # thread cannot reopen the serve process's journal in between.
+        self.dispatch_lock = threading.RLock()
+        self._journal_key: Optional[str] = None
 
     # -- process ------------------------------------------------------------
 
@@ -193,6 +197,7 @@ class Adapter:
 
     def _stop(self) -> None:
         proc, self._proc = self._proc, None
+        self._journal_key = None
         if proc is None:
             return
         try:
@@ -250,8 +255,9 @@ class Adapter:
         if "error" in answer:
             e = answer["error"]
             violations = e.get("violations")
-            raise LoopxHooksError(
-                e.get("code", "ERR_LOOPX_INTERNAL"),
+            code = e.get("code", "ERR_LOOPX_INTERNAL")
+            raise (JournalError if code.startswith("ERR_LOOPX_JOURNAL_") else LoopxHooksError)(
+                code,
                 e.get("message", ""),
                 tuple(Violation(v["path"], v["rule"]) for v in violations) if violations is not None else None,
             )
@@ -263,6 +269,22 @@ class Adapter:
             if self._proc is None:
                 self._start()
             return self._exchange({"op": op, **fields}, self.timeout)
+
+    def open_journal(self, fields: dict) -> None:
+        """Opens the serve process's one journal with these `open` fields,
+        unless it already is; a journal opened with other fields is closed
+        first (what it prepared and never finished stays owed)."""
+        key = json.dumps(fields, sort_keys=True)
+        with self._lock:
+            if self._proc is None:
+                self._start()
+            if self._journal_key == key:
+                return
+            if self._journal_key is not None:
+                self._journal_key = None
+                self._exchange({"op": "close"}, self.timeout)
+            self._exchange({"op": "open", **fields}, self.timeout)
+            self._journal_key = key
 
     def close(self) -> None:
         with self._lock:
