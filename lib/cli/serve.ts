@@ -178,7 +178,10 @@ export class Server {
 }
 
 function errorBody(error: unknown): { code: string; message: string; violations?: readonly Violation[] } {
-  if (error instanceof RequestError) return { code: error.code, message: oneLine(error.message) }
+  if (error instanceof RequestError) {
+    const body = { code: error.code, message: oneLine(error.message) }
+    return error.violations === undefined ? body : { ...body, violations: error.violations }
+  }
   const e = error as { code?: unknown; message?: unknown; violations?: unknown }
   if (typeof e?.code === 'string' && e.code.startsWith('ERR_LOOPX_') && typeof e.message === 'string') {
     // The library's misuse errors: a stable code and a message of its own making.
