@@ -18,12 +18,16 @@ from loopx_hooks import Adapter, HookRegistry
 ENABLED = {"enabled": True}
 
 
-def registration(hook_id: str, timeout_ms: Optional[int] = None, event_kinds=("todo_completed",)) -> dict:
+def registration(
+    hook_id: str, timeout_ms: Optional[int] = None, event_kinds=("todo_completed",), invocations: Optional[int] = None
+) -> dict:
     doc = copy.deepcopy(example("registration"))
     doc["hook_id"] = hook_id
     doc["event_kinds"] = list(event_kinds)
     if timeout_ms is not None:
         doc["budget"]["timeout_ms"] = timeout_ms
+    if invocations is not None:
+        doc["budget"]["max_invocations_per_dispatch"] = invocations
     return doc
 
 
