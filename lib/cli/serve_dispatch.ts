@@ -93,7 +93,8 @@ export class DispatchSession {
     try {
       for (const [i, kind] of kinds.entries()) {
         const verdict = runtime.defineIntentKind(kind)
-        if (!verdict.ok) throw new RequestError('ERR_LOOPX_INTENT_KIND_REJECTED', `kinds[${i}] rejected`, verdict.violations)
+        if (!verdict.ok)
+          throw new RequestError('ERR_LOOPX_INTENT_KIND_REJECTED', `kinds[${i}] rejected`, verdict.violations)
       }
       for (const [i, registration] of registrations.entries()) {
         const verdict = runtime.register(registration)

@@ -22,7 +22,11 @@ async function main() {
     registration.budget.max_invocations_per_dispatch = Number(invocations)
     runtime.register({
       registration,
-      provider: () => ({ schema_version: 'loopx_post_writeback_hook_result_v0', status: 'not_applicable', intents: [] }),
+      provider: () => ({
+        schema_version: 'loopx_post_writeback_hook_result_v0',
+        status: 'not_applicable',
+        intents: [],
+      }),
     })
     process.stdout.write(JSON.stringify(await runtime.recover()) + '\n')
   } finally {
