@@ -1,6 +1,7 @@
 """A Python host process for the cross-process tests, run as a child:
 
-  dispatch_host.py hang DB TAG READY   dispatches request(TAG); its producer
+  dispatch_host.py hang DB TAG READY INVOCATIONS
+                                       dispatches request(TAG); its producer
                                         writes READY and then never returns
                                         (the test SIGKILLs this process)
   dispatch_host.py race DB N           dispatches request(0..N-1) and prints
@@ -32,7 +33,8 @@ def main() -> None:
                 ready.write_text("producing")
                 time.sleep(600)
 
-            registry.register(registration(HOOK_ID, timeout_ms=TIMEOUT_MS, invocations=INVOCATIONS), hangs)
+            invocations = int(sys.argv[5])
+            registry.register(registration(HOOK_ID, timeout_ms=TIMEOUT_MS, invocations=invocations), hangs)
             registry.dispatch(request(sys.argv[3]), journal=db, profile=ENABLED)
         elif mode == "race":
             registry.register(registration(HOOK_ID, timeout_ms=TIMEOUT_MS), not_applicable)

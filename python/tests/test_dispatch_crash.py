@@ -41,11 +41,11 @@ class AcrossTheProcessBoundary(unittest.TestCase):
     def tearDown(self) -> None:
         self.tmp.remove()
 
-    def killed_mid_dispatch(self, name: str) -> str:
+    def killed_mid_dispatch(self, name: str, invocations: int = INVOCATIONS) -> str:
         """A journal whose host was SIGKILLed while its producer ran."""
         db = self.tmp.db(name)
         ready = Path(self.tmp.path) / f"{name}.ready"
-        child = host("hang", db, name, str(ready))
+        child = host("hang", db, name, str(ready), str(invocations))
         try:
             self.assertTrue(until(ready.exists), "the host's producer never started")
             os.kill(child.pid, signal.SIGKILL)
@@ -90,6 +90,30 @@ class AcrossTheProcessBoundary(unittest.TestCase):
             [(HOOK_ID, "not_applicable", 2)],
         )
         self.assertEqual([(r["state"], r["attempts"]) for r in journal_rows(db)], [("not_applicable", 2)])
+
+    def test_the_killed_attempt_stays_counted_so_one_invocation_is_exhausted_by_it_as_in_node(self):
+        for side in ("python", "node"):
+            db = self.killed_mid_dispatch(f"once_{side}", invocations=1)
+            if side == "python":
+                with Adapter(timeout=30) as adapter:
+                    registry = new_registry(adapter)
+                    producer = Counted(not_applicable)
+                    registry.register(registration(HOOK_ID, timeout_ms=TIMEOUT_MS, invocations=1), producer)
+                    report = registry.recover(journal=db, profile=ENABLED)
+                    self.assertEqual(producer.calls, 0)
+            else:
+                done = subprocess.run(
+                    ["node", str(HERE / "node_recover.js"), db, HOOK_ID, str(TIMEOUT_MS), "1"],
+                    capture_output=True,
+                    timeout=60,
+                    check=True,
+                )
+                report = json.loads(done.stdout)
+            self.assertEqual(
+                [(h["outcome"], h["attempt"], h["failureCode"]) for h in report["outcomes"]],
+                [("exhausted", 1, "dispatch_budget_exhausted")],
+                side,
+            )
 
     def test_two_python_hosts_on_one_journal_leave_one_final_record_per_identity(self):
         db = self.tmp.db("race")
