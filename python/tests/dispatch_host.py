@@ -24,6 +24,8 @@ INVOCATIONS = 2
 
 def main() -> None:
     mode, db = sys.argv[1], sys.argv[2]
+    if db.startswith("{"):
+        db = json.loads(db)  # a PostgreSQL journal target, as HookRuntime.open takes it
     with Adapter(timeout=60) as adapter:
         registry = new_registry(adapter)
         if mode == "hang":

@@ -113,10 +113,11 @@ class TempDir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def journal_rows(db: str) -> List[Dict[str, Any]]:
-    """The journal's dispatch rows, read by the CLI's own reader."""
+def journal_rows(db: Any) -> List[Dict[str, Any]]:
+    """The journal's dispatch rows (a file, or a {"postgres": ...} target), read by the CLI's own reader."""
+    where = ["--db", db] if isinstance(db, str) else ["--db", db["postgres"]["connectionString"], "--schema", db["postgres"]["schema"]]
     done = subprocess.run(
-        ["node", str(ROOT / "bin" / "loopx-hooks.js"), "journal", "dispatches", "--db", db, "--json"],
+        ["node", str(ROOT / "bin" / "loopx-hooks.js"), "journal", "dispatches", *where, "--json"],
         capture_output=True,
         timeout=60,
         check=True,
