@@ -4,16 +4,14 @@ Node.js library's own (RFC section 4: Python must not keep a second
 acceptance policy); this module only moves documents and answers."""
 
 import json
-import os
 import queue
-import shutil
 import subprocess
 import threading
 from collections import deque
-from pathlib import Path
 from typing import Any, Iterable, Optional, Tuple, Union
 
-from ._errors import AdapterError, AdapterTimeoutError, JournalError, LoopxHooksError, NodeNotFoundError, PackageNotFoundError
+from ._errors import AdapterError, AdapterTimeoutError, JournalError, LoopxHooksError
+from ._locate import _node, _package_dir
 from ._verdict import Verdict, Violation
 
 PROTOCOL = 1
@@ -83,52 +81,6 @@ def _context_text(value: Document, what: str) -> str:
     if text is None:
         raise LoopxHooksError("ERR_LOOPX_NOT_JSON_VALUE", f"{what} is not a JSON value", bad)
     return text
-
-
-def _package_dir(node: str, given: Optional[str]) -> Path:
-    candidates = []
-    if given is not None:
-        candidates.append(Path(given))
-    elif os.environ.get("LOOPX_HOOKS_PACKAGE"):
-        candidates.append(Path(os.environ["LOOPX_HOOKS_PACKAGE"]))
-    else:
-        # A checkout of the repository: python/loopx_hooks/ sits beside package.json.
-        candidates.append(Path(__file__).resolve().parents[2])
-        try:
-            found = subprocess.run(
-                [node, "-e", "process.stdout.write(require.resolve('loopx-hooks/package.json'))"],
-                capture_output=True,
-                text=True,
-                timeout=30,
-            )
-            if found.returncode == 0 and found.stdout:
-                candidates.append(Path(found.stdout).parent)
-        except (OSError, subprocess.SubprocessError):
-            pass
-    for root in candidates:
-        try:
-            name = json.loads((root / "package.json").read_text("utf-8")).get("name")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if name != "loopx-hooks":
-            continue
-        if not (root / "lib" / "cli.js").is_file():
-            raise PackageNotFoundError(f"loopx-hooks at {root} is not built (run: npm run build)")
-        return root
-    raise PackageNotFoundError(
-        "the loopx-hooks package was not found: install it (npm install loopx-hooks), "
-        "or pass package_dir= or set LOOPX_HOOKS_PACKAGE to its directory"
-    )
-
-
-def _node(given: Optional[str]) -> str:
-    name = given or os.environ.get("LOOPX_HOOKS_NODE") or "node"
-    found = shutil.which(name)
-    if found is None:
-        raise NodeNotFoundError(
-            f"Node.js ('{name}') was not found: install Node.js >= 20, or pass node= or set LOOPX_HOOKS_NODE"
-        )
-    return found
 
 
 class Adapter:
