@@ -227,6 +227,27 @@ describe('serve --stdio two-phase dispatch', () => {
     await s.ok('close')
   })
 
+  it('holds many dispatches in flight on one journal, finished in any order', async () => {
+    const s = new Session()
+    await openContract(s, db())
+    const plans = []
+    for (const tag of ['m1', 'm2', 'm3']) {
+      const plan = await s.ok('prepare', { request: JSON.stringify(request(tag)) })
+      await s.ok('begin', { ticket: plan['ticket'], slot: 0 })
+      plans.push(plan)
+    }
+    const finished = []
+    for (const plan of plans.reverse()) {
+      const done = await s.ok('finish', {
+        ticket: plan['ticket'],
+        outcomes: [{ status: 'returned', result: JSON.stringify(NOT_APPLICABLE) }],
+      })
+      finished.push((done['done'] as { hooks: { receipt: { receipt_id: string } }[] }).hooks[0]!.receipt.receipt_id)
+    }
+    expect(finished).toStrictEqual(['receipt_m3', 'receipt_m2', 'receipt_m1'])
+    await s.ok('close')
+  })
+
   it('refuses an identity prepared twice until it is finished or cancelled', async () => {
     const s = new Session()
     await openContract(s, db())
