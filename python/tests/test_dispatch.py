@@ -146,6 +146,26 @@ class TheMatrixFromPython(unittest.TestCase):
         for leaked in ("secret", "passwd", "ghp_", "Exploded", "maybe"):
             self.assertNotIn(leaked, text)
 
+    def test_a_slow_producer_spends_the_dispatch_wall_and_later_hooks_are_not_started(self):
+        def slow(value):
+            time.sleep(0.3)  # past the 100 ms wall budget of the dispatch
+            return not_applicable(value)
+
+        after = Counted(not_applicable)
+        registry = new_registry(self.adapter)
+        registry.register(registration("periodic_report.a_slow", timeout_ms=5000, invocations=2), slow)
+        registry.register(registration("periodic_report.b_after"), after)
+        profile = {"enabled": True, "maxDispatchWallMs": 100}
+        outcome = registry.dispatch(request("w"), journal=self.tmp.db("wall"), profile=profile)
+        self.assertEqual(
+            [(h["hookId"], h["outcome"], h["attempt"], h["failureCode"]) for h in outcome["hooks"]],
+            [
+                ("periodic_report.a_slow", "failed", 1, "dispatch_budget_exhausted"),
+                ("periodic_report.b_after", "failed", 0, "dispatch_budget_exhausted"),
+            ],
+        )
+        self.assertEqual(after.calls, 0)
+
     def test_several_hooks_run_in_hook_id_order_whatever_the_order_of_registration(self):
         order = []
 
