@@ -92,6 +92,14 @@ export declare class NativeHookRuntime {
    */
   prepareMany(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Array<NativePlan>
   /**
+   * `prepareMany` on tokio's blocking pool, for a journal whose standing
+   * reads wait on a network (`readsAreRemote`): the event loop's thread
+   * never waits on the round trip.
+   */
+  prepareManyOffThread(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Promise<Array<NativePlan>>
+  /** Whether the journal's reads wait on a network round trip (PostgreSQL). */
+  get readsAreRemote(): boolean
+  /**
    * Step 2, just before calling the provider of `slot`: queues its
    * checkpoint and returns the call's limit, or null when the wall budget
    * is spent (do not call it).
@@ -128,13 +136,24 @@ export declare class NativeInboxStore {
 }
 
 export declare class NativeJournal {
+  /**
+   * Whether reads wait on a network round trip (PostgreSQL): then the
+   * caller uses the `*OffThread` readers; a SQLite file's readers answer
+   * on the calling thread.
+   */
+  get readsAreRemote(): boolean
   getDispatch(dispatchId: string): string
+  getDispatchOffThread(dispatchId: string): Promise<string>
   /** Dispatches, oldest first, paged by `after` (a cursor from the last page). */
   listDispatches(queryJson?: string): string
+  listDispatchesOffThread(queryJson?: string): Promise<string>
   listFailures(dispatchId: string): string
+  listFailuresOffThread(dispatchId: string): Promise<string>
   /** Intents, oldest first; `pendingOnly` keeps undecided and admitted-not-done ones. */
   listIntents(queryJson?: string): string
+  listIntentsOffThread(queryJson?: string): Promise<string>
   stats(): string
+  statsOffThread(): Promise<string>
   /** `PRAGMA integrity_check` is ok. Reads the whole file: off the JS thread. */
   integrityCheck(): Promise<string>
   /** The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`. */
@@ -143,8 +162,13 @@ export declare class NativeJournal {
   claim(claimJson: string): Promise<string>
   /** This file's commit generation in this process (grows on records and decisions). */
   commitGeneration(): number
-  /** Resolves `true` once the commit generation passes `after`, `false` after `timeoutMs`. */
+  /**
+   * Resolves `true` once the commit generation passes `after`, `false`
+   * after `timeoutMs`, on `releaseWaits()` or once the journal closes.
+   */
   waitForCommit(after: number, timeoutMs: number): Promise<boolean>
+  /** Ends every pending `waitForCommit` of this journal now (they resolve `false`). */
+  releaseWaits(): void
   /** Records an executor's decision on an intent, once per intent_id. */
   decide(intentId: string, executorId: string, decision: 'admit' | 'reject', reasonCode: string): Promise<string>
   /** Marks an intent this executor admitted as done. */
@@ -356,6 +380,10 @@ export interface PostgresTarget {
   schema?: string
   /** PEM certificates that verify the server under `sslmode=require`. */
   caFile?: string
+  /** The bound of one statement's round trip (default 5000). */
+  statementTimeoutMs?: number
+  /** How long a write retries an unreachable server (default 15000). */
+  writeRetryMs?: number
 }
 
 /**
