@@ -112,10 +112,11 @@ export class DispatchSession {
   }
 
   /** A prepare step, tried again after the delay the core gives for a busy journal. */
-  async #retrying(step: () => NativePlan): Promise<NativePlan> {
+  async #retrying(step: () => NativePlan | Promise<NativePlan>): Promise<NativePlan> {
     for (let tries = 0; ; tries++) {
       try {
-        return sync(step)
+        const plan = sync(step)
+        return plan instanceof Promise ? await native(plan) : plan
       } catch (error) {
         const code = (error as { code?: unknown } | null)?.code
         const wait = typeof code === 'string' ? this.addon().prepareRetryDelayMs(code, tries) : null
@@ -129,9 +130,12 @@ export class DispatchSession {
     const runtime = open(this.#runtime)
     const source = text(request, 'request')
     const only = optionalText(request, 'only_hook_id')
-    const plan = await this.#retrying(() =>
-      only === undefined ? runtime.prepare(source) : runtime.prepareMany([source], [only])[0]!,
-    )
+    const plan = await this.#retrying(() => {
+      const only1 = only === undefined ? undefined : [only]
+      // A journal whose reads are network round trips is read off the event loop's thread, as Flights does.
+      if (runtime.readsAreRemote) return runtime.prepareManyOffThread([source], only1).then((plans) => plans[0]!)
+      return only1 === undefined ? runtime.prepare(source) : runtime.prepareMany([source], only1)[0]!
+    })
     if (plan.done != null) return { done: JSON.parse(plan.done) as unknown }
     if (plan.wait != null) {
       // The holder is a dispatch this caller prepared and has not finished:
