@@ -308,6 +308,9 @@ export interface NativeCall {
   slot: number
   hookId: string
   inputJson: string
+  dispatchId: string
+  /** The attempt this call counts as (0 for a verify-mode replay). */
+  attempt: number
   /** A reply text longer than this is `result_too_large` without crossing. */
   maxReplyLength: number
 }

@@ -21,6 +21,7 @@ import { PlainRuntime, PlainValidators } from './baseline.js'
 import { exampleInput, exampleResult, intentKind, jcs, registration, request } from './fixtures.js'
 import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
 import { pkg, require, ROOT } from './pkg.js'
+import { pythonOnly } from './python.js'
 import { drive, median, open, percentile, type SideName } from './sides.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
@@ -858,6 +859,7 @@ async function main() {
   if (process.env.BENCH_REPORT_FROM) return rerender(process.env.BENCH_REPORT_FROM)
   if (process.env.BENCH_ONLY === 'validators') return validatorsOnly()
   if (process.env.BENCH_ONLY === 'pg') return pgOnly()
+  if (process.env.BENCH_ONLY === 'python') return pythonOnly(log)
   await new Promise((r) => setImmediate(r)) // the event loop is running: ELU is defined
   log(`${QUICK ? 'QUICK ' : ''}run; journals in ${tmp}`)
   await sanity()

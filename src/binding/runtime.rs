@@ -55,6 +55,9 @@ pub struct NativeCall {
     pub slot: u32,
     pub hook_id: String,
     pub input_json: String,
+    pub dispatch_id: String,
+    /// The attempt this call counts as (0 for a verify-mode replay).
+    pub attempt: u32,
     /// A reply text longer than this is `result_too_large` without crossing.
     pub max_reply_length: u32,
 }
@@ -193,6 +196,8 @@ fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
                         max_reply_length: u32::try_from(max_reply_len(&c.hook)).unwrap_or(u32::MAX),
                         hook_id: c.hook.hook_id.clone(),
                         input_json: c.input_json,
+                        dispatch_id: c.dispatch_id,
+                        attempt: c.attempt,
                     })
                     .collect(),
             ),
