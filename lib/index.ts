@@ -41,7 +41,12 @@ export {
   validateShippedResult,
   validateShippedSource,
 } from './shipped_validators.js'
-export { HookRuntime, type HookRuntimeOptions, type ShippedHookRuntimeOptions } from './runtime.js'
+export {
+  HookRuntime,
+  type DispatchOptions,
+  type HookRuntimeOptions,
+  type ShippedHookRuntimeOptions,
+} from './runtime.js'
 export type { JournalTarget, PostgresJournalTarget } from './journal_target.js'
 export {
   channels,
@@ -61,6 +66,7 @@ export {
   type Decision,
   type ClaimOptions,
   type ConsumeOptions,
+  type JournalOpenOptions,
 } from './journal.js'
 export {
   defineHook,

@@ -56,6 +56,17 @@ export interface Decision {
   reasonCode: string
 }
 
+/** How `HookJournal.open` and `HookJournal.openReadOnly` open the journal. */
+export interface JournalOpenOptions {
+  /**
+   * How long a read or write waits for another process's lock before
+   * `ERR_LOOPX_JOURNAL_BUSY`: SQLite's busy timeout, PostgreSQL's
+   * `lock_timeout`.
+   * @default 5000
+   */
+  busyTimeoutMs?: number
+}
+
 export class HookJournal implements AsyncDisposable {
   readonly #journal: NativeJournal
   /** PostgreSQL: each read is a round trip, made off the JS thread. */
@@ -71,7 +82,7 @@ export class HookJournal implements AsyncDisposable {
    * Opens (creating on first use) the journal: a SQLite file path, a
    * `postgres://` URL, `{ path }` or `{ postgres: { connectionString, schema? } }`.
    */
-  static async open(journal: JournalTarget, options?: { busyTimeoutMs?: number }): Promise<HookJournal> {
+  static async open(journal: JournalTarget, options?: JournalOpenOptions): Promise<HookJournal> {
     const target = journalTarget(journal, 'HookJournal.open')
     const { busyTimeoutMs } = expectOptions('HookJournal.open', 'options', options, { busyTimeoutMs: 'number?' })
     return new HookJournal(await native(openNativeJournal(target.path, target.postgres, busyTimeoutMs)))
@@ -83,7 +94,7 @@ export class HookJournal implements AsyncDisposable {
    * checkpoints nothing, and works on a file the process may only read. `decide` and `markDone` then throw
    * `ERR_LOOPX_JOURNAL_READONLY`.
    */
-  static async openReadOnly(journal: JournalTarget, options?: { busyTimeoutMs?: number }): Promise<HookJournal> {
+  static async openReadOnly(journal: JournalTarget, options?: JournalOpenOptions): Promise<HookJournal> {
     const target = journalTarget(journal, 'HookJournal.openReadOnly')
     const { busyTimeoutMs } = expectOptions('HookJournal.openReadOnly', 'options', options, {
       busyTimeoutMs: 'number?',
