@@ -19,6 +19,7 @@ import Database from 'better-sqlite3'
 
 import { PlainRuntime, PlainValidators } from './baseline.js'
 import { exampleInput, exampleResult, intentKind, jcs, registration, request } from './fixtures.js'
+import { catchupBench, catchupNotes, catchupRows, type CatchupResults } from './catchup.js'
 import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
 import { pkg, require, ROOT } from './pkg.js'
 import { drive, median, open, percentile, type SideName } from './sides.js'
@@ -464,6 +465,7 @@ function report(
   b: Big,
   floor: Floor | undefined,
   pgr?: PgResults | { error: string },
+  cu?: CatchupResults,
 ) {
   const rows: Row[] = []
   const ratioMed = <T>(rounds: T[], f: (r: T) => number) => median(rounds.map(f))
@@ -719,6 +721,7 @@ function report(
     )
   }
   if (pgr && !('error' in pgr)) pgRows(pgr, add, fmt)
+  if (cu) catchupRows(cu, add, fmt)
   return rows
 }
 
@@ -762,21 +765,21 @@ function rerender(path: string): void {
   const old = JSON.parse(readFileSync(path, 'utf8'))
   const raw = old.raw
   const v = { rounds: raw.validators, probe: raw.validators.every((r: ValidatorRound) => 'registration.crossing' in r) }
-  const rows = report(raw.durable, raw.replays, v, raw.big, raw.napiFloor, raw.pg)
+  const rows = report(raw.durable, raw.replays, v, raw.big, raw.napiFloor, raw.pg, raw.catchup)
   const m = old.machine
   const header = headerOf(old.date, m, old.quick)
   const md = table(rows)
   process.stdout.write(`\n${header}\n\n${md}\n`)
   writeFileSync(path, JSON.stringify({ ...old, metrics: rows }, null, 2) + '\n')
-  writeFileSync(join(dirname(path), old.quick ? 'RESULTS-quick.md' : 'RESULTS.md'), resultsMd(header, md, raw.pg))
+  writeFileSync(join(dirname(path), old.quick ? 'RESULTS-quick.md' : 'RESULTS.md'), resultsMd(header, md, raw.pg, raw.catchup))
 }
 
 function headerOf(when: string, m: ReturnType<typeof machine>, quick: boolean): string {
   return `loopx-hooks benchmark, ${when}${quick ? " (BENCH_QUICK smoke run: sizes are not the issue's)" : ''}: ${m.cpus} x ${m.cpuModel}, ${m.memGiB} GiB, ${m.platform}, Node ${m.node}, load average ${m.loadavgStart.join(' ')} at start, ${m.loadavgEnd.join(' ')} at end.`
 }
 
-function resultsMd(header: string, md: string, pgr?: PgResults | { error: string }): string {
-  return `# Benchmark results\n\nProduced by \`npm run bench\` (\`bench/\`); figures in \`bench/results.json\`.\n\n${header}\n\n${md}\n\n${NOTES}${pgNotes(pgr)}\n`
+function resultsMd(header: string, md: string, pgr?: PgResults | { error: string }, cu?: CatchupResults): string {
+  return `# Benchmark results\n\nProduced by \`npm run bench\` (\`bench/\`); figures in \`bench/results.json\`.\n\n${header}\n\n${md}\n\n${NOTES}${pgNotes(pgr)}${catchupNotes(cu)}\n`
 }
 
 /** The PostgreSQL rows; a server that cannot be had leaves them out with the reason, not the rest of the run. */
@@ -805,6 +808,21 @@ async function pgOnly(): Promise<void> {
   writeFileSync(join(ROOT, '.bench', 'results-pg.json'), JSON.stringify({ metrics: rows, raw: pgr }, null, 2) + '\n')
 }
 
+/** BENCH_ONLY=catchup: the catch-up rows alone, printed and written to .bench/results-catchup.json. */
+async function catchupOnly(): Promise<void> {
+  const cu = await catchupBench(tmp, log)
+  const rows: Row[] = []
+  catchupRows(
+    cu,
+    (key, metric, ours, plain, ratio, figures) =>
+      rows.push({ key, metric, ours, plain, ratio: round2(ratio, 3), ...judge(key, ratio), figures }),
+    fmt,
+  )
+  process.stdout.write(`\n${table(rows)}\n${catchupNotes(cu)}\n`)
+  mkdirSync(join(ROOT, '.bench'), { recursive: true })
+  writeFileSync(join(ROOT, '.bench', 'results-catchup.json'), JSON.stringify({ metrics: rows, raw: cu }, null, 2) + '\n')
+}
+
 /** BENCH_ONLY=validators: the validator rows alone (same-run medians), printed, nothing written. */
 function validatorsOnly(): void {
   const v = validators()
@@ -828,6 +846,7 @@ async function main() {
   if (process.env.BENCH_REPORT_FROM) return rerender(process.env.BENCH_REPORT_FROM)
   if (process.env.BENCH_ONLY === 'validators') return validatorsOnly()
   if (process.env.BENCH_ONLY === 'pg') return pgOnly()
+  if (process.env.BENCH_ONLY === 'catchup') return catchupOnly()
   await new Promise((r) => setImmediate(r)) // the event loop is running: ELU is defined
   log(`${QUICK ? 'QUICK ' : ''}run; journals in ${tmp}`)
   await sanity()
@@ -838,12 +857,13 @@ async function main() {
   const d = await durable()
   const b = big()
   const pgr = await postgres()
-  const rows = report(d, rp, v, b, floor, pgr)
+  const cu = await catchupBench(tmp, log)
+  const rows = report(d, rp, v, b, floor, pgr, cu)
   const md = table(rows)
   const when = started.toISOString()
   const m = machine()
   const header = headerOf(when, m, QUICK)
-  process.stdout.write(`\n${header}\n\n${md}\n\n${NOTES}${pgNotes(pgr)}\n`)
+  process.stdout.write(`\n${header}\n\n${md}\n\n${NOTES}${pgNotes(pgr)}${catchupNotes(cu)}\n`)
   const results = {
     date: when,
     quick: QUICK,
@@ -851,12 +871,12 @@ async function main() {
     config: { ...C, inflight: INFLIGHT },
     durationS: round2((performance.now() - t0) / 1000, 1),
     metrics: rows,
-    raw: { durable: d, replays: rp, validators: v.rounds, napiFloor: floor, big: b, pg: pgr },
+    raw: { durable: d, replays: rp, validators: v.rounds, napiFloor: floor, big: b, pg: pgr, catchup: cu },
   }
   const outDir = QUICK ? join(ROOT, '.bench') : join(ROOT, 'bench')
   mkdirSync(outDir, { recursive: true })
   writeFileSync(join(outDir, QUICK ? 'results-quick.json' : 'results.json'), JSON.stringify(results, null, 2) + '\n')
-  writeFileSync(join(outDir, QUICK ? 'RESULTS-quick.md' : 'RESULTS.md'), resultsMd(header, md, pgr))
+  writeFileSync(join(outDir, QUICK ? 'RESULTS-quick.md' : 'RESULTS.md'), resultsMd(header, md, pgr, cu))
   log(`done in ${results.durationS} s; wrote ${join(outDir, QUICK ? 'results-quick.json' : 'results.json')}`)
 }
 
