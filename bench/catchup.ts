@@ -3,8 +3,9 @@
  * the owed dispatches. Ours: `recover()` (and `dispatchMany` of the same
  * requests); the plain path: its owed requests read from its journal and
  * dispatched again, 64 in flight. Throughput, and the event-loop delay
- * meanwhile (`monitorEventLoopDelay`, 1 ms resolution: what every other task
- * of the control plane waits), on SQLite (synchronous=FULL) and PostgreSQL.
+ * meanwhile (a 1 ms timer's lateness: what every other task
+ * of the control plane waits; see `lateness` in catchup_child.ts), on SQLite
+ * (synchronous=FULL) and PostgreSQL.
  *
  * The owed state is made through the public API (`catchup_child.ts owe`): the
  * provider throws for every writeback, so each identity is checkpointed with
@@ -34,6 +35,7 @@ export interface CatchupRun {
   delayP99Ms: number
   delayMaxMs: number
   delaySamples: number
+  monitorEventLoopDelay: { p99Ms: number; maxMs: number; samples: number }
   elu: number
   maxRssKiB: number
 }
