@@ -155,7 +155,14 @@ export async function catchupBench(tmp: string, log: Log): Promise<CatchupResult
   return { config: K, sqlite: s, pg: p }
 }
 
-type Add = (key: string, metric: string, ours: string, plain: string, ratio: number, figures: Record<string, unknown>) => void
+type Add = (
+  key: string,
+  metric: string,
+  ours: string,
+  plain: string,
+  ratio: number,
+  figures: Record<string, unknown>,
+) => void
 
 /** The rows: throughput and event-loop delay, ours against the plain path, per backend and API. */
 export function catchupRows(res: CatchupResults, add: Add, fmt: (x: number, unit?: string) => string): void {

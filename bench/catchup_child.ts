@@ -56,7 +56,11 @@ async function openSide(side: SideName, where: string, hookProvider: (input: any
   }
   const runtime: any = pgSchema
     ? await PlainPgRuntime.open({ connectionString, schema: pgSchema, replay: 'return' })
-    : PlainRuntime.open({ journalPath: where, synchronous: hookProvider === down ? 'normal' : 'full', replay: 'return' })
+    : PlainRuntime.open({
+        journalPath: where,
+        synchronous: hookProvider === down ? 'normal' : 'full',
+        replay: 'return',
+      })
   runtime.defineIntentKind(intentKind)
   runtime.register(reg, hookProvider)
   return { dispatch: (r) => runtime.dispatch(r), close: async () => runtime.close() }
@@ -73,7 +77,9 @@ async function inFlight<T>(items: T[], each: (item: T) => Promise<void>): Promis
 function expect(outcomes: Array<{ outcome: string }>, want: string, n: number): void {
   const bad = outcomes.filter((o) => o.outcome !== want)
   if (outcomes.length !== n || bad.length > 0)
-    throw new Error(`catchup: ${outcomes.length} outcomes (${bad.length} not '${want}', e.g. ${bad[0]?.outcome}), ${n} wanted`)
+    throw new Error(
+      `catchup: ${outcomes.length} outcomes (${bad.length} not '${want}', e.g. ${bad[0]?.outcome}), ${n} wanted`,
+    )
 }
 
 async function owe(side: SideName, n: number, where: string) {

@@ -506,20 +506,13 @@ function report(
   const fl = median(d.map((r) => r.floor))
   const rf = ratioMed(d, (r) => r.ours1 / r.floor)
   const beyond = (rate: number, floorRate: number) => (1 / rate - 1 / floorRate) * 1e6
-  add(
-    'durable1VsFloor',
-    '1 in flight vs the disk floor (plain column: one-row FULL commits/s)',
-    fmt(o1),
-    fmt(fl),
-    rf,
-    {
-      rounds: d.map((r) => [r.ours1, r.floor]),
-      plainVsFloor: round2(
-        ratioMed(d, (r) => r.plain1 / r.floor),
-        3,
-      ),
-    },
-  )
+  add('durable1VsFloor', '1 in flight vs the disk floor (plain column: one-row FULL commits/s)', fmt(o1), fmt(fl), rf, {
+    rounds: d.map((r) => [r.ours1, r.floor]),
+    plainVsFloor: round2(
+      ratioMed(d, (r) => r.plain1 / r.floor),
+      3,
+    ),
+  })
   {
     const ours = median(d.map((r) => beyond(r.ours1, r.floor)))
     const plain = median(d.map((r) => beyond(r.plain1, r.floor)))
@@ -592,16 +585,9 @@ function report(
     const ours = median(rp.map((r) => r[mode].ours))
     const plain = median(rp.map((r) => r[mode].plain))
     const ratio = ratioMed(rp, (r) => r[mode].ours / r[mode].plain)
-    add(
-      `replay_${mode}`,
-      `replays/s, '${mode}' mode (${INFLIGHT} in flight)`,
-      fmt(ours),
-      fmt(plain),
-      ratio,
-      {
-        rounds: rp.map((r) => [r[mode].ours, r[mode].plain]),
-      },
-    )
+    add(`replay_${mode}`, `replays/s, '${mode}' mode (${INFLIGHT} in flight)`, fmt(ours), fmt(plain), ratio, {
+      rounds: rp.map((r) => [r[mode].ours, r[mode].plain]),
+    })
   }
   for (const doc of ['registration', 'result'] as const) {
     // The issue's targets: registration against Ajv's schema check alone, a
@@ -771,7 +757,10 @@ function rerender(path: string): void {
   const md = table(rows)
   process.stdout.write(`\n${header}\n\n${md}\n`)
   writeFileSync(path, JSON.stringify({ ...old, metrics: rows }, null, 2) + '\n')
-  writeFileSync(join(dirname(path), old.quick ? 'RESULTS-quick.md' : 'RESULTS.md'), resultsMd(header, md, raw.pg, raw.catchup))
+  writeFileSync(
+    join(dirname(path), old.quick ? 'RESULTS-quick.md' : 'RESULTS.md'),
+    resultsMd(header, md, raw.pg, raw.catchup),
+  )
 }
 
 function headerOf(when: string, m: ReturnType<typeof machine>, quick: boolean): string {
@@ -820,7 +809,10 @@ async function catchupOnly(): Promise<void> {
   )
   process.stdout.write(`\n${table(rows)}\n${catchupNotes(cu)}\n`)
   mkdirSync(join(ROOT, '.bench'), { recursive: true })
-  writeFileSync(join(ROOT, '.bench', 'results-catchup.json'), JSON.stringify({ metrics: rows, raw: cu }, null, 2) + '\n')
+  writeFileSync(
+    join(ROOT, '.bench', 'results-catchup.json'),
+    JSON.stringify({ metrics: rows, raw: cu }, null, 2) + '\n',
+  )
 }
 
 /** BENCH_ONLY=validators: the validator rows alone (same-run medians), printed, nothing written. */
