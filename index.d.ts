@@ -92,6 +92,14 @@ export declare class NativeHookRuntime {
    */
   prepareMany(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Array<NativePlan>
   /**
+   * `prepareMany` on tokio's blocking pool, for a journal whose standing
+   * reads wait on a network (`readsAreRemote`): the event loop's thread
+   * never waits on the round trip.
+   */
+  prepareManyOffThread(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Promise<Array<NativePlan>>
+  /** Whether the journal's reads wait on a network round trip (PostgreSQL). */
+  get readsAreRemote(): boolean
+  /**
    * Step 2, just before calling the provider of `slot`: queues its
    * checkpoint and returns the call's limit, or null when the wall budget
    * is spent (do not call it).
@@ -105,6 +113,11 @@ export declare class NativeHookRuntime {
   complete(ticketId: number, replies: Array<string>): string | null
   /** Drops a prepared dispatch that will not be completed. */
   cancel(ticketId: number): void
+  /**
+   * What `recover()` re-dispatches, as JSON text `{ requests: string[], hookIds: string[], skipped }`,
+   * in one synchronous read (serve's `recover_items`; `recovery` reads off the JS thread).
+   */
+  recoveryItems(): string
   /**
    * What `recover()` re-dispatches, read on a worker thread: every owed
    * identity is one read that may be large, and the JS thread takes them
@@ -132,13 +145,24 @@ export declare class NativeInboxStore {
 }
 
 export declare class NativeJournal {
+  /**
+   * Whether reads wait on a network round trip (PostgreSQL): then the
+   * caller uses the `*OffThread` readers; a SQLite file's readers answer
+   * on the calling thread.
+   */
+  get readsAreRemote(): boolean
   getDispatch(dispatchId: string): string
+  getDispatchOffThread(dispatchId: string): Promise<string>
   /** Dispatches, oldest first, paged by `after` (a cursor from the last page). */
   listDispatches(queryJson?: string): string
+  listDispatchesOffThread(queryJson?: string): Promise<string>
   listFailures(dispatchId: string): string
+  listFailuresOffThread(dispatchId: string): Promise<string>
   /** Intents, oldest first; `pendingOnly` keeps undecided and admitted-not-done ones. */
   listIntents(queryJson?: string): string
+  listIntentsOffThread(queryJson?: string): Promise<string>
   stats(): string
+  statsOffThread(): Promise<string>
   /** `PRAGMA integrity_check` is ok. Reads the whole file: off the JS thread. */
   integrityCheck(): Promise<string>
   /** The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`. */
@@ -147,8 +171,13 @@ export declare class NativeJournal {
   claim(claimJson: string): Promise<string>
   /** This file's commit generation in this process (grows on records and decisions). */
   commitGeneration(): number
-  /** Resolves `true` once the commit generation passes `after`, `false` after `timeoutMs`. */
+  /**
+   * Resolves `true` once the commit generation passes `after`, `false`
+   * after `timeoutMs`, on `releaseWaits()` or once the journal closes.
+   */
   waitForCommit(after: number, timeoutMs: number): Promise<boolean>
+  /** Ends every pending `waitForCommit` of this journal now (they resolve `false`). */
+  releaseWaits(): void
   /** Records an executor's decision on an intent, once per intent_id. */
   decide(intentId: string, executorId: string, decision: 'admit' | 'reject', reasonCode: string): Promise<string>
   /** Marks an intent this executor admitted as done. */
@@ -296,6 +325,9 @@ export interface NativeCall {
   slot: number
   hookId: string
   inputJson: string
+  dispatchId: string
+  /** The attempt this call counts as (0 for a verify-mode replay). */
+  attempt: number
   /** A reply text longer than this is `result_too_large` without crossing. */
   maxReplyLength: number
 }
@@ -371,6 +403,10 @@ export interface PostgresTarget {
   schema?: string
   /** PEM certificates that verify the server under `sslmode=require`. */
   caFile?: string
+  /** The bound of one statement's round trip (default 5000). */
+  statementTimeoutMs?: number
+  /** How long a write retries an unreachable server (default 15000). */
+  writeRetryMs?: number
 }
 
 /**

@@ -3,9 +3,11 @@
 // and `HookRuntime.open` with a journalPath that is not a string each throw
 // LoopxHooksError ERR_LOOPX_INVALID_ARGUMENT, naming the argument and never
 // repeating its contents; nothing is installed and no attempt is spent.
+import { existsSync } from 'node:fs'
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { LoopxHooksError } from '../lib/index.js'
+import { HookJournal, LoopxHooksError } from '../lib/index.js'
 import { HookRuntime, TempDir, goodProvider, registration, request, signalKind } from './support/runtime.js'
 
 const SECRET = 'planted_secret_value_7f3a'
@@ -96,5 +98,36 @@ describe('misuse throws a coded error at the call', () => {
       await thrown(() => HookRuntime.open({ journalPath: tmp.path('x.db'), profile: profile as never })),
       'profile',
     )
+  })
+
+  it('an option name the signature does not have is refused, never ignored, and never echoed', async () => {
+    const misspelt = (options: object) => ({ ...options, [SECRET]: true }) as never
+    expectMisuse(
+      await thrown(() => HookRuntime.open(misspelt({ journalPath: tmp.path('y.db') }))),
+      'unknown option (expected one of: journalPath, journal,',
+    )
+    expectMisuse(
+      await thrown(() => HookRuntime.open({ journalPath: tmp.path('y.db'), profil: { enabled: true } } as never)),
+      'unknown option',
+    )
+    expectMisuse(
+      await thrown(() => HookRuntime.open({ journal: misspelt({ path: tmp.path('y.db') }) })),
+      'options.journal: unknown option (expected one of: path, postgres)',
+    )
+    expectMisuse(
+      await thrown(() =>
+        HookRuntime.open({ journal: { postgres: misspelt({ connectionString: 'postgres://u@127.0.0.1:1/db' }) } }),
+      ),
+      'options.journal.postgres: unknown option (expected one of: connectionString, schema,',
+    )
+    expectMisuse(await thrown(() => runtime.dispatch(request(), misspelt({}))), 'dispatch: options')
+    expectMisuse(await thrown(() => runtime.journal.claim(misspelt({ executorId: 'x', leaseMs: 1000 }))), 'claim')
+    expectMisuse(await thrown(() => HookJournal.open(tmp.path('j.db'), misspelt({}))), 'HookJournal.open')
+    // Nothing was opened or created by the refused calls.
+    expect(existsSync(tmp.path('y.db'))).toBe(false)
+    // An option left undefined is not a misspelling.
+    await (
+      await HookRuntime.open({ journalPath: tmp.path('z.db'), dialect: undefined, busyTimeoutMs: undefined })
+    ).close()
   })
 })

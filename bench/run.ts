@@ -22,6 +22,7 @@ import { exampleInput, exampleResult, intentKind, jcs, registration, request } f
 import { catchupBench, catchupNotes, catchupRows, type CatchupResults } from './catchup.js'
 import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
 import { pkg, require, ROOT } from './pkg.js'
+import { pythonOnly } from './python.js'
 import { drive, median, open, percentile, type SideName } from './sides.js'
 import { judge } from './targets.js'
 
@@ -840,6 +841,7 @@ async function main() {
   if (process.env.BENCH_ONLY === 'validators') return validatorsOnly()
   if (process.env.BENCH_ONLY === 'pg') return pgOnly()
   if (process.env.BENCH_ONLY === 'catchup') return catchupOnly()
+  if (process.env.BENCH_ONLY === 'python') return pythonOnly(log)
   await new Promise((r) => setImmediate(r)) // the event loop is running: ELU is defined
   log(`${QUICK ? 'QUICK ' : ''}run; journals in ${tmp}`)
   await sanity()

@@ -32,6 +32,9 @@ export const TARGETS: Record<string, Target> = {
   pg_one: atLeast(1),
   pg_many: atLeast(3),
   pg_procs_ours: atLeast(2.5),
+  pg_loop_delay_p99: atMost(1),
+  pg_loop_delay_reads_p99: atMost(1),
+  pg_loop_delay_far_p99: atMost(1),
 }
 
 /** The target column and the met column of a row: no target, or a ratio that could not be had, is not judged. */

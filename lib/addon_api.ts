@@ -51,7 +51,7 @@ export class IntentKinds extends addon.IntentKinds {
 
 /** An intent spec's members (`buildIntent`, `intent`); the payload is a document, any JSON value. */
 export function expectSpec(method: string, spec: object, more: Record<string, Kind> = {}): void {
-  expectOptions(method, 'spec', spec, { ...more, ...SPEC }, 'object')
+  expectOptions(method, 'spec', spec, { ...more, ...SPEC }, 'object', ['payload'])
   if ((spec as { payload?: unknown }).payload === undefined)
     throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', `${method}: invalid argument: payload (a JSON value)`)
 }

@@ -13,6 +13,18 @@ function invalid(message: string): never {
   throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', message)
 }
 
+/**
+ * A member `value` has beyond `known` (one not undefined) is a misspelling or
+ * an option this version does not have: refused, not ignored. The message
+ * lists the known names and never repeats the one given (it may be anything).
+ */
+function onlyKnown(where: string, value: Record<string, unknown>, known: readonly string[]): void {
+  for (const member of Object.keys(value)) {
+    if (value[member] !== undefined && !known.includes(member))
+      invalid(`${where}: unknown option (expected one of: ${known.join(', ')})`)
+  }
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
   const proto: unknown = Object.getPrototypeOf(value)
@@ -50,8 +62,17 @@ function serializable(value: unknown): boolean {
 /** Where a journal is, as the native open functions take it. */
 export interface NativeJournalTarget {
   path?: string
-  postgres?: { connectionString: string; schema?: string; caFile?: string }
+  postgres?: {
+    connectionString: string
+    schema?: string
+    caFile?: string
+    statementTimeoutMs?: number
+    writeRetryMs?: number
+  }
 }
+
+/** A u32 the native side takes as is (its range is the core's to check). */
+const isU32 = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 0xffff_ffff
 
 /** Whether a journal given as a string is a PostgreSQL URL (`postgres://`, `postgresql://`) rather than a path. */
 export function isPostgresUrl(target: string): boolean {
@@ -69,18 +90,26 @@ export function journalTarget(target: unknown, where: string): NativeJournalTarg
   }
   if (isPlainObject(target)) {
     const { path, postgres } = target
+    onlyKnown(where, target, ['path', 'postgres'])
     if (typeof path === 'string' && path.length > 0 && postgres === undefined) return { path }
     if (path === undefined && isPlainObject(postgres)) {
-      const { connectionString, schema, caFile } = postgres
+      onlyKnown(`${where}.postgres`, postgres, POSTGRES_OPTIONS)
+      const { connectionString, schema, caFile, statementTimeoutMs, writeRetryMs } = postgres
       if (typeof connectionString !== 'string' || connectionString.length === 0)
         invalid(`${where}: postgres.connectionString must be a non-empty string`)
       if (schema !== undefined && typeof schema !== 'string') invalid(`${where}: postgres.schema must be a string`)
       if (caFile !== undefined && typeof caFile !== 'string') invalid(`${where}: postgres.caFile must be a string`)
+      if (statementTimeoutMs !== undefined && !isU32(statementTimeoutMs))
+        invalid(`${where}: postgres.statementTimeoutMs must be a non-negative integer`)
+      if (writeRetryMs !== undefined && !isU32(writeRetryMs))
+        invalid(`${where}: postgres.writeRetryMs must be a non-negative integer`)
       return {
         postgres: {
           connectionString,
           ...(schema !== undefined ? { schema } : {}),
           ...(caFile !== undefined ? { caFile } : {}),
+          ...(statementTimeoutMs !== undefined ? { statementTimeoutMs } : {}),
+          ...(writeRetryMs !== undefined ? { writeRetryMs } : {}),
         },
       }
     }
@@ -88,9 +117,23 @@ export function journalTarget(target: unknown, where: string): NativeJournalTarg
   invalid(`${where}: the journal must be a path, a postgres:// URL, { path } or { postgres: { connectionString } }`)
 }
 
+const POSTGRES_OPTIONS = ['connectionString', 'schema', 'caFile', 'statementTimeoutMs', 'writeRetryMs'] as const
+
+const RUNTIME_OPTIONS = [
+  'journalPath',
+  'journal',
+  'profile',
+  'synchronous',
+  'busyTimeoutMs',
+  'attemptLedger',
+  'dialect',
+  'sidecarMirror',
+] as const
+
 /** `HookRuntime.open(options)`: answers where its journal is. */
 export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
   if (!isPlainObject(options)) invalid('HookRuntime.open: options must be an object')
+  onlyKnown('HookRuntime.open: options', options, RUNTIME_OPTIONS)
   const { journalPath, journal, profile, synchronous, busyTimeoutMs, attemptLedger, dialect, sidecarMirror } = options
   if ((journalPath === undefined) === (journal === undefined))
     invalid('HookRuntime.open: give exactly one of options.journalPath and options.journal')
@@ -182,10 +225,11 @@ export function expectArgs(method: string, args: Record<string, readonly [value:
 }
 
 /**
- * An object argument (by default optional) whose members have their kinds.
+ * An object argument (by default optional) whose members have their kinds,
+ * where other members are allowed (a document the caller may carry more in).
  * Answers the object, `{}` when left out.
  */
-export function expectOptions<T extends object>(
+export function expectMembers<T extends object>(
   method: string,
   name: string,
   value: T | undefined,
@@ -199,6 +243,24 @@ export function expectOptions<T extends object>(
     Object.fromEntries(Object.entries(members).map(([member, kind]) => [member, [options[member], kind] as const])),
   )
   return options as T
+}
+
+/**
+ * An options argument (by default optional): `expectMembers`, and a member
+ * named neither in `members` nor in `checkedElsewhere` (those the caller
+ * checks itself) is refused: a misspelt option is never ignored.
+ */
+export function expectOptions<T extends object>(
+  method: string,
+  name: string,
+  value: T | undefined,
+  members: Record<string, Kind>,
+  kind: 'object' | 'object?' = 'object?',
+  checkedElsewhere: readonly string[] = [],
+): T {
+  const options = expectMembers(method, name, value, members, kind)
+  onlyKnown(`${method}: ${name}`, options as Record<string, unknown>, [...Object.keys(members), ...checkedElsewhere])
+  return options
 }
 
 /** The contract dialects: the RFC one (`contract-v0`, the default) and LoopX's shipped one. */

@@ -130,6 +130,21 @@ Python package in python/). Requests and responses:
   {"id": ID, "op": "canonical_json", "value": TEXT}
   {"id": ID, "op": "hello"}  -> {"protocol", "version", "contracts", "dialects"}
 
+Two-phase dispatch over one open journal (producers called by the caller):
+  {"id": ID, "op": "open", "journal": PATH | URL | {"path"} | {"postgres": {...}},
+   "profile"?: {...}, "dialect"?: NAME, "kinds"?: [TEXT...], "registrations": [TEXT...]}
+  {"id": ID, "op": "prepare", "request": TEXT, "only_hook_id"?: STRING}
+      -> {"done": OUTCOME} | {"ticket", "calls": [{slot, hook_id, dispatch_id, attempt, input: TEXT}]}
+  {"id": ID, "op": "begin", "ticket", "slot"}  -> {"limit": {"ms", "wall"} | null}
+      (queues the call's checkpoint; null: the wall budget is spent, do not call)
+  {"id": ID, "op": "finish", "ticket", "outcomes": [{"status": "returned", "result": TEXT}
+   | {"status": "raised", "code": CODE} | {"status": "timed_out" | "not_json" | "not_started"}]}
+      -> {"done": OUTCOME}, answered once its records are durable
+  {"id": ID, "op": "cancel", "ticket"} | {"op": "recover_items"} | {"op": "close"}
+OUTCOME is what HookRuntime.dispatch resolves to (with "shipped" in the shipped
+dialect). When standard input ends, what was prepared and not finished stays
+owed in the journal for recover.
+
 TEXT is a JSON document as text inside a JSON string. A request that cannot
 be answered gets {"id": ID|null, "error": {"code": "ERR_LOOPX_...", "message"}};
 the process keeps serving. Exit status 0 when standard input ends.

@@ -1,6 +1,7 @@
 /**
  * Drives the addon's dispatch steps on the JS thread: `prepare` (admission,
- * identities, standings, replays), then each provider called here directly
+ * identities, standings, replays; off this thread when the journal's reads
+ * are network round trips), then each provider called here directly
  * after `begin` (which queues its checkpoint and gives its limit), then
  * `complete` (validation, one record command). A dispatch whose records need
  * a commit is finished by `onFinished`, which the addon calls once per group
@@ -11,7 +12,7 @@
  */
 import { prepareRetryDelayMs, type NativeHookRuntime, type NativePlan } from '../index.js'
 import type { DispatchOutcome } from '../bindings/index'
-import { LoopxHooksError, sync, type LoopxHooksErrorCode } from './errors.js'
+import { LoopxHooksError, native, sync, type LoopxHooksErrorCode } from './errors.js'
 import { CallContext, FAILED, NOT_STARTED, callProvider, type RawProvider } from './provider.js'
 import {
   Tally,
@@ -57,6 +58,8 @@ function dispatchMessage(runtime: object, requestJson: string): DispatchMessage 
 
 export class Flights {
   readonly #native: NativeHookRuntime
+  /** The journal's reads are network round trips: prepare off this thread. */
+  readonly #remote: boolean
   readonly providers = new Map<string, RawProvider>()
   /** Signals handed out and not yet settled, for `close()`. */
   readonly active = new Set<CallContext>()
@@ -69,23 +72,22 @@ export class Flights {
   /** Dispatches waiting for this turn's `prepareMany` (see `#prepareWithOthers`). */
   #queued: { requestJson: string; resolve: (plan: NativePlan) => void; reject: (error: unknown) => void }[] = []
 
-  constructor(native: NativeHookRuntime, owner: object) {
-    this.#native = native
+  constructor(addon: NativeHookRuntime, owner: object) {
+    this.#native = addon
+    this.#remote = addon.readsAreRemote
     this.#owner = owner
-    native.onFinished((text) => this.#finished(text))
+    addon.onFinished((text) => this.#finished(text))
   }
 
   /**
    * A `prepare` step, whose coded error (closed, invalid request) counts as a
-   * dispatch error. Its standing reads run on this thread and never sleep
-   * here, so the core says which failures are tried again and after how
-   * long, and the wait is a timer: the event loop is never blocked.
-   * Synchronous unless it has to wait.
+   * dispatch error. Its standing reads never sleep, so the core says which
+   * failures are tried again and after how long, and the wait is a timer:
+   * the event loop is never blocked. Synchronous on a local journal unless
+   * it has to wait.
    */
-  #prepare<T>(step: () => T, tries = 0): T | Promise<T> {
-    try {
-      return sync(step)
-    } catch (error) {
+  #prepare<T>(step: () => T | Promise<T>, tries = 0): T | Promise<T> {
+    const retry = (error: unknown): T | Promise<T> => {
       const code = (error as { code?: unknown } | null)?.code
       const wait = typeof code === 'string' && !this.closing ? prepareRetryDelayMs(code, tries) : null
       if (wait !== null) {
@@ -94,6 +96,24 @@ export class Flights {
       this.tally.error(error)
       throw error
     }
+    let out: T | Promise<T>
+    try {
+      out = sync(step)
+    } catch (error) {
+      return retry(error)
+    }
+    return out instanceof Promise ? out.catch(retry) : out
+  }
+
+  /**
+   * `prepareMany` where the journal's reads are: on this thread for a local
+   * file (a WAL read costs less than a hop), off it when each read is a
+   * network round trip (PostgreSQL), so the event loop never waits on one.
+   */
+  #prepareStep(requestsJson: string[], onlyHookIds?: string[]): NativePlan[] | Promise<NativePlan[]> {
+    return this.#remote
+      ? native(this.#native.prepareManyOffThread(requestsJson, onlyHookIds))
+      : this.#native.prepareMany(requestsJson, onlyHookIds)
   }
 
   /** Runs `run` as a `loopx-hooks:dispatch` trace when someone subscribes. */
@@ -116,7 +136,7 @@ export class Flights {
       const plan =
         onlyHookId === undefined
           ? await this.#prepareWithOthers(requestJson)
-          : await this.#prepare(() => this.#native.prepareMany([requestJson], [onlyHookId])[0]!)
+          : (await this.#prepare(() => this.#prepareStep([requestJson], [onlyHookId])))[0]!
       if (plan.wait == null) return this.#run(plan, trace)
       await this.#after(plan.wait)
     }
@@ -141,27 +161,33 @@ export class Flights {
     // a tenth (its whole turn's records then reach the writer together).
     const queued = this.#queued
     this.#queued = []
-    let plans: NativePlan[]
-    try {
-      plans = sync(() => this.#native.prepareMany(queued.map((q) => q.requestJson)))
-    } catch {
+    const each = () => {
       // A malformed request prepares none, and an unavailable or closed
       // journal fails them all: each is prepared on its own instead, so each
       // gets its own plan or error (and its own retries).
       for (const q of queued) {
-        new Promise<NativePlan>((go) => go(this.#prepare(() => this.#native.prepare(q.requestJson)))).then(
-          q.resolve,
+        new Promise<NativePlan[]>((go) => go(this.#prepare(() => this.#prepareStep([q.requestJson])))).then(
+          (plans) => q.resolve(plans[0]!),
           q.reject,
         )
       }
-      return
     }
-    for (let i = 0; i < queued.length; i++) queued[i]!.resolve(plans[i]!)
+    const all = (plans: NativePlan[]) => {
+      for (let i = 0; i < queued.length; i++) queued[i]!.resolve(plans[i]!)
+    }
+    let plans: NativePlan[] | Promise<NativePlan[]>
+    try {
+      plans = sync(() => this.#prepareStep(queued.map((q) => q.requestJson)))
+    } catch {
+      return each()
+    }
+    if (plans instanceof Promise) plans.then(all, each)
+    else all(plans)
   }
 
   /** Runs many requests, prepared in one call; outcomes in request order. */
   async many(requestsJson: string[], onlyHookIds?: string[]): Promise<DispatchOutcome[]> {
-    const prepared = this.#prepare(() => this.#native.prepareMany(requestsJson, onlyHookIds))
+    const prepared = this.#prepare(() => this.#prepareStep(requestsJson, onlyHookIds))
     const plans = prepared instanceof Promise ? await prepared : prepared
     return Promise.all(
       plans.map((plan, i) =>

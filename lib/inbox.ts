@@ -24,7 +24,7 @@ import type {
   ReactionResult,
   RetentionCounts,
 } from '../bindings/index'
-import { expectArgs, expectOptions, type Kind } from './args.js'
+import { expectArgs, expectMembers, expectOptions, type Kind } from './args.js'
 import { LoopxHooksError, native } from './errors.js'
 
 export interface InboxOptions {
@@ -95,7 +95,7 @@ export function checkInboxArgs(op: string, args: Record<string, unknown>): void 
     ),
   )
   const refs = args.message !== undefined ? [args.message] : Array.isArray(args.read) ? args.read : []
-  for (const ref of refs) expectOptions(op, 'message', ref as MessageRef, MESSAGE_REF, 'object')
+  for (const ref of refs) expectMembers(op, 'message', ref as MessageRef, MESSAGE_REF, 'object')
 }
 
 export class InboxStore implements AsyncDisposable {

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import type * as LibraryModule from '../index.js'
+import type * as AddonModule from '../../index.js'
 import { CliError } from './errors.js'
 
 export interface Io {
@@ -31,6 +32,21 @@ export function library(): Library {
     }
   }
   return loaded
+}
+
+/** The native addon's loader (`index.js`), for serve's dispatch steps. */
+export type Addon = typeof AddonModule
+
+let addonLoaded: Addon | undefined
+
+/** The native addon, loaded on first use (like `library()`). */
+export function addon(): Addon {
+  if (addonLoaded === undefined) {
+    library()
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, after library() reported a missing addon
+    addonLoaded = require('../../index.js') as Addon
+  }
+  return addonLoaded
 }
 
 const REASONS: Record<string, string> = {

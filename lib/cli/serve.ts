@@ -15,20 +15,25 @@
  *   {"id": ID, "op": "intent_id", "dispatch_id", "intent_kind", "policy_version", "payload": TEXT}
  *   {"id": ID, "op": "canonical_json", "value": TEXT}
  *   {"id": ID, "op": "hello"}
+ *   and the two-phase dispatch over one open journal: "open", "prepare",
+ *   "begin", "finish", "cancel", "recover_items", "close" (serve_dispatch.ts).
  * TEXT is a document as JSON text inside a JSON string, so the validator
  * judges the very text the caller wrote (duplicate members, -0 and large
  * numbers are not smoothed over by a re-parse). ID is a string, an integer
  * or null, echoed back.
  *
- * Response, one line per request, in request order:
+ * Response, one line per request, in request order (a "finish" is answered
+ * once its records are durable, before the next line is read):
  *   {"id": ID, "result": ...} or {"id": ID, "error": {"code", "message", "violations"?}}
  * A line that is not a request gets an error response with `id` null (or
  * its id when one could be read); the process never exits on bad input.
  */
 import type { Violation } from '../../bindings/index'
 import { CONTRACT_NAMES, SHIPPED_CONTRACT_NAMES, contractsOf, type Verdict } from './validate.js'
-import { library, type Io, type Library } from './io.js'
+import { addon as loadAddon, library, type Addon, type Io, type Library } from './io.js'
 import { oneLine } from './errors.js'
+import { DispatchSession } from './serve_dispatch.js'
+import { RequestError, badRequest, optionalText, parsed, text, texts, type Request } from './serve_request.js'
 
 /** The protocol's version, answered by `hello`; bumped on an incompatible change. */
 export const PROTOCOL = 1
@@ -41,55 +46,23 @@ const KINDS_CACHE_SIZE = 16
 
 type Id = string | number | null
 
-/** A refusal of the request itself: its stable code and a one-line message. */
-class RequestError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly violations?: readonly Violation[],
-  ) {
-    super(message)
-  }
-}
-
-const badRequest = (message: string) => new RequestError('ERR_LOOPX_SERVE_BAD_REQUEST', message)
-
-type Request = Record<string, unknown>
-
-function text(request: Request, field: string): string {
-  const value = request[field]
-  if (typeof value !== 'string') throw badRequest(`'${field}' must be a string (JSON text for documents)`)
-  return value
-}
-
-function optionalText(request: Request, field: string): string | undefined {
-  return request[field] === undefined ? undefined : text(request, field)
-}
-
-function parsed(request: Request, field: string): unknown {
-  const source = text(request, field)
-  try {
-    return JSON.parse(source) as unknown
-  } catch {
-    throw badRequest(`'${field}' is not JSON text`)
-  }
-}
-
 type Kinds = InstanceType<Library['IntentKinds']>
 
 export class Server {
   private readonly kinds = new Map<string, Kinds>()
+  /** The two-phase dispatch over this process's one open journal. */
+  readonly session: DispatchSession
 
   constructor(
     private readonly lib: Library,
     private readonly version: string,
-  ) {}
+    addon: () => Addon = loadAddon,
+  ) {
+    this.session = new DispatchSession(addon)
+  }
 
   private intentKinds(request: Request): Kinds {
-    const value = request['kinds']
-    if (!Array.isArray(value) || !value.every((k): k is string => typeof k === 'string')) {
-      throw badRequest("'kinds' must be an array of JSON texts (intent kind definitions)")
-    }
+    const value = texts(request, 'kinds')
     const key = JSON.stringify(value)
     let kinds = this.kinds.get(key)
     if (kinds === undefined) {
@@ -132,6 +105,8 @@ export class Server {
 
   private answer(request: Request): unknown {
     const op = request['op']
+    const dispatched = this.session.answer(op, request)
+    if (dispatched !== undefined) return dispatched
     switch (op) {
       case 'hello':
         return {
@@ -177,7 +152,7 @@ export class Server {
   }
 
   /** The response line (without its newline) for one request line. */
-  handle(line: string): string {
+  async handle(line: string): Promise<string> {
     let id: Id = null
     try {
       let request: unknown
@@ -195,7 +170,7 @@ export class Server {
       } else {
         throw badRequest("a request needs an 'id': a string, a safe integer or null")
       }
-      return JSON.stringify({ id, result: this.answer(request as Request) })
+      return JSON.stringify({ id, result: await this.answer(request as Request) })
     } catch (error) {
       return JSON.stringify({ id, error: errorBody(error) })
     }
@@ -203,7 +178,10 @@ export class Server {
 }
 
 function errorBody(error: unknown): { code: string; message: string; violations?: readonly Violation[] } {
-  if (error instanceof RequestError) return { code: error.code, message: oneLine(error.message) }
+  if (error instanceof RequestError) {
+    const body = { code: error.code, message: oneLine(error.message) }
+    return error.violations === undefined ? body : { ...body, violations: error.violations }
+  }
   const e = error as { code?: unknown; message?: unknown; violations?: unknown }
   if (typeof e?.code === 'string' && e.code.startsWith('ERR_LOOPX_') && typeof e.message === 'string') {
     // The library's misuse errors: a stable code and a message of its own making.
@@ -248,7 +226,7 @@ export async function serveCommand(io: Io, version: string, lib: Library = libra
     }
     if (line.endsWith('\r')) line = line.slice(0, -1)
     if (line.trim() === '') return
-    await writeLine(io.stdout, server.handle(line))
+    await writeLine(io.stdout, await server.handle(line))
   }
 
   for await (const chunk of io.stdin) {
@@ -279,5 +257,7 @@ export async function serveCommand(io: Io, version: string, lib: Library = libra
     }
   }
   if (!skipping && pendingBytes > 0) await finish(Buffer.concat(pending))
+  // The caller is gone: what it prepared and never finished stays owed in the journal.
+  await server.session.close()
   return 0
 }

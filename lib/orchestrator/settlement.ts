@@ -148,7 +148,7 @@ export class TurnSettlement implements AsyncDisposable {
    * as a hook journal, and `ERR_LOOPX_PEER_MISSING` without better-sqlite3.
    */
   static async open(options: TurnSettlementOptions): Promise<TurnSettlement> {
-    expectOptions('TurnSettlement.open', 'options', options, SETTLEMENT_OPTIONS, 'object')
+    expectOptions('TurnSettlement.open', 'options', options, SETTLEMENT_OPTIONS, 'object', ['hooks'])
     if (options.hooks !== undefined && options.hooks !== null && typeof options.hooks !== 'object')
       expectArgs('TurnSettlement.open', { hooks: [options.hooks, 'object?'] })
     return new TurnSettlement(

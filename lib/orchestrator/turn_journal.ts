@@ -18,7 +18,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import { canonicalJson, LoopxHooksError, type LoopxHooksErrorCode } from '../index.js'
 import { claimSqliteFile, precheckSqliteFile } from '../sqlite_claim.js'
 import type { DispatchRequest } from '../../bindings/index'
-import { expectOptions } from '../args.js'
+import { expectMembers } from '../args.js'
 import { quotaSpendEligible, QUOTA_UNITS_PER_SETTLEMENT } from './quota.js'
 import type { ValidWriteback, WritebackKind } from './validate.js'
 import {
@@ -382,7 +382,7 @@ const RECORD_MEMBERS = { settlement: 'object', receipt: 'object', eventKind: 'st
 
 /** The dispatch request of a committed record: the same ids every time it is rebuilt. */
 export function dispatchRequestOf(record: CommittedRecord): DispatchRequest {
-  expectOptions('dispatchRequestOf', 'record', record, RECORD_MEMBERS, 'object')
+  expectMembers('dispatchRequestOf', 'record', record, RECORD_MEMBERS, 'object')
   return {
     settlement: { ...record.settlement },
     receipt: { ...record.receipt },

@@ -16,7 +16,7 @@ import threading
 from typing import Any, Iterable, Optional
 
 from ._adapter import SHIPPED, Adapter, Document
-from ._errors import AdapterError, AdapterTimeoutError, LoopxHooksError, NodeNotFoundError, PackageNotFoundError
+from ._errors import AdapterError, AdapterTimeoutError, JournalError, LoopxHooksError, NodeNotFoundError, PackageNotFoundError
 from ._registry import HookRegistry, RegisteredHook
 from ._verdict import Verdict, Violation
 
@@ -25,6 +25,7 @@ __all__ = [
     "AdapterError",
     "AdapterTimeoutError",
     "HookRegistry",
+    "JournalError",
     "LoopxHooksError",
     "NodeNotFoundError",
     "PackageNotFoundError",

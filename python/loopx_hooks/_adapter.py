@@ -4,16 +4,14 @@ Node.js library's own (RFC section 4: Python must not keep a second
 acceptance policy); this module only moves documents and answers."""
 
 import json
-import os
 import queue
-import shutil
 import subprocess
 import threading
 from collections import deque
-from pathlib import Path
 from typing import Any, Iterable, Optional, Tuple, Union
 
-from ._errors import AdapterError, AdapterTimeoutError, LoopxHooksError, NodeNotFoundError, PackageNotFoundError
+from ._errors import AdapterError, AdapterTimeoutError, JournalError, LoopxHooksError
+from ._locate import _node, _package_dir
 from ._verdict import Verdict, Violation
 
 PROTOCOL = 1
@@ -85,52 +83,6 @@ def _context_text(value: Document, what: str) -> str:
     return text
 
 
-def _package_dir(node: str, given: Optional[str]) -> Path:
-    candidates = []
-    if given is not None:
-        candidates.append(Path(given))
-    elif os.environ.get("LOOPX_HOOKS_PACKAGE"):
-        candidates.append(Path(os.environ["LOOPX_HOOKS_PACKAGE"]))
-    else:
-        # A checkout of the repository: python/loopx_hooks/ sits beside package.json.
-        candidates.append(Path(__file__).resolve().parents[2])
-        try:
-            found = subprocess.run(
-                [node, "-e", "process.stdout.write(require.resolve('loopx-hooks/package.json'))"],
-                capture_output=True,
-                text=True,
-                timeout=30,
-            )
-            if found.returncode == 0 and found.stdout:
-                candidates.append(Path(found.stdout).parent)
-        except (OSError, subprocess.SubprocessError):
-            pass
-    for root in candidates:
-        try:
-            name = json.loads((root / "package.json").read_text("utf-8")).get("name")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if name != "loopx-hooks":
-            continue
-        if not (root / "lib" / "cli.js").is_file():
-            raise PackageNotFoundError(f"loopx-hooks at {root} is not built (run: npm run build)")
-        return root
-    raise PackageNotFoundError(
-        "the loopx-hooks package was not found: install it (npm install loopx-hooks), "
-        "or pass package_dir= or set LOOPX_HOOKS_PACKAGE to its directory"
-    )
-
-
-def _node(given: Optional[str]) -> str:
-    name = given or os.environ.get("LOOPX_HOOKS_NODE") or "node"
-    found = shutil.which(name)
-    if found is None:
-        raise NodeNotFoundError(
-            f"Node.js ('{name}') was not found: install Node.js >= 20, or pass node= or set LOOPX_HOOKS_NODE"
-        )
-    return found
-
-
 class Adapter:
     """One `loopx-hooks serve --stdio` process, started on first use.
 
@@ -156,6 +108,10 @@ class Adapter:
         self._stderr: "deque[str]" = deque(maxlen=20)
         self._next_id = 0
         self.version: Optional[str] = None
+        # Held across a whole dispatch (prepare, producers, finish), so another
+        # thread cannot reopen the serve process's journal in between.
+        self.dispatch_lock = threading.RLock()
+        self._journal_key: Optional[str] = None
 
     # -- process ------------------------------------------------------------
 
@@ -193,6 +149,7 @@ class Adapter:
 
     def _stop(self) -> None:
         proc, self._proc = self._proc, None
+        self._journal_key = None
         if proc is None:
             return
         try:
@@ -250,8 +207,9 @@ class Adapter:
         if "error" in answer:
             e = answer["error"]
             violations = e.get("violations")
-            raise LoopxHooksError(
-                e.get("code", "ERR_LOOPX_INTERNAL"),
+            code = e.get("code", "ERR_LOOPX_INTERNAL")
+            raise (JournalError if code.startswith("ERR_LOOPX_JOURNAL_") else LoopxHooksError)(
+                code,
                 e.get("message", ""),
                 tuple(Violation(v["path"], v["rule"]) for v in violations) if violations is not None else None,
             )
@@ -263,6 +221,22 @@ class Adapter:
             if self._proc is None:
                 self._start()
             return self._exchange({"op": op, **fields}, self.timeout)
+
+    def open_journal(self, fields: dict) -> None:
+        """Opens the serve process's one journal with these `open` fields,
+        unless it already is; a journal opened with other fields is closed
+        first (what it prepared and never finished stays owed)."""
+        key = json.dumps(fields, sort_keys=True)
+        with self._lock:
+            if self._proc is None:
+                self._start()
+            if self._journal_key == key:
+                return
+            if self._journal_key is not None:
+                self._journal_key = None
+                self._exchange({"op": "close"}, self.timeout)
+            self._exchange({"op": "open", **fields}, self.timeout)
+            self._journal_key = key
 
     def close(self) -> None:
         with self._lock:

@@ -17,6 +17,12 @@ class LoopxHooksError(Exception):
         self.violations = violations
 
 
+class JournalError(LoopxHooksError):
+    """The journal could not be read or written (an ERR_LOOPX_JOURNAL_* code:
+    busy, closed, unavailable, ...); nothing of the dispatch was lost, and
+    what it checkpointed stays owed for recover()."""
+
+
 class AdapterError(Exception):
     """The serve process could not be started or stopped answering."""
 

@@ -224,7 +224,13 @@ impl Dispatcher {
                 None => (1, None),
             };
             calls.push(i);
-            plan.push(PlannedCall { slot: i, hook: hook.clone(), input_json: input.to_string() });
+            plan.push(PlannedCall {
+                slot: i,
+                hook: hook.clone(),
+                input_json: input.to_string(),
+                dispatch_id: dispatch_id.clone(),
+                attempt,
+            });
             slots.push(Slot::Call { hook, dispatch_id, attempt, verify, fresh, begun: false });
         }
         self.shared.release(&unclaim, ticket);

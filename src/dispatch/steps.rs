@@ -22,6 +22,10 @@ pub struct PlannedCall {
     pub hook: Arc<RegisteredHook>,
     /// The projected, public-safe input as JSON text.
     pub input_json: String,
+    /// The identity the call answers for, and the attempt it counts as (0 for
+    /// a verify-mode replay), so a caller in another process can report them.
+    pub dispatch_id: String,
+    pub attempt: u32,
 }
 
 pub struct Plan {

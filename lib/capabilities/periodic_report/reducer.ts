@@ -4,7 +4,7 @@
  * `completionThreshold` distinct segment completions, or on a replan, and
  * never twice. It is pure: state in, state and decision out.
  */
-import { expectArgs, expectOptions } from '../../args.js'
+import { expectArgs, expectMembers } from '../../args.js'
 import { LoopxHooksError } from '../../errors.js'
 import { TRIGGER_EVENT_MEMBERS } from './event_kinds.js'
 import { POLICY_VERSION } from './kind.js'
@@ -54,7 +54,7 @@ export interface TriggerDecision {
 }
 
 export function checkPolicy(policy: TriggerPolicy): void {
-  expectOptions('checkPolicy', 'policy', policy, { policyVersion: 'string', completionThreshold: 'number' }, 'object')
+  expectMembers('checkPolicy', 'policy', policy, { policyVersion: 'string', completionThreshold: 'number' }, 'object')
   if (policy.policyVersion !== POLICY_VERSION)
     throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'invalid argument: policyVersion (unsupported)')
   const n = policy.completionThreshold
@@ -76,8 +76,8 @@ export function reduceTrigger(
   policy: TriggerPolicy,
 ): { state: WindowState; decision: TriggerDecision } {
   if (state !== null)
-    expectOptions('reduceTrigger', 'state', state, { window: 'string', completedSegments: 'array' }, 'object')
-  expectOptions('reduceTrigger', 'event', event, TRIGGER_EVENT_MEMBERS, 'object')
+    expectMembers('reduceTrigger', 'state', state, { window: 'string', completedSegments: 'array' }, 'object')
+  expectMembers('reduceTrigger', 'event', event, TRIGGER_EVENT_MEMBERS, 'object')
   checkPolicy(policy)
   const prior = state && state.window === event.window ? state : emptyWindow(event.window)
   const next: WindowState = { ...prior, completedSegments: [...prior.completedSegments] }

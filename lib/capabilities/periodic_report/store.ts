@@ -9,7 +9,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3'
 
-import { expectArgs, expectOptions } from '../../args.js'
+import { expectArgs, expectMembers, expectOptions } from '../../args.js'
 import { LoopxHooksError } from '../../index.js'
 import { claimSqliteFile, precheckSqliteFile } from '../../sqlite_claim.js'
 import { TRIGGER_EVENT_MEMBERS } from './event_kinds.js'
@@ -146,7 +146,7 @@ export class TriggerStore {
     policy: TriggerPolicy,
     decidedAt: string,
   ): { duplicate: boolean; decision: StoredDecision } {
-    expectOptions('evaluate', 'event', event, TRIGGER_EVENT_MEMBERS, 'object')
+    expectMembers('evaluate', 'event', event, TRIGGER_EVENT_MEMBERS, 'object')
     checkPolicy(policy)
     expectArgs('evaluate', { decidedAt: [decidedAt, 'string'] })
     return this.#db

@@ -1,0 +1,135 @@
+"""Dispatch from a Python host: the engine's own two phases over the serve
+process's one open journal, with the registered producers called here in
+between. Admission, order, identities, checkpoints, validation, records and
+replays are the engine's (serve's `prepare`, `begin` and `finish` ops); this
+module only calls the producers, measures each against the limit the engine
+gives, and reduces what happened to an outcome: a result, a raised error
+(only a code crosses, never its text), or a timeout."""
+
+import json
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+from ._adapter import Adapter, Document, _context_text, _not_json
+from ._errors import LoopxHooksError
+
+if TYPE_CHECKING:  # the registry imports this module; the type only names it
+    from ._registry import HookRegistry
+
+# A journal target as the Node.js API takes it: a SQLite path, a postgres://
+# URL, {"path": ...}, or {"postgres": {"connectionString": ..., "schema"?, "caFile"?}}.
+JournalTarget = Any
+
+_producing = threading.local()
+
+_CODE_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def _code_of(error: BaseException) -> str:
+    """The code a raised error crosses as: its own `code` when it is a short
+    token (a host's typed error), else "exception"; never its message."""
+    code = getattr(error, "code", None)
+    if isinstance(code, str) and 0 < len(code) <= 64 and code[0].isalpha() and set(code) <= _CODE_CHARS:
+        return code
+    return "exception"
+
+
+def _reply(result: Any) -> Dict[str, Any]:
+    if _not_json(result):
+        return {"status": "not_json"}
+    try:
+        text = json.dumps(result, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return {"status": "not_json"}
+    return {"status": "returned", "result": text}
+
+
+def _call(provider: Any, call: Dict[str, Any], limit: Dict[str, Any]) -> Dict[str, Any]:
+    """One producer call, timed on the monotonic clock from its start."""
+    value = json.loads(call["input"])
+    _producing.active = True
+    started = time.monotonic()
+    try:
+        result = provider(value)
+    except Exception as error:  # isolated: the engine records producer_failed
+        return {"status": "raised", "code": _code_of(error)}
+    finally:
+        elapsed_ms = (time.monotonic() - started) * 1000.0
+        _producing.active = False
+    if elapsed_ms > limit["ms"]:
+        # A synchronous callable cannot be stopped; its late answer is not taken.
+        return {"status": "timed_out"}
+    return _reply(result)
+
+
+class Dispatching:
+    """The two phases for one registry over one adapter's serve process."""
+
+    def __init__(self, registry: "HookRegistry", adapter: Adapter):
+        self._registry = registry
+        self._adapter = adapter
+
+    def _open(self, journal: JournalTarget, profile: Optional[Dict[str, Any]]) -> None:
+        registry = self._registry
+        hooks = list(registry)
+        missing = [h.hook_id for h in hooks if h.provider is None]
+        if missing:
+            raise LoopxHooksError("ERR_LOOPX_INVALID_ARGUMENT", f"hook {missing[0]} has no producer to dispatch to")
+        fields: Dict[str, Any] = {"journal": journal, "registrations": [h.text for h in hooks]}
+        if registry.dialect is not None:
+            fields["dialect"] = registry.dialect
+        else:
+            fields["kinds"] = registry.kind_texts
+        if profile is not None:
+            fields["profile"] = profile
+        self._adapter.open_journal(fields)
+
+    def _run(self, plan: Dict[str, Any]) -> Dict[str, Any]:
+        """The engine outcome of a prepared plan: producers in plan (hook_id) order, then finish."""
+        if "done" in plan:
+            return plan["done"]
+        ticket = plan["ticket"]
+        outcomes: List[Dict[str, Any]] = []
+        try:
+            for call in plan["calls"]:
+                # Queues the call's checkpoint (it counts the attempt) just before the producer runs.
+                limit = self._adapter.call("begin", ticket=ticket, slot=call["slot"])["limit"]
+                if limit is None:
+                    outcomes.append({"status": "not_started"})
+                    continue
+                hook = self._registry.get(call["hook_id"])
+                outcomes.append(_call(hook.provider if hook is not None else None, call, limit))
+        except BaseException:
+            # Interrupted (KeyboardInterrupt, a lost serve process): the checkpoints stay owed for recover().
+            try:
+                self._adapter.call("cancel", ticket=ticket)
+            except Exception:
+                pass
+            raise
+        return self._adapter.call("finish", ticket=ticket, outcomes=outcomes)["done"]
+
+    def _guard(self) -> None:
+        if getattr(_producing, "active", False):
+            raise LoopxHooksError("ERR_LOOPX_REENTRANT_DISPATCH", "dispatch called from inside a producer")
+
+    def dispatch(
+        self, request: Document, journal: JournalTarget, profile: Optional[Dict[str, Any]]
+    ) -> Dict[str, Any]:
+        self._guard()
+        text = _context_text(request, "the request")
+        with self._adapter.dispatch_lock:
+            self._open(journal, profile)
+            outcome = self._run(self._adapter.call("prepare", request=text))
+        return outcome["shipped"] if self._registry.dialect is not None else outcome
+
+    def recover(self, journal: JournalTarget, profile: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+        self._guard()
+        with self._adapter.dispatch_lock:
+            self._open(journal, profile)
+            items = self._adapter.call("recover_items")
+            hooks: List[Any] = []
+            for request, hook_id in zip(items["requests"], items["hookIds"]):
+                plan = self._adapter.call("prepare", request=request, only_hook_id=hook_id)
+                hooks.extend(self._run(plan)["hooks"])
+        return {"outcomes": hooks, "skipped": items["skipped"]}
