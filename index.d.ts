@@ -113,8 +113,17 @@ export declare class NativeHookRuntime {
   complete(ticketId: number, replies: Array<string>): string | null
   /** Drops a prepared dispatch that will not be completed. */
   cancel(ticketId: number): void
-  /** What `recover()` re-dispatches, as JSON text `{ requests: string[], hookIds: string[], skipped }`. */
+  /**
+   * What `recover()` re-dispatches, as JSON text `{ requests: string[], hookIds: string[], skipped }`,
+   * in one synchronous read (serve's `recover_items`; `recovery` reads off the JS thread).
+   */
   recoveryItems(): string
+  /**
+   * What `recover()` re-dispatches, read on a worker thread: every owed
+   * identity is one read that may be large, and the JS thread takes them
+   * a page at a time.
+   */
+  recovery(): Promise<NativeRecovery>
   /** The journal this runtime writes, for readers and the outbox. */
   journal(): NativeJournal
   /**
@@ -179,6 +188,14 @@ export declare class NativeJournal {
    */
   importSidecars(runtimeRoot: string): Promise<string>
   close(): Promise<void>
+}
+
+/** The identities one `recover()` re-dispatches, oldest first, handed out a page at a time. */
+export declare class NativeRecovery {
+  /** Checkpointed identities left out (another dialect, or a hook not installed). */
+  get skipped(): number
+  /** The next `limit` identities (at least one); empty once all are taken. */
+  take(limit: number): NativeRecoveryPage
 }
 
 /** A planned shipped turn-start dispatch. */
@@ -330,6 +347,12 @@ export interface NativePlan {
   done?: string
   wait?: number
   calls?: Array<NativeCall>
+}
+
+/** One page of `NativeRecovery`: request i runs only hook `hookIds[i]`. */
+export interface NativeRecoveryPage {
+  requests: Array<string>
+  hookIds: Array<string>
 }
 
 /** One provider call of a planned dispatch, in hook_id order. */

@@ -842,6 +842,7 @@ module.exports.IntentKinds = nativeBinding.IntentKinds
 module.exports.NativeHookRuntime = nativeBinding.NativeHookRuntime
 module.exports.NativeInboxStore = nativeBinding.NativeInboxStore
 module.exports.NativeJournal = nativeBinding.NativeJournal
+module.exports.NativeRecovery = nativeBinding.NativeRecovery
 module.exports.NativeShippedTurnStartPlan = nativeBinding.NativeShippedTurnStartPlan
 module.exports.NativeTurnStartKernel = nativeBinding.NativeTurnStartKernel
 module.exports.NativeTurnStartPlan = nativeBinding.NativeTurnStartPlan

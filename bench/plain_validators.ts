@@ -133,6 +133,11 @@ export class PlainValidators {
     })
   }
 
+  /** The registration schema alone (Ajv, no hand-written checks): what the registration target compares with. */
+  ajvRegistration(doc: unknown): boolean {
+    return this.#registration(doc) as boolean
+  }
+
   validateRequest(doc: unknown): boolean {
     return this.#request(doc) as boolean
   }

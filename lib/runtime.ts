@@ -154,20 +154,21 @@ export class HookRuntime implements AsyncDisposable {
     await this.#gate.acquire(n)
   }
 
-  /** Runs requests in chunks of at most `maxInFlight`, each chunk prepared in one call. */
+  /**
+   * Runs requests in chunks of at most `maxInFlight`, each chunk prepared in
+   * one call; a chunk may name the one hook each of its requests runs.
+   */
   async #chunks(
-    texts: () => Generator<string[]>,
-    onlyHookIds: string[] | undefined,
+    chunks: () => Generator<{ texts: string[]; hookIds?: string[] }>,
     options: DispatchOptions,
   ): Promise<DispatchOutcome[]> {
     const out: DispatchOutcome[] = []
-    for (const part of texts()) {
-      await this.#enter(part.length, options)
+    for (const { texts, hookIds } of chunks()) {
+      await this.#enter(texts.length, options)
       try {
-        const only = onlyHookIds?.slice(out.length, out.length + part.length)
-        out.push(...(await this.#flights.many(part, only)))
+        out.push(...(await this.#flights.many(texts, hookIds)))
       } finally {
-        this.#gate.release(part.length)
+        this.#gate.release(texts.length)
       }
     }
     return out
@@ -206,34 +207,27 @@ export class HookRuntime implements AsyncDisposable {
     requests.forEach((r, i) => checkJsonObject(r, `dispatchMany: requests[${i}]`))
     reentrant('dispatchMany')
     const size = this.#gate.limit
-    return this.#chunks(
-      function* () {
-        for (let at = 0; at < requests.length; at += size) {
-          yield requests.slice(at, at + size).map((r) => JSON.stringify(r))
-        }
-      },
-      undefined,
-      options,
-    )
+    return this.#chunks(function* () {
+      for (let at = 0; at < requests.length; at += size) {
+        yield { texts: requests.slice(at, at + size).map((r) => JSON.stringify(r)) }
+      }
+    }, options)
   }
 
   /** Re-dispatches every checkpointed identity that has no final receipt, oldest first. */
   async recover(): Promise<RecoverReport> {
     reentrant('recover')
-    const items = JSON.parse(sync(() => this.#native.recoveryItems())) as {
-      requests: string[]
-      hookIds: string[]
-      skipped: number
-    }
+    // Read off this thread; taken a page at a time, so no step holds it for long.
+    const recovery = await native(this.#native.recovery())
     const size = this.#gate.limit
-    const outcomes = await this.#chunks(
-      function* () {
-        for (let at = 0; at < items.requests.length; at += size) yield items.requests.slice(at, at + size)
-      },
-      items.hookIds,
-      {},
-    )
-    return { outcomes: outcomes.flatMap((o) => o.hooks), skipped: items.skipped }
+    const outcomes = await this.#chunks(function* () {
+      for (;;) {
+        const page = sync(() => recovery.take(size))
+        if (page.requests.length === 0) return
+        yield { texts: page.requests, hookIds: page.hookIds }
+      }
+    }, {})
+    return { outcomes: outcomes.flatMap((o) => o.hooks), skipped: recovery.skipped }
   }
 
   /**

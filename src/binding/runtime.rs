@@ -79,6 +79,42 @@ pub struct NativeLimit {
     pub wall: bool,
 }
 
+/// One page of `NativeRecovery`: request i runs only hook `hookIds[i]`.
+#[napi(object)]
+pub struct NativeRecoveryPage {
+    pub requests: Vec<String>,
+    pub hook_ids: Vec<String>,
+}
+
+/// The identities one `recover()` re-dispatches, oldest first, handed out a page at a time.
+#[napi]
+pub struct NativeRecovery {
+    items: std::sync::Mutex<std::collections::VecDeque<(Source, String)>>,
+    skipped: u32,
+}
+
+#[napi]
+impl NativeRecovery {
+    /// Checkpointed identities left out (another dialect, or a hook not installed).
+    #[napi(getter)]
+    pub fn skipped(&self) -> u32 {
+        self.skipped
+    }
+
+    /// The next `limit` identities (at least one); empty once all are taken.
+    #[napi]
+    pub fn take(&self, limit: u32) -> NativeRecoveryPage {
+        let mut items = self.items.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = items.len().min(limit.max(1) as usize);
+        let mut page = NativeRecoveryPage { requests: Vec::with_capacity(n), hook_ids: Vec::with_capacity(n) };
+        for (request, hook_id) in items.drain(..n) {
+            page.requests.push(request.to_json());
+            page.hook_ids.push(hook_id);
+        }
+        page
+    }
+}
+
 #[napi]
 pub struct NativeHookRuntime {
     dispatcher: Arc<Dispatcher>,
@@ -341,7 +377,8 @@ impl NativeHookRuntime {
         }
     }
 
-    /// What `recover()` re-dispatches, as JSON text `{ requests: string[], hookIds: string[], skipped }`.
+    /// What `recover()` re-dispatches, as JSON text `{ requests: string[], hookIds: string[], skipped }`,
+    /// in one synchronous read (serve's `recover_items`; `recovery` reads off the JS thread).
     #[napi]
     pub fn recovery_items(&self) -> Result<String, Code> {
         let (items, skipped) = self.dispatcher.recovery_items().map_err(journal_error)?;
@@ -352,6 +389,19 @@ impl NativeHookRuntime {
             hook_ids.push(hook_id);
         }
         to_json(&serde_json::json!({ "requests": requests, "hookIds": hook_ids, "skipped": skipped }))
+    }
+
+    /// What `recover()` re-dispatches, read on a worker thread: every owed
+    /// identity is one read that may be large, and the JS thread takes them
+    /// a page at a time.
+    #[napi]
+    pub async fn recovery(&self) -> napi::Result<NativeRecovery> {
+        let dispatcher = self.dispatcher.clone();
+        let (items, skipped) = tokio::task::spawn_blocking(move || dispatcher.recovery_items())
+            .await
+            .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
+            .map_err(|e| async_error(journal_error(e)))?;
+        Ok(NativeRecovery { items: std::sync::Mutex::new(items.into()), skipped })
     }
 
     /// The journal this runtime writes, for readers and the outbox.
