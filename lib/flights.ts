@@ -6,6 +6,13 @@
  * a commit is finished by `onFinished`, which the addon calls once per group
  * commit with every dispatch that commit finished.
  *
+ * A dispatch that needs no commit (a replay, a verified replay, a refusal)
+ * is answered synchronously: its outcome object comes back from `prepare` or
+ * `complete` and no flight, promise or timer is made for it. On SQLite each
+ * dispatch is prepared at once (a standing read is a local index lookup); on
+ * PostgreSQL the dispatches one JS turn starts are prepared together, since
+ * each read there is a round trip.
+ *
  * Diagnostics (see diagnostics.ts) are published here, only while someone
  * subscribes; the runtime's tally is kept always.
  */
@@ -31,6 +38,9 @@ interface Flight {
 }
 
 type FinishedItem = [number, DispatchOutcome | null, [string, string] | null]
+
+/** An outcome now, or once its records committed. */
+export type Answer = DispatchOutcome | Promise<DispatchOutcome>
 
 interface BatchInfo {
   size: number
@@ -69,9 +79,13 @@ export class Flights {
   /** Dispatches waiting for this turn's `prepareMany` (see `#prepareWithOthers`). */
   #queued: { requestJson: string; resolve: (plan: NativePlan) => void; reject: (error: unknown) => void }[] = []
 
-  constructor(native: NativeHookRuntime, owner: object) {
+  /** Prepare the dispatches of one JS turn together (see `#prepareWithOthers`), or each at once. */
+  readonly #together: boolean
+
+  constructor(native: NativeHookRuntime, owner: object, options: { prepareTogether: boolean }) {
     this.#native = native
     this.#owner = owner
+    this.#together = options.prepareTogether
     native.onFinished((text) => this.#finished(text))
   }
 
@@ -97,29 +111,41 @@ export class Flights {
   }
 
   /** Runs `run` as a `loopx-hooks:dispatch` trace when someone subscribes. */
-  #traced(
-    requestJson: string,
-    run: (trace: DispatchMessage | undefined) => Promise<DispatchOutcome>,
-  ): Promise<DispatchOutcome> {
+  #traced(requestJson: string, run: (trace: DispatchMessage | undefined) => Answer): Answer {
     if (!dispatchChannel.hasSubscribers) return run(undefined)
     const trace = dispatchMessage(this.#owner, requestJson)
-    return dispatchChannel.tracePromise(() => run(trace), trace)
+    return dispatchChannel.tracePromise(() => {
+      try {
+        return Promise.resolve(run(trace))
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    }, trace)
   }
 
-  /** Runs one request (JSON text), waiting its turn behind a run of the same identity in this process. */
-  one(requestJson: string, onlyHookId?: string): Promise<DispatchOutcome> {
+  /**
+   * Runs one request (JSON text), waiting its turn behind a run of the same
+   * identity in this process. Throws a misuse or journal error synchronously
+   * when it fails before any provider was called.
+   */
+  one(requestJson: string, onlyHookId?: string): Answer {
     return this.#traced(requestJson, (trace) => this.#one(requestJson, onlyHookId, trace))
   }
 
-  async #one(requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Promise<DispatchOutcome> {
-    for (;;) {
-      const plan =
-        onlyHookId === undefined
-          ? await this.#prepareWithOthers(requestJson)
-          : await this.#prepare(() => this.#native.prepareMany([requestJson], [onlyHookId])[0]!)
-      if (plan.wait == null) return this.#run(plan, trace)
-      await this.#after(plan.wait)
-    }
+  #one(requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Answer {
+    const plan =
+      onlyHookId !== undefined
+        ? this.#prepare(() => this.#native.prepareMany([requestJson], [onlyHookId])[0]!)
+        : this.#together
+          ? this.#prepareWithOthers(requestJson)
+          : this.#prepare(() => this.#native.prepare(requestJson))
+    if (plan instanceof Promise) return plan.then((p) => this.#planned(p, requestJson, onlyHookId, trace))
+    return this.#planned(plan, requestJson, onlyHookId, trace)
+  }
+
+  #planned(plan: NativePlan, requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Answer {
+    if (plan.wait == null) return this.#run(plan, trace)
+    return this.#after(plan.wait).then(() => this.#one(requestJson, onlyHookId, trace))
   }
 
   /**
@@ -189,13 +215,57 @@ export class Flights {
     else await new Promise((go) => setImmediate(go))
   }
 
-  #run(plan: NativePlan, trace: DispatchMessage | undefined): Promise<DispatchOutcome> {
+  /**
+   * Calls the plan's providers and completes it: the outcome itself when
+   * nothing needs a commit and every provider answered synchronously,
+   * otherwise the promise of its flight.
+   */
+  #run(plan: NativePlan, trace: DispatchMessage | undefined): Answer {
     if (plan.done != null) {
-      const outcome = JSON.parse(plan.done) as DispatchOutcome
+      const outcome = plan.done as DispatchOutcome
       this.tally.outcome(outcome)
-      return Promise.resolve(outcome)
+      return outcome
     }
     const ticket = plan.ticket
+    let replies: string[] | Promise<string[]>
+    try {
+      replies = this.#calls(plan, 0, [], trace)
+    } catch (error) {
+      this.#native.cancel(ticket)
+      this.tally.error(error)
+      throw error
+    }
+    if (Array.isArray(replies)) return this.#complete(ticket, replies)
+    const flight = this.#fly(ticket)
+    replies
+      .then((r) => {
+        const done = sync(() => this.#native.complete(ticket, r)) as DispatchOutcome | null
+        if (done != null) this.#settle(ticket, done, null)
+      })
+      .catch((error: unknown) => {
+        this.#native.cancel(ticket)
+        this.#settle(ticket, null, error)
+      })
+    return flight.promise
+  }
+
+  /** `complete` after synchronous providers: the outcome, or its flight's promise when it awaits a commit. */
+  #complete(ticket: number, replies: string[]): Answer {
+    let done: DispatchOutcome | null
+    try {
+      done = sync(() => this.#native.complete(ticket, replies)) as DispatchOutcome | null
+    } catch (error) {
+      this.#native.cancel(ticket)
+      this.tally.error(error)
+      throw error
+    }
+    if (done == null) return this.#fly(ticket).promise
+    this.tally.outcome(done)
+    return done
+  }
+
+  /** A flight `onFinished` settles; made before control returns to the event loop, so no commit can beat it. */
+  #fly(ticket: number): Flight {
     let flight!: Flight
     const promise = new Promise<DispatchOutcome>((resolve, reject) => {
       flight = { promise: undefined as unknown as Promise<DispatchOutcome>, resolve, reject }
@@ -204,22 +274,7 @@ export class Flights {
     this.#flights.set(ticket, flight)
     // The addon's callback does not keep the process alive; this does while a dispatch is in flight.
     this.#keepAlive ??= setInterval(() => undefined, 1 << 30)
-    const finish = (replies: string[]): void => {
-      const done = sync(() => this.#native.complete(ticket, replies))
-      if (done != null) this.#settle(ticket, JSON.parse(done) as DispatchOutcome, null)
-    }
-    const fail = (error: unknown): void => {
-      this.#native.cancel(ticket)
-      this.#settle(ticket, null, error)
-    }
-    try {
-      const replies = this.#calls(plan, 0, [], trace)
-      if (Array.isArray(replies)) finish(replies)
-      else replies.then(finish).catch(fail)
-    } catch (error) {
-      fail(error)
-    }
-    return promise
+    return flight
   }
 
   /** The providers of a plan in order; synchronous while they answer synchronously. */
