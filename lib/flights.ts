@@ -6,9 +6,10 @@
  * a commit is finished by `onFinished`, which the addon calls once per group
  * commit with every dispatch that commit finished.
  *
- * A dispatch that needs no commit (a replay, a verified replay, a refusal)
- * is answered synchronously: its outcome object comes back from `prepare` or
- * `complete` and no flight, promise or timer is made for it. On SQLite each
+ * A dispatch that needs no commit is answered without the event loop
+ * turning: a `return` replay or a refusal is settled when `dispatch` returns
+ * (its outcome object comes from `prepare`), a verified replay in the same
+ * turn (from `complete`); no flight or timer is made for either. On SQLite each
  * dispatch is prepared at once (a standing read is a local index lookup); on
  * PostgreSQL the dispatches one JS turn starts are prepared together, since
  * each read there is a round trip.
@@ -144,8 +145,11 @@ export class Flights {
   }
 
   #planned(plan: NativePlan, requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Answer {
-    if (plan.wait == null) return this.#run(plan, trace)
-    return this.#after(plan.wait).then(() => this.#one(requestJson, onlyHookId, trace))
+    if (plan.wait != null) return this.#after(plan.wait).then(() => this.#one(requestJson, onlyHookId, trace))
+    if (plan.done != null) return this.#run(plan, trace)
+    // Providers are called once the caller's synchronous code has run (a
+    // burst of dispatches does not eat into their timeouts), in this turn.
+    return Promise.resolve().then(() => this.#run(plan, trace))
   }
 
   /**
