@@ -40,7 +40,7 @@ async function ticksToSettle(promise: Promise<unknown>): Promise<number> {
     () => (settled = true),
   )
   for (let tick = 1; tick <= 16; tick++) {
-    await null
+    await Promise.resolve()
     if (settled) return tick
   }
   return Infinity
@@ -111,7 +111,10 @@ describe.each(['return', 'verify'] as const)("contract-v0, replay '%s'", (mode) 
       return signalResult(input)
     })
     runtime.register({ registration: registration('alpha.one'), provider: a })
-    runtime.register({ registration: registration('beta.one', { budget: { max_invocations_per_dispatch: 3 } }), provider: b })
+    runtime.register({
+      registration: registration('beta.one', { budget: { max_invocations_per_dispatch: 3 } }),
+      provider: b,
+    })
     const first = await runtime.dispatch(request())
     expect(first.hooks.map((h) => h.outcome)).toStrictEqual(['recorded', 'failed'])
     failing = false
@@ -163,7 +166,13 @@ const source: ShippedSource = {
   event_kind: 'refresh_state',
   status: 'committed',
   durable: true,
-  identity: { goal_id: 'goal-1', agent_id: 'agent-1', todo_id: null, turn_instance_id: 'turn-1', effect_id: 'effect-1' },
+  identity: {
+    goal_id: 'goal-1',
+    agent_id: 'agent-1',
+    todo_id: null,
+    turn_instance_id: 'turn-1',
+    effect_id: 'effect-1',
+  },
   state_version: 'state-v1',
   receipt_id: null,
   committed_at: '2026-09-02T12:00:00Z',

@@ -66,6 +66,15 @@ function dispatchMessage(runtime: object, requestJson: string): DispatchMessage 
   }
 }
 
+/** `run`'s answer as a promise; what it throws, rejected. */
+function promised(run: () => Answer): Promise<DispatchOutcome> {
+  try {
+    return Promise.resolve(run())
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
 export class Flights {
   readonly #native: NativeHookRuntime
   readonly providers = new Map<string, RawProvider>()
@@ -115,13 +124,7 @@ export class Flights {
   #traced(requestJson: string, run: (trace: DispatchMessage | undefined) => Answer): Answer {
     if (!dispatchChannel.hasSubscribers) return run(undefined)
     const trace = dispatchMessage(this.#owner, requestJson)
-    return dispatchChannel.tracePromise(() => {
-      try {
-        return Promise.resolve(run(trace))
-      } catch (error) {
-        return Promise.reject(error)
-      }
-    }, trace)
+    return dispatchChannel.tracePromise(() => promised(() => run(trace)), trace)
   }
 
   /**
@@ -193,12 +196,16 @@ export class Flights {
   async many(requestsJson: string[], onlyHookIds?: string[]): Promise<DispatchOutcome[]> {
     const prepared = this.#prepare(() => this.#native.prepareMany(requestsJson, onlyHookIds))
     const plans = prepared instanceof Promise ? await prepared : prepared
+    // Each plan runs even when one before it failed at once: every ticket
+    // prepared here is completed or cancelled.
     return Promise.all(
       plans.map((plan, i) =>
-        this.#traced(requestsJson[i]!, (trace) =>
-          plan.wait == null
-            ? this.#run(plan, trace)
-            : this.#after(plan.wait).then(() => this.#one(requestsJson[i]!, onlyHookIds?.[i], trace)),
+        promised(() =>
+          this.#traced(requestsJson[i]!, (trace) =>
+            plan.wait == null
+              ? this.#run(plan, trace)
+              : this.#after(plan.wait).then(() => this.#one(requestsJson[i]!, onlyHookIds?.[i], trace)),
+          ),
         ),
       ),
     )
