@@ -59,14 +59,12 @@ pub struct NativeCall {
     pub max_reply_length: u32,
 }
 
-/// `done` (the outcome, built as a JS object: a replay is answered without
-/// JSON text to parse), `wait` (the ticket to wait for, then prepare again)
-/// or `calls` to make before `complete(ticket, replies)`.
+/// `done` (the outcome as JSON text), `wait` (the ticket to wait for, then
+/// prepare again) or `calls` to make before `complete(ticket, replies)`.
 #[napi(object)]
 pub struct NativePlan {
     pub ticket: i64,
-    #[napi(ts_type = "DispatchOutcome")]
-    pub done: Option<serde_json::Value>,
+    pub done: Option<String>,
     pub wait: Option<i64>,
     pub calls: Option<Vec<NativeCall>>,
 }
@@ -146,7 +144,7 @@ fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
     Ok(match prepared {
         Prepared::Done(outcome) => NativePlan {
             ticket: 0,
-            done: Some(outcome_value(d.dialect(), d.registered_count(), &outcome)),
+            done: Some(outcome_value(d.dialect(), d.registered_count(), &outcome).to_string()),
             wait: None,
             calls: None,
         },
@@ -285,16 +283,15 @@ impl NativeHookRuntime {
     }
 
     /// Step 3: the calls' replies (text, or a `\u0000` marker), in plan order.
-    /// Returns the outcome (an object) when nothing needs recording, as a
-    /// verified replay; otherwise null, and the outcome arrives through
-    /// `onFinished`.
-    #[napi(ts_return_type = "DispatchOutcome | null")]
-    pub fn complete(&self, ticket_id: i64, replies: Vec<String>) -> Result<Option<serde_json::Value>, Code> {
+    /// Returns the outcome as JSON text when nothing needs recording;
+    /// otherwise null, and the outcome arrives through `onFinished`.
+    #[napi]
+    pub fn complete(&self, ticket_id: i64, replies: Vec<String>) -> Result<Option<String>, Code> {
         let results = replies.into_iter().map(call_result).collect();
         match self.dispatcher.complete(ticket(ticket_id)?, results).map_err(journal_error)? {
-            crate::dispatch::Completion::Done(outcome) => {
-                Ok(Some(outcome_value(self.dispatcher.dialect(), self.dispatcher.registered_count(), &outcome)))
-            }
+            crate::dispatch::Completion::Done(outcome) => Ok(Some(
+                outcome_value(self.dispatcher.dialect(), self.dispatcher.registered_count(), &outcome).to_string(),
+            )),
             crate::dispatch::Completion::Pending => Ok(None),
         }
     }
