@@ -50,6 +50,9 @@ function run(command: string, args: string[], cwd: string): SpawnSyncReturns<str
 /** What a consumer needs at run time and at type-check time (the binary comes from the platform package). */
 const NEEDED = [
   'package.json',
+  'LICENSE',
+  'CHANGELOG.md',
+  'docs/upgrade.md',
   'index.js',
   'index.d.ts',
   'lib/native_error.js',

@@ -31,9 +31,11 @@ import { drive, median, open, openPg, type Runner, type SideName } from './sides
 
 const QUICK = process.env.BENCH_QUICK === '1'
 const P = QUICK
-  ? { rounds: 2, n1: 150, n64: 600, perProc: 300, floor: 200 }
-  : { rounds: 3, n1: 1_500, n64: 6_000, perProc: 3_000, floor: 1_000 }
+  ? { rounds: 2, n1: 150, n64: 600, perProc: 300, floor: 200, nFar: 100 }
+  : { rounds: 3, n1: 1_500, n64: 6_000, perProc: 3_000, floor: 1_000, nFar: 1_000 }
 const INFLIGHT = 64
+/** Added each way per chunk in the latency rows. */
+const LATENCY_MS = 5
 const PROCS = 4
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -43,6 +45,9 @@ export interface PgRound {
   many: Partial<Record<SideName, number>>
   /** Event-loop delay (ms) while the many-in-flight run ran: p50 and p99. */
   delay?: Partial<Record<SideName, { p50: number; p99: number }>>
+  /** The same with a reader paging meanwhile: on the local server, and with added latency. */
+  delayReads?: Partial<Record<SideName, { p50: number; p99: number }>>
+  delayFar?: Partial<Record<SideName, { p50: number; p99: number; rate: number }>>
   proc1: Partial<Record<SideName, number>>
   proc4: Partial<Record<SideName, number>>
 }
@@ -52,7 +57,7 @@ export interface PgResults {
   version: string
   /** Why the loopx-hooks rows are left out (no PostgreSQL journal in this build), else null. */
   oursMissing: string | null
-  config: typeof P & { inflight: number; procs: number }
+  config: typeof P & { inflight: number; procs: number; latencyMs: number }
   rounds: PgRound[]
 }
 
@@ -172,6 +177,7 @@ async function sanity(url: string, sides: SideName[]): Promise<void> {
  * Dispatches/s of one runtime in this process on a fresh schema, and the
  * event-loop delay meanwhile (what every other task of the control plane
  * waits): `monitorEventLoopDelay` at 1 ms resolution, p50 and p99 in ms.
+ * With `reads`, an inspecting reader pages the journal in a loop meanwhile.
  */
 async function inProcess(
   url: string,
@@ -179,20 +185,48 @@ async function inProcess(
   n: number,
   inflight: number,
   tag: string,
+  reads = false,
 ): Promise<{ rate: number; p50: number; p99: number }> {
   return withSchema(url, side, async (schema) => {
     const runner = await openPg(side, { connectionString: url, schema })
     try {
       await drive(runner, `${tag}w`, 20, Math.min(inflight, 20), 'recorded')
+      let done = false
+      const reader = async () => {
+        while (!done) await runner.read!()
+      }
       const h = monitorEventLoopDelay({ resolution: 1 })
       h.enable()
+      const reading = reads ? reader() : undefined
       const res = await drive(runner, tag, n, inflight, 'recorded')
+      done = true
+      await reading
       h.disable()
       return { rate: (n / res.ms) * 1000, p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6 }
     } finally {
       await runner.close()
     }
   })
+}
+
+/**
+ * `inProcess` with a reader paging meanwhile, through a TCP proxy that holds
+ * each chunk `LATENCY_MS` each way: a server in another zone.
+ */
+async function withLatency(url: string, side: SideName, n: number, tag: string) {
+  // Reached from the repository, as the server script is: the bench compiles elsewhere.
+  const { TcpProxy }: typeof import('../scripts/tcp-proxy.mjs') = await import(
+    pathToFileURL(join(ROOT, 'scripts', 'tcp-proxy.mjs')).href
+  )
+  const proxy = await TcpProxy.start(Number(new URL(url).port))
+  try {
+    await proxy.set({ kind: 'delay', ms: LATENCY_MS })
+    const far = new URL(url)
+    far.port = String(proxy.port)
+    return await inProcess(far.toString(), side, n, INFLIGHT, tag, true)
+  } finally {
+    await proxy.stop()
+  }
 }
 
 /** Dispatches/s of `procs` child processes together (from the first start to the last end), one schema. */
@@ -249,7 +283,16 @@ export async function pgBench(log: Log): Promise<PgResults> {
     log(`PostgreSQL sanity: ${sides.join(' and ')} answer and store as the SQLite plain path does`)
     const rounds: PgRound[] = []
     for (let r = 0; r < P.rounds; r++) {
-      const out: PgRound = { floor: 0, one: {}, many: {}, delay: {}, proc1: {}, proc4: {} }
+      const out: PgRound = {
+        floor: 0,
+        one: {},
+        many: {},
+        delay: {},
+        delayReads: {},
+        delayFar: {},
+        proc1: {},
+        proc4: {},
+      }
       const steps: Array<[string, () => Promise<void>]> = [
         ['commit floor', async () => void (out.floor = await commitFloor(url, P.floor))],
         ...sides.flatMap((side): Array<[string, () => Promise<void>]> => [
@@ -264,6 +307,17 @@ export async function pgBench(log: Log): Promise<PgResults> {
               out.many[side] = m.rate
               out.delay![side] = { p50: m.p50, p99: m.p99 }
             },
+          ],
+          [
+            `${side} ${INFLIGHT} in flight and a reader`,
+            async () => {
+              const m = await inProcess(url, side, P.n64, INFLIGHT, `q${r}`, true)
+              out.delayReads![side] = { p50: m.p50, p99: m.p99 }
+            },
+          ],
+          [
+            `${side} ${INFLIGHT} in flight and a reader, ${LATENCY_MS} ms added`,
+            async () => void (out.delayFar![side] = await withLatency(url, side, P.nFar, `f${r}`)),
           ],
           [`${side} 1 process`, async () => void (out.proc1[side] = await processes(url, side, 1, P.perProc, `a${r}`))],
           [
@@ -282,7 +336,7 @@ export async function pgBench(log: Log): Promise<PgResults> {
       server: own ? 'throwaway' : 'given',
       version,
       oursMissing: missing,
-      config: { ...P, inflight: INFLIGHT, procs: PROCS },
+      config: { ...P, inflight: INFLIGHT, procs: PROCS, latencyMs: LATENCY_MS },
       rounds,
     }
   } finally {
@@ -362,18 +416,42 @@ export function pgRows(res: PgResults, add: Add, fmt: (x: number) => string): vo
       {},
     )
   }
-  for (const q of ['p50', 'p99'] as const) {
-    const d = (r: PgRound, side: SideName) => r.delay?.[side]?.[q]
-    const ratio = have ? med((r) => d(r, 'ours')! / d(r, 'plain')!) : NaN
+  const delays: Array<[string, string, (r: PgRound) => PgRound['delay']]> = [
+    ['pg_loop_delay', `${res.config.inflight} dispatches are in flight`, (r) => r.delay],
+    ['pg_loop_delay_reads', `${res.config.inflight} dispatches are in flight and a reader pages`, (r) => r.delayReads],
+    [
+      'pg_loop_delay_far',
+      `${res.config.inflight} dispatches are in flight and a reader pages, ${res.config.latencyMs} ms added each way`,
+      (r) => r.delayFar,
+    ],
+  ]
+  for (const [key, during, of] of delays)
+    for (const q of ['p50', 'p99'] as const) {
+      const d = (r: PgRound, side: SideName) => of(r)?.[side]?.[q]
+      const ratio = have ? med((r) => d(r, 'ours')! / d(r, 'plain')!) : NaN
+      add(
+        `${key}_${q}`,
+        `PostgreSQL: event-loop delay ${q} (ms) while ${during} (lower is better)`,
+        have ? med((r) => d(r, 'ours')).toFixed(2) : 'n/a',
+        med((r) => d(r, 'plain')).toFixed(2),
+        ratio,
+        q === 'p99' ? '<= 1x' : '(info)',
+        have && q === 'p99' ? ratio <= 1 : null,
+        { rounds: rounds.map((r) => [d(r, 'ours') ?? null, d(r, 'plain') ?? null]) },
+      )
+    }
+  {
+    const rate = (r: PgRound, side: SideName) => r.delayFar?.[side]?.rate
+    const ratio = have ? med((r) => rate(r, 'ours')! / rate(r, 'plain')!) : NaN
     add(
-      `pg_loop_delay_${q}`,
-      `PostgreSQL: event-loop delay ${q} (ms) while ${res.config.inflight} dispatches are in flight (lower is better)`,
-      have ? med((r) => d(r, 'ours')).toFixed(2) : 'n/a',
-      med((r) => d(r, 'plain')).toFixed(2),
+      'pg_far',
+      `PostgreSQL, ${res.config.latencyMs} ms added each way: durable dispatches/s, ${res.config.inflight} in flight and a reader`,
+      show(med((r) => rate(r, 'ours'))),
+      fmt(med((r) => rate(r, 'plain'))),
       ratio,
       '(info)',
       null,
-      { rounds: rounds.map((r) => [d(r, 'ours') ?? null, d(r, 'plain') ?? null]) },
+      { rounds: rounds.map((r) => [rate(r, 'ours') ?? null, rate(r, 'plain') ?? null]) },
     )
   }
   add(

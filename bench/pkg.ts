@@ -34,6 +34,7 @@ export interface Package {
       defineIntentKind(definition: unknown): void
       register(hook: { registration: unknown; provider: (input: any) => unknown }): void
       dispatch(request: DispatchRequest): Promise<DispatchOutcome>
+      journal: { listDispatches(query: object): Promise<unknown> }
       close(): Promise<void>
     }>
   }

@@ -21,8 +21,13 @@ export interface OpenOptions {
 
 export interface Runner {
   dispatch(request: DispatchRequest): Promise<DispatchOutcome>
+  /** PostgreSQL: one page of the journal's dispatches, as an inspecting reader asks for it. */
+  read?(): Promise<unknown>
   close(): Promise<void>
 }
+
+/** Rows per page of `Runner.read`. */
+const READ_PAGE = 20
 
 export async function open(side: SideName, journalPath: string, options: OpenOptions): Promise<Runner> {
   if (side === 'ours') {
@@ -64,12 +69,21 @@ export async function openPg(side: SideName, options: PgOpenOptions): Promise<Ru
     })
     runtime.defineIntentKind(intentKind)
     runtime.register({ registration, provider })
-    return { dispatch: (r) => runtime.dispatch(r), close: () => runtime.close() }
+    return {
+      dispatch: (r) => runtime.dispatch(r),
+      read: () => runtime.journal.listDispatches({ limit: READ_PAGE }),
+      close: () => runtime.close(),
+    }
   }
   const runtime = await PlainPgRuntime.open({ ...options, replay })
   runtime.defineIntentKind(intentKind)
   runtime.register(registration, provider)
-  return { dispatch: (r) => runtime.dispatch(r), close: () => runtime.close() }
+  const page = `SELECT * FROM ${options.schema}.dispatches ORDER BY dispatch_id LIMIT ${READ_PAGE}`
+  return {
+    dispatch: (r) => runtime.dispatch(r),
+    read: () => runtime.pool.query(page),
+    close: () => runtime.close(),
+  }
 }
 
 /** Bytes of a closed journal: the database file plus any WAL left behind. */

@@ -50,8 +50,17 @@ function serializable(value: unknown): boolean {
 /** Where a journal is, as the native open functions take it. */
 export interface NativeJournalTarget {
   path?: string
-  postgres?: { connectionString: string; schema?: string; caFile?: string }
+  postgres?: {
+    connectionString: string
+    schema?: string
+    caFile?: string
+    statementTimeoutMs?: number
+    writeRetryMs?: number
+  }
 }
+
+/** A u32 the native side takes as is (its range is the core's to check). */
+const isU32 = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 0xffff_ffff
 
 /** Whether a journal given as a string is a PostgreSQL URL (`postgres://`, `postgresql://`) rather than a path. */
 export function isPostgresUrl(target: string): boolean {
@@ -71,16 +80,22 @@ export function journalTarget(target: unknown, where: string): NativeJournalTarg
     const { path, postgres } = target
     if (typeof path === 'string' && path.length > 0 && postgres === undefined) return { path }
     if (path === undefined && isPlainObject(postgres)) {
-      const { connectionString, schema, caFile } = postgres
+      const { connectionString, schema, caFile, statementTimeoutMs, writeRetryMs } = postgres
       if (typeof connectionString !== 'string' || connectionString.length === 0)
         invalid(`${where}: postgres.connectionString must be a non-empty string`)
       if (schema !== undefined && typeof schema !== 'string') invalid(`${where}: postgres.schema must be a string`)
       if (caFile !== undefined && typeof caFile !== 'string') invalid(`${where}: postgres.caFile must be a string`)
+      if (statementTimeoutMs !== undefined && !isU32(statementTimeoutMs))
+        invalid(`${where}: postgres.statementTimeoutMs must be a non-negative integer`)
+      if (writeRetryMs !== undefined && !isU32(writeRetryMs))
+        invalid(`${where}: postgres.writeRetryMs must be a non-negative integer`)
       return {
         postgres: {
           connectionString,
           ...(schema !== undefined ? { schema } : {}),
           ...(caFile !== undefined ? { caFile } : {}),
+          ...(statementTimeoutMs !== undefined ? { statementTimeoutMs } : {}),
+          ...(writeRetryMs !== undefined ? { writeRetryMs } : {}),
         },
       }
     }

@@ -78,12 +78,21 @@ async function claimOrNothing(
   }
 }
 
-/** Resolves when `signal` aborts (never when there is none). */
-function aborted(signal: AbortSignal | undefined): { promise: Promise<void>; dispose: () => void } {
+/**
+ * Resolves when `signal` aborts (never when there is none), ending the
+ * journal's pending waits then, so no native timer outlives the loop.
+ */
+function aborted(
+  journal: NativeJournal,
+  signal: AbortSignal | undefined,
+): { promise: Promise<void>; dispose: () => void } {
   if (!signal) return { promise: new Promise(() => {}), dispose: () => {} }
   let onAbort = () => {}
   const promise = new Promise<void>((resolve) => {
-    onAbort = () => resolve()
+    onAbort = () => {
+      journal.releaseWaits()
+      resolve()
+    }
     signal.addEventListener('abort', onAbort, { once: true })
   })
   return { promise, dispose: () => signal.removeEventListener('abort', onAbort) }
@@ -99,7 +108,7 @@ export async function* consume(
   if (!Number.isInteger(pollMs) || pollMs < 1 || pollMs > 60_000) {
     throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'pollMs is an integer of 1..=60000')
   }
-  const stop = aborted(o.signal)
+  const stop = aborted(journal, o.signal)
   try {
     while (!o.signal?.aborted) {
       // Read before claiming, so a commit between the claim and the wait is not missed.

@@ -1,6 +1,7 @@
 /**
  * Drives the addon's dispatch steps on the JS thread: `prepare` (admission,
- * identities, standings, replays), then each provider called here directly
+ * identities, standings, replays; off this thread when the journal's reads
+ * are network round trips), then each provider called here directly
  * after `begin` (which queues its checkpoint and gives its limit), then
  * `complete` (validation, one record command). A dispatch whose records need
  * a commit is finished by `onFinished`, which the addon calls once per group
@@ -11,17 +12,16 @@
  * (its outcome comes from `prepare`), a verified replay in the same turn
  * (from `complete`); no flight or timer is made for either. The outcome
  * crosses as JSON text: `JSON.parse` here measured cheaper than the addon
- * building the object property by property. On SQLite each
- * dispatch is prepared at once (a standing read is a local index lookup); on
- * PostgreSQL the dispatches one JS turn starts are prepared together, since
- * each read there is a round trip.
+ * building the object property by property. On a local journal each
+ * dispatch is prepared when it is called; where reads are round trips the
+ * dispatches one JS turn starts are prepared together, off this thread.
  *
  * Diagnostics (see diagnostics.ts) are published here, only while someone
  * subscribes; the runtime's tally is kept always.
  */
 import { prepareRetryDelayMs, type NativeHookRuntime, type NativePlan } from '../index.js'
 import type { DispatchOutcome } from '../bindings/index'
-import { LoopxHooksError, sync, type LoopxHooksErrorCode } from './errors.js'
+import { LoopxHooksError, native, sync, type LoopxHooksErrorCode } from './errors.js'
 import { CallContext, FAILED, NOT_STARTED, callProvider, type RawProvider } from './provider.js'
 import {
   Tally,
@@ -44,6 +44,15 @@ type FinishedItem = [number, DispatchOutcome | null, [string, string] | null]
 
 /** An outcome now, or once its records committed. */
 export type Answer = DispatchOutcome | Promise<DispatchOutcome>
+
+/** `run`'s answer as a promise; what it throws, rejected. */
+function promised(run: () => Answer): Promise<DispatchOutcome> {
+  try {
+    return Promise.resolve(run())
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
 
 interface BatchInfo {
   size: number
@@ -68,17 +77,10 @@ function dispatchMessage(runtime: object, requestJson: string): DispatchMessage 
   }
 }
 
-/** `run`'s answer as a promise; what it throws, rejected. */
-function promised(run: () => Answer): Promise<DispatchOutcome> {
-  try {
-    return Promise.resolve(run())
-  } catch (error) {
-    return Promise.reject(error)
-  }
-}
-
 export class Flights {
   readonly #native: NativeHookRuntime
+  /** The journal's reads are network round trips: prepare off this thread. */
+  readonly #remote: boolean
   readonly providers = new Map<string, RawProvider>()
   /** Signals handed out and not yet settled, for `close()`. */
   readonly active = new Set<CallContext>()
@@ -91,27 +93,22 @@ export class Flights {
   /** Dispatches waiting for this turn's `prepareMany` (see `#prepareWithOthers`). */
   #queued: { requestJson: string; resolve: (plan: NativePlan) => void; reject: (error: unknown) => void }[] = []
 
-  /** Prepare the dispatches of one JS turn together (see `#prepareWithOthers`), or each at once. */
-  readonly #together: boolean
-
-  constructor(native: NativeHookRuntime, owner: object, options: { prepareTogether: boolean }) {
-    this.#native = native
+  constructor(addon: NativeHookRuntime, owner: object) {
+    this.#native = addon
+    this.#remote = addon.readsAreRemote
     this.#owner = owner
-    this.#together = options.prepareTogether
-    native.onFinished((text) => this.#finished(text))
+    addon.onFinished((text) => this.#finished(text))
   }
 
   /**
    * A `prepare` step, whose coded error (closed, invalid request) counts as a
-   * dispatch error. Its standing reads run on this thread and never sleep
-   * here, so the core says which failures are tried again and after how
-   * long, and the wait is a timer: the event loop is never blocked.
-   * Synchronous unless it has to wait.
+   * dispatch error. Its standing reads never sleep, so the core says which
+   * failures are tried again and after how long, and the wait is a timer:
+   * the event loop is never blocked. Synchronous on a local journal unless
+   * it has to wait.
    */
-  #prepare<T>(step: () => T, tries = 0): T | Promise<T> {
-    try {
-      return sync(step)
-    } catch (error) {
+  #prepare<T>(step: () => T | Promise<T>, tries = 0): T | Promise<T> {
+    const retry = (error: unknown): T | Promise<T> => {
       const code = (error as { code?: unknown } | null)?.code
       const wait = typeof code === 'string' && !this.closing ? prepareRetryDelayMs(code, tries) : null
       if (wait !== null) {
@@ -120,6 +117,24 @@ export class Flights {
       this.tally.error(error)
       throw error
     }
+    let out: T | Promise<T>
+    try {
+      out = sync(step)
+    } catch (error) {
+      return retry(error)
+    }
+    return out instanceof Promise ? out.catch(retry) : out
+  }
+
+  /**
+   * `prepareMany` where the journal's reads are: on this thread for a local
+   * file (a WAL read costs less than a hop), off it when each read is a
+   * network round trip (PostgreSQL), so the event loop never waits on one.
+   */
+  #prepareStep(requestsJson: string[], onlyHookIds?: string[]): NativePlan[] | Promise<NativePlan[]> {
+    return this.#remote
+      ? native(this.#native.prepareManyOffThread(requestsJson, onlyHookIds))
+      : this.#native.prepareMany(requestsJson, onlyHookIds)
   }
 
   /** Runs `run` as a `loopx-hooks:dispatch` trace when someone subscribes. */
@@ -139,12 +154,15 @@ export class Flights {
   }
 
   #one(requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Answer {
-    const plan =
-      onlyHookId !== undefined
-        ? this.#prepare(() => this.#native.prepareMany([requestJson], [onlyHookId])[0]!)
-        : this.#together
-          ? this.#prepareWithOthers(requestJson)
-          : this.#prepare(() => this.#native.prepare(requestJson))
+    let plan: NativePlan | Promise<NativePlan>
+    if (onlyHookId !== undefined) {
+      const plans = this.#prepare(() => this.#prepareStep([requestJson], [onlyHookId]))
+      plan = plans instanceof Promise ? plans.then((p) => p[0]!) : plans[0]!
+    } else {
+      plan = this.#remote
+        ? this.#prepareWithOthers(requestJson)
+        : this.#prepare(() => this.#native.prepare(requestJson))
+    }
     if (plan instanceof Promise) return plan.then((p) => this.#planned(p, requestJson, onlyHookId, trace))
     return this.#planned(plan, requestJson, onlyHookId, trace)
   }
@@ -176,27 +194,33 @@ export class Flights {
     // a tenth (its whole turn's records then reach the writer together).
     const queued = this.#queued
     this.#queued = []
-    let plans: NativePlan[]
-    try {
-      plans = sync(() => this.#native.prepareMany(queued.map((q) => q.requestJson)))
-    } catch {
+    const each = () => {
       // A malformed request prepares none, and an unavailable or closed
       // journal fails them all: each is prepared on its own instead, so each
       // gets its own plan or error (and its own retries).
       for (const q of queued) {
-        new Promise<NativePlan>((go) => go(this.#prepare(() => this.#native.prepare(q.requestJson)))).then(
-          q.resolve,
+        new Promise<NativePlan[]>((go) => go(this.#prepare(() => this.#prepareStep([q.requestJson])))).then(
+          (plans) => q.resolve(plans[0]!),
           q.reject,
         )
       }
-      return
     }
-    for (let i = 0; i < queued.length; i++) queued[i]!.resolve(plans[i]!)
+    const all = (plans: NativePlan[]) => {
+      for (let i = 0; i < queued.length; i++) queued[i]!.resolve(plans[i]!)
+    }
+    let plans: NativePlan[] | Promise<NativePlan[]>
+    try {
+      plans = sync(() => this.#prepareStep(queued.map((q) => q.requestJson)))
+    } catch {
+      return each()
+    }
+    if (plans instanceof Promise) plans.then(all, each)
+    else all(plans)
   }
 
   /** Runs many requests, prepared in one call; outcomes in request order. */
   async many(requestsJson: string[], onlyHookIds?: string[]): Promise<DispatchOutcome[]> {
-    const prepared = this.#prepare(() => this.#native.prepareMany(requestsJson, onlyHookIds))
+    const prepared = this.#prepare(() => this.#prepareStep(requestsJson, onlyHookIds))
     const plans = prepared instanceof Promise ? await prepared : prepared
     // Each plan runs even when one before it failed at once: every ticket
     // prepared here is completed or cancelled.

@@ -3,8 +3,10 @@
  * executors. An executor opens the journal file on its own (no dispatcher
  * needed), lists pending intents oldest first, admits or rejects each once,
  * and marks admitted ones done. These are records; nothing here performs an
- * effect. Readers are synchronous reads on this thread (cached statements on
- * a WAL reader connection) behind a promise API; decisions go to the writer.
+ * effect. On a SQLite file the readers are synchronous reads on this thread
+ * (cached statements on a WAL reader connection) behind a promise API; on
+ * PostgreSQL each read runs off this thread, so the event loop never waits
+ * on a round trip. Decisions go to the writer.
  */
 import { openNativeJournal, openNativeJournalReader, type NativeJournal } from '../index.js'
 import type {
@@ -56,10 +58,13 @@ export interface Decision {
 
 export class HookJournal implements AsyncDisposable {
   readonly #journal: NativeJournal
+  /** PostgreSQL: each read is a round trip, made off the JS thread. */
+  readonly #remote: boolean
 
   /** @internal use `HookJournal.open` or `runtime.journal`. */
   constructor(journal: NativeJournal) {
     this.#journal = journal
+    this.#remote = journal.readsAreRemote
   }
 
   /**
@@ -86,22 +91,39 @@ export class HookJournal implements AsyncDisposable {
     return new HookJournal(await native(openNativeJournalReader(target.path, target.postgres, busyTimeoutMs)))
   }
 
+  /** A reader's JSON answer, read where the journal's reads belong (see the header). */
+  async #read<T>(local: () => string, offThread: () => Promise<string>): Promise<T> {
+    return JSON.parse(this.#remote ? await native(offThread()) : sync(local)) as T
+  }
+
   async getDispatch(dispatchId: string): Promise<DispatchRow | null> {
     expectArgs('getDispatch', { dispatchId: [dispatchId, 'string'] })
-    return JSON.parse(sync(() => this.#journal.getDispatch(dispatchId)))
+    return this.#read(
+      () => this.#journal.getDispatch(dispatchId),
+      () => this.#journal.getDispatchOffThread(dispatchId),
+    )
   }
 
   async listDispatches(query: DispatchQuery = {}): Promise<Page<DispatchRow>> {
-    return JSON.parse(sync(() => this.#journal.listDispatches(JSON.stringify(query))))
+    return this.#read(
+      () => this.#journal.listDispatches(JSON.stringify(query)),
+      () => this.#journal.listDispatchesOffThread(JSON.stringify(query)),
+    )
   }
 
   async listFailures(dispatchId: string): Promise<FailureRow[]> {
     expectArgs('listFailures', { dispatchId: [dispatchId, 'string'] })
-    return JSON.parse(sync(() => this.#journal.listFailures(dispatchId)))
+    return this.#read(
+      () => this.#journal.listFailures(dispatchId),
+      () => this.#journal.listFailuresOffThread(dispatchId),
+    )
   }
 
   async listIntents(query: IntentQuery = {}): Promise<Page<StoredIntent>> {
-    return JSON.parse(sync(() => this.#journal.listIntents(JSON.stringify(query))))
+    return this.#read(
+      () => this.#journal.listIntents(JSON.stringify(query)),
+      () => this.#journal.listIntentsOffThread(JSON.stringify(query)),
+    )
   }
 
   /** Intents awaiting an executor, oldest first. */
@@ -165,7 +187,10 @@ export class HookJournal implements AsyncDisposable {
   }
 
   async stats(): Promise<JournalStats> {
-    return JSON.parse(sync(() => this.#journal.stats()))
+    return this.#read(
+      () => this.#journal.stats(),
+      () => this.#journal.statsOffThread(),
+    )
   }
 
   /** Whether SQLite's `PRAGMA integrity_check` says ok. */

@@ -14,6 +14,19 @@ export interface PostgresJournalTarget {
    * `sslmode=require` (TLS by rustls); default: the Mozilla root store.
    */
   caFile?: string
+  /**
+   * The bound of one statement's round trip, ms (default 5000): the session's
+   * `statement_timeout`, and how long the client waits for a server that
+   * stopped answering. A read past it rejects `ERR_LOOPX_JOURNAL_UNAVAILABLE`.
+   * Connecting is bounded by the connection string's `connect_timeout`
+   * (seconds, default 5), which covers TCP, TLS, startup and authentication.
+   */
+  statementTimeoutMs?: number
+  /**
+   * How long a write retries a lost or unreachable server, ms (default
+   * 15000), before it rejects `ERR_LOOPX_JOURNAL_UNAVAILABLE`.
+   */
+  writeRetryMs?: number
 }
 
 /**

@@ -94,9 +94,9 @@ export class HookRuntime implements AsyncDisposable {
   readonly #gate: Gate
   readonly journal: HookJournal
 
-  private constructor(runtime: NativeHookRuntime, onPostgres: boolean) {
+  private constructor(runtime: NativeHookRuntime) {
     this.#native = runtime
-    this.#flights = new Flights(runtime, this, { prepareTogether: onPostgres })
+    this.#flights = new Flights(runtime, this)
     this.#gate = new Gate(runtime.maxInFlight)
     this.journal = new HookJournal(runtime.journal())
   }
@@ -118,7 +118,7 @@ export class HookRuntime implements AsyncDisposable {
         dialect: options.dialect,
       }),
     )
-    const hooks = new HookRuntime(runtime, target.postgres !== undefined)
+    const hooks = new HookRuntime(runtime)
     if (options.sidecarMirror !== undefined) mirrorInto(hooks, options.sidecarMirror)
     return options.dialect === 'loopx-shipped-v0' ? new ShippedHookRuntime(hooks as unknown as ShippedEngine) : hooks
   }

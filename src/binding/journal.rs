@@ -1,9 +1,11 @@
-//! `NativeJournal`: the readers and the outbox over a journal file, for
-//! inspection and for governed executors (which need no dispatcher). Readers
-//! are synchronous point reads on the calling (JS) thread through a reader
-//! connection's cached statements, as better-sqlite3 does: a WAL read costs
-//! less than any thread hop. Outbox decisions go to the writer. Values come
-//! back as JSON text. Rows carry their
+//! `NativeJournal`: the readers and the outbox over a journal, for
+//! inspection and for governed executors (which need no dispatcher). On a
+//! SQLite file readers are synchronous point reads on the calling (JS)
+//! thread through a reader connection's cached statements, as better-sqlite3
+//! does: a WAL read costs less than any thread hop. On PostgreSQL a read is
+//! a round trip, so each reader has an `*_off_thread` twin the caller uses
+//! instead (see `reads_are_remote`). Outbox decisions go to the writer.
+//! Values come back as JSON text. Rows carry their
 //! documents as the journal does not store them whole: a dispatch's receipt
 //! and an intent's document are rebuilt by `dispatch::with_receipt` and
 //! `dispatch::with_intent_doc`.
@@ -18,7 +20,7 @@ use super::error::{async_error, journal_error, misuse, Code, Result as BindingRe
 use crate::dispatch::{with_intent_doc, with_receipt};
 use crate::journal::{
     ClaimRequest, Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, JournalTarget,
-    OpenMode, Page, PgTarget, DEFAULT_SCHEMA,
+    OpenMode, Page, PgLimits, PgTarget, DEFAULT_SCHEMA,
 };
 
 #[napi]
@@ -79,6 +81,10 @@ pub struct PostgresTarget {
     pub schema: Option<String>,
     /// PEM certificates that verify the server under `sslmode=require`.
     pub ca_file: Option<String>,
+    /// The bound of one statement's round trip (default 5000).
+    pub statement_timeout_ms: Option<u32>,
+    /// How long a write retries an unreachable server (default 15000).
+    pub write_retry_ms: Option<u32>,
 }
 
 impl From<PostgresTarget> for PgTarget {
@@ -87,6 +93,10 @@ impl From<PostgresTarget> for PgTarget {
             connection_string: pg.connection_string,
             schema: pg.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_owned()),
             ca_file: pg.ca_file.map(Into::into),
+            limits: PgLimits {
+                statement_timeout_ms: pg.statement_timeout_ms.unwrap_or(PgLimits::default().statement_timeout_ms),
+                write_retry_ms: pg.write_retry_ms.unwrap_or(PgLimits::default().write_retry_ms),
+            },
         }
     }
 }
@@ -139,16 +149,19 @@ pub async fn open_native_journal_reader(
     Ok(NativeJournal { journal: Arc::new(journal) })
 }
 
-#[napi]
-impl NativeJournal {
-    #[napi]
-    pub fn get_dispatch(&self, dispatch_id: String) -> napi::Result<String, Code> {
-        read(self.journal.get_dispatch(&dispatch_id).map(|row| row.map(with_receipt)))
-    }
+/// One reader call, its arguments already converted: made on the calling
+/// thread (`NativeJournal::get_dispatch` and its siblings) or off it (the
+/// `*_off_thread` twins, for a journal whose reads wait on a network).
+enum Read {
+    Dispatch(String),
+    Dispatches(DispatchFilter),
+    Failures(String),
+    Intents(IntentFilter),
+    Stats,
+}
 
-    /// Dispatches, oldest first, paged by `after` (a cursor from the last page).
-    #[napi(ts_args_type = "queryJson?: string")]
-    pub fn list_dispatches(&self, query_json: Option<String>) -> napi::Result<String, Code> {
+impl Read {
+    fn dispatches(query_json: Option<String>) -> BindingResult<Read> {
         let q: DispatchQuery = query(query_json)?;
         let state = match q.state.as_deref() {
             None => None,
@@ -156,39 +169,114 @@ impl NativeJournal {
                 Some(DispatchState::parse(s).ok_or_else(|| misuse(Code::InvalidArgument, "unknown dispatch state"))?)
             }
         };
-        let filter = DispatchFilter { state, hook_id: q.hook_id, after_cursor: q.after, limit: q.limit.unwrap_or(100) };
-        read(self.journal.list_dispatches(&filter).map(|page| Page {
-            items: page.items.into_iter().map(with_receipt).collect(),
-            next_cursor: page.next_cursor,
+        Ok(Read::Dispatches(DispatchFilter {
+            state,
+            hook_id: q.hook_id,
+            after_cursor: q.after,
+            limit: q.limit.unwrap_or(100),
         }))
     }
 
-    #[napi]
-    pub fn list_failures(&self, dispatch_id: String) -> napi::Result<String, Code> {
-        read(self.journal.list_failures(&dispatch_id))
-    }
-
-    /// Intents, oldest first; `pendingOnly` keeps undecided and admitted-not-done ones.
-    #[napi(ts_args_type = "queryJson?: string")]
-    pub fn list_intents(&self, query_json: Option<String>) -> napi::Result<String, Code> {
+    fn intents(query_json: Option<String>) -> BindingResult<Read> {
         let q: IntentQuery = query(query_json)?;
-        let filter = IntentFilter {
+        Ok(Read::Intents(IntentFilter {
             dispatch_id: q.dispatch_id,
             capability_id: q.capability_id,
             intent_kind: q.intent_kind,
             pending_only: q.pending_only,
             after_seq: q.after.unwrap_or(0),
             limit: q.limit.unwrap_or(100),
-        };
-        read(self.journal.list_intents(&filter).map(|page| Page {
-            items: page.items.into_iter().map(with_intent_doc).collect(),
-            next_cursor: page.next_cursor,
         }))
+    }
+
+    /// The reader's value as JSON text.
+    fn run(self, journal: &Journal) -> BindingResult<String> {
+        match self {
+            Read::Dispatch(id) => read(journal.get_dispatch(&id).map(|row| row.map(with_receipt))),
+            Read::Dispatches(filter) => read(journal.list_dispatches(&filter).map(|page| Page {
+                items: page.items.into_iter().map(with_receipt).collect(),
+                next_cursor: page.next_cursor,
+            })),
+            Read::Failures(id) => read(journal.list_failures(&id)),
+            Read::Intents(filter) => read(journal.list_intents(&filter).map(|page| Page {
+                items: page.items.into_iter().map(with_intent_doc).collect(),
+                next_cursor: page.next_cursor,
+            })),
+            Read::Stats => read(journal.stats()),
+        }
+    }
+
+    /// On tokio's blocking pool: the event loop's thread never waits on the
+    /// round trip, and the read answers as it would there (one bound, an
+    /// outage at once).
+    async fn off_thread(self, journal: Arc<Journal>) -> napi::Result<String> {
+        tokio::task::spawn_blocking(move || Journal::reads_without_backoff(|| self.run(&journal)))
+            .await
+            .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
+            .map_err(async_error)
+    }
+}
+
+#[napi]
+impl NativeJournal {
+    /// Whether reads wait on a network round trip (PostgreSQL): then the
+    /// caller uses the `*OffThread` readers; a SQLite file's readers answer
+    /// on the calling thread.
+    #[napi(getter)]
+    pub fn reads_are_remote(&self) -> bool {
+        self.journal.reads_are_remote()
+    }
+
+    #[napi]
+    pub fn get_dispatch(&self, dispatch_id: String) -> napi::Result<String, Code> {
+        Read::Dispatch(dispatch_id).run(&self.journal)
+    }
+
+    #[napi]
+    pub async fn get_dispatch_off_thread(&self, dispatch_id: String) -> napi::Result<String> {
+        Read::Dispatch(dispatch_id).off_thread(self.journal.clone()).await
+    }
+
+    /// Dispatches, oldest first, paged by `after` (a cursor from the last page).
+    #[napi(ts_args_type = "queryJson?: string")]
+    pub fn list_dispatches(&self, query_json: Option<String>) -> napi::Result<String, Code> {
+        Read::dispatches(query_json)?.run(&self.journal)
+    }
+
+    #[napi(ts_args_type = "queryJson?: string")]
+    pub async fn list_dispatches_off_thread(&self, query_json: Option<String>) -> napi::Result<String> {
+        Read::dispatches(query_json).map_err(async_error)?.off_thread(self.journal.clone()).await
+    }
+
+    #[napi]
+    pub fn list_failures(&self, dispatch_id: String) -> napi::Result<String, Code> {
+        Read::Failures(dispatch_id).run(&self.journal)
+    }
+
+    #[napi]
+    pub async fn list_failures_off_thread(&self, dispatch_id: String) -> napi::Result<String> {
+        Read::Failures(dispatch_id).off_thread(self.journal.clone()).await
+    }
+
+    /// Intents, oldest first; `pendingOnly` keeps undecided and admitted-not-done ones.
+    #[napi(ts_args_type = "queryJson?: string")]
+    pub fn list_intents(&self, query_json: Option<String>) -> napi::Result<String, Code> {
+        Read::intents(query_json)?.run(&self.journal)
+    }
+
+    #[napi(ts_args_type = "queryJson?: string")]
+    pub async fn list_intents_off_thread(&self, query_json: Option<String>) -> napi::Result<String> {
+        Read::intents(query_json).map_err(async_error)?.off_thread(self.journal.clone()).await
     }
 
     #[napi]
     pub fn stats(&self) -> napi::Result<String, Code> {
-        read(self.journal.stats())
+        Read::Stats.run(&self.journal)
+    }
+
+    #[napi]
+    pub async fn stats_off_thread(&self) -> napi::Result<String> {
+        Read::Stats.off_thread(self.journal.clone()).await
     }
 
     /// `PRAGMA integrity_check` is ok. Reads the whole file: off the JS thread.
@@ -238,11 +326,18 @@ impl NativeJournal {
         i64::try_from(self.journal.commit_generation()).unwrap_or(i64::MAX)
     }
 
-    /// Resolves `true` once the commit generation passes `after`, `false` after `timeoutMs`.
+    /// Resolves `true` once the commit generation passes `after`, `false`
+    /// after `timeoutMs`, on `releaseWaits()` or once the journal closes.
     #[napi]
     pub async fn wait_for_commit(&self, after: i64, timeout_ms: u32) -> napi::Result<bool> {
         let after = u64::try_from(after).unwrap_or(0);
         Ok(self.journal.wait_for_commit(after, Duration::from_millis(u64::from(timeout_ms))).await)
+    }
+
+    /// Ends every pending `waitForCommit` of this journal now (they resolve `false`).
+    #[napi]
+    pub fn release_waits(&self) {
+        self.journal.release_waits();
     }
 
     /// Records an executor's decision on an intent, once per intent_id.

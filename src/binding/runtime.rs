@@ -140,6 +140,38 @@ fn outcome_value(dialect: Dialect, registered: u32, outcome: &DispatchOutcome) -
     v
 }
 
+/// Prepares many requests in one step (see `Dispatcher::prepare_many`); a
+/// malformed request prepares none.
+fn prepare_many(
+    dispatcher: &Dispatcher,
+    requests_json: &[String],
+    only_hook_ids: Option<&[String]>,
+) -> Result<Vec<NativePlan>, Code> {
+    let dialect = dispatcher.dialect();
+    let requests = requests_json.iter().map(|t| parse_request(dialect, t)).collect::<BindingResult<Vec<_>>>()?;
+    if only_hook_ids.is_some_and(|ids| ids.len() != requests.len()) {
+        return Err(misuse(Code::InvalidArgument, "onlyHookIds must have one hook_id per request"));
+    }
+    let requests = requests.into_iter().enumerate().map(|(i, r)| (r, only_hook_ids.map(|ids| ids[i].as_str())));
+    let prepared = dispatcher.prepare_many(requests.collect()).map_err(journal_error)?;
+    let run_tickets: Vec<u64> =
+        prepared.iter().filter_map(|p| if let Prepared::Run(run) = p { Some(run.ticket) } else { None }).collect();
+    let mut plans = Vec::with_capacity(prepared.len());
+    for p in prepared {
+        match plan(dispatcher, p) {
+            Ok(p) => plans.push(p),
+            // Converting failed (not expected): no plan was handed out, so cancel them all.
+            Err(e) => {
+                for &ticket in &run_tickets {
+                    dispatcher.cancel(ticket);
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(plans)
+}
+
 fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
     Ok(match prepared {
         Prepared::Done(outcome) => NativePlan {
@@ -247,30 +279,30 @@ impl NativeHookRuntime {
         requests_json: Vec<String>,
         only_hook_ids: Option<Vec<String>>,
     ) -> Result<Vec<NativePlan>, Code> {
-        let dialect = self.dispatcher.dialect();
-        let requests = requests_json.iter().map(|t| parse_request(dialect, t)).collect::<BindingResult<Vec<_>>>()?;
-        if only_hook_ids.as_ref().is_some_and(|ids| ids.len() != requests.len()) {
-            return Err(misuse(Code::InvalidArgument, "onlyHookIds must have one hook_id per request"));
-        }
-        let requests =
-            requests.into_iter().enumerate().map(|(i, r)| (r, only_hook_ids.as_ref().map(|ids| ids[i].as_str())));
-        let prepared = self.dispatcher.prepare_many(requests.collect()).map_err(journal_error)?;
-        let run_tickets: Vec<u64> =
-            prepared.iter().filter_map(|p| if let Prepared::Run(run) = p { Some(run.ticket) } else { None }).collect();
-        let mut plans = Vec::with_capacity(prepared.len());
-        for p in prepared {
-            match plan(&self.dispatcher, p) {
-                Ok(p) => plans.push(p),
-                // Converting failed (not expected): no plan was handed out, so cancel them all.
-                Err(e) => {
-                    for &ticket in &run_tickets {
-                        self.dispatcher.cancel(ticket);
-                    }
-                    return Err(e);
-                }
-            }
-        }
-        Ok(plans)
+        prepare_many(&self.dispatcher, &requests_json, only_hook_ids.as_deref())
+    }
+
+    /// `prepareMany` on tokio's blocking pool, for a journal whose standing
+    /// reads wait on a network (`readsAreRemote`): the event loop's thread
+    /// never waits on the round trip.
+    #[napi]
+    pub async fn prepare_many_off_thread(
+        &self,
+        requests_json: Vec<String>,
+        only_hook_ids: Option<Vec<String>>,
+    ) -> napi::Result<Vec<NativePlan>> {
+        let dispatcher = Arc::clone(&self.dispatcher);
+        let prepare = move || prepare_many(&dispatcher, &requests_json, only_hook_ids.as_deref());
+        tokio::task::spawn_blocking(move || crate::journal::Journal::reads_without_backoff(prepare))
+            .await
+            .map_err(|_| async_error(misuse(Code::Internal, "dispatch task failed")))?
+            .map_err(async_error)
+    }
+
+    /// Whether the journal's reads wait on a network round trip (PostgreSQL).
+    #[napi(getter)]
+    pub fn reads_are_remote(&self) -> bool {
+        self.dispatcher.journal().reads_are_remote()
     }
 
     /// Step 2, just before calling the provider of `slot`: queues its

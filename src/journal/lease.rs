@@ -71,11 +71,33 @@ impl Journal {
         *self.commits.borrow()
     }
 
-    /// Waits until the commit generation passes `after`, or `timeout`;
-    /// answers whether it did.
+    /// Waits until the commit generation passes `after`, or `timeout`, or
+    /// [`Journal::release_waits`], or the journal closes; answers whether
+    /// the generation passed. Once closed it answers at once.
     pub async fn wait_for_commit(&self, after: u64, timeout: Duration) -> bool {
         let mut rx = self.commits.subscribe();
-        let passed = tokio::time::timeout(timeout, rx.wait_for(|g| *g > after)).await.is_ok_and(|r| r.is_ok());
-        passed
+        let mut released = self.waits.subscribe();
+        if *released.borrow_and_update() == CLOSED {
+            return false;
+        }
+        tokio::select! {
+            passed = rx.wait_for(|g| *g > after) => passed.is_ok(),
+            _ = released.changed() => false,
+            () = tokio::time::sleep(timeout) => false,
+        }
+    }
+
+    /// Ends every pending [`Journal::wait_for_commit`] of this journal now
+    /// (answering `false`), so that a consumer that stops leaves no timer
+    /// behind; another consumer woken so looks for work once more.
+    pub fn release_waits(&self) {
+        self.waits.send_modify(|e| {
+            if *e != CLOSED {
+                *e = (*e + 1) % CLOSED;
+            }
+        });
     }
 }
+
+/// The value of a closed journal's wait epoch.
+pub(super) const CLOSED: u64 = u64::MAX;

@@ -17,10 +17,11 @@
 //! checkpoint plus a failed attempt (`producer_failed`: the attempt ended
 //! without an outcome), then removes the file.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -126,6 +127,16 @@ fn write_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
 }
 
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+}
+
 #[cfg(windows)]
 fn write_at(file: &File, mut buf: &[u8], mut offset: u64) -> std::io::Result<()> {
     while !buf.is_empty() {
@@ -220,6 +231,17 @@ impl Ledger {
         write_at(&self.file, &record, slot * SLOT)
     }
 
+    /// The checkpoint noted for `dispatch_id` and not cleared yet, read back
+    /// from its slot.
+    pub fn noted(&self, dispatch_id: &str) -> Option<Checkpoint> {
+        let s = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = *s.by_id.get(dispatch_id)?;
+        let mut bytes = vec![0; SLOT as usize];
+        let read = read_at(&self.file, &mut bytes, slot * SLOT).ok()?;
+        drop(s);
+        parse_slot(&bytes[..read]).filter(|c| c.dispatch_id == dispatch_id)
+    }
+
     /// Clears the slot of `dispatch_id`, whose outcome is now in the journal.
     pub fn clear(&self, dispatch_id: &str) {
         let mut s = self.slots.lock().unwrap_or_else(|p| p.into_inner());
@@ -278,22 +300,39 @@ fn read_entries(file: &File) -> Vec<Checkpoint> {
     if (&*file).read_to_end(&mut bytes).is_err() {
         return Vec::new();
     }
-    bytes
-        .chunks(SLOT as usize)
-        .filter_map(|slot| {
-            if slot.len() < HEADER || slot[..4] != MAGIC {
-                return None;
-            }
-            let len = u32::from_le_bytes(slot[4..8].try_into().ok()?) as usize;
-            let sum = u64::from_le_bytes(slot[8..16].try_into().ok()?);
-            let payload = slot.get(HEADER..HEADER + len)?;
-            if fnv1a(payload) != sum {
-                return None;
-            }
-            let entry: Entry = serde_json::from_slice(payload).ok()?;
-            (entry.attempt >= 1).then(|| entry.into())
-        })
-        .collect()
+    bytes.chunks(SLOT as usize).filter_map(parse_slot).collect()
+}
+
+/// A slot's whole entry; a torn or foreign slot is none.
+fn parse_slot(slot: &[u8]) -> Option<Checkpoint> {
+    if slot.len() < HEADER || slot[..4] != MAGIC {
+        return None;
+    }
+    let len = u32::from_le_bytes(slot[4..8].try_into().ok()?) as usize;
+    let sum = u64::from_le_bytes(slot[8..16].try_into().ok()?);
+    let payload = slot.get(HEADER..HEADER + len)?;
+    if fnv1a(payload) != sum {
+        return None;
+    }
+    let entry: Entry = serde_json::from_slice(payload).ok()?;
+    (entry.attempt >= 1).then(|| entry.into())
+}
+
+thread_local! {
+    /// The ledger of the journal whose writer runs on this thread (each
+    /// journal has one writer thread), for the record rules.
+    static WRITER_LEDGER: RefCell<Option<Arc<Ledger>>> = const { RefCell::new(None) };
+}
+
+/// Called on a journal's writer thread: its record rules consult `ledger`.
+pub(crate) fn adopt(ledger: Arc<Ledger>) {
+    WRITER_LEDGER.with(|l| *l.borrow_mut() = Some(ledger));
+}
+
+/// On a writer thread: the checkpoint this process noted for `dispatch_id`
+/// before calling its provider, if its outcome is not recorded yet.
+pub(crate) fn noted_here(dispatch_id: &str) -> Option<Checkpoint> {
+    WRITER_LEDGER.with(|l| l.borrow().as_ref().and_then(|ledger| ledger.noted(dispatch_id)))
 }
 
 #[cfg(test)]

@@ -64,7 +64,7 @@ pub use record::{RecordAnswer, RecordCommand};
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 pub use sqlite::schema::SCHEMA_VERSION;
 pub use states::{Decision, DispatchState, FinalStatus};
-pub use target::{JournalTarget, OpenMode, PgTarget, DEFAULT_SCHEMA};
+pub use target::{JournalTarget, OpenMode, PgLimits, PgTarget, DEFAULT_SCHEMA};
 pub use types::{
     Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, IntegrityVerdict, IntentRow, RecordOutcome,
 };
@@ -202,6 +202,9 @@ pub struct Journal {
     commits: CommitSignal,
     /// Where a queued checkpoint's attempt survives this process (none when read-only).
     ledger: Option<std::sync::Arc<ledger::Ledger>>,
+    /// Bumped to end every pending [`Journal::wait_for_commit`] (see
+    /// `lease.rs`); [`lease::CLOSED`] once closed.
+    waits: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -236,8 +239,12 @@ impl Journal {
             OpenMode::ReadWrite if options.attempt_ledger => Some(target.ledger_dir()?),
             OpenMode::ReadWrite | OpenMode::ReadOnly => None,
         };
-        let ledger = ledger_dir.map(|dir| ledger::Ledger::create(&dir)).transpose()?;
-        let journal = Journal { store, commits, ledger: ledger.map(std::sync::Arc::new) };
+        let ledger = ledger_dir.map(|dir| ledger::Ledger::create(&dir)).transpose()?.map(std::sync::Arc::new);
+        if let Some(l) = &ledger {
+            store.attach_ledger(std::sync::Arc::clone(l));
+        }
+        let waits = tokio::sync::watch::channel(0).0;
+        let journal = Journal { store, commits, ledger, waits };
         journal.fold_ended_attempts();
         Ok(journal)
     }
@@ -246,6 +253,8 @@ impl Journal {
     /// already queued, joins it and drops the reader connections. Idempotent;
     /// afterwards every call answers [`JournalError::Closed`].
     pub fn close(&self) {
+        // First, so that no waiter keeps its caller's process alive meanwhile.
+        self.waits.send_replace(lease::CLOSED);
         self.store.close();
         if let Some(ledger) = &self.ledger {
             ledger.close();

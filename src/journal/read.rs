@@ -275,6 +275,22 @@ impl Journal {
         self.store.stats()
     }
 
+    /// Whether a read waits on a network round trip (PostgreSQL) rather than
+    /// a local file (SQLite): an event loop should make such reads off its
+    /// own thread, and a local one on it (a WAL read costs less than a hop).
+    pub fn reads_are_remote(&self) -> bool {
+        self.store.reads_are_remote()
+    }
+
+    /// Runs `f`, whose reads of any journal then behave as on an event
+    /// loop's own thread even inside a runtime: each waits at most one
+    /// statement bound and an unreachable server answers `Unavailable` at
+    /// once, for a caller that retries with timers. For a thread that blocks
+    /// but drives no async tasks (`tokio::task::spawn_blocking`).
+    pub fn reads_without_backoff<T>(f: impl FnOnce() -> T) -> T {
+        super::postgres::reads_here(f)
+    }
+
     /// The integrity verdict is clean (see [`Journal::integrity`]).
     pub fn integrity_check(&self) -> Result<bool> {
         self.integrity().map(|v| v.ok)

@@ -40,8 +40,15 @@ pub(crate) trait Store: Send + Sync {
     fn unfinished(&self) -> Result<Vec<DispatchRow>>;
     fn stats(&self) -> Result<JournalStats>;
     fn integrity(&self) -> Result<IntegrityVerdict>;
+    /// A read waits on a network round trip (so an event loop must not make
+    /// it on its own thread); false for a local file.
+    fn reads_are_remote(&self) -> bool {
+        false
+    }
 
     fn after_batch(&self, f: AfterBatch);
+    /// Hands the writer the journal's attempt ledger (see `Writer::attach_ledger`).
+    fn attach_ledger(&self, ledger: std::sync::Arc<super::ledger::Ledger>);
     fn writer_stats(&self) -> WriterStats;
     /// Commits and answers everything queued, then releases every connection.
     fn close(&self);

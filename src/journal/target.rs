@@ -39,6 +39,27 @@ pub struct PgTarget {
     /// PEM certificates to verify the server by, for `sslmode=require`
     /// (default: the Mozilla roots).
     pub ca_file: Option<PathBuf>,
+    pub limits: PgLimits,
+}
+
+/// How long a PostgreSQL journal waits on its server. Establishing a
+/// connection is bounded by the connection string's `connect_timeout`
+/// (default 5 s), which here covers TCP, TLS, startup and authentication.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PgLimits {
+    /// One statement's round trip, on both sides: the session's
+    /// `statement_timeout`, and the client's deadline for an answer from a
+    /// server that stopped answering. At least 1.
+    pub statement_timeout_ms: u32,
+    /// How long a write keeps retrying a lost or unreachable server before
+    /// its command is answered [`super::JournalError::Unavailable`].
+    pub write_retry_ms: u32,
+}
+
+impl Default for PgLimits {
+    fn default() -> Self {
+        PgLimits { statement_timeout_ms: 5_000, write_retry_ms: 15_000 }
+    }
 }
 
 impl std::fmt::Debug for PgTarget {
@@ -103,7 +124,12 @@ mod tests {
     use super::*;
 
     fn pg() -> PgTarget {
-        PgTarget { connection_string: "postgres://u:hunter2@db.internal/x".into(), schema: "s".into(), ca_file: None }
+        PgTarget {
+            connection_string: "postgres://u:hunter2@db.internal/x".into(),
+            schema: "s".into(),
+            ca_file: None,
+            limits: PgLimits::default(),
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,7 @@ use super::commit::{now_ms, CommitSignal};
 // A command's answer type is the jobs' (`job.rs`); commands may name it through the writer.
 pub(crate) use super::job::Answer;
 use super::job::{Job, Op, Step, Task};
+use super::ledger::{self, Ledger};
 use super::merge::{plan, Merge, Mergeable};
 use super::{JournalError, JournalOptions, Result};
 
@@ -157,6 +158,8 @@ pub(crate) struct Writer<C> {
     /// The answer once there is no queue: Closed, or ReadOnly for a reader-only journal.
     refusal: JournalError,
     after_batch: Arc<RwLock<Vec<AfterBatch>>>,
+    /// The journal's attempt ledger, once it has one (see [`Writer::attach_ledger`]).
+    ledger: Arc<OnceLock<Arc<Ledger>>>,
 }
 
 impl<C: BatchConn> Writer<C> {
@@ -168,15 +171,19 @@ impl<C: BatchConn> Writer<C> {
         let thread_counters = Arc::clone(&counters);
         let after_batch: Arc<RwLock<Vec<AfterBatch>>> = Arc::default();
         let thread_after = Arc::clone(&after_batch);
-        let thread = std::thread::Builder::new()
-            .name("loopx-journal-writer".into())
-            .spawn(move || run(conn, rx, options.synchronous_full, &thread_counters, &commits, &thread_after))?;
+        let ledger: Arc<OnceLock<Arc<Ledger>>> = Arc::default();
+        let thread_ledger = Arc::clone(&ledger);
+        let thread = std::thread::Builder::new().name("loopx-journal-writer".into()).spawn(move || {
+            let shared = Shared { counters: &thread_counters, commits: &commits, after_batch: &thread_after };
+            run(conn, rx, options.synchronous_full, &shared, &thread_ledger);
+        })?;
         Ok(Writer {
             tx: RwLock::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
             counters,
             refusal: JournalError::Closed,
             after_batch,
+            ledger,
         })
     }
 
@@ -188,6 +195,7 @@ impl<C: BatchConn> Writer<C> {
             counters: Arc::default(),
             refusal: JournalError::ReadOnly,
             after_batch: Arc::default(),
+            ledger: Arc::default(),
         }
     }
 
@@ -239,6 +247,12 @@ impl<C: BatchConn> Writer<C> {
         self.after_batch.write().unwrap_or_else(|p| p.into_inner()).push(f);
     }
 
+    /// Lets the record rules find the checkpoints this process noted (a final
+    /// record whose checkpoint the server lost writes it again, `record/rule.rs`).
+    pub(crate) fn attach_ledger(&self, ledger: Arc<Ledger>) {
+        let _ = self.ledger.set(ledger);
+    }
+
     /// Drops the sender (the thread drains the queue, then exits) and joins.
     pub(crate) fn close(&self) {
         self.tx.write().unwrap_or_else(|p| p.into_inner()).take();
@@ -265,14 +279,22 @@ impl<C: BatchConn> Writer<C> {
     }
 }
 
+/// What the writer thread shares with its [`Writer`].
+struct Shared<'a> {
+    counters: &'a Counters,
+    commits: &'a CommitSignal,
+    after_batch: &'a RwLock<Vec<AfterBatch>>,
+}
+
 fn run<C: BatchConn>(
     mut conn: C,
     rx: mpsc::Receiver<Box<dyn Job<C>>>,
     synchronous_full: bool,
-    counters: &Counters,
-    commits: &CommitSignal,
-    after_batch: &RwLock<Vec<AfterBatch>>,
+    shared: &Shared<'_>,
+    ledger_slot: &OnceLock<Arc<Ledger>>,
 ) {
+    let Shared { counters, commits, after_batch } = *shared;
+    let mut adopted = false;
     loop {
         let next = match conn.idle_after() {
             Some(wait) => rx.recv_timeout(wait).map_err(|e| e == mpsc::RecvTimeoutError::Timeout),
@@ -286,6 +308,13 @@ fn run<C: BatchConn>(
             }
             Err(false) => break,
         };
+        // Attached after this thread started, before the journal's first command.
+        if !adopted {
+            if let Some(l) = ledger_slot.get() {
+                ledger::adopt(Arc::clone(l));
+                adopted = true;
+            }
+        }
         // Let submitters that are already runnable queue their commands too:
         // no fixed delay, and nothing to wait for when the process is idle.
         std::thread::yield_now();

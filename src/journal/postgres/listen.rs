@@ -3,22 +3,27 @@
 //! writers of any host send with their commits (`writer.rs`). After a lost
 //! connection it reconnects with backoff and bumps once, since notifications
 //! sent meanwhile are gone; consumers also poll, so none is ever stranded.
+//! A server that goes silent sends no error either: after [`PING_AFTER`]
+//! without a notification the thread asks for an answer (within the
+//! statement bound), and reconnects when none comes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use postgres::fallible_iterator::FallibleIterator;
-use postgres::Config;
+use tokio_postgres::Config;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::super::commit::CommitSignal;
 use super::super::Result;
-use super::conn::{backoff, Link};
+use super::conn::{backoff, Bounds, Link};
 
 /// How often the thread looks at its stop flag while idle.
 const TICK: Duration = Duration::from_millis(100);
+/// How long the connection may stay silent before the thread checks that
+/// the server still answers.
+const PING_AFTER: Duration = Duration::from_secs(5);
 
 pub(super) struct Listener {
     stop: Arc<AtomicBool>,
@@ -30,10 +35,11 @@ impl Listener {
         config: &Config,
         tls: &Option<MakeRustlsConnect>,
         schema: &str,
+        bounds: Bounds,
         signal: CommitSignal,
     ) -> Result<Listener> {
         let stop = Arc::new(AtomicBool::new(false));
-        let link = Link::new(config.clone(), tls.clone(), schema, true);
+        let link = Link::new(config.clone(), tls.clone(), schema, true, bounds);
         let listen = format!("LISTEN \"{schema}\"");
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -64,6 +70,7 @@ fn run(mut link: Link, listen: &str, signal: &CommitSignal, stop: &AtomicBool) {
             signal.send_modify(|g| *g = g.wrapping_add(1));
         }
         tries = 0;
+        let mut quiet_since = Instant::now();
         while !stop.load(Ordering::SeqCst) {
             // A reconnect would not be listening: go round the outer loop.
             if link.is_lost() {
@@ -71,17 +78,16 @@ fn run(mut link: Link, listen: &str, signal: &CommitSignal, stop: &AtomicBool) {
                 tries = 1;
                 break;
             }
-            let heard = match link.client() {
-                Ok(client) => {
-                    let mut notes = client.notifications();
-                    let first = notes.timeout_iter(TICK).next();
-                    // Coalesce whatever else already arrived into one wake.
-                    if let Ok(Some(_)) = first {
-                        while let Ok(Some(_)) = notes.iter().next() {}
-                    }
-                    first.map(|n| n.is_some()).map_err(|_| ())
+            let heard = match link.heard(TICK) {
+                Ok(false) if quiet_since.elapsed() >= PING_AFTER => {
+                    quiet_since = Instant::now();
+                    link.batch("SELECT 1").map(|()| false)
                 }
-                Err(_) => Err(()),
+                Ok(true) => {
+                    quiet_since = Instant::now();
+                    Ok(true)
+                }
+                other => other,
             };
             match heard {
                 Ok(true) => signal.send_modify(|g| *g = g.wrapping_add(1)),

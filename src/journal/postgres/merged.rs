@@ -22,7 +22,7 @@ use super::super::types::{Checkpoint, CheckpointState, FinalRecord, RecordOutcom
 use super::super::{JournalError, RecordAnswer, RecordCommand, Result};
 use super::conn::to_i32;
 use super::writer::PgWriteConn;
-use postgres::types::ToSql;
+use tokio_postgres::types::ToSql;
 
 pub(super) fn checkpoints() -> Merge<PgWriteConn, Checkpoint, CheckpointState> {
     Merge { many: run_checkpoints, ids: |c| Some(vec![c.dispatch_id.as_str()]) }
@@ -50,7 +50,11 @@ fn final_ids(records: &Vec<RecordCommand>) -> Option<Vec<&str>> {
 }
 
 /// Runs the merged statement; a refused one asks for the careful retry.
-fn statement(conn: &mut PgWriteConn, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<postgres::Row>> {
+fn statement(
+    conn: &mut PgWriteConn,
+    sql: &'static str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<tokio_postgres::Row>> {
     match conn.link.query(sql, params) {
         Ok(rows) => Ok(rows),
         Err(e) => {
@@ -219,7 +223,7 @@ fn run_finals(conn: &mut PgWriteConn, recs: &[&FinalRecord], now: i64) -> Result
         let out = match row[i] {
             0 => run_final(conn, r, now),
             n if changed.contains(&n) => Ok(RecordOutcome::Recorded),
-            _ => final_unchanged(conn, r),
+            _ => final_unchanged(conn, r, now),
         };
         outs[i] = Some(own(conn, out)?);
     }

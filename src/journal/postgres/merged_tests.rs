@@ -297,13 +297,15 @@ fn two_writers_racing_merged_batches_commit_exactly_one_final_receipt_per_identi
 #[test]
 fn the_transaction_opened_with_commit_holds_the_next_batch_closes_when_idle_and_dies_with_its_connection() {
     use super::super::writer::BatchConn;
-    use super::conn::Link;
+    use super::conn::{Bounds, Link};
     use super::writer::PgWriteConn;
 
     let s = Schema::new("preopen");
     drop(s.open());
     let schema = s.target.schema.as_str();
-    let mut w = PgWriteConn::new(Link::new(url().parse().unwrap(), None, schema, false), schema, true);
+    let bounds = Bounds { connect: Duration::from_secs(5), statement: Duration::from_secs(5) };
+    let link = Link::new(url().parse().unwrap(), None, schema, false, bounds);
+    let mut w = PgWriteConn::new(link, schema, true, Duration::from_secs(15));
     // `SAVEPOINT` fails outside a transaction block: it tells whether one is open.
     let in_transaction = |w: &mut PgWriteConn| w.link.batch("SAVEPOINT probe");
     w.begin(true).unwrap();

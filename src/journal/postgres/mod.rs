@@ -30,12 +30,14 @@ mod lock_tests;
 #[cfg(test)]
 mod merged_tests;
 #[cfg(test)]
+mod outage_tests;
+#[cfg(test)]
 mod tests;
 
 use std::str::FromStr;
 use std::time::Duration;
 
-use postgres::Config;
+use tokio_postgres::Config;
 
 pub use schema::PG_SCHEMA_VERSION;
 
@@ -50,8 +52,9 @@ use super::{
     JournalOptions, JournalStats, OpenMode, PgTarget, RecordAnswer, RecordCommand, RecordOutcome, Result, StoredIntent,
     WriterStats,
 };
-use conn::Link;
+use conn::{Bounds, Link};
 use listen::Listener;
+pub(crate) use pool::reads_here;
 use pool::ReadPool;
 use writer::PgWriteConn;
 
@@ -74,7 +77,18 @@ impl PgTarget {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
+        if self.limits.statement_timeout_ms == 0 {
+            return Err(JournalError::InvalidArgument { what: "statementTimeoutMs" });
+        }
         Ok(config)
+    }
+
+    /// The bounds of every wait on the server (`conn.rs`).
+    fn bounds(&self, config: &Config) -> Bounds {
+        Bounds {
+            connect: config.get_connect_timeout().copied().unwrap_or(Duration::from_secs(5)),
+            statement: Duration::from_millis(u64::from(self.limits.statement_timeout_ms)),
+        }
     }
 
     /// The folder of this journal's attempt ledgers on this host (`ledger.rs`):
@@ -119,21 +133,28 @@ fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Res
     let config = target.config()?;
     let tls = conn::tls(&config, target.ca_file.as_deref())?;
     let schema = target.schema.as_str();
-    let mut link = Link::new(config.clone(), tls.clone(), schema, read_only).lock_timeout(options.busy_timeout_ms);
+    let bounds = target.bounds(&config);
+    let mut link =
+        Link::new(config.clone(), tls.clone(), schema, read_only, bounds).lock_timeout(options.busy_timeout_ms);
     let commits = commit_signal(&target.signal_key(&config));
     let writer = if read_only {
         schema::check_readable(&mut link, schema)?;
         Writer::read_only()
     } else {
         schema::ensure(&mut link, schema)?;
-        Writer::spawn(PgWriteConn::new(link, schema, options.synchronous_full), options, commits.clone())?
+        let retry_for = Duration::from_millis(u64::from(target.limits.write_retry_ms));
+        Writer::spawn(PgWriteConn::new(link, schema, options.synchronous_full, retry_for), options, commits.clone())?
     };
-    let readers = ReadPool::spawn(&config, &tls, schema, options.busy_timeout_ms)?;
-    let listener = Listener::spawn(&config, &tls, schema, commits.clone())?;
+    let readers = ReadPool::spawn(&config, &tls, schema, options.busy_timeout_ms, bounds)?;
+    let listener = Listener::spawn(&config, &tls, schema, bounds, commits.clone())?;
     Ok((PgStore { writer, readers, listener }, commits))
 }
 
 impl Store for PgStore {
+    fn reads_are_remote(&self) -> bool {
+        true
+    }
+
     fn checkpoint(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
         self.writer.submit_merged(false, c, (records::run_checkpoint, merged::checkpoints()), then)
     }
@@ -207,6 +228,10 @@ impl Store for PgStore {
             let _ = l.batch("COMMIT");
             verdict
         })
+    }
+
+    fn attach_ledger(&self, ledger: std::sync::Arc<super::ledger::Ledger>) {
+        self.writer.attach_ledger(ledger);
     }
 
     fn after_batch(&self, f: AfterBatch) {

@@ -5,17 +5,24 @@
 //! standing reads) queries on its own thread with a pooled connection; any
 //! other caller hands the query to a reader thread and waits for it (one
 //! thread hop). Pooled connections are dropped on a plain thread.
+//!
+//! A read on the caller's thread waits at most one statement bound
+//! (`conn.rs`). When one ran out, the server may be frozen: further such
+//! reads fail at once until a reader thread's probe gets an answer, so a
+//! stuck server costs the JS thread one bound, not one per read.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use postgres::Config;
+use tokio_postgres::Config;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::super::{JournalError, Result};
-use super::conn::Link;
+use super::conn::{Bounds, Link};
 
 type Job = Box<dyn FnOnce(&mut Link) + Send>;
 
@@ -29,6 +36,27 @@ const READ_RETRIES: u32 = 6;
 /// (with a black-holed host, a connect waits its whole timeout).
 const UNREACHABLE_FOR: Duration = Duration::from_millis(250);
 
+thread_local! {
+    /// Set while a thread that blocks but drives no async runtime (tokio's
+    /// blocking pool) reads for a caller that awaits it: such a read has the
+    /// caller's-thread semantics, one statement bound and no backoff, so an
+    /// outage answers at once and the caller retries with timers.
+    static CALLER_WAITS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with reads on this thread as a caller's (see `CALLER_WAITS`).
+/// Only for a thread that is not driving async tasks.
+pub(crate) fn reads_here<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CALLER_WAITS.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(CALLER_WAITS.with(|c| c.replace(true)));
+    f()
+}
+
 pub(super) struct ReadPool {
     tx: Mutex<Option<mpsc::Sender<Job>>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -39,8 +67,14 @@ pub(super) struct ReadPool {
     schema: String,
     /// The journal's busy timeout, every reader's lock timeout (`conn.rs`).
     busy_timeout_ms: u32,
+    bounds: Bounds,
     /// Until when reads on the caller's thread fail without trying.
     unreachable_until: Mutex<Option<Instant>>,
+    /// A read on the caller's thread ran out of time: such reads fail at
+    /// once until a probe on a reader thread is answered.
+    frozen: Arc<AtomicBool>,
+    /// A probe is queued or running.
+    probing: Arc<AtomicBool>,
 }
 
 /// Idle connections kept for callers outside a runtime.
@@ -52,13 +86,14 @@ impl ReadPool {
         tls: &Option<MakeRustlsConnect>,
         schema: &str,
         busy_timeout_ms: u32,
+        bounds: Bounds,
     ) -> Result<ReadPool> {
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
         let mut threads = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             let rx = Arc::clone(&rx);
-            let mut link = Link::new(config.clone(), tls.clone(), schema, true).lock_timeout(busy_timeout_ms);
+            let mut link = Link::new(config.clone(), tls.clone(), schema, true, bounds).lock_timeout(busy_timeout_ms);
             let thread = std::thread::Builder::new().name("loopx-journal-reader".into()).spawn(move || loop {
                 // The lock is held only while waiting: the first idle reader takes the job.
                 let job = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
@@ -77,7 +112,10 @@ impl ReadPool {
             tls: tls.clone(),
             schema: schema.to_owned(),
             busy_timeout_ms,
+            bounds,
             unreachable_until: Mutex::new(None),
+            frozen: Arc::default(),
+            probing: Arc::default(),
         })
     }
 
@@ -88,21 +126,41 @@ impl ReadPool {
         T: Send + 'static,
         F: Fn(&mut Link) -> Result<T> + Send + 'static,
     {
-        if tokio::runtime::Handle::try_current().is_err() {
+        if tokio::runtime::Handle::try_current().is_err() || CALLER_WAITS.with(Cell::get) {
             return self.read_here(f);
         }
         let (answer, rx) = mpsc::sync_channel(1);
         let job: Job = Box::new(move |link| {
             let _ = answer.send(with_retries(link, &f));
         });
-        let sent = match self.tx.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            Some(tx) => tx.send(job).is_ok(),
-            None => false,
-        };
-        if !sent {
+        if !self.send(job) {
             return Err(JournalError::Closed);
         }
         rx.recv().unwrap_or(Err(JournalError::Closed))
+    }
+
+    fn send(&self, job: Job) -> bool {
+        match self.tx.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            Some(tx) => tx.send(job).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Asks a reader thread whether the server answers again; one at a time.
+    fn probe(&self) {
+        if self.probing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (frozen, probing) = (Arc::clone(&self.frozen), Arc::clone(&self.probing));
+        let job: Job = Box::new(move |link| {
+            if link.batch("SELECT 1").is_ok() {
+                frozen.store(false, Ordering::SeqCst);
+            }
+            probing.store(false, Ordering::SeqCst);
+        });
+        if !self.send(job) {
+            self.probing.store(false, Ordering::SeqCst);
+        }
     }
 
     /// On the caller's thread, with a pooled connection. That thread is
@@ -112,6 +170,10 @@ impl ReadPool {
     /// past that the read fails `Unavailable` and the caller decides (the
     /// dispatcher retries asynchronously, see lib/flights.ts).
     fn read_here<T>(&self, f: impl Fn(&mut Link) -> Result<T>) -> Result<T> {
+        if self.frozen.load(Ordering::SeqCst) {
+            self.probe();
+            return Err(JournalError::Unavailable);
+        }
         if self.unreachable_until.lock().unwrap_or_else(|p| p.into_inner()).is_some_and(|t| Instant::now() < t) {
             return Err(JournalError::Unavailable);
         }
@@ -121,12 +183,17 @@ impl ReadPool {
         };
         let was_pooled = pooled.is_some();
         let mut link = pooled.unwrap_or_else(|| {
-            Link::new(self.config.clone(), self.tls.clone(), &self.schema, true).lock_timeout(self.busy_timeout_ms)
+            Link::new(self.config.clone(), self.tls.clone(), &self.schema, true, self.bounds.within_statement())
+                .lock_timeout(self.busy_timeout_ms)
         });
         let mut out = f(&mut link);
-        if was_pooled && matches!(out, Err(JournalError::Unavailable)) {
+        // A connection found closed gets one fresh try; one that ran out of time does not.
+        if was_pooled && !link.timed_out && matches!(out, Err(JournalError::Unavailable)) {
             link.forget();
             out = f(&mut link);
+        }
+        if link.timed_out {
+            self.frozen.store(true, Ordering::SeqCst);
         }
         if matches!(out, Err(JournalError::Unavailable)) {
             link.forget();
@@ -160,7 +227,8 @@ fn with_retries<T>(link: &mut Link, f: &impl Fn(&mut Link) -> Result<T>) -> Resu
     let mut tries = 0;
     loop {
         match f(link) {
-            Err(JournalError::Unavailable) if tries < READ_RETRIES => {
+            // After a deadline the server may be frozen: another try would wait as long again.
+            Err(JournalError::Unavailable) if tries < READ_RETRIES && !link.timed_out => {
                 link.forget();
                 std::thread::sleep(Duration::from_millis(25 << tries));
                 tries += 1;

@@ -61,7 +61,12 @@ async fn another_hosts_commit_wakes_a_waiting_consumer_and_reads_work_inside_a_r
     // process, so only NOTIFY can carry the wake.
     let other_url = url().replace("127.0.0.1", "localhost");
     assert_ne!(other_url, url(), "the test server's URL names 127.0.0.1");
-    let other = PgTarget { connection_string: other_url, schema: s.target.schema.clone(), ca_file: None };
+    let other = PgTarget {
+        connection_string: other_url,
+        schema: s.target.schema.clone(),
+        ca_file: None,
+        limits: Default::default(),
+    };
     let writer = open_target(&other, JournalOptions::default()).unwrap();
     // Reads from an async runtime's worker must not block on a nested runtime.
     assert_eq!(waiter.get_dispatch(&dispatch_id("n")).unwrap(), None);
@@ -83,6 +88,7 @@ fn an_unreachable_server_is_a_coded_error_that_names_nothing_private() {
         connection_string: "postgres://secret_user:hunter2secret@127.0.0.1:1/private_db?connect_timeout=2".into(),
         schema: "loopx_hooks".into(),
         ca_file: None,
+        limits: Default::default(),
     };
     let err = open_target(&target, JournalOptions::default()).unwrap_err();
     assert_eq!(err, JournalError::Unavailable);
@@ -90,11 +96,16 @@ fn an_unreachable_server_is_a_coded_error_that_names_nothing_private() {
     for private in ["secret_user", "hunter2secret", "private_db", "127.0.0.1"] {
         assert!(!shown.contains(private), "{shown}");
     }
-    let bad = PgTarget { connection_string: "postgres://u:pw@h:notaport/db".into(), schema: "s".into(), ca_file: None };
+    let bad = PgTarget {
+        connection_string: "postgres://u:pw@h:notaport/db".into(),
+        schema: "s".into(),
+        ca_file: None,
+        limits: Default::default(),
+    };
     let err = open_target(&bad, JournalOptions::default()).unwrap_err();
     assert_eq!(err, JournalError::InvalidArgument { what: "connectionString" });
     for schema in ["", "Upper", "pg_catalog", "a;drop", "a\"b", &"x".repeat(49)] {
-        let t = PgTarget { connection_string: url(), schema: schema.into(), ca_file: None };
+        let t = PgTarget { connection_string: url(), schema: schema.into(), ca_file: None, limits: Default::default() };
         let err = open_target(&t, JournalOptions::default()).unwrap_err();
         assert_eq!(err, JournalError::InvalidArgument { what: "schema" }, "{schema:?}");
     }
@@ -159,8 +170,12 @@ fn sslmode_require_verifies_the_server_by_the_given_ca_over_rustls() {
     );
     let secure = format!("{}{}sslmode=require", url(), if url().contains('?') { "&" } else { "?" });
     let mut s = Schema::new("tls");
-    s.target =
-        PgTarget { connection_string: secure.clone(), schema: s.target.schema.clone(), ca_file: Some(ca.into()) };
+    s.target = PgTarget {
+        connection_string: secure.clone(),
+        schema: s.target.schema.clone(),
+        ca_file: Some(ca.into()),
+        limits: Default::default(),
+    };
     let j = s.open();
     assert_eq!(record_proposed(&j, "t", &["t1"]), RecordOutcome::Recorded);
     let encrypted = s.sql(&format!(
@@ -171,7 +186,12 @@ fn sslmode_require_verifies_the_server_by_the_given_ca_over_rustls() {
     assert!(encrypted[0].get::<_, i64>(0) >= 2, "the writer's and the listener's connections use TLS");
     j.close();
     // Without the CA, the server's certificate does not verify against the public roots: refused.
-    let unverified = PgTarget { connection_string: secure, schema: s.target.schema.clone(), ca_file: None };
+    let unverified = PgTarget {
+        connection_string: secure,
+        schema: s.target.schema.clone(),
+        ca_file: None,
+        limits: Default::default(),
+    };
     assert_eq!(open_target(&unverified, JournalOptions::default()).unwrap_err(), JournalError::Unavailable);
     // A CA file that holds no certificate is the caller's error.
     let bogus = PgTarget { ca_file: Some("/dev/null".into()), ..unverified };

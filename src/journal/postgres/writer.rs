@@ -15,7 +15,8 @@
 //! just before COMMIT (`SET LOCAL synchronous_commit = off`, which counts at
 //! commit time).
 
-use std::time::Duration;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
 
 use super::super::writer::BatchConn;
 use super::super::{JournalError, Result};
@@ -46,10 +47,20 @@ pub(crate) struct PgWriteConn {
     /// The batch being retried may have committed already (its COMMIT
     /// failed): commands read their identity back and answer what is there.
     pub(super) replaying: bool,
+    /// How long a batch retries a lost or unreachable server.
+    retry_for: Duration,
+    /// When the current try of the batch began.
+    try_began: Instant,
+    /// When the failing batch's first try began: its retries count from
+    /// there, so a first try that waited out its bound is not extra.
+    failing_since: Cell<Option<Instant>>,
+    /// A batch ran out of retries and nothing committed since: the next
+    /// batch tries once, so a long outage answers queued commands quickly.
+    gave_up: Cell<bool>,
 }
 
 impl PgWriteConn {
-    pub(super) fn new(link: Link, schema: &str, synchronous_full: bool) -> Self {
+    pub(super) fn new(link: Link, schema: &str, synchronous_full: bool, retry_for: Duration) -> Self {
         PgWriteConn {
             link,
             notify: format!("NOTIFY \"{schema}\"; "),
@@ -61,6 +72,10 @@ impl PgWriteConn {
             savepoint_open: false,
             begin: None,
             replaying: false,
+            retry_for,
+            try_began: Instant::now(),
+            failing_since: Cell::new(None),
+            gave_up: Cell::new(false),
         }
     }
 
@@ -83,8 +98,17 @@ impl PgWriteConn {
     }
 }
 
+impl PgWriteConn {
+    /// Whether a transaction is open, and so whether the connection is pinned to it.
+    fn set_open(&mut self, open: bool) {
+        self.open = open;
+        self.link.pinned = open;
+    }
+}
+
 impl BatchConn for PgWriteConn {
     fn begin(&mut self, durable: bool) -> Result<()> {
+        self.try_began = Instant::now();
         self.savepoint_open = false;
         self.link.sql_failed = false;
         // A batch of checkpoints or claims only is nobody's wait and is
@@ -93,7 +117,7 @@ impl BatchConn for PgWriteConn {
         self.lazy = !(durable && self.synchronous_full);
         // A transaction opened on a connection since lost went with it.
         if self.open && self.link.is_lost() {
-            self.open = false;
+            self.set_open(false);
         }
         if self.careful {
             self.begin = Some(if self.open { "SAVEPOINT cmd" } else { "BEGIN; SAVEPOINT cmd" });
@@ -101,7 +125,7 @@ impl BatchConn for PgWriteConn {
         }
         if !self.open {
             self.link.batch("BEGIN")?;
-            self.open = true;
+            self.set_open(true);
         }
         Ok(())
     }
@@ -117,7 +141,7 @@ impl BatchConn for PgWriteConn {
             None => "SAVEPOINT cmd",
         };
         self.link.batch(sql)?;
-        self.open = true;
+        self.set_open(true);
         self.savepoint_open = true;
         Ok(())
     }
@@ -144,11 +168,13 @@ impl BatchConn for PgWriteConn {
         }
         let lazy = if self.lazy { "SET LOCAL synchronous_commit = off; " } else { "" };
         let notify = if wakes { self.notify.as_str() } else { "" };
+        // Still pinned: COMMIT must reach the connection the transaction is on.
         self.open = false;
         self.link.batch(&format!("{lazy}{notify}COMMIT; BEGIN"))?;
-        self.open = true;
+        self.set_open(true);
         self.replaying = false;
         self.careful = false;
+        self.gave_up.set(false);
         Ok(())
     }
 
@@ -157,7 +183,7 @@ impl BatchConn for PgWriteConn {
         if self.begin.take().is_some() && !self.open {
             return;
         }
-        self.open = false;
+        self.set_open(false);
         if self.link.is_lost() || self.link.batch("ROLLBACK").is_err() {
             // The server rolls back a transaction whose connection went away.
             self.link.forget();
@@ -168,7 +194,22 @@ impl BatchConn for PgWriteConn {
         if self.wants_care {
             return Some(Duration::ZERO);
         }
-        backoff(e, tries)
+        if *e != JournalError::Unavailable {
+            return backoff(e, tries);
+        }
+        // Unreachable: retried for a span of time, not a count of tries, since
+        // a try against a silent server waits out its whole bound.
+        let now = Instant::now();
+        if tries == 0 {
+            self.failing_since.set(Some(self.try_began));
+        }
+        let since = self.failing_since.get().unwrap_or(now);
+        let delay = backoff(e, tries.min(11))?;
+        if self.gave_up.get() || now.saturating_duration_since(since) + delay > self.retry_for {
+            self.gave_up.set(true);
+            return None;
+        }
+        Some(delay)
     }
 
     fn prepare_retry(&mut self, unknown_commit: bool) -> Result<()> {
@@ -176,6 +217,10 @@ impl BatchConn for PgWriteConn {
             self.careful = true;
         }
         self.replaying |= unknown_commit;
+        // The failed transaction is gone: the retry may reconnect.
+        if !self.open {
+            self.link.pinned = false;
+        }
         if self.link.is_lost() {
             self.link.forget();
         }
@@ -185,7 +230,7 @@ impl BatchConn for PgWriteConn {
     fn open_early(&mut self) {
         // A failure here is the batch's: its `begin` sends BEGIN again or fails.
         if !self.careful && !self.open && !self.link.is_lost() && self.link.batch("BEGIN").is_ok() {
-            self.open = true;
+            self.set_open(true);
         }
     }
 

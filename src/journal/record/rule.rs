@@ -74,12 +74,15 @@ pub(crate) fn run_final<S: RecordSql>(sql: &mut S, r: &FinalRecord, now: i64) ->
     if sql.finish_if_unfinished(r, DispatchState::from(r.status), now)? {
         return Ok(RecordOutcome::Recorded);
     }
-    final_unchanged(sql, r)
+    final_unchanged(sql, r, now)
 }
 
-/// A final record that changed no row: the identity is unknown, or final already.
-pub(crate) fn final_unchanged<S: RecordSql>(sql: &mut S, r: &FinalRecord) -> Result<RecordOutcome> {
-    let s = sql.standing(&r.dispatch_id)?.ok_or(JournalError::UnknownDispatch)?;
+/// A final record that changed no row: the identity is unknown, or final
+/// already, or its checkpoint was lost.
+pub(crate) fn final_unchanged<S: RecordSql>(sql: &mut S, r: &FinalRecord, now: i64) -> Result<RecordOutcome> {
+    let Some(s) = sql.standing(&r.dispatch_id)? else {
+        return final_without_row(sql, r, now);
+    };
     if !s.state.is_final() {
         // The conditional change and the read disagree: not a journal this build wrote.
         return Err(JournalError::Internal { what: "an unfinished dispatch was not finished" });
@@ -91,6 +94,22 @@ pub(crate) fn final_unchanged<S: RecordSql>(sql: &mut S, r: &FinalRecord) -> Res
         return Ok(RecordOutcome::Recorded);
     }
     Ok(RecordOutcome::AlreadyFinal { row: Box::new(s) })
+}
+
+/// A final record of an identity without a row. When this process noted its
+/// checkpoint before the provider ran (the attempt ledger, `ledger.rs`), the
+/// server lost that checkpoint: PostgreSQL may, crashing after a commit that
+/// did not wait for its WAL flush. The checkpoint is written again here, in
+/// the record's transaction and with its own attempt, and the record applied
+/// to it, so finished work is never turned into the caller's error. Without
+/// a noted checkpoint the identity is foreign to this journal.
+fn final_without_row<S: RecordSql>(sql: &mut S, r: &FinalRecord, now: i64) -> Result<RecordOutcome> {
+    let c = super::super::ledger::noted_here(&r.dispatch_id).ok_or(JournalError::UnknownDispatch)?;
+    sql.insert_checkpoint(&c, now)?;
+    if sql.finish_if_unfinished(r, DispatchState::from(r.status), now)? {
+        return Ok(RecordOutcome::Recorded);
+    }
+    Err(JournalError::Internal { what: "a checkpoint written again was not finished" })
 }
 
 /// Records a failed attempt: state `failed`, attempts = max(used, attempt).

@@ -204,6 +204,10 @@ impl Store for SqliteStore {
         self.readers.integrity()
     }
 
+    fn attach_ledger(&self, ledger: std::sync::Arc<super::ledger::Ledger>) {
+        self.writer.attach_ledger(ledger);
+    }
+
     fn after_batch(&self, f: AfterBatch) {
         self.writer.after_batch(f);
     }

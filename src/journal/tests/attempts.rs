@@ -11,7 +11,8 @@ both!(
     an_invocation_whose_checkpoint_reached_the_journal_counts_as_an_attempt,
     a_hook_that_did_not_get_its_turn_is_journaled_as_owed_with_no_attempt_used,
     attempts_an_ended_process_noted_are_counted_by_the_next_opener,
-    a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none
+    a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none,
+    a_final_record_whose_checkpoint_the_journal_lost_writes_it_again_with_its_attempt
 );
 
 fn at(seed: &str, attempt: u32) -> Checkpoint {
@@ -167,4 +168,34 @@ fn a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none(b: &
     std::mem::forget(live);
     assert_eq!(other.fold_ended_attempts(), 0, "its lock is still held by this process's handle");
     other.close();
+}
+
+/// A checkpoint queued the way the dispatcher queues it (noted in the attempt
+/// ledger first), committed.
+fn noted_checkpoint(j: &Journal, c: Checkpoint) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    j.checkpoint_then(c, Box::new(move |r| tx.send(r).unwrap())).unwrap();
+    rx.recv().unwrap().unwrap();
+}
+
+fn a_final_record_whose_checkpoint_the_journal_lost_writes_it_again_with_its_attempt(b: &Backend) {
+    let j = b.open();
+    for seed in ["a", "b", "c"] {
+        noted_checkpoint(&j, at(seed, 2));
+    }
+    // What a server that crashed before flushing the checkpoints' WAL leaves.
+    b.execute("DELETE FROM requests; DELETE FROM dispatches");
+    assert_eq!(j.get_dispatch(&dispatch_id("a")).unwrap(), None);
+    assert_eq!(j.record_final(proposed("a", 2, "r", &["a1"])).wait(), Ok(RecordOutcome::Recorded));
+    // Two at once: on PostgreSQL they share one merged statement.
+    let (b2, c2) = (j.record_final(proposed("b", 2, "r", &["b1"])), j.record_final(proposed("c", 2, "r", &[])));
+    assert_eq!(b2.wait(), Ok(RecordOutcome::Recorded));
+    assert_eq!(c2.wait(), Ok(RecordOutcome::Recorded));
+    for seed in ["a", "b"] {
+        assert_eq!(attempts(&j, seed), (DispatchState::Proposed, 2), "{seed}");
+    }
+    let intents = j.list_intents(&IntentFilter::default()).unwrap().items;
+    assert_eq!(intents.len(), 2);
+    // An identity this journal never checkpointed is still the caller's error.
+    assert_eq!(j.record_final(proposed("d", 1, "r", &[])).wait(), Err(JournalError::UnknownDispatch));
 }

@@ -52,7 +52,7 @@ impl Schema {
         // Schema names are short lowercase tokens; a test name is only a hint.
         let tag: String = tag.chars().take(16).map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
         let schema = format!("t_{}_{}_{}", tag.to_lowercase(), std::process::id(), N.fetch_add(1, Ordering::Relaxed));
-        Schema { target: PgTarget { connection_string: url(), schema, ca_file: None } }
+        Schema { target: PgTarget { connection_string: url(), schema, ca_file: None, limits: Default::default() } }
     }
 
     pub(crate) fn open(&self) -> Journal {
