@@ -20,6 +20,7 @@ import Database from 'better-sqlite3'
 import { PlainRuntime, PlainValidators } from './baseline.js'
 import { exampleInput, exampleResult, intentKind, jcs, registration, request } from './fixtures.js'
 import { catchupBench, catchupNotes, catchupRows, type CatchupResults } from './catchup.js'
+import { twoHopRow } from './hops.js'
 import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
 import { pkg, require, ROOT } from './pkg.js'
 import { pythonOnly } from './python.js'
@@ -491,6 +492,10 @@ function report(
   add('durable1', 'durable dispatches/s, 1 in flight', fmt(o1), fmt(p1), r1, {
     rounds: d.map((r) => [r.ours1, r.plain1]),
   })
+  if (floor) {
+    const h = twoHopRow(d, median(floor.latencyP50))
+    add(h.key, h.metric, fmt(h.ours), fmt(h.bound), h.ratio, h.figures)
+  }
   for (const [key, inflight, on, off] of [
     ['ledger1', 1, (r: DurableRound) => r.ours1, (r: DurableRound) => r.noLedger1],
     ['ledger64', INFLIGHT, (r: DurableRound) => r.ours64, (r: DurableRound) => r.noLedger64],

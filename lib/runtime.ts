@@ -8,7 +8,7 @@ import { openNativeRuntime, type NativeHookRuntime } from '../index.js'
 import type { DispatchOutcome, DispatchRequest, IntentKindDefinition, Profile, RecoverReport } from '../bindings/index'
 import { checkHook, checkJsonObject, checkRuntimeOptions, expectOptions } from './args.js'
 import { LoopxHooksError, native, sync } from './errors.js'
-import { Flights } from './flights.js'
+import { Flights, type Answer } from './flights.js'
 import { histogram, type Histogram, type HookRuntimeMetrics } from './diagnostics.js'
 import { Gate } from './gate.js'
 import { HookJournal } from './journal.js'
@@ -181,10 +181,42 @@ export class HookRuntime implements AsyncDisposable {
    * `maxInFlight` dispatches in flight it waits its turn (see `options.wait`).
    * A provider cannot dispatch from inside itself.
    */
-  async dispatch(request: DispatchRequest, options?: DispatchOptions): Promise<DispatchOutcome> {
-    checkJsonObject(request, 'dispatch: request')
-    options = expectOptions('dispatch', 'options', options, { wait: 'boolean?' })
-    reentrant('dispatch')
+  dispatch(request: DispatchRequest, options?: DispatchOptions): Promise<DispatchOutcome> {
+    // Not async: a dispatch that needs no commit (a replay) settles before
+    // it returns, with no promise of its own in between.
+    let answer: Answer
+    try {
+      checkJsonObject(request, 'dispatch: request')
+      options = expectOptions('dispatch', 'options', options, { wait: 'boolean?' })
+      reentrant('dispatch')
+      if (!this.#gate.tryAcquire(1)) return this.#dispatchLater(request, options)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    try {
+      answer = this.#flights.one(JSON.stringify(request))
+    } catch (error) {
+      this.#gate.release(1)
+      return Promise.reject(error)
+    }
+    if (!(answer instanceof Promise)) {
+      this.#gate.release(1)
+      return Promise.resolve(answer)
+    }
+    return answer.then(
+      (outcome) => {
+        this.#gate.release(1)
+        return outcome
+      },
+      (error: unknown) => {
+        this.#gate.release(1)
+        throw error
+      },
+    )
+  }
+
+  /** `dispatch` once a place in flight is free (or refused at once with `wait: false`). */
+  async #dispatchLater(request: DispatchRequest, options: DispatchOptions): Promise<DispatchOutcome> {
     await this.#enter(1, options)
     try {
       return await this.#flights.one(JSON.stringify(request))
