@@ -67,6 +67,21 @@ export interface JournalOpenOptions {
   busyTimeoutMs?: number
 }
 
+/**
+ * A journal's readers and its outbox, for inspection and for governed
+ * executors: `runtime.journal`, or `HookJournal.open` in a process without
+ * a dispatcher. On SQLite the readers answer on the JS thread; on
+ * PostgreSQL off it.
+ *
+ * @example
+ * ```ts
+ * const journal = await HookJournal.open('hooks.db')
+ * for (const intent of await journal.claim({ executorId: 'scheduler', leaseMs: 30_000 })) {
+ *   await journal.decide({ intentId: intent.intentId, executorId: 'scheduler', decision: 'admit', reasonCode: 'ok' })
+ * }
+ * await journal.close()
+ * ```
+ */
 export class HookJournal implements AsyncDisposable {
   readonly #journal: NativeJournal
   /** PostgreSQL: each read is a round trip, made off the JS thread. */
@@ -79,8 +94,13 @@ export class HookJournal implements AsyncDisposable {
   }
 
   /**
-   * Opens (creating on first use) the journal: a SQLite file path, a
-   * `postgres://` URL, `{ path }` or `{ postgres: { connectionString, schema? } }`.
+   * Opens (creating on first use, migrating an older one) the journal.
+   *
+   * @param journal - a SQLite file path, a `postgres://` URL, `{ path }` or
+   *   `{ postgres: { connectionString, schema?, caFile?, statementTimeoutMs?, writeRetryMs? } }`.
+   * @param options - `busyTimeoutMs` (default 5000).
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT`, `ERR_LOOPX_NOT_A_JOURNAL`,
+   *   `ERR_LOOPX_JOURNAL_TOO_NEW`, `ERR_LOOPX_JOURNAL_UNAVAILABLE` and the other journal codes.
    */
   static async open(journal: JournalTarget, options?: JournalOpenOptions): Promise<HookJournal> {
     const target = journalTarget(journal, 'HookJournal.open')
