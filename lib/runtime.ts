@@ -57,11 +57,13 @@ export type ShippedHookRuntimeOptions = HookRuntimeTuning &
     sidecarMirror?: string
   }
 
+/** Per-call options of `HookRuntime.dispatch` and `dispatchMany`. */
 export interface DispatchOptions {
   /**
-   * When `maxInFlight` dispatches are already in flight: `true` (default)
-   * waits its turn, first come first served; `false` rejects at once with
+   * When `maxInFlight` dispatches are already in flight: `true` waits its
+   * turn, first come first served; `false` rejects at once with
    * `ERR_LOOPX_BACKPRESSURE`.
+   * @default true
    */
   wait?: boolean
 }
