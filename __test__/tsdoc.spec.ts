@@ -26,7 +26,7 @@ function entryPoints(): Map<string, string> {
 }
 
 function hasDoc(declaration: ts.Declaration): boolean {
-  // A `@param`-only or bare tag block still counts as documented only with text.
+  // Only a block with text of its own counts: bare tags (`@internal`, `@param x`) describe nothing on hover.
   return ts.getJSDocCommentsAndTags(declaration).some((doc) => {
     if (!ts.isJSDoc(doc)) return false
     const text = ts.getTextOfJSDocComment(doc.comment)
@@ -73,7 +73,8 @@ function undocumented(files: Map<string, string>): string[] {
       if (!(symbol.flags & (ts.SymbolFlags.Class | ts.SymbolFlags.Interface))) continue
       const members = [...(symbol.members?.values() ?? []), ...(symbol.exports?.values() ?? [])]
       for (const member of members) {
-        if (member.flags & (ts.SymbolFlags.Prototype | ts.SymbolFlags.TypeParameter) || !isPublicMember(member)) continue
+        if (member.flags & (ts.SymbolFlags.Prototype | ts.SymbolFlags.TypeParameter) || !isPublicMember(member))
+          continue
         if (!documented(member)) missing.push(`${name}.${member.name}`)
       }
     }
