@@ -178,7 +178,7 @@ export class HookJournal implements AsyncDisposable {
   }
 
   /**
-   * One dispatch's failure records, oldest first.
+   * One dispatch's failure records, in attempt order.
    *
    * @param dispatchId - its `pwh_` id.
    * @returns its failures (empty for none or an unknown dispatch).

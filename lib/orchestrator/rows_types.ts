@@ -54,7 +54,7 @@ export interface DispatchMarker {
   admitted: boolean
   /** The core's refusal code, `hooks_not_configured`, or null when admitted. */
   refusal: string | null
-  /** Each provider's outcome, in hook_id order. */
+  /** Each hook's outcome, in the dispatch outcome's order. */
   outcomes: MarkerOutcome[]
   /** When the dispatch completed (ISO 8601). */
   completedAt: string
@@ -64,11 +64,11 @@ export interface DispatchMarker {
 export interface StepRow {
   /** The effect settled. */
   effectId: string
-  /** The step's place in `PRIMARY_STEPS`, from 0. */
+  /** The step's place in `PRIMARY_STEPS`, from 1. */
   ordinal: number
   /** The step. */
   step: PrimaryStepName
-  /** Its status (a `StepStatus`). */
+  /** Its status as stored (`passed`, `committed`, `pending`, `spent`, ...). */
   status: string
   /** When it last changed (ISO 8601). */
   updatedAt: string

@@ -107,7 +107,7 @@ export interface PrimaryResult {
   settlement: SettlementIdentity | null
   /** The committed primary receipt, or null when nothing was committed. */
   receipt: WritebackReceipt | null
-  /** The quota spend, or null when none was made (not eligible, or nothing committed). */
+  /** The effect's quota spend, or null when there is none. */
   quotaSpend: QuotaSpend | null
   /** `quotaSpendEligible(receipt, settlement)`; false when nothing was committed. */
   eligible: boolean
