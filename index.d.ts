@@ -288,12 +288,19 @@ export declare function dispatchId(parts: DispatchIdentityParts): string
 
 /** The parts of a dispatch identity. */
 export interface DispatchIdentityParts {
+  /** The committed primary receipt's id. */
   receiptId: string
+  /** The primary effect's id. */
   effectId: string
+  /** The hook's id. */
   hookId: string
+  /** The hook's capability id. */
   capabilityId: string
+  /** The registration's digest (`registrationDigest`). */
   registrationDigest: string
+  /** The registration's `schema_version`. */
   registrationSchemaVersion: string
+  /** The committed event's kind. */
   eventKind: string
 }
 

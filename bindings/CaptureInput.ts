@@ -3,6 +3,9 @@ import type { Attention } from "./Attention";
 import type { CaptureSource } from "./CaptureSource";
 import type { Sender } from "./Sender";
 
+/**
+ * One provider message to capture into the inbox (`InboxStore.capture`).
+ */
 export type CaptureInput = { routeId: string, providerMessageId: string, source: CaptureSource, sender: Sender, attention: Attention, 
 /**
  * The message as the provider keeps it (private; at most 64 KiB of JSON).

@@ -4,6 +4,9 @@ import type { DispatchState } from "./DispatchState";
 import type { RowReceipt } from "./RowReceipt";
 import type { RowRequest } from "./RowRequest";
 
+/**
+ * One dispatch as the journal holds it (`HookJournal.getDispatch`, `listDispatches`).
+ */
 export type DispatchRow = { 
 /**
  * Insertion order; the paging cursor.

@@ -3,6 +3,9 @@ import type { Decision } from "./Decision";
 import type { Dialect } from "./Dialect";
 import type { RowIntent } from "./RowIntent";
 
+/**
+ * A proposed intent as the outbox holds it, with its executor's decision and done mark.
+ */
 export type StoredIntent = { 
 /**
  * Global insertion order; the paging cursor.

@@ -25,8 +25,23 @@ function coded(error: unknown): never {
   throw error
 }
 
-/** A registration compiled once for the validators' fast path (`validateHookInput`, `validateHookResult`). */
+/**
+ * A registration compiled once for the validators' fast path
+ * (`validateHookInputIn`, `validateHookResultIn`, `checkHookInputText`,
+ * `checkHookResultText`).
+ *
+ * @example
+ * ```ts
+ * const context = new HookContext(registration)
+ * const verdict = validateHookInputIn(input, context)
+ * ```
+ */
 export class HookContext extends addon.HookContext {
+  /**
+   * @param registration - the hook's registration, as a value or JSON text.
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` when it does not have the
+   *   registration contract's shape.
+   */
   constructor(registration: PostWritebackHookRegistration | string) {
     try {
       super(registration)
@@ -38,6 +53,14 @@ export class HookContext extends addon.HookContext {
 
 /** The defined intent kinds a registration and a result are judged against. */
 export class IntentKinds extends addon.IntentKinds {
+  /**
+   * @param definitions - intent kind definitions (values, typed kinds from
+   *   `defineIntentKind`, or JSON text).
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `definitions` is not an array;
+   *   `ERR_LOOPX_INVALID_INTENT_KIND` (with `violations`, paths prefixed by
+   *   the definition's index) when a definition is invalid or an
+   *   intent_kind is defined twice.
+   */
   constructor(definitions: ReadonlyArray<IntentKindDefinition | { readonly intent_kind: string } | string>) {
     if (!Array.isArray(definitions))
       throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'IntentKinds: invalid argument: definitions (array)')
@@ -73,6 +96,18 @@ export function expectKinds(method: string, value: unknown): void {
     throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', `${method}: invalid argument: kinds (an IntentKinds)`)
 }
 
+/**
+ * Builds a well-formed intent answering `input`: every id and fixed field
+ * filled in. It judges nothing; the dispatcher validates the result.
+ *
+ * @param input - the hook input the provider was called with.
+ * @param spec - the intent's kind, operation, policy version and payload,
+ *   with its optional budget and requested write scope.
+ * @returns the intent, its `intent_id` derived from its content.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `input` does not have the hook
+ *   input contract's shape or `spec` misses a member;
+ *   `ERR_LOOPX_NOT_JSON_VALUE` when either holds a value JSON cannot hold.
+ */
 export function buildIntent(
   input: PostWritebackHookInput,
   spec: {
@@ -89,10 +124,27 @@ export function buildIntent(
   return sync(() => addon.buildIntent(input, spec))
 }
 
+/**
+ * RFC 8785 canonical JSON of a JS value (a string argument is a JSON string value).
+ *
+ * @param value - any JSON value.
+ * @returns its canonical text.
+ * @throws `ERR_LOOPX_NOT_JSON_VALUE` when it holds a value JSON cannot hold.
+ */
 export function canonicalJson(value: unknown): string {
   return sync(() => addon.canonicalJson(value))
 }
 
+/**
+ * Judges a hook input given as JSON text against a compiled context: the
+ * fastest check, with no parsed document returned.
+ *
+ * @param text - the hook input's JSON text.
+ * @param context - the registration compiled by `new HookContext`.
+ * @returns `null` when accepted, else the rejection with its violations.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `text` is not a string or
+ *   `context` is not a `HookContext`.
+ */
 export function checkHookInputText(
   text: string,
   context: addon.HookContext,
@@ -102,6 +154,18 @@ export function checkHookInputText(
   return sync(() => addon.checkHookInputText(text, context))
 }
 
+/**
+ * Judges a hook result given as JSON text against a compiled context and
+ * the dispatch id core derived.
+ *
+ * @param text - the hook result's JSON text.
+ * @param context - the registration compiled by `new HookContext`.
+ * @param dispatchId - the dispatch the result answers.
+ * @param kinds - the defined intent kinds its intents are judged against.
+ * @returns `null` when accepted, else the rejection with its violations.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when an argument is not of the kind
+ *   the signature says.
+ */
 export function checkHookResultText(
   text: string,
   context: addon.HookContext,
@@ -115,6 +179,15 @@ export function checkHookResultText(
   return sync(() => addon.checkHookResultText(text, context, dispatchId, kinds))
 }
 
+/**
+ * Judges a registration given as JSON text against the defined intent kinds.
+ *
+ * @param text - the registration's JSON text.
+ * @param kinds - the defined intent kinds.
+ * @returns `null` when accepted, else the rejection with its violations.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `text` is not a string or
+ *   `kinds` is not an `IntentKinds`.
+ */
 export function checkRegistrationText(
   text: string,
   kinds: addon.IntentKinds,
@@ -134,6 +207,14 @@ const PARTS: Record<keyof DispatchIdentityParts, Kind> = {
   eventKind: 'string',
 }
 
+/**
+ * The dispatch id of contract-v0 section 3:
+ * `"pwh_" + sha256(JCS({domain, ...parts}))`.
+ *
+ * @param parts - the seven identity parts, all strings.
+ * @returns the `pwh_` id.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when a part is missing or not a string.
+ */
 export function dispatchId(parts: DispatchIdentityParts): string {
   expectArgs('dispatchId', { parts: [parts, 'object'] })
   expectArgs(
@@ -145,6 +226,16 @@ export function dispatchId(parts: DispatchIdentityParts): string {
   return sync(() => addon.dispatchId(parts))
 }
 
+/**
+ * The intent id of contract-v0 section 3:
+ * `"pwi_" + sha256(JCS({domain, dispatch_id, intent_kind, policy_version, payload}))`.
+ *
+ * @param parts - the dispatch id, intent kind, policy version and payload.
+ * @returns the `pwi_` id.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when a member is missing or of the
+ *   wrong kind; `ERR_LOOPX_NOT_JSON_VALUE` when they hold a value JSON
+ *   cannot hold.
+ */
 export function intentId(parts: {
   dispatchId: string
   intentKind: string
@@ -155,10 +246,28 @@ export function intentId(parts: {
   return sync(() => addon.intentId(parts))
 }
 
+/**
+ * sha256 of the registration's canonical JSON (no prefix), the
+ * `registration_digest` of contract-v0 section 3.
+ *
+ * @param registration - the registration as a value or JSON text.
+ * @returns the hex digest.
+ * @throws `ERR_LOOPX_NOT_JSON_VALUE` when it is neither a JSON value nor JSON text.
+ */
 export function registrationDigest(registration: PostWritebackHookRegistration | string): string {
   return sync(() => addon.registrationDigest(registration))
 }
 
+/**
+ * `validateHookInput` against a compiled context: the exact walk for a JS
+ * value, or JSON text, with the full verdict.
+ *
+ * @param doc - the hook input, as a value or JSON text.
+ * @param context - the registration compiled by `new HookContext`.
+ * @returns the verdict: `{ ok: true, value }` or `{ ok: false, violations }`.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `context` is not a `HookContext`
+ *   (a bad document is a verdict, never a throw).
+ */
 export function validateHookInputIn(
   doc: unknown,
   context: addon.HookContext,
@@ -167,6 +276,17 @@ export function validateHookInputIn(
   return sync(() => addon.validateHookInputIn(doc, context))
 }
 
+/**
+ * `validateHookResult` against a compiled context, as `validateHookInputIn`.
+ *
+ * @param doc - the hook result, as a value or JSON text.
+ * @param context - the registration compiled by `new HookContext`.
+ * @param dispatchId - the dispatch the result answers.
+ * @param kinds - the defined intent kinds its intents are judged against.
+ * @returns the verdict: `{ ok: true, value }` or `{ ok: false, violations }`.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `context`, `dispatchId` or
+ *   `kinds` is not of the kind the signature says.
+ */
 export function validateHookResultIn(
   doc: unknown,
   context: addon.HookContext,
@@ -179,13 +299,48 @@ export function validateHookResultIn(
   return sync(() => addon.validateHookResultIn(doc, context, dispatchId, kinds))
 }
 
+/**
+ * Judges a dispatch receipt (contract-v0).
+ *
+ * @param doc - the document, as a value or JSON text.
+ * @returns the verdict: `{ ok: true, value }` or `{ ok: false, violations }`;
+ *   a bad document is a verdict, never a throw.
+ */
 export const validateDispatchReceipt = (doc: unknown): ReturnType<typeof addon.validateDispatchReceipt> =>
   sync(() => addon.validateDispatchReceipt(doc))
+/**
+ * Judges a failure receipt (contract-v0).
+ *
+ * @param doc - the document, as a value or JSON text.
+ * @returns the verdict: `{ ok: true, value }` or `{ ok: false, violations }`;
+ *   a bad document is a verdict, never a throw.
+ */
 export const validateFailureReceipt = (doc: unknown): ReturnType<typeof addon.validateFailureReceipt> =>
   sync(() => addon.validateFailureReceipt(doc))
+/**
+ * Judges an intent kind definition.
+ *
+ * @param doc - the document, as a value or JSON text.
+ * @returns the verdict: `{ ok: true, value }` or `{ ok: false, violations }`;
+ *   a bad document is a verdict, never a throw.
+ */
 export const validateIntentKindDefinition = (doc: unknown): ReturnType<typeof addon.validateIntentKindDefinition> =>
   sync(() => addon.validateIntentKindDefinition(doc))
+/**
+ * Judges a turn-start receipt.
+ *
+ * @param doc - the document, as a value or JSON text.
+ * @returns the verdict: `{ ok: true, value }` or `{ ok: false, violations }`;
+ *   a bad document is a verdict, never a throw.
+ */
 export const validateTurnStartReceipt = (doc: unknown): ReturnType<typeof addon.validateTurnStartReceipt> =>
   sync(() => addon.validateTurnStartReceipt(doc))
+/**
+ * Judges a turn-start hook registration.
+ *
+ * @param doc - the document, as a value or JSON text.
+ * @returns the verdict: `{ ok: true, value }` or `{ ok: false, violations }`;
+ *   a bad document is a verdict, never a throw.
+ */
 export const validateTurnStartRegistration = (doc: unknown): ReturnType<typeof addon.validateTurnStartRegistration> =>
   sync(() => addon.validateTurnStartRegistration(doc))

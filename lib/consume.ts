@@ -14,12 +14,16 @@ import type { StoredIntent } from '../bindings/index'
 import { expectOptions } from './args.js'
 import { LoopxHooksError, native } from './errors.js'
 
+/** What `HookJournal.consume` claims, for whom, and until when. */
 export interface ConsumeOptions {
   /** A token naming this consumer, e.g. `periodic_report.scheduler.1`; it owns the leases. */
   executorId: string
   /** How long a claim lasts (ms, 1..=3_600_000): decide and mark done within it. */
   leaseMs: number
-  /** Intents per claim (1..=1000), default 16. */
+  /**
+   * Intents per claim (1..=1000).
+   * @default 16
+   */
   batch?: number
   /** Only intents of this capability. */
   capability?: string
@@ -27,15 +31,27 @@ export interface ConsumeOptions {
   kind?: string
   /** Ends the iteration (promptly, also while waiting). */
   signal?: AbortSignal
-  /** How often to look for other processes' intents while idle (ms), default 200. */
+  /**
+   * How often to look for other processes' intents while idle (ms).
+   * @default 200
+   */
   pollMs?: number
 }
 
+/** What `HookJournal.claim` claims, and for whom. */
 export interface ClaimOptions {
+  /** A token naming this executor; it owns the leases. */
   executorId: string
+  /** How long a claim lasts (ms, 1..=3_600_000): decide and mark done within it. */
   leaseMs: number
+  /**
+   * Intents per claim (1..=1000).
+   * @default 16
+   */
   batch?: number
+  /** Only intents of this capability. */
   capability?: string
+  /** Only intents of this kind. */
   kind?: string
 }
 

@@ -34,8 +34,11 @@ export interface DispatchMessage {
   runtime: object
   /** From the request (contract fields, as the RFC spells them). */
   effectId: string
+  /** The committed primary receipt's id, from the request. */
   receiptId: string
+  /** The Goal's id, from the request. */
   goalId: string
+  /** The Turn instance's id, from the request. */
   turnInstanceId: string
   /** Set at asyncEnd when the dispatch resolved. */
   result?: DispatchOutcome
@@ -61,10 +64,13 @@ export function replyKind(text: string): ProviderReply {
 
 /** The context object of a `loopx-hooks:hook` trace. */
 export interface HookMessage {
+  /** The `HookRuntime` dispatching. */
   runtime: object
   /** The dispatch trace this call belongs to, when that trace was published. */
   dispatch: DispatchMessage | undefined
+  /** The hook called. */
   hookId: string
+  /** The dispatch's `pwh_` id. */
   dispatchId: string
   /** Milliseconds the provider took (set at end or asyncEnd). */
   durationMs?: number
@@ -76,6 +82,7 @@ export interface HookMessage {
 
 /** A `loopx-hooks:commit` message. */
 export interface CommitMessage {
+  /** The `HookRuntime` whose writer committed. */
   runtime: object
   /** Commands in the transaction (checkpoints, records, decisions of every caller). */
   size: number
@@ -85,6 +92,7 @@ export interface CommitMessage {
   durable: boolean
   /** Whole-batch retries after SQLITE_BUSY. */
   busyRetries: number
+  /** Whether the transaction committed (`false`: it failed and was rolled back). */
   committed: boolean
   /** Dispatches of this runtime it finished. */
   dispatches: number
@@ -94,7 +102,9 @@ export interface CommitMessage {
 export interface OutboxMessage {
   /** The `HookJournal`. */
   journal: object
+  /** Which outbox call this is. */
   action: 'claim' | 'decide' | 'done'
+  /** The executor that called it. */
   executorId: string
   /** For decide and done. */
   intentId?: string
@@ -132,14 +142,19 @@ export async function tracedOutbox<T>(message: () => OutboxMessage, run: () => P
 
 /** A histogram with fixed upper bounds; `counts` has one more bucket for the rest. */
 export interface Histogram {
+  /** The buckets' upper bounds, ascending. */
   bounds: number[]
+  /** Observations per bucket: `counts[i]` are those `<= bounds[i]` (and above the bound before); the last, those above every bound. */
   counts: number[]
+  /** Observations in all. */
   count: number
+  /** The observations' sum. */
   sum: number
 }
 
 /** What `runtime.metrics()` returns (a snapshot; counts since the runtime opened). */
 export interface HookRuntimeMetrics {
+  /** Dispatches by how they ended. */
   dispatches: {
     /** Dispatches that resolved with an outcome. */
     resolved: number
@@ -167,6 +182,7 @@ export interface HookRuntimeMetrics {
     /** Microseconds per commit, BEGIN to end of COMMIT. */
     latencyMicros: Histogram
   }
+  /** The journal writer now. */
   writer: {
     /** Commands queued whose group commit has not finished, now. */
     queueDepth: number

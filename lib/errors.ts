@@ -60,7 +60,9 @@ export type LoopxHooksErrorCode =
  * such as a provider failing, are values in the dispatch outcome instead.
  */
 export class LoopxHooksError extends Error {
+  /** The stable `ERR_LOOPX_*` code: branch on this, never on the message. */
   readonly code: LoopxHooksErrorCode
+  /** A rejected document's violations (path and rule), for the codes that carry them. */
   readonly violations: readonly Violation[] | undefined
 
   constructor(code: LoopxHooksErrorCode, message: string, violations?: readonly Violation[]) {

@@ -10,8 +10,11 @@ import type { HookInputFor, IntentOf, IntentSpecOf, ProviderOf, TypedIntentKind 
 import { LoopxHooksError } from './errors.js'
 import type { RawProvider } from './provider.js'
 
+/** A hook as `HookRuntime.register` installs it; make one with `defineHook`. */
 export interface HookDefinition {
+  /** The hook's registration, judged at `register`. */
   readonly registration: PostWritebackHookRegistration
+  /** The function the dispatcher calls with `(input, { signal })`; it answers the hook result. */
   readonly provider: RawProvider
 }
 

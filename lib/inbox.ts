@@ -27,21 +27,27 @@ import type {
 import { expectArgs, expectMembers, expectOptions, type Kind } from './args.js'
 import { LoopxHooksError, native } from './errors.js'
 
+/** How `InboxStore.open` opens the inbox. */
 export interface InboxOptions {
   /** The configured profile's own identity, exactly as the provider verifies senders. */
   selfIdentity?: string
-  /** How long to wait for another process's write lock. Default 5000. */
+  /**
+   * How long to wait for another process's write lock (ms) before `ERR_LOOPX_INBOX_BUSY`.
+   * @default 5000
+   */
   busyTimeoutMs?: number
   /**
    * How long a begun reaction attempt that has not finished counts as in
-   * flight (`in_flight`) before it is uncertain and due for a readback. Default 60000.
+   * flight (`in_flight`) before it is uncertain and due for a readback (ms).
+   * @default 60000
    */
   attemptStaleMs?: number
   /**
    * How long an acknowledged message keeps its private payload. After it the
    * payload is purged (on the next first reads, ACK or `purgeExpired()`); the
-   * message's row and its receipts, and so every count, are kept. Default
-   * 604800000 (7 days); 0 purges at the next such write.
+   * message's row and its receipts, and so every count, are kept (ms);
+   * 0 purges at the next such write.
+   * @default 604800000 (7 days)
    */
   retentionMs?: number
 }
@@ -98,6 +104,20 @@ export function checkInboxArgs(op: string, args: Record<string, unknown>): void 
   for (const ref of refs) expectMembers(op, 'message', ref as MessageRef, MESSAGE_REF, 'object')
 }
 
+/**
+ * The owner-private inbox of a turn-start provider: its own SQLite file.
+ * Every method rejects with `ERR_LOOPX_INVALID_ARGUMENT` for an argument
+ * that is not what the signature says, `ERR_LOOPX_INBOX_CLOSED` after
+ * `close`, and `ERR_LOOPX_INBOX_BUSY`, `ERR_LOOPX_INBOX_READONLY`,
+ * `ERR_LOOPX_INBOX_IO` or `ERR_LOOPX_INBOX_SQLITE` when the file fails it.
+ *
+ * @example
+ * ```ts
+ * const inbox = await InboxStore.open('inbox.db', { selfIdentity: 'agent@example' })
+ * console.log(await inbox.pendingCount())
+ * await inbox.close()
+ * ```
+ */
 export class InboxStore implements AsyncDisposable {
   readonly #native: NativeInboxStore
 
@@ -106,7 +126,16 @@ export class InboxStore implements AsyncDisposable {
     natives.set(this, store)
   }
 
-  /** Opens (creating on first use) the inbox file; refuses any other file, the public journal included. */
+  /**
+   * Opens (creating on first use) the inbox file; refuses any other file, the public journal included.
+   *
+   * @param path - the inbox's SQLite file.
+   * @param options - see `InboxOptions`.
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for arguments that are not what the
+   *   signature says; `ERR_LOOPX_NOT_AN_INBOX` for another file (a journal
+   *   included); `ERR_LOOPX_INBOX_TOO_NEW` for an inbox of a newer package;
+   *   `ERR_LOOPX_NOT_A_FILE`, `ERR_LOOPX_INBOX_IO`, `ERR_LOOPX_INBOX_SQLITE`.
+   */
   static async open(path: string, options?: InboxOptions): Promise<InboxStore> {
     expectArgs('InboxStore.open', { path: [path, 'string'] })
     const o = expectOptions('InboxStore.open', 'options', options, OPTION_MEMBERS)
@@ -133,6 +162,7 @@ export class InboxStore implements AsyncDisposable {
     return this.#call('recordFirstReads', { readRef })
   }
 
+  /** How many captured messages are pending (not yet acknowledged). */
   pendingCount(): Promise<number> {
     return this.#call('pendingCount')
   }
@@ -174,6 +204,7 @@ export class InboxStore implements AsyncDisposable {
     return this.#call('beginReaction', { message })
   }
 
+  /** Records how a begun reaction attempt ended (created, or failed). */
   finishReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
     return this.#call('finishReaction', { message, result })
   }
@@ -199,14 +230,17 @@ export class InboxStore implements AsyncDisposable {
     return this.#call('advanceCursor', { scope, kind, token, value, read })
   }
 
+  /** Releases a cursor claim without advancing it; `false` when `token` no longer holds it. */
   releaseCursor(scope: string, kind: CursorKind, token: string): Promise<boolean> {
     return this.#call('releaseCursor', { scope, kind, token })
   }
 
+  /** A provider cursor's stored value, `null` before its first advance. */
   cursor(scope: string, kind: CursorKind): Promise<string | null> {
     return this.#call('cursor', { scope, kind })
   }
 
+  /** Closes the inbox; later calls reject with `ERR_LOOPX_INBOX_CLOSED`. */
   close(): Promise<void> {
     return native(this.#native.close())
   }

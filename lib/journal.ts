@@ -28,29 +28,47 @@ import { tracedOutbox } from './diagnostics.js'
 
 export type { ClaimOptions, ConsumeOptions } from './consume.js'
 
+/** A filter and page of `HookJournal.listDispatches`; every member is optional. */
 export interface DispatchQuery {
+  /** Only dispatches in this state. */
   state?: 'checkpointed' | 'failed' | 'proposed' | 'not_applicable' | 'exhausted'
+  /** Only dispatches to this hook. */
   hookId?: string
   /** The `nextCursor` of the previous page. */
   after?: number
-  /** 1..=1000, default 100. */
+  /**
+   * Rows per page, clamped to 1..=1000.
+   * @default 100
+   */
   limit?: number
 }
 
+/** A filter and page of `HookJournal.listIntents` and `HookJournal.pending`; every member is optional. */
 export interface IntentQuery {
+  /** Only intents proposed by this dispatch. */
   dispatchId?: string
+  /** Only intents of this capability. */
   capabilityId?: string
+  /** Only intents of this kind. */
   intentKind?: string
   /** Only undecided intents and admitted ones not yet done. */
   pendingOnly?: boolean
+  /** The `nextCursor` of the previous page. */
   after?: number
+  /**
+   * Rows per page, clamped to 1..=1000.
+   * @default 100
+   */
   limit?: number
 }
 
+/** An executor's decision on one intent, the argument of `HookJournal.decide`. */
 export interface Decision {
+  /** The intent decided (`StoredIntent.intentId`). */
   intentId: string
   /** A token naming the executor, e.g. `periodic_report.scheduler`. */
   executorId: string
+  /** Admit the intent (then perform its effect and `markDone`) or reject it. */
   decision: 'admit' | 'reject'
   /** A token, e.g. `admitted_by_policy` or `duplicate_window`. */
   reasonCode: string
@@ -67,6 +85,21 @@ export interface JournalOpenOptions {
   busyTimeoutMs?: number
 }
 
+/**
+ * A journal's readers and its outbox, for inspection and for governed
+ * executors: `runtime.journal`, or `HookJournal.open` in a process without
+ * a dispatcher. On SQLite the readers answer on the JS thread; on
+ * PostgreSQL off it.
+ *
+ * @example
+ * ```ts
+ * const journal = await HookJournal.open('hooks.db')
+ * for (const intent of await journal.claim({ executorId: 'scheduler', leaseMs: 30_000 })) {
+ *   await journal.decide({ intentId: intent.intentId, executorId: 'scheduler', decision: 'admit', reasonCode: 'ok' })
+ * }
+ * await journal.close()
+ * ```
+ */
 export class HookJournal implements AsyncDisposable {
   readonly #journal: NativeJournal
   /** PostgreSQL: each read is a round trip, made off the JS thread. */
@@ -79,8 +112,13 @@ export class HookJournal implements AsyncDisposable {
   }
 
   /**
-   * Opens (creating on first use) the journal: a SQLite file path, a
-   * `postgres://` URL, `{ path }` or `{ postgres: { connectionString, schema? } }`.
+   * Opens (creating on first use, migrating an older one) the journal.
+   *
+   * @param journal - a SQLite file path, a `postgres://` URL, `{ path }` or
+   *   `{ postgres: { connectionString, schema?, caFile?, statementTimeoutMs?, writeRetryMs? } }`.
+   * @param options - `busyTimeoutMs` (default 5000).
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT`, `ERR_LOOPX_NOT_A_JOURNAL`,
+   *   `ERR_LOOPX_JOURNAL_TOO_NEW`, `ERR_LOOPX_JOURNAL_UNAVAILABLE` and the other journal codes.
    */
   static async open(journal: JournalTarget, options?: JournalOpenOptions): Promise<HookJournal> {
     const target = journalTarget(journal, 'HookJournal.open')
@@ -107,6 +145,14 @@ export class HookJournal implements AsyncDisposable {
     return JSON.parse(this.#remote ? await native(offThread()) : sync(local)) as T
   }
 
+  /**
+   * One dispatch's row.
+   *
+   * @param dispatchId - its `pwh_` id.
+   * @returns the row, or `null` when the journal has no such dispatch.
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `dispatchId` is not a string;
+   *   `ERR_LOOPX_JOURNAL_CLOSED` after `close`, and the other journal codes.
+   */
   async getDispatch(dispatchId: string): Promise<DispatchRow | null> {
     expectArgs('getDispatch', { dispatchId: [dispatchId, 'string'] })
     return this.#read(
@@ -115,6 +161,15 @@ export class HookJournal implements AsyncDisposable {
     )
   }
 
+  /**
+   * Dispatches, oldest first, one page at a time.
+   *
+   * @param query - filters and paging (see `DispatchQuery`).
+   * @returns a page: its `items` and the `nextCursor` to pass as `after`
+   *   (`null` on the last page).
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for a query that is not a
+   *   `DispatchQuery`; `ERR_LOOPX_JOURNAL_CLOSED` after `close`, and the other journal codes.
+   */
   async listDispatches(query: DispatchQuery = {}): Promise<Page<DispatchRow>> {
     return this.#read(
       () => this.#journal.listDispatches(JSON.stringify(query)),
@@ -122,6 +177,14 @@ export class HookJournal implements AsyncDisposable {
     )
   }
 
+  /**
+   * One dispatch's failure records, in attempt order.
+   *
+   * @param dispatchId - its `pwh_` id.
+   * @returns its failures (empty for none or an unknown dispatch).
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `dispatchId` is not a string;
+   *   `ERR_LOOPX_JOURNAL_CLOSED` after `close`, and the other journal codes.
+   */
   async listFailures(dispatchId: string): Promise<FailureRow[]> {
     expectArgs('listFailures', { dispatchId: [dispatchId, 'string'] })
     return this.#read(
@@ -130,6 +193,14 @@ export class HookJournal implements AsyncDisposable {
     )
   }
 
+  /**
+   * Proposed intents, oldest first, one page at a time.
+   *
+   * @param query - filters and paging (see `IntentQuery`).
+   * @returns a page: its `items` and the `nextCursor` to pass as `after`.
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for a query that is not an
+   *   `IntentQuery`; `ERR_LOOPX_JOURNAL_CLOSED` after `close`, and the other journal codes.
+   */
   async listIntents(query: IntentQuery = {}): Promise<Page<StoredIntent>> {
     return this.#read(
       () => this.#journal.listIntents(JSON.stringify(query)),
@@ -166,7 +237,17 @@ export class HookJournal implements AsyncDisposable {
     return consume(this.#journal, options, (o) => this.claim(o))
   }
 
-  /** Admits or rejects an intent once: the same decision again is a no-op, another one a conflict. */
+  /**
+   * Admits or rejects an intent once: the same decision again is a no-op, another one a conflict.
+   *
+   * @param decision - the intent, the executor, `admit` or `reject`, and a reason token.
+   * @returns `decided`, `same_decision`, `conflict` (with the existing
+   *   decision) or `unknown_intent`.
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for a decision that is not a
+   *   `Decision`; `ERR_LOOPX_LEASE_NOT_HELD` / `ERR_LOOPX_LEASE_EXPIRED` for a
+   *   claimed intent another executor holds or whose lease ran out;
+   *   `ERR_LOOPX_JOURNAL_READONLY` on a journal opened read-only, and the other journal codes.
+   */
   async decide(decision: Decision): Promise<DecideOutcome> {
     const d = expectOptions(
       'decide',
@@ -189,6 +270,17 @@ export class HookJournal implements AsyncDisposable {
     )
   }
 
+  /**
+   * Marks an admitted intent done once its effect is performed.
+   *
+   * @param intentId - the intent.
+   * @param executorId - the executor that admitted it (and holds its lease, if claimed).
+   * @returns `done`, `already_done`, `not_admitted` or `unknown_intent`.
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` when an argument is not a string;
+   *   `ERR_LOOPX_LEASE_NOT_HELD` / `ERR_LOOPX_LEASE_EXPIRED` for a claimed
+   *   intent another executor holds or whose lease ran out;
+   *   `ERR_LOOPX_JOURNAL_READONLY` on a journal opened read-only, and the other journal codes.
+   */
   async markDone(intentId: string, executorId: string): Promise<DoneOutcome> {
     expectArgs('markDone', { intentId: [intentId, 'string'], executorId: [executorId, 'string'] })
     return tracedOutbox(
@@ -197,6 +289,11 @@ export class HookJournal implements AsyncDisposable {
     )
   }
 
+  /**
+   * Counts of the journal's dispatches by state and of its intents.
+   *
+   * @throws `ERR_LOOPX_JOURNAL_CLOSED` after `close`, and the other journal codes.
+   */
   async stats(): Promise<JournalStats> {
     return this.#read(
       () => this.#journal.stats(),
@@ -229,6 +326,9 @@ export class HookJournal implements AsyncDisposable {
     return JSON.parse(await native(this.#journal.importSidecars(runtimeRoot))) as SidecarImportReport
   }
 
+  /**
+   * Closes the journal; later calls reject with `ERR_LOOPX_JOURNAL_CLOSED`.
+   */
   async close(): Promise<void> {
     await native(this.#journal.close())
   }

@@ -25,6 +25,7 @@ import type { HookRuntime } from './runtime.js'
 import type { TurnStartKernel } from './turn_start.js'
 import { instrumentTurnStart } from './otel_turn_start.js'
 
+/** What `instrument` reports through, and which kernel it traces. */
 export interface InstrumentOptions {
   /** Default: `trace.getTracer('loopx-hooks')` of the global provider. */
   tracer?: Tracer
@@ -37,6 +38,7 @@ export interface InstrumentOptions {
   kernel?: TurnStartKernel
 }
 
+/** A live subscription of `instrument`; dispose it to stop reporting. */
 export interface Instrumentation extends Disposable {
   /** Unsubscribes from every channel; spans still open are ended. */
   dispose(): void

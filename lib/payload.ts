@@ -54,9 +54,13 @@ export interface TypedIntentKind<
   O extends string = string,
   S extends PayloadSchemaNode = PayloadSchemaNode,
 > {
+  /** The kind's name. */
   readonly intent_kind: K
+  /** The capability whose hooks may propose it. */
   readonly capability_id: C
+  /** The operations an intent of this kind may name. */
   readonly operations: readonly O[]
+  /** The payload's schema (the closed subset of contract-v0 section 1). */
   readonly payload_schema: S
 }
 
@@ -122,9 +126,14 @@ export interface ProviderContext {
 
 /** What a provider decides for one intent; core fills in the rest. */
 export interface IntentSpecOf<D> {
+  /** One of the kind's operations. */
   operation: D extends TypedIntentKind<string, string, infer O> ? O : never
+  /** The policy version the intent was decided under. */
   policyVersion: string
+  /** The payload, typed from the kind's schema. */
   payload: D extends TypedIntentKind<string, string, string, infer S> ? PayloadOf<S> : never
+  /** The intent's budget, when it has one. */
   budget?: IntentBudget
+  /** The write scopes the intent requests of its executor. */
   requestedWriteScope?: string[]
 }

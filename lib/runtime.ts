@@ -57,11 +57,13 @@ export type ShippedHookRuntimeOptions = HookRuntimeTuning &
     sidecarMirror?: string
   }
 
+/** Per-call options of `HookRuntime.dispatch` and `dispatchMany`. */
 export interface DispatchOptions {
   /**
-   * When `maxInFlight` dispatches are already in flight: `true` (default)
-   * waits its turn, first come first served; `false` rejects at once with
+   * When `maxInFlight` dispatches are already in flight: `true` waits its
+   * turn, first come first served; `false` rejects at once with
    * `ERR_LOOPX_BACKPRESSURE`.
+   * @default true
    */
   wait?: boolean
 }
@@ -88,10 +90,27 @@ function reentrant(what: string): void {
   }
 }
 
+/**
+ * The post-writeback dispatcher over its journal. Open one per process at
+ * the composition root, install intent kinds and hooks, then call
+ * `dispatch` after each primary writeback commits. The phase is off until
+ * the profile enables it: a runtime opened without `profile: { enabled: true }`
+ * answers every dispatch with the refusal `phase_disabled` and invokes nothing.
+ *
+ * @example
+ * ```ts
+ * const runtime = await HookRuntime.open({ journalPath: 'hooks.db', profile: { enabled: true } })
+ * runtime.defineIntentKind(kind)
+ * runtime.register(defineHook({ kinds: [kind], registration, provider }))
+ * const outcome = await runtime.dispatch(request) // after the writeback committed
+ * await runtime.close()
+ * ```
+ */
 export class HookRuntime implements AsyncDisposable {
   readonly #native: NativeHookRuntime
   readonly #flights: Flights
   readonly #gate: Gate
+  /** This runtime's journal: its readers and the outbox (see `HookJournal`). */
   readonly journal: HookJournal
 
   private constructor(runtime: NativeHookRuntime) {
@@ -101,6 +120,22 @@ export class HookRuntime implements AsyncDisposable {
     this.journal = new HookJournal(runtime.journal())
   }
 
+  /**
+   * Opens (creating on first use, migrating an older one) the journal and a
+   * dispatcher over it. With `dialect: 'loopx-shipped-v0'` it answers a
+   * `ShippedHookRuntime` that speaks the contract LoopX shipped.
+   *
+   * @param options - where the journal is (`journalPath`, or `journal`: a
+   *   path, a `postgres://` URL, `{ path }` or `{ postgres: {...} }`), the
+   *   `profile`, `synchronous`, `busyTimeoutMs`, `attemptLedger`, `dialect`.
+   * @returns the runtime, once its journal is open.
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for options that are not what the
+   *   signature says (including an unknown option name);
+   *   `ERR_LOOPX_UNKNOWN_DIALECT`; `ERR_LOOPX_NOT_A_JOURNAL`,
+   *   `ERR_LOOPX_JOURNAL_TOO_NEW`, `ERR_LOOPX_JOURNAL_IO`,
+   *   `ERR_LOOPX_JOURNAL_UNAVAILABLE` (PostgreSQL unreachable within its
+   *   bounds) and the other journal codes.
+   */
   static async open(options: ShippedHookRuntimeOptions): Promise<ShippedHookRuntime>
   static async open(options: HookRuntimeOptions): Promise<HookRuntime>
   static async open(
@@ -123,7 +158,12 @@ export class HookRuntime implements AsyncDisposable {
     return options.dialect === 'loopx-shipped-v0' ? new ShippedHookRuntime(hooks as unknown as ShippedEngine) : hooks
   }
 
-  /** Defines an intent kind; throws `ERR_LOOPX_INTENT_KIND_REJECTED` with the violations. */
+  /**
+   * Defines an intent kind that hooks of this runtime may propose.
+   *
+   * @param definition - an `IntentKindDefinition`, or a typed kind from `defineIntentKind`.
+   * @throws `ERR_LOOPX_INTENT_KIND_REJECTED` with the violations; nothing is defined.
+   */
   defineIntentKind(definition: IntentKindDefinition | { readonly intent_kind: string }): void {
     const verdict = this.#native.defineIntentKind(definition)
     if (!verdict.ok) {
@@ -132,9 +172,14 @@ export class HookRuntime implements AsyncDisposable {
   }
 
   /**
-   * Installs a hook (see `defineHook`). A malformed or over-budget
-   * registration throws `ERR_LOOPX_REGISTRATION_REJECTED` (failure code
-   * registration_rejected) with its violations; nothing is installed or invoked.
+   * Installs a hook (see `defineHook`): its registration, checked against
+   * the intent kinds defined so far, and its provider.
+   *
+   * @param hook - `{ registration, provider }`.
+   * @throws `ERR_LOOPX_REGISTRATION_REJECTED` (failure code
+   *   `registration_rejected`) with its violations for a malformed or
+   *   over-budget registration: nothing is installed or invoked;
+   *   `ERR_LOOPX_INVALID_ARGUMENT` when the provider is not a function.
    */
   register(hook: HookDefinition): void {
     checkHook(hook)
@@ -175,11 +220,23 @@ export class HookRuntime implements AsyncDisposable {
   }
 
   /**
-   * Dispatches a committed writeback to every admitted hook. Resolves once
-   * its records are durable. Each provider is called on this thread with
+   * Dispatches a committed writeback to every admitted hook, in hook_id
+   * order, each isolated from the others. Resolves once its records are
+   * durable. Each provider is called on this thread with
    * `(input, { signal })`; its `timeout_ms` counts from that call. Past
    * `maxInFlight` dispatches in flight it waits its turn (see `options.wait`).
-   * A provider cannot dispatch from inside itself.
+   * A replay of a settled identity answers from the journal without calling
+   * the provider (`profile.replay`). A hook's failure is an outcome, never
+   * a rejection.
+   *
+   * @param request - the `DispatchRequest` of a writeback that committed.
+   * @param options - `wait` (default `true`).
+   * @returns the `DispatchOutcome`: a refusal, or each hook's outcome.
+   * @throws (rejects) `ERR_LOOPX_INVALID_ARGUMENT` for a request that is not
+   *   JSON; `ERR_LOOPX_REENTRANT_DISPATCH` from inside a provider;
+   *   `ERR_LOOPX_BACKPRESSURE` with `wait: false`; `ERR_LOOPX_JOURNAL_CLOSED` once closed;
+   *   `ERR_LOOPX_JOURNAL_UNAVAILABLE` and the other journal codes when the
+   *   journal could not record (dispatch again: identities make it safe).
    */
   dispatch(request: DispatchRequest, options?: DispatchOptions): Promise<DispatchOutcome> {
     // Not async: a dispatch that needs no commit (a replay) settles before
@@ -246,7 +303,13 @@ export class HookRuntime implements AsyncDisposable {
     }, options)
   }
 
-  /** Re-dispatches every checkpointed identity that has no final receipt, oldest first. */
+  /**
+   * Re-dispatches every checkpointed identity that has no final receipt,
+   * oldest first, each running only its owed hook; call it at start-up.
+   *
+   * @returns each re-dispatched hook's outcome, and how many owed identities
+   *   were skipped (another dialect's, or a hook not installed here).
+   */
   async recover(): Promise<RecoverReport> {
     reentrant('recover')
     // Read off this thread; taken a page at a time, so no step holds it for long.
@@ -300,7 +363,8 @@ export class HookRuntime implements AsyncDisposable {
   /**
    * Refuses new dispatches, aborts the signals of providers in flight, waits
    * for dispatches in flight to record (each is bounded by its timeouts),
-   * then closes the journal.
+   * then closes the journal. Idempotent. On PostgreSQL it settles within the
+   * write bound even with the server frozen.
    */
   async close(): Promise<void> {
     reentrant('close')

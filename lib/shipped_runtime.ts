@@ -23,6 +23,7 @@ import { mirrorOf, type SidecarMirror, type SidecarMirrorMetrics } from './sidec
 
 /** A shipped hook: its registration and the producer that answers its input. */
 export interface ShippedHookDefinition {
+  /** The hook's `loopx-shipped-v0` registration, judged at `register`. */
   readonly registration: ShippedRegistration
   /**
    * Called on the JS thread with the hook's input (the source's projection
@@ -63,6 +64,19 @@ function shippedOf(outcome: { shipped?: ShippedDispatchResult }): ShippedDispatc
   return outcome.shipped as ShippedDispatchResult
 }
 
+/**
+ * The post-writeback dispatcher speaking the contract LoopX shipped
+ * (`loopx-shipped-v0`): sources in, shipped results and sidecar receipts
+ * out, over the same journal and guarantees as `HookRuntime`.
+ *
+ * @example
+ * ```ts
+ * const runtime = await HookRuntime.open({ journalPath: 'hooks.db', dialect: 'loopx-shipped-v0', profile: { enabled: true } })
+ * runtime.register({ registration, provider })
+ * const result = await runtime.dispatch(source)
+ * await runtime.close()
+ * ```
+ */
 export class ShippedHookRuntime implements AsyncDisposable {
   readonly #engine: ShippedEngine
   readonly #mirror: SidecarMirror | undefined
@@ -133,6 +147,11 @@ export class ShippedHookRuntime implements AsyncDisposable {
     return this.#mirror ? { ...m, sidecarMirror: structuredClone(this.#mirror.metrics) } : m
   }
 
+  /**
+   * Refuses new dispatches, aborts the signals of providers in flight, waits
+   * for dispatches in flight to record, then closes the journal, as
+   * `HookRuntime.close` does. Idempotent.
+   */
   async close(): Promise<void> {
     await this.#engine.close()
   }

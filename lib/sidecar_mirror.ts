@@ -18,6 +18,7 @@ export const SIDECAR_MIRROR_CHANNEL = 'loopx-hooks:sidecar-mirror'
 export interface SidecarMirrorMessage {
   /** The `ShippedHookRuntime`. */
   runtime: object
+  /** The dispatch whose receipt was not mirrored. */
   dispatchId: string
   /** `lock_acquire_timeout`, `receipt_conflict`, `invalid_receipt`, `bad_goal_id` or `journal_write_failed`. */
   code: string
@@ -25,6 +26,7 @@ export interface SidecarMirrorMessage {
 
 /** What `metrics().sidecarMirror` counts since the runtime opened. */
 export interface SidecarMirrorMetrics {
+  /** Receipts written to their sidecar file. */
   written: number
   /** The file already held the receipt (a replayed dispatch). */
   replayed: number

@@ -35,18 +35,29 @@ export interface TurnStartContext {
   readonly session: TurnStartSession | undefined
 }
 
+/**
+ * A turn-start hook's provider: called once per dispatch with its frozen
+ * input and context, it answers (or resolves to) its public receipt.
+ */
 export type TurnStartProviderFn = (
   input: Readonly<TurnStartHookInput>,
   context: TurnStartContext,
 ) => TurnStartReceipt | Promise<TurnStartReceipt>
 
+/** A turn-start hook as `TurnStartKernel.register` takes it. */
 export interface TurnStartHookDefinition {
+  /** The hook's registration, validated at `register`. */
   registration: TurnStartHookRegistration
+  /** The function the kernel calls once per dispatch. */
   provider: TurnStartProviderFn
 }
 
+/** How a `TurnStartKernel` is made. */
 export interface TurnStartKernelOptions {
-  /** Defaults: phase disabled, every hook allowed. */
+  /**
+   * The phase's profile: `enabled` and the optional `allowlist` of hook_ids.
+   * @default { enabled: false } (phase disabled, every hook allowed)
+   */
   profile?: Partial<TurnStartProfile>
   /**
    * The owner-private inbox the providers use. When a hook fails (throws,
@@ -60,11 +71,29 @@ export interface TurnStartKernelOptions {
   inbox?: InboxStore
 }
 
+/**
+ * The turn-start inbox hook phase: install hooks at the composition root,
+ * then call `dispatchTurnStart` once per Turn, before status and quota
+ * projection, and apply the required reads and the lane decision it
+ * returns. The phase is off until the profile enables it.
+ *
+ * @example
+ * ```ts
+ * const kernel = new TurnStartKernel({ profile: { enabled: true }, inbox })
+ * kernel.register({ registration, provider })
+ * const outcome = await kernel.dispatchTurnStart(request)
+ * ```
+ */
 export class TurnStartKernel {
   readonly #native: NativeTurnStartKernel
   readonly #providers = new Map<string, RawProvider>()
   readonly #active = new Set<CallContext>()
 
+  /**
+   * @param options - the profile and the optional inbox (see `TurnStartKernelOptions`).
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for options, or a profile, that are
+   *   not what the signature says (an `inbox` that is not an `InboxStore` included).
+   */
   constructor(options?: TurnStartKernelOptions) {
     options = expectOptions('TurnStartKernel', 'options', options, { profile: 'object?', inbox: 'object?' })
     const profile = options.profile
@@ -77,6 +106,11 @@ export class TurnStartKernel {
    * an installed hook_id, throws `ERR_LOOPX_REGISTRATION_REJECTED` with its
    * violations. The same identity again is accepted once (`alreadyInstalled`)
    * and keeps its first provider: duplicate hook identities run once.
+   *
+   * @param hook - `{ registration, provider }`.
+   * @returns whether the same identity was installed already.
+   * @throws `ERR_LOOPX_REGISTRATION_REJECTED` with the violations;
+   *   `ERR_LOOPX_INVALID_ARGUMENT` when the provider is not a function.
    */
   register(hook: TurnStartHookDefinition): { alreadyInstalled: boolean } {
     checkHook(hook)
@@ -114,6 +148,10 @@ export class TurnStartKernel {
    * thread with `(input, { signal })`; its `timeout_ms` counts from that call
    * and the signal aborts at it. A provider cannot dispatch from inside itself.
    * Traced on `loopx-hooks:turn-start` and `loopx-hooks:turn-start-hook`.
+   *
+   * @param request - the Turn's turn-start request.
+   * @returns the outcome: the required reads, the lane decision and each hook's outcome.
+   * @throws `ERR_LOOPX_REENTRANT_DISPATCH` when called from inside a provider.
    */
   async dispatchTurnStart(request: TurnStartRequest): Promise<TurnStartOutcome> {
     if (providerScope.getStore()) {

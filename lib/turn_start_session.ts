@@ -23,6 +23,15 @@ import type {
 import { native } from './errors.js'
 import { checkInboxArgs } from './inbox.js'
 
+/**
+ * One turn-start invocation's view of the owner-private inbox, handed to
+ * its provider as `context.session` when the kernel has an inbox. Every
+ * method rejects with `ERR_LOOPX_SCOPE_NOT_GRANTED` for a write the
+ * registration's write scopes do not grant, `ERR_LOOPX_BUDGET_EXHAUSTED`
+ * past the dispatch's budget, `ERR_LOOPX_SESSION_CLOSED` once the
+ * invocation is over, `ERR_LOOPX_INVALID_ARGUMENT` for an argument that is
+ * not what the signature says, and the inbox's own codes (see `InboxStore`).
+ */
 export class TurnStartSession {
   readonly #kernel: NativeTurnStartKernel
   readonly #token: string
@@ -52,6 +61,7 @@ export class TurnStartSession {
     return this.#call('capture', { input })
   }
 
+  /** First Agent-read receipts for every unread pending message, once each; the counts for the receipt. */
   recordFirstReads(readRef: string): Promise<FirstReads> {
     return this.#call('recordFirstReads', { readRef })
   }
@@ -61,6 +71,7 @@ export class TurnStartSession {
     return this.#call('claimCursor', { scope, kind, leaseMs })
   }
 
+  /** Advances a claimed cursor once every message in `read` is in the inbox (see `InboxStore.advanceCursor`). */
   advanceCursor(
     scope: string,
     kind: CursorKind,
@@ -71,6 +82,7 @@ export class TurnStartSession {
     return this.#call('advanceCursor', { scope, kind, token, value, read })
   }
 
+  /** Releases a cursor claim without advancing it; `false` when `token` no longer holds it. */
   releaseCursor(scope: string, kind: CursorKind, token: string): Promise<boolean> {
     return this.#call('releaseCursor', { scope, kind, token })
   }
@@ -80,14 +92,17 @@ export class TurnStartSession {
     return this.#call('reactionCandidates', { collectorId, max })
   }
 
+  /** Records an attempt before the provider creates a reaction; only `proceed` admits the create. */
   beginReaction(message: MessageRef): Promise<ReactionBegin> {
     return this.#call('beginReaction', { message })
   }
 
+  /** Records how a begun reaction attempt ended. */
   finishReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
     return this.#call('finishReaction', { message, result })
   }
 
+  /** Settles an uncertain attempt after a provider readback. */
   resolveReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
     return this.#call('resolveReaction', { message, result })
   }

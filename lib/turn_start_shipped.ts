@@ -24,9 +24,11 @@ export type ShippedTurnStartProviderFn = (
   context: { readonly signal: AbortSignal },
 ) => ShippedTurnStartResult | Promise<ShippedTurnStartResult>
 
+/** A shipped turn-start hook as `ShippedTurnStart.register` takes it. */
 export interface ShippedTurnStartHook {
   /** A v0 or v1 registration. An invalid one is isolated at dispatch (`registration_rejected`). */
   registration: ShippedTurnStartRegistration
+  /** The producer called once per dispatch while its registration is valid and first of its id. */
   provider: ShippedTurnStartProviderFn
 }
 
@@ -39,6 +41,18 @@ function jsonText(value: unknown): string {
   }
 }
 
+/**
+ * The turn-start hooks of the `loopx-shipped-v0` dialect, as LoopX's
+ * `dispatch_turn_start_hooks` runs them: register hooks, then `dispatch`
+ * once per Turn.
+ *
+ * @example
+ * ```ts
+ * const turnStart = new ShippedTurnStart()
+ * turnStart.register({ registration, provider })
+ * const dispatch = await turnStart.dispatch()
+ * ```
+ */
 export class ShippedTurnStart {
   readonly #hooks: ShippedTurnStartHook[] = []
   readonly #active = new Set<CallContext>()
@@ -47,6 +61,8 @@ export class ShippedTurnStart {
    * Adds a hook. Only its form is checked here (an object with a
    * registration and a provider function): the registration is judged at
    * each dispatch, where an invalid or repeated one is isolated, as LoopX does.
+   *
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `hook` is not an object with a provider function.
    */
   register(hook: ShippedTurnStartHook): void {
     if (hook === null || typeof hook !== 'object' || typeof hook.provider !== 'function') {
@@ -64,6 +80,9 @@ export class ShippedTurnStart {
    * isolated with its code, and the required reads of the results that
    * require them, deduplicated by command (the first in hook_id order wins).
    * A provider cannot dispatch from inside itself.
+   *
+   * @returns the `loopx_turn_start_capability_hook_dispatch_v1` document.
+   * @throws `ERR_LOOPX_REENTRANT_DISPATCH` when called from inside a provider.
    */
   async dispatch(): Promise<ShippedTurnStartDispatch> {
     if (providerScope.getStore()) {

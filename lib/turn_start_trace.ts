@@ -17,7 +17,9 @@ export interface TurnStartMessage {
   kernel: object
   /** From the request's `turn` (unvalidated here: see `result.admitted`). */
   goalId: string
+  /** The Agent's id, from the request's `turn`. */
   agentId: string
+  /** The Turn instance's id, from the request's `turn`. */
   turnInstanceId: string
   /** Set at asyncEnd when the dispatch resolved. */
   result?: TurnStartOutcome
@@ -27,9 +29,11 @@ export interface TurnStartMessage {
 
 /** The context object of a `loopx-hooks:turn-start-hook` trace. */
 export interface TurnStartHookMessage {
+  /** The `TurnStartKernel` dispatching. */
   kernel: object
   /** The turn-start trace this call belongs to, when that trace was published. */
   turnStart: TurnStartMessage | undefined
+  /** The hook called. */
   hookId: string
   /** Milliseconds the provider took (set at end or asyncEnd). */
   durationMs?: number

@@ -9,6 +9,15 @@ import { quotaSpendEligible as coreEligible } from '../../index.js'
 import type { SettlementIdentity, WritebackReceipt } from '../../bindings/index'
 import { expectArgs } from '../args.js'
 
+/**
+ * Whether a Turn effect spends quota, decided by the core from the primary
+ * durable-writeback receipt and its settlement alone.
+ *
+ * @param receipt - the committed primary receipt.
+ * @param settlement - the settlement it belongs to.
+ * @returns `true` when the receipt is a committed one of that settlement.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when either argument is not an object.
+ */
 export function quotaSpendEligible(
   receipt: Readonly<WritebackReceipt>,
   settlement: Readonly<SettlementIdentity>,

@@ -49,7 +49,9 @@ import { validateWriteback, type WritebackRequest } from './validate.js'
  */
 export type CrashPoint = 'after_validate' | 'after_writeback' | 'after_quota_spend' | 'after_dispatch'
 
+/** A crash `settle` simulates once, at one point (for tests and demos). */
 export interface SimulatedCrash {
+  /** Where `settle` is interrupted. */
   at: CrashPoint
   /**
    * `throw`: `settle` rejects with `ERR_LOOPX_SIMULATED_CRASH` and this
@@ -57,9 +59,14 @@ export interface SimulatedCrash {
    * `exit`: `process.exit(exitCode)`; `kill`: SIGKILL to this process.
    */
   mode: 'throw' | 'exit' | 'kill'
+  /**
+   * The exit code of `exit`.
+   * @default 70
+   */
   exitCode?: number
 }
 
+/** How `TurnSettlement.open` opens the Turn journal and what it dispatches to. */
 export interface TurnSettlementOptions {
   /** The Turn journal file, created on first use; never the hook journal's file. */
   turnJournalPath: string
@@ -67,29 +74,40 @@ export interface TurnSettlementOptions {
   hooks?: HookRuntime | null
   /** The clock for committed_at and journal timestamps. */
   now?: () => Date
-  /** How long to wait for another process's write lock. Default 5000. */
+  /**
+   * How long to wait for another process's write lock (ms).
+   * @default 5000
+   */
   busyTimeoutMs?: number
   /** Test and demo hook: interrupt `settle` at one point. */
   crash?: SimulatedCrash
 }
 
+/** How a primary step ended. */
 export type StepStatus =
   'passed' | 'rejected' | 'committed' | 'replayed' | 'spent' | 'already_spent' | 'not_eligible' | 'not_run'
 
+/** One primary step's result. */
 export interface PrimaryStep {
+  /** The step. */
   step: PrimaryStepName
+  /** How it ended. */
   status: StepStatus
   /** Why a step was rejected (`effect_conflict`), else null. */
   code: string | null
 }
 
+/** The primary steps' result of one `settle`. */
 export interface PrimaryResult {
   /** Whether the writeback is committed (now or by an earlier identical call). */
   ok: boolean
   /** The three primary steps, in order. */
   steps: PrimaryStep[]
+  /** The settlement committed, or null when nothing was. */
   settlement: SettlementIdentity | null
+  /** The committed primary receipt, or null when nothing was committed. */
   receipt: WritebackReceipt | null
+  /** The effect's quota spend, or null when there is none. */
   quotaSpend: QuotaSpend | null
   /** `quotaSpendEligible(receipt, settlement)`; false when nothing was committed. */
   eligible: boolean
@@ -97,7 +115,9 @@ export interface PrimaryResult {
   violations: Violation[]
 }
 
+/** What `TurnSettlement.settle` resolves to. */
 export interface SettleResult {
+  /** The primary steps' result. */
   primary: PrimaryResult
   /** The hook dispatch's outcome; null when nothing was dispatched (primary failed, no runtime, or it threw). */
   dispatch: DispatchOutcome | null
@@ -105,6 +125,7 @@ export interface SettleResult {
   dispatchError: string | null
 }
 
+/** What `TurnSettlement.recover` finished. */
 export interface TurnRecoverReport {
   /** Quota-spend steps finished for receipts a crash left unspent. */
   quotaSpends: QuotaSpend[]
@@ -128,6 +149,22 @@ const SETTLEMENT_OPTIONS = {
   crash: 'object?',
 } as const
 
+/**
+ * The reference orchestrator seam: settles one primary writeback of a Turn
+ * in its own SQLite Turn journal (validate, durable writeback, quota spend),
+ * then dispatches the committed receipt to the composition root's
+ * `HookRuntime`, outside the primary steps. Needs better-sqlite3.
+ *
+ * @example
+ * ```ts
+ * const settlement = await TurnSettlement.open({ turnJournalPath: 'turn.db', hooks: runtime })
+ * const result = await settlement.settle({
+ *   kind: 'todo_completed', goalId: 'goal_1', agentId: 'agent_1', todoId: 'todo_1',
+ *   turnInstanceId: 'turn_1', effectId: 'effect_1', stateRevision: 'rev_1',
+ * })
+ * await settlement.close()
+ * ```
+ */
 export class TurnSettlement implements AsyncDisposable {
   readonly #journal: TurnJournal
   readonly #hooks: HookRuntime | null
@@ -143,9 +180,12 @@ export class TurnSettlement implements AsyncDisposable {
   }
 
   /**
-   * Opens (creating on first use) the Turn journal. Throws
-   * `ERR_LOOPX_NOT_A_TURN_JOURNAL` when the file is another database, such
-   * as a hook journal, and `ERR_LOOPX_PEER_MISSING` without better-sqlite3.
+   * Opens (creating on first use) the Turn journal.
+   *
+   * @param options - the Turn journal's path, the runtime, the clock (see `TurnSettlementOptions`).
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for options that are not what the
+   *   signature says; `ERR_LOOPX_NOT_A_TURN_JOURNAL` when the file is another
+   *   database, such as a hook journal; `ERR_LOOPX_PEER_MISSING` without better-sqlite3.
    */
   static async open(options: TurnSettlementOptions): Promise<TurnSettlement> {
     expectOptions('TurnSettlement.open', 'options', options, SETTLEMENT_OPTIONS, 'object', ['hooks'])
@@ -157,7 +197,16 @@ export class TurnSettlement implements AsyncDisposable {
     )
   }
 
-  /** Settles one primary writeback, then dispatches the committed receipt (see the module comment). */
+  /**
+   * Settles one primary writeback, then dispatches the committed receipt:
+   * a failed validation or writeback dispatches nothing, and nothing a hook
+   * does changes the receipt, the steps or the spend.
+   *
+   * @param request - the writeback.
+   * @returns the primary result and the dispatch's outcome.
+   * @throws `ERR_LOOPX_TURN_JOURNAL_CLOSED` after `close`;
+   *   `ERR_LOOPX_SIMULATED_CRASH` at a configured `crash` point `throw`, and after it.
+   */
   async settle(request: WritebackRequest): Promise<SettleResult> {
     this.#usable()
     const committedAt = this.#timestamp()
@@ -260,6 +309,7 @@ export class TurnSettlement implements AsyncDisposable {
     return this.#journal.contents()
   }
 
+  /** Whether SQLite's `PRAGMA integrity_check` of the Turn journal says ok. */
   integrityCheck(): boolean {
     this.#usable()
     return this.#journal.integrityCheck()

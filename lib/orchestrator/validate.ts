@@ -18,10 +18,15 @@ export type WritebackKind = 'todo_completed' | 'replan_recorded'
 
 /** What the orchestrator asks the seam to settle: one primary writeback of a Turn. */
 export interface WritebackRequest {
+  /** The event the writeback records. */
   kind: WritebackKind
+  /** The Goal's id (an opaque ref). */
   goalId: string
+  /** The Agent's id (an opaque ref). */
   agentId: string
+  /** The Todo's id (an opaque ref). */
   todoId: string
+  /** The Turn instance's id (an opaque ref). */
   turnInstanceId: string
   /** The primary effect of this Turn settlement; one receipt per effect. */
   effectId: string
@@ -33,13 +38,21 @@ export interface WritebackRequest {
 
 /** A request that passed validation: every member an accepted opaque ref. */
 export interface ValidWriteback {
+  /** The event the writeback records. */
   kind: WritebackKind
+  /** The Goal's id. */
   goalId: string
+  /** The Agent's id. */
   agentId: string
+  /** The Todo's id. */
   todoId: string
+  /** The Turn instance's id. */
   turnInstanceId: string
+  /** The primary effect of this Turn settlement. */
   effectId: string
+  /** The state revision the writeback committed. */
   stateRevision: string
+  /** The event's fact refs (empty when the request had none). */
   factRefs: string[]
 }
 

@@ -146,6 +146,7 @@ fn bindings(dir: &Path) -> Res {
     for (i, export) in TS_TYPES.iter().enumerate() {
         export(&cfg).map_err(|e| format!("ts-rs export #{i}: {e}"))?;
     }
+    document_json_value(dir)?;
     let mut files = Vec::new();
     list(dir, dir, &mut files)?;
     let mut index =
@@ -157,6 +158,16 @@ fn bindings(dir: &Path) -> Res {
         index.push_str(&format!("export type * from './{rel}';\n"));
     }
     write(&dir.join("index.ts"), index)
+}
+
+/// ts-rs writes serde_json's `JsonValue` without a doc comment, and the
+/// package exports every binding: give it one, so no export hovers empty.
+fn document_json_value(dir: &Path) -> Res {
+    let path = dir.join("serde_json").join("JsonValue.ts");
+    let Ok(text) = fs::read_to_string(&path) else { return Ok(()) };
+    let declaration = "export type JsonValue =";
+    let doc = "/** Any value JSON can hold: a payload or another document member the contract leaves open. */\n";
+    write(&path, text.replacen(declaration, &format!("{doc}{declaration}"), 1))
 }
 
 fn schemas(dir: &Path) -> Res {

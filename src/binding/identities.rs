@@ -42,12 +42,19 @@ pub fn registration_digest(registration: JsAny) -> Result<String> {
 /// The parts of a dispatch identity.
 #[napi(object)]
 pub struct DispatchIdentityParts {
+    /// The committed primary receipt's id.
     pub receipt_id: String,
+    /// The primary effect's id.
     pub effect_id: String,
+    /// The hook's id.
     pub hook_id: String,
+    /// The hook's capability id.
     pub capability_id: String,
+    /// The registration's digest (`registrationDigest`).
     pub registration_digest: String,
+    /// The registration's `schema_version`.
     pub registration_schema_version: String,
+    /// The committed event's kind.
     pub event_kind: String,
 }
 

@@ -3,13 +3,27 @@
 
 use super::macros::{closed_set, literal};
 
-literal!(RegistrationSchemaVersion = "loopx_post_writeback_capability_hook_registration_v0");
-literal!(HookInputSchemaVersion = "loopx_post_writeback_hook_input_v0");
-literal!(EventProjectionSchemaVersion = "loopx_post_writeback_event_projection_v0");
-literal!(HookResultSchemaVersion = "loopx_post_writeback_hook_result_v0");
-literal!(IntentSchemaVersion = "loopx_post_writeback_intent_v0");
-literal!(DispatchReceiptSchemaVersion = "loopx_post_writeback_dispatch_receipt_v0");
-literal!(FailureReceiptSchemaVersion = "loopx_post_writeback_failure_receipt_v0");
+literal!(
+    /// The `schema_version` of a post-writeback hook registration (contract-v0).
+    RegistrationSchemaVersion = "loopx_post_writeback_capability_hook_registration_v0");
+literal!(
+    /// The `schema_version` of a post-writeback hook input (contract-v0).
+    HookInputSchemaVersion = "loopx_post_writeback_hook_input_v0");
+literal!(
+    /// The `schema_version` of an event projection (contract-v0).
+    EventProjectionSchemaVersion = "loopx_post_writeback_event_projection_v0");
+literal!(
+    /// The `schema_version` of a post-writeback hook result (contract-v0).
+    HookResultSchemaVersion = "loopx_post_writeback_hook_result_v0");
+literal!(
+    /// The `schema_version` of a post-writeback intent (contract-v0).
+    IntentSchemaVersion = "loopx_post_writeback_intent_v0");
+literal!(
+    /// The `schema_version` of a dispatch receipt (contract-v0).
+    DispatchReceiptSchemaVersion = "loopx_post_writeback_dispatch_receipt_v0");
+literal!(
+    /// The `schema_version` of a failure receipt (contract-v0).
+    FailureReceiptSchemaVersion = "loopx_post_writeback_failure_receipt_v0");
 
 closed_set!(
     /// The hook phase; v0 knows one.

@@ -26,6 +26,7 @@ pub struct ExistingDecision {
     pub decided_at: i64,
 }
 
+/// What `HookJournal.decide` did with a decision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -43,6 +44,7 @@ pub enum DecideOutcome {
     UnknownIntent,
 }
 
+/// What `HookJournal.markDone` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
 #[serde(rename_all = "snake_case")]

@@ -9,6 +9,7 @@ use crate::contract::Dialect;
 /// Rows per page, at most.
 pub const MAX_PAGE: u32 = 1000;
 
+/// One dispatch as the journal holds it (`HookJournal.getDispatch`, `listDispatches`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
 #[serde(rename_all = "camelCase")]
@@ -60,6 +61,7 @@ pub struct DispatchRow {
     pub receipt_json: Option<String>,
 }
 
+/// One failed attempt of a dispatch (`HookJournal.listFailures`): codes only, never a message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
 #[serde(rename_all = "camelCase")]
@@ -72,6 +74,7 @@ pub struct FailureRow {
     pub at: i64,
 }
 
+/// A proposed intent as the outbox holds it, with its executor's decision and done mark.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
 #[serde(rename_all = "camelCase")]
@@ -161,6 +164,7 @@ impl Default for IntentFilter {
     }
 }
 
+/// Counts of the journal's dispatches by state and of its intents (`HookJournal.stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
 #[serde(rename_all = "camelCase")]

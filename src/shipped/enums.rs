@@ -5,19 +5,35 @@
 use super::macros::shipped_set;
 use crate::contract::macros::literal;
 
-literal!(ShippedRegistrationSchemaVersion = "loopx_post_writeback_capability_hook_registration_v0");
-literal!(ShippedSourceSchemaVersion = "loopx_post_writeback_hook_source_v0");
-literal!(ShippedHookInputSchemaVersion = "loopx_post_writeback_capability_hook_input_v0");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 hook registration.
+    ShippedRegistrationSchemaVersion = "loopx_post_writeback_capability_hook_registration_v0");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 hook source.
+    ShippedSourceSchemaVersion = "loopx_post_writeback_hook_source_v0");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 hook input.
+    ShippedHookInputSchemaVersion = "loopx_post_writeback_capability_hook_input_v0");
 literal!(
     /// The input's `receipt.schema_version`: the one LoopX writes when it
     /// builds an input from a source.
     ShippedPrimaryReceiptSchemaVersion = "loopx_primary_writeback_receipt_v0"
 );
-literal!(ShippedHookResultSchemaVersion = "loopx_post_writeback_capability_hook_result_v0");
-literal!(ShippedIntentSchemaVersion = "loopx_capability_intent_v0");
-literal!(ShippedSidecarReceiptSchemaVersion = "loopx_post_writeback_capability_hook_receipt_v0");
-literal!(ShippedDispatchSchemaVersion = "loopx_post_writeback_capability_hook_dispatch_v0");
-literal!(ShippedRuntimeFailureSchemaVersion = "loopx_post_writeback_runtime_failure_v0");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 hook result.
+    ShippedHookResultSchemaVersion = "loopx_post_writeback_capability_hook_result_v0");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 capability intent.
+    ShippedIntentSchemaVersion = "loopx_capability_intent_v0");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 sidecar receipt.
+    ShippedSidecarReceiptSchemaVersion = "loopx_post_writeback_capability_hook_receipt_v0");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 dispatch result.
+    ShippedDispatchSchemaVersion = "loopx_post_writeback_capability_hook_dispatch_v0");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 runtime failure.
+    ShippedRuntimeFailureSchemaVersion = "loopx_post_writeback_runtime_failure_v0");
 
 shipped_set!(
     /// A durable writeback's status, as LoopX's input boundary admits it.

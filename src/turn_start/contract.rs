@@ -13,8 +13,12 @@ use ts_rs::TS;
 use crate::contract::macros::{closed_set, literal};
 use crate::contract::FailurePolicy;
 
-literal!(TurnStartRegistrationSchemaVersion = "loopx_turn_start_capability_hook_registration_v0");
-literal!(TurnStartReceiptSchemaVersion = "loopx_turn_start_hook_receipt_v0");
+literal!(
+    /// The `schema_version` of a turn-start hook registration.
+    TurnStartRegistrationSchemaVersion = "loopx_turn_start_capability_hook_registration_v0");
+literal!(
+    /// The `schema_version` of a turn-start hook receipt.
+    TurnStartReceiptSchemaVersion = "loopx_turn_start_hook_receipt_v0");
 
 /// Grammar of a required-read command (contract-v0 section 6): 1..=16 words of
 /// `(--)?[a-z0-9][a-z0-9_.=:-]*` separated by single spaces, at most 256 bytes.

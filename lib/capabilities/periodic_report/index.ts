@@ -22,17 +22,26 @@ export * from './reducer.js'
 export * from './store.js'
 export * from './scheduler.js'
 
+/** How `installPeriodicReport` installs the capability. */
 export interface InstallOptions {
   /** Default `periodic_report`; another id installs the same logic under that name (used by neutrality tests). */
   capabilityId?: string
-  /** The hook's timeout_ms. Default 1000. */
+  /**
+   * The hook's timeout_ms.
+   * @default 1000
+   */
   timeoutMs?: number
 }
 
+/** What `installPeriodicReport` installed. */
 export interface Installed {
+  /** The capability's id. */
   capabilityId: string
+  /** The hook's id. */
   hookId: string
+  /** The intent kind defined. */
   intentKind: string
+  /** The hook's registration, as installed. */
   registration: PostWritebackHookRegistration
 }
 

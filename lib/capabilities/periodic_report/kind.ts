@@ -7,7 +7,9 @@
 import { expectArgs } from '../../args.js'
 import { defineIntentKind } from '../../index.js'
 
+/** The capability's id. */
 export const CAPABILITY_ID = 'periodic_report'
+/** The one operation of its intent kind. */
 export const OPERATION = 'evaluate_runtime_trigger'
 /** The trigger policy this capability's intents ask for. */
 export const POLICY_VERSION = 'weekly_v0'
@@ -42,6 +44,7 @@ export function triggerEvaluationKind<const C extends string = typeof CAPABILITY
   } as const)
 }
 
+/** The typed trigger-evaluation intent kind (`triggerEvaluationKind`'s result). */
 export type TriggerEvaluationKind = ReturnType<typeof triggerEvaluationKind<string>>
 
 /** `periodic_report.trigger_evaluation`, as in the RFC's example. */

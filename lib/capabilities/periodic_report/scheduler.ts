@@ -21,18 +21,28 @@ import { CAPABILITY_ID, OPERATION, POLICY_VERSION } from './kind.js'
 import { checkPolicy, DEFAULT_COMPLETION_THRESHOLD, isoWeek, type TriggerPolicy } from './reducer.js'
 import { TriggerStore, type StoredDecision } from './store.js'
 
+/** How `PeriodicReportScheduler.open` opens the scheduler. */
 export interface SchedulerOptions {
   /** The hook journal (`runtime.journal`, or `HookJournal.open(path)` in another process). */
   journal: HookJournal
   /** The capability's own store file; never a journal's file. */
   storePath: string
-  /** weekly_v0: distinct segment completions that promote a window. Default 3. */
+  /**
+   * weekly_v0: distinct segment completions that promote a window (1..=1000).
+   * @default 3
+   */
   completionThreshold?: number
   /** The clock deciding the window (the ISO week of the evaluation). */
   now?: () => Date
-  /** The capability whose intents this scheduler executes. Default `periodic_report`. */
+  /**
+   * The capability whose intents this scheduler executes.
+   * @default 'periodic_report'
+   */
   capabilityId?: string
-  /** Outbox page size, 1..=1000. Default 100. */
+  /**
+   * Outbox page size, 1..=1000.
+   * @default 100
+   */
   pageSize?: number
 }
 
@@ -46,11 +56,13 @@ export type AdmissionReason =
   | 'unknown_source'
   | 'unsupported_payload'
 
+/** What one `runOnce` pass did. */
 export interface SchedulerPass {
   /** Pending intents seen. */
   listed: number
   /** Intents this pass admitted. */
   admitted: string[]
+  /** Intents this pass rejected, with the reason. */
   rejected: { intentId: string; reasonCode: AdmissionReason }[]
   /** Decisions the reducer made in this pass. */
   evaluated: StoredDecision[]
@@ -80,12 +92,31 @@ const SCHEDULER_OPTIONS = {
   pageSize: 'number?',
 } as const
 
+/**
+ * The capability's governed executor of trigger-evaluation intents: each
+ * pass admits or rejects every pending intent of its kind once, runs the
+ * reducer for the admitted ones in its own store, and marks them done. It
+ * holds no sink, credential or write scope.
+ *
+ * @example
+ * ```ts
+ * const scheduler = PeriodicReportScheduler.open({ journal: runtime.journal, storePath: 'trigger.db' })
+ * const pass = await scheduler.runOnce()
+ * scheduler.close()
+ * ```
+ */
 export class PeriodicReportScheduler {
+  /** The hook journal it reads and decides in. */
   readonly journal: HookJournal
+  /** Its own trigger store. */
   readonly store: TriggerStore
+  /** The capability whose intents it executes. */
   readonly capabilityId: string
+  /** Its executor id, `<capabilityId>.scheduler`. */
   readonly executorId: string
+  /** The intent kind it executes, `<capabilityId>.trigger_evaluation`. */
   readonly intentKind: string
+  /** The reducer's policy. */
   readonly policy: TriggerPolicy
   readonly #now: () => Date
   readonly #pageSize: number
@@ -104,6 +135,14 @@ export class PeriodicReportScheduler {
     this.#pageSize = options.pageSize ?? 100
   }
 
+  /**
+   * Opens the scheduler and its trigger store.
+   *
+   * @param options - see `SchedulerOptions`.
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for options that are not what the
+   *   signature says (a threshold outside 1..=1000 included), and what
+   *   `TriggerStore.open` throws.
+   */
   static open(options: SchedulerOptions): PeriodicReportScheduler {
     expectOptions('PeriodicReportScheduler.open', 'options', options, SCHEDULER_OPTIONS, 'object')
     const policy = {
@@ -137,6 +176,7 @@ export class PeriodicReportScheduler {
     return this.store.decisions()
   }
 
+  /** Closes its trigger store (not the journal). */
   close(): void {
     this.store.close()
   }

@@ -22,9 +22,12 @@ import {
   type WindowState,
 } from './reducer.js'
 
+/** The schema stamp of a trigger store file. */
 export const TRIGGER_STORE_SCHEMA = 'loopx_periodic_report_trigger_store_v1'
 
+/** A recorded reducer decision. */
 export interface StoredDecision extends TriggerDecision {
+  /** When it was decided (ISO 8601). */
   decidedAt: string
 }
 
@@ -90,6 +93,10 @@ function windowOf(r: WindowRow): WindowState {
   }
 }
 
+/**
+ * The capability's own SQLite store (never a journal's file): each window's
+ * reducer state and every decision, once per intent_id. Needs better-sqlite3.
+ */
 export class TriggerStore {
   readonly #db: BetterSqlite3.Database
 
@@ -97,6 +104,16 @@ export class TriggerStore {
     this.#db = db
   }
 
+  /**
+   * Opens (creating on first use) the store file; refuses any other file.
+   *
+   * @param path - the store's file.
+   * @param options - `busyTimeoutMs`, how long to wait for another
+   *   process's write lock (default 5000).
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for arguments that are not what the
+   *   signature says; `ERR_LOOPX_PEER_MISSING` without better-sqlite3;
+   *   `ERR_LOOPX_NOT_A_TRIGGER_STORE` for another file; `ERR_LOOPX_NOT_A_FILE`.
+   */
   static open(path: string, options?: { busyTimeoutMs?: number }): TriggerStore {
     expectArgs('TriggerStore.open', { path: [path, 'string'] })
     const { busyTimeoutMs } = expectOptions('TriggerStore.open', 'options', options, { busyTimeoutMs: 'number?' })
@@ -183,6 +200,7 @@ export class TriggerStore {
       .immediate()
   }
 
+  /** The decision recorded for an intent, or null. */
   decision(intentId: string): StoredDecision | null {
     expectArgs('decision', { intentId: [intentId, 'string'] })
     const row = this.#db.prepare(`SELECT * FROM trigger_decisions WHERE intent_id = ?`).get(intentId) as
@@ -195,10 +213,12 @@ export class TriggerStore {
     return (this.#db.prepare(`SELECT * FROM trigger_decisions ORDER BY seq`).all() as DecisionRow[]).map(decisionOf)
   }
 
+  /** Every window's state, in window order. */
   windows(): WindowState[] {
     return (this.#db.prepare(`SELECT * FROM trigger_windows ORDER BY window`).all() as WindowRow[]).map(windowOf)
   }
 
+  /** Closes the store file. Idempotent. */
   close(): void {
     if (this.#db.open) this.#db.close()
   }

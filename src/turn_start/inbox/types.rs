@@ -29,6 +29,7 @@ pub enum SenderKind {
     Unknown,
 }
 
+/// Who sent a captured message, as the provider verified it.
 #[derive(Serialize, Deserialize, TS, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[ts(export)]
@@ -71,6 +72,7 @@ pub struct MessageRef {
     pub provider_message_id: String,
 }
 
+/// One provider message to capture into the inbox (`InboxStore.capture`).
 #[derive(Serialize, Deserialize, TS, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[ts(export)]
@@ -85,6 +87,7 @@ pub struct CaptureInput {
     pub payload: Value,
 }
 
+/// What `capture` did: captured, a repeat of a captured message, or the profile's own message.
 #[derive(Serialize, Deserialize, TS, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 #[ts(export)]
@@ -178,6 +181,7 @@ pub struct PendingMessage {
     pub effect_receipt_id: Option<String>,
 }
 
+/// What `dispose` did: recorded, unchanged, or why not.
 #[derive(Serialize, Deserialize, TS, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 #[ts(export)]
@@ -193,6 +197,7 @@ pub enum DisposeOutcome {
     UnknownMessage,
 }
 
+/// What `InboxStore.ack` did: acknowledged, or why not.
 #[derive(Serialize, Deserialize, TS, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 #[ts(export)]
@@ -242,6 +247,7 @@ pub enum ReactionResult {
     Uncertain,
 }
 
+/// What `finishReaction` or `resolveReaction` did.
 #[derive(Serialize, Deserialize, TS, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 #[ts(export)]
@@ -283,6 +289,7 @@ pub struct CursorClaim {
     pub value: Option<String>,
 }
 
+/// What `claimCursor` did: claimed (with the claim), or another holder's lease lives.
 #[derive(Serialize, Deserialize, TS, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case", tag = "outcome")]
 #[ts(export)]
@@ -292,6 +299,7 @@ pub enum ClaimOutcome {
     Busy,
 }
 
+/// What `advanceCursor` did.
 #[derive(Serialize, Deserialize, TS, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 #[ts(export)]

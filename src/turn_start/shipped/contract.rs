@@ -25,10 +25,18 @@ pub const COMMAND_MAX_BYTES: usize = 1024;
 pub const REASON_MAX_UNITS: usize = 240;
 pub const MAX_PROMPT_BUDGET_BYTES: u32 = 2048;
 
-literal!(ShippedTurnStartRegistrationV0Schema = "loopx_turn_start_capability_hook_registration_v0");
-literal!(ShippedTurnStartRegistrationV1Schema = "loopx_turn_start_capability_hook_registration_v1");
-literal!(ShippedTurnStartResultSchema = "loopx_turn_start_capability_hook_result_v0");
-literal!(ShippedTurnStartDispatchSchema = "loopx_turn_start_capability_hook_dispatch_v1");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 turn-start registration, v0.
+    ShippedTurnStartRegistrationV0Schema = "loopx_turn_start_capability_hook_registration_v0");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 turn-start registration, v1.
+    ShippedTurnStartRegistrationV1Schema = "loopx_turn_start_capability_hook_registration_v1");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 turn-start result.
+    ShippedTurnStartResultSchema = "loopx_turn_start_capability_hook_result_v0");
+literal!(
+    /// The `schema_version` of a loopx-shipped-v0 turn-start dispatch.
+    ShippedTurnStartDispatchSchema = "loopx_turn_start_capability_hook_dispatch_v1");
 literal!(
     /// Where a projected required read came from.
     ShippedRequiredReadSource = "turn_start_capability_hook"

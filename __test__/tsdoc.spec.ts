@@ -1,0 +1,97 @@
+// Editor help is a promise of the public surface: every export of every
+// public entry point (package.json "exports" with a `types` condition) and
+// every public member of an exported class or interface carries a doc
+// comment, so a hover never comes up empty. The walk goes through the
+// TypeScript checker, so re-exports (`export *`, `export type *`, renamed
+// exports) resolve to the declaration a user's editor shows.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+import ts from 'typescript'
+import { describe, expect, it } from 'vitest'
+
+const root = join(__dirname, '..')
+
+/** The TypeScript source behind each public entry point's declaration file. */
+function entryPoints(): Map<string, string> {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | { types?: string }>
+  }
+  const entries = new Map<string, string>()
+  for (const [subpath, target] of Object.entries(pkg.exports)) {
+    if (typeof target !== 'object' || target.types === undefined) continue
+    entries.set(subpath, join(root, target.types.replace(/\.d\.ts$/, '.ts')))
+  }
+  return entries
+}
+
+function hasDoc(declaration: ts.Declaration): boolean {
+  // Only a block with text of its own counts: bare tags (`@internal`, `@param x`) describe nothing on hover.
+  return ts.getJSDocCommentsAndTags(declaration).some((doc) => {
+    if (!ts.isJSDoc(doc)) return false
+    const text = ts.getTextOfJSDocComment(doc.comment)
+    return text !== undefined && text.trim() !== ''
+  })
+}
+
+function isPublicMember(member: ts.Symbol): boolean {
+  if (member.name.startsWith('#') || member.name.startsWith('__')) return false
+  return (member.declarations ?? []).every((declaration) => {
+    if (ts.isConstructorDeclaration(declaration)) return false
+    if (!ts.canHaveModifiers(declaration)) return true
+    const flags = ts.getCombinedModifierFlags(declaration)
+    return (flags & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) === 0
+  })
+}
+
+/** A symbol is documented when any of its declarations (an overload, a merged declaration) has a doc comment. */
+function documented(symbol: ts.Symbol): boolean {
+  return (symbol.declarations ?? []).some(hasDoc)
+}
+
+/** Names, `subpath: Export` or `subpath: Export.member`, of everything public that has no doc comment. */
+function undocumented(files: Map<string, string>): string[] {
+  const program = ts.createProgram([...files.values()], {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.Node16,
+    moduleResolution: ts.ModuleResolutionKind.Node16,
+    strict: true,
+    noEmit: true,
+    types: ['node'],
+  })
+  const checker = program.getTypeChecker()
+  const missing: string[] = []
+  for (const [subpath, file] of files) {
+    const source = program.getSourceFile(file)
+    if (source === undefined) throw new Error(`${subpath}: ${file} is not in the program`)
+    const moduleSymbol = checker.getSymbolAtLocation(source)
+    if (moduleSymbol === undefined) throw new Error(`${subpath}: ${file} is not a module`)
+    for (const exported of checker.getExportsOfModule(moduleSymbol)) {
+      const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported
+      const name = `${subpath}: ${exported.name}`
+      if (!documented(symbol)) missing.push(name)
+      if (!(symbol.flags & (ts.SymbolFlags.Class | ts.SymbolFlags.Interface))) continue
+      const members = [...(symbol.members?.values() ?? []), ...(symbol.exports?.values() ?? [])]
+      for (const member of members) {
+        if (member.flags & (ts.SymbolFlags.Prototype | ts.SymbolFlags.TypeParameter) || !isPublicMember(member))
+          continue
+        if (!documented(member)) missing.push(`${name}.${member.name}`)
+      }
+    }
+  }
+  return missing
+}
+
+describe('TSDoc on the public surface', () => {
+  const entries = entryPoints()
+
+  it('walks every typed entry point of package.json "exports"', () => {
+    expect([...entries.keys()]).toEqual(
+      expect.arrayContaining(['.', './orchestrator', './otel', './capabilities/periodic_report']),
+    )
+  })
+
+  it('every export and every public class/interface member has a doc comment', { timeout: 60_000 }, () => {
+    expect(undocumented(entries)).toEqual([])
+  })
+})
