@@ -5,14 +5,12 @@
 // after a checkpoint it had not flushed. Every call settles within its
 // documented bound with a coded error while a 100 ms timer keeps ticking on
 // the JS thread, and a crash never loses a finished dispatch.
-import { execFile, execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import net from 'node:net'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { promisify } from 'node:util'
-import { userInfo } from 'node:os'
 
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 
@@ -25,13 +23,11 @@ import {
   type DispatchRequest,
   type HookRuntimeOptions,
 } from '../lib/index.js'
-import { findBin } from '../scripts/pg-server.mjs'
 import { withPg } from './support/backends'
-import { startOwnServer, stopOwnServer, type OwnServer } from './support/pg_own_server'
+import { pgCtl, startOwnServer, stopOwnServer, type OwnServer } from './support/pg_own_server'
 import { sleep } from './support/runtime'
 import { TcpProxy } from '../scripts/tcp-proxy.mjs'
 
-const run = promisify(execFile)
 const BIN = join(__dirname, '..', 'bin', 'loopx-hooks.js')
 const CHILDREN = join(__dirname, 'children')
 
@@ -315,12 +311,3 @@ describe('PostgreSQL when the network misbehaves', () => {
     }, 60_000)
   })
 })
-
-/** pg_ctl on the server's folder, as the postgres user when we are root (as pg-server.mjs runs it). */
-async function pgCtl(server: OwnServer, args: string[]): Promise<void> {
-  const bin = findBin('pg_ctl')
-  if (!bin) throw new Error('pg_ctl not found')
-  const argv = ['-D', server.dir, ...args]
-  if (userInfo().uid === 0) await run('runuser', ['-u', 'postgres', '--', bin, ...argv])
-  else await run(bin, argv)
-}

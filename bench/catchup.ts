@@ -24,6 +24,7 @@ import pg from 'pg'
 import { ROOT } from './pkg.js'
 import { ddl } from './plain_pg.js'
 import { median, type SideName } from './sides.js'
+import type { Add } from './targets.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
 const K = QUICK ? { rounds: 2, n: 2_000, pgN: 1_000 } : { rounds: 1, n: 100_000, pgN: 100_000 }
@@ -154,15 +155,6 @@ export async function catchupBench(tmp: string, log: Log): Promise<CatchupResult
   const p = await postgres(log)
   return { config: K, sqlite: s, pg: p }
 }
-
-type Add = (
-  key: string,
-  metric: string,
-  ours: string,
-  plain: string,
-  ratio: number,
-  figures: Record<string, unknown>,
-) => void
 
 /** The rows: throughput and event-loop delay, ours against the plain path, per backend and API. */
 export function catchupRows(res: CatchupResults, add: Add, fmt: (x: number, unit?: string) => string): void {

@@ -28,6 +28,7 @@ import { jcs, request } from './fixtures.js'
 import { pkg, ROOT } from './pkg.js'
 import { ddl } from './plain_pg.js'
 import { drive, median, open, openPg, type Runner, type SideName } from './sides.js'
+import type { Add } from './targets.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
 const P = QUICK
@@ -344,15 +345,6 @@ export async function pgBench(log: Log): Promise<PgResults> {
     cleanup()
   }
 }
-
-type Add = (
-  key: string,
-  metric: string,
-  ours: string,
-  plain: string,
-  ratio: number,
-  figures: Record<string, unknown>,
-) => void
 
 /** The table rows (their targets: bench/targets.ts); `fmt` formats a rate as the rest of the table does. */
 export function pgRows(res: PgResults, add: Add, fmt: (x: number) => string): void {

@@ -3,6 +3,16 @@
  * target. A row whose key is not here has no target and says so. The ratio a
  * target reads is the row's own ratio column (loopx-hooks / plain, same run).
  */
+/** Adds one row to the table; its target and met columns come from `TARGETS` by key. */
+export type Add = (
+  key: string,
+  metric: string,
+  ours: string,
+  plain: string,
+  ratio: number,
+  figures: Record<string, unknown>,
+) => void
+
 export interface Target {
   /** What the table shows in its target column. */
   text: string

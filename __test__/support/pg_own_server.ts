@@ -16,7 +16,7 @@ const run = promisify(execFile)
 export type OwnServer = PgServer
 
 /** pg_ctl on the server's folder, as the postgres user when we are root (as pg-server.mjs runs it). */
-async function pgCtl(server: OwnServer, args: string[]): Promise<void> {
+export async function pgCtl(server: OwnServer, args: string[]): Promise<void> {
   const bin = findBin('pg_ctl')
   if (!bin) throw new Error('pg_ctl not found')
   const argv = ['-D', server.dir, ...args]
