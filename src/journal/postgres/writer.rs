@@ -191,6 +191,12 @@ impl BatchConn for PgWriteConn {
     }
 
     fn retry_after(&self, e: &JournalError, tries: u32) -> Option<Duration> {
+        // Every failing batch starts its own span, whatever its first error:
+        // a server shutting down refuses the statement first (the careful
+        // retry, below) and only then the connection.
+        if tries == 0 {
+            self.failing_since.set(Some(self.try_began));
+        }
         if self.wants_care {
             return Some(Duration::ZERO);
         }
@@ -200,10 +206,7 @@ impl BatchConn for PgWriteConn {
         // Unreachable: retried for a span of time, not a count of tries, since
         // a try against a silent server waits out its whole bound.
         let now = Instant::now();
-        if tries == 0 {
-            self.failing_since.set(Some(self.try_began));
-        }
-        let since = self.failing_since.get().unwrap_or(now);
+        let since = self.failing_since.get().unwrap_or(self.try_began);
         let delay = backoff(e, tries.min(11))?;
         if self.gave_up.get() || now.saturating_duration_since(since) + delay > self.retry_for {
             self.gave_up.set(true);
@@ -247,3 +250,6 @@ impl BatchConn for PgWriteConn {
         !self.careful
     }
 }
+
+#[cfg(test)]
+mod retry_tests;
