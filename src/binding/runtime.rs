@@ -45,6 +45,8 @@ pub struct RuntimeOptions {
     pub busy_timeout_ms: Option<u32>,
     /// `false` turns the attempt ledger off (see `JournalOptions`). Default true.
     pub attempt_ledger: Option<bool>,
+    /// `true` commits on the calling thread when the writer is idle (see `JournalOptions`). Default false.
+    pub inline_commit: Option<bool>,
     /// The contract the runtime speaks: `contract-v0` (the default) or `loopx-shipped-v0`.
     pub dialect: Option<String>,
 }
@@ -145,6 +147,7 @@ async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntim
         synchronous_full: options.synchronous_full.unwrap_or(true),
         busy_timeout_ms: options.busy_timeout_ms.unwrap_or(JournalOptions::default().busy_timeout_ms),
         attempt_ledger: options.attempt_ledger.unwrap_or(true),
+        inline_commit: options.inline_commit.unwrap_or(false),
     };
     let target = super::journal::journal_target(options.journal_path, options.postgres)?;
     let journal = super::journal::open_journal(target, journal_options, OpenMode::ReadWrite).await?;

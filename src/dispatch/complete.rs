@@ -154,9 +154,17 @@ impl Dispatcher {
             shared.finish(Finished { ticket, outcome });
             shared.stop_running();
         });
-        match self.journal.record_many(records, then) {
-            Ok(()) => Ok(Completion::Pending),
-            Err(e) => finish_now(Err(e)),
+        // An inline commit finishes the dispatch inside `record_many`: its
+        // caller gets the outcome now instead of from the next delivery.
+        let inline = self.journal.commits_inline();
+        if inline {
+            self.shared.hold(ticket);
+        }
+        let queued = self.journal.record_many(records, then);
+        match (queued, inline.then(|| self.shared.take_held(ticket)).flatten()) {
+            (_, Some(outcome)) => outcome.map(Completion::Done),
+            (Ok(()), None) => Ok(Completion::Pending),
+            (Err(e), None) => finish_now(Err(e)),
         }
     }
 

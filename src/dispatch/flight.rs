@@ -30,6 +30,9 @@ pub(super) struct Shared {
     finished: Mutex<Vec<Finished>>,
     /// Tickets someone awaits in Rust (the async driver).
     waiters: Mutex<HashMap<u64, oneshot::Sender<Result<DispatchOutcome, JournalError>>>>,
+    /// Tickets whose caller takes the outcome itself if it is finished by
+    /// the time `complete` returns (an inline commit): kept here, not delivered.
+    held: Mutex<HashMap<u64, Option<Result<DispatchOutcome, JournalError>>>>,
     deliver: RwLock<Option<Deliver>>,
     /// Woken whenever claims are released.
     pub(super) released: Notify,
@@ -47,6 +50,7 @@ impl Shared {
             claims: Mutex::default(),
             finished: Mutex::default(),
             waiters: Mutex::default(),
+            held: Mutex::default(),
             deliver: RwLock::new(None),
             released: Notify::new(),
             running: watch::channel(0).0,
@@ -103,6 +107,17 @@ impl Shared {
         rx
     }
 
+    /// The caller of `complete` for `ticket` takes its outcome if it finishes
+    /// before [`Shared::take_held`]; afterwards it is delivered as usual.
+    pub(super) fn hold(&self, ticket: u64) {
+        lock(&self.held).insert(ticket, None);
+    }
+
+    /// Ends the hold of `ticket`: its outcome, if it finished meanwhile.
+    pub(super) fn take_held(&self, ticket: u64) -> Option<Result<DispatchOutcome, JournalError>> {
+        lock(&self.held).remove(&ticket).flatten()
+    }
+
     pub(super) fn forget(&self, ticket: u64) {
         lock(&self.waiters).remove(&ticket);
     }
@@ -117,12 +132,14 @@ impl Shared {
         let mut rest = Vec::with_capacity(done.len());
         {
             let mut waiters = lock(&self.waiters);
+            let mut held = lock(&self.held);
             for f in done {
-                match waiters.remove(&f.ticket) {
-                    Some(tx) => {
+                match (waiters.remove(&f.ticket), held.get_mut(&f.ticket)) {
+                    (Some(tx), _) => {
                         let _ = tx.send(f.outcome);
                     }
-                    None => rest.push(f),
+                    (None, Some(slot)) => *slot = Some(f.outcome),
+                    (None, None) => rest.push(f),
                 }
             }
         }

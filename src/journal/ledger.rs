@@ -329,6 +329,16 @@ pub(crate) fn adopt(ledger: Arc<Ledger>) {
     WRITER_LEDGER.with(|l| *l.borrow_mut() = Some(ledger));
 }
 
+/// Runs `f` (an inline commit on a caller's thread) with `ledger` as this
+/// thread's, then puts back whatever was there: one thread may commit for
+/// several journals.
+pub(crate) fn while_adopted<R>(ledger: Option<Arc<Ledger>>, f: impl FnOnce() -> R) -> R {
+    let before = WRITER_LEDGER.with(|l| std::mem::replace(&mut *l.borrow_mut(), ledger));
+    let out = f();
+    WRITER_LEDGER.with(|l| *l.borrow_mut() = before);
+    out
+}
+
 /// On a writer thread: the checkpoint this process noted for `dispatch_id`
 /// before calling its provider, if its outcome is not recorded yet.
 pub(crate) fn noted_here(dispatch_id: &str) -> Option<Checkpoint> {

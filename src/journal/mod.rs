@@ -186,11 +186,17 @@ pub struct JournalOptions {
     /// `pwrite` per invocation and one per record, and lets an invocation
     /// whose process ends before the checkpoint commits go uncounted.
     pub attempt_ledger: bool,
+    /// Commit a command on the thread that submits it when the writer has
+    /// nothing queued and no batch open, instead of handing it over: no
+    /// thread wake-up either way, but the caller waits for the commit (its
+    /// fsync, and another process's lock up to the busy timeout). For a
+    /// local file; off by default.
+    pub inline_commit: bool,
 }
 
 impl Default for JournalOptions {
     fn default() -> Self {
-        JournalOptions { synchronous_full: true, busy_timeout_ms: 5_000, attempt_ledger: true }
+        JournalOptions { synchronous_full: true, busy_timeout_ms: 5_000, attempt_ledger: true, inline_commit: false }
     }
 }
 
@@ -205,6 +211,8 @@ pub struct Journal {
     /// Bumped to end every pending [`Journal::wait_for_commit`] (see
     /// `lease.rs`); [`lease::CLOSED`] once closed.
     waits: tokio::sync::watch::Sender<u64>,
+    /// Commands commit on the submitting thread when the writer is idle.
+    inline_commit: bool,
 }
 
 impl std::fmt::Debug for Journal {
@@ -234,6 +242,10 @@ impl Journal {
     /// is [`JournalError::NotAJournal`].
     pub fn open(target: impl Into<JournalTarget>, options: JournalOptions, mode: OpenMode) -> Result<Journal> {
         let target = target.into();
+        // Each command would wait for a network round trip on the caller's thread.
+        if options.inline_commit && matches!(target, JournalTarget::Postgres(_)) {
+            return Err(JournalError::InvalidArgument { what: "inline_commit" });
+        }
         let (store, commits) = target.open_store(options, mode)?;
         let ledger_dir = match mode {
             OpenMode::ReadWrite if options.attempt_ledger => Some(target.ledger_dir()?),
@@ -244,9 +256,15 @@ impl Journal {
             store.attach_ledger(std::sync::Arc::clone(l));
         }
         let waits = tokio::sync::watch::channel(0).0;
-        let journal = Journal { store, commits, ledger, waits };
+        let journal = Journal { store, commits, ledger, waits, inline_commit: options.inline_commit };
         journal.fold_ended_attempts();
         Ok(journal)
+    }
+
+    /// Whether a command may commit on the thread that submits it (and its
+    /// answer be given before the submitting call returns).
+    pub fn commits_inline(&self) -> bool {
+        self.inline_commit
     }
 
     /// Stops accepting commands, lets the writer commit and answer everything

@@ -27,19 +27,21 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::commit::{now_ms, CommitSignal};
+use super::commit::CommitSignal;
 // A command's answer type is the jobs' (`job.rs`); commands may name it through the writer.
 pub(crate) use super::job::Answer;
-use super::job::{Job, Op, Step, Task};
+use super::job::{Job, Op, Task};
 use super::ledger::{self, Ledger};
-use super::merge::{plan, Merge, Mergeable};
+use super::merge::Merge;
 use super::{JournalError, JournalOptions, Result};
+
+mod batch;
 
 /// Commands per transaction, at most.
 pub(crate) const MAX_BATCH: usize = 256;
@@ -154,12 +156,25 @@ struct Counters {
 pub(crate) struct Writer<C> {
     tx: RwLock<Option<mpsc::Sender<Box<dyn Job<C>>>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
-    counters: Arc<Counters>,
+    /// The write connection: the writer thread holds it for each batch; an
+    /// inline commit takes it when it is free and nothing is queued. The
+    /// thread owns it, so it closes when the thread ends.
+    conn: Weak<Mutex<C>>,
+    shared: Arc<Shared>,
+    /// Commit a command on the submitting thread when the writer is idle.
+    inline: bool,
+    synchronous_full: bool,
     /// The answer once there is no queue: Closed, or ReadOnly for a reader-only journal.
     refusal: JournalError,
-    after_batch: Arc<RwLock<Vec<AfterBatch>>>,
+}
+
+/// What the writer thread shares with its [`Writer`] (and an inline commit).
+struct Shared {
+    counters: Counters,
+    commits: CommitSignal,
+    after_batch: RwLock<Vec<AfterBatch>>,
     /// The journal's attempt ledger, once it has one (see [`Writer::attach_ledger`]).
-    ledger: Arc<OnceLock<Arc<Ledger>>>,
+    ledger: OnceLock<Arc<Ledger>>,
 }
 
 impl<C: BatchConn> Writer<C> {
@@ -167,23 +182,27 @@ impl<C: BatchConn> Writer<C> {
     /// record or a decision): consumers waiting for intents wake on it.
     pub(crate) fn spawn(conn: C, options: JournalOptions, commits: CommitSignal) -> Result<Writer<C>> {
         let (tx, rx) = mpsc::channel::<Box<dyn Job<C>>>();
-        let counters = Arc::new(Counters::default());
-        let thread_counters = Arc::clone(&counters);
-        let after_batch: Arc<RwLock<Vec<AfterBatch>>> = Arc::default();
-        let thread_after = Arc::clone(&after_batch);
-        let ledger: Arc<OnceLock<Arc<Ledger>>> = Arc::default();
-        let thread_ledger = Arc::clone(&ledger);
-        let thread = std::thread::Builder::new().name("loopx-journal-writer".into()).spawn(move || {
-            let shared = Shared { counters: &thread_counters, commits: &commits, after_batch: &thread_after };
-            run(conn, rx, options.synchronous_full, &shared, &thread_ledger);
-        })?;
+        let shared = Arc::new(Shared {
+            counters: Counters::default(),
+            commits,
+            after_batch: RwLock::default(),
+            ledger: OnceLock::new(),
+        });
+        let thread_conn = Arc::new(Mutex::new(conn));
+        let conn = Arc::downgrade(&thread_conn);
+        let thread_shared = Arc::clone(&shared);
+        let synchronous_full = options.synchronous_full;
+        let thread = std::thread::Builder::new()
+            .name("loopx-journal-writer".into())
+            .spawn(move || run(&thread_conn, rx, synchronous_full, &thread_shared))?;
         Ok(Writer {
             tx: RwLock::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
-            counters,
+            conn,
+            shared,
+            inline: options.inline_commit,
+            synchronous_full,
             refusal: JournalError::Closed,
-            after_batch,
-            ledger,
         })
     }
 
@@ -192,16 +211,24 @@ impl<C: BatchConn> Writer<C> {
         Writer {
             tx: RwLock::new(None),
             thread: Mutex::new(None),
-            counters: Arc::default(),
+            conn: Weak::new(),
+            shared: Arc::new(Shared {
+                counters: Counters::default(),
+                commits: Arc::new(tokio::sync::watch::channel(0).0),
+                after_batch: RwLock::default(),
+                ledger: OnceLock::new(),
+            }),
+            inline: false,
+            synchronous_full: false,
             refusal: JournalError::ReadOnly,
-            after_batch: Arc::default(),
-            ledger: Arc::default(),
         }
     }
 
     /// Queues a command whose answer is handed to `then` on the writer thread
     /// after its commit (no waiter to wake per command). When the writer is
-    /// closed, `then` is dropped uncalled and the error returned.
+    /// closed, `then` is dropped uncalled and the error returned. With inline
+    /// commits and an idle writer, the command commits on this thread and
+    /// `then` has run when this returns.
     pub(crate) fn submit_then<A, T>(&self, durable: bool, args: A, op: Op<C, A, T>, then: Answer<T>) -> Result<()>
     where
         A: Send + 'static,
@@ -226,31 +253,58 @@ impl<C: BatchConn> Writer<C> {
     }
 
     fn submit(&self, job: Box<dyn Job<C>>) -> Result<()> {
+        // Held while an inline commit runs, so `close` waits for it.
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
+        let Some(tx) = guard.as_ref() else { return Err(self.refusal.clone()) };
+        let job = if self.inline {
+            match self.commit_here(job) {
+                None => return Ok(()),
+                Some(job) => job,
+            }
+        } else {
+            job
+        };
+        let queued = &self.shared.counters.queued;
         // Counted before sending so the writer's decrement never comes first.
-        self.counters.queued.fetch_add(1, Ordering::Relaxed);
-        match guard.as_ref().map(|tx| tx.send(job)) {
-            Some(Ok(())) => Ok(()),
-            Some(Err(_)) => {
-                self.counters.queued.fetch_sub(1, Ordering::Relaxed);
-                Err(JournalError::Closed)
-            }
-            None => {
-                self.counters.queued.fetch_sub(1, Ordering::Relaxed);
-                Err(self.refusal.clone())
-            }
+        queued.fetch_add(1, Ordering::SeqCst);
+        tx.send(job).map_err(|_| {
+            queued.fetch_sub(1, Ordering::SeqCst);
+            JournalError::Closed
+        })
+    }
+
+    /// Commits `job` on this thread when nothing is queued and the writer
+    /// thread is between batches; hands it back otherwise. Commands queued
+    /// earlier by this thread are still queued or being answered then, so
+    /// its commands commit in the order it submitted them.
+    fn commit_here(&self, job: Box<dyn Job<C>>) -> Option<Box<dyn Job<C>>> {
+        let queued = &self.shared.counters.queued;
+        if queued.load(Ordering::SeqCst) != 0 {
+            return Some(job);
         }
+        let Some(conn) = self.conn.upgrade() else { return Some(job) };
+        let Ok(mut conn) = conn.try_lock() else { return Some(job) };
+        if queued.load(Ordering::SeqCst) != 0 {
+            return Some(job);
+        }
+        let shared = &*self.shared;
+        let ledger = shared.ledger.get().cloned();
+        ledger::while_adopted(ledger, || {
+            let wakes = job.durable();
+            batch::run_and_settle(&mut *conn, vec![job], (self.synchronous_full && wakes, wakes), shared, false);
+        });
+        None
     }
 
     /// Adds a callback run after each batch's answers.
     pub(crate) fn after_batch(&self, f: AfterBatch) {
-        self.after_batch.write().unwrap_or_else(|p| p.into_inner()).push(f);
+        self.shared.after_batch.write().unwrap_or_else(|p| p.into_inner()).push(f);
     }
 
     /// Lets the record rules find the checkpoints this process noted (a final
     /// record whose checkpoint the server lost writes it again, `record/rule.rs`).
     pub(crate) fn attach_ledger(&self, ledger: Arc<Ledger>) {
-        let _ = self.ledger.set(ledger);
+        let _ = self.shared.ledger.set(ledger);
     }
 
     /// Drops the sender (the thread drains the queue, then exits) and joins.
@@ -264,7 +318,7 @@ impl<C: BatchConn> Writer<C> {
     }
 
     pub(crate) fn stats(&self) -> WriterStats {
-        let c = &self.counters;
+        let c = &self.shared.counters;
         WriterStats {
             commits: c.commits.load(Ordering::Relaxed),
             commands: c.commands.load(Ordering::Relaxed),
@@ -279,38 +333,26 @@ impl<C: BatchConn> Writer<C> {
     }
 }
 
-/// What the writer thread shares with its [`Writer`].
-struct Shared<'a> {
-    counters: &'a Counters,
-    commits: &'a CommitSignal,
-    after_batch: &'a RwLock<Vec<AfterBatch>>,
-}
-
-fn run<C: BatchConn>(
-    mut conn: C,
-    rx: mpsc::Receiver<Box<dyn Job<C>>>,
-    synchronous_full: bool,
-    shared: &Shared<'_>,
-    ledger_slot: &OnceLock<Arc<Ledger>>,
-) {
-    let Shared { counters, commits, after_batch } = *shared;
+fn run<C: BatchConn>(conn: &Mutex<C>, rx: mpsc::Receiver<Box<dyn Job<C>>>, synchronous_full: bool, shared: &Shared) {
+    let lock = || conn.lock().unwrap_or_else(|p| p.into_inner());
     let mut adopted = false;
     loop {
-        let next = match conn.idle_after() {
+        let idle_after = lock().idle_after();
+        let next = match idle_after {
             Some(wait) => rx.recv_timeout(wait).map_err(|e| e == mpsc::RecvTimeoutError::Timeout),
             None => rx.recv().map_err(|_| false),
         };
         let first = match next {
             Ok(job) => job,
             Err(true) => {
-                conn.idle();
+                lock().idle();
                 continue;
             }
             Err(false) => break,
         };
         // Attached after this thread started, before the journal's first command.
         if !adopted {
-            if let Some(l) = ledger_slot.get() {
+            if let Some(l) = shared.ledger.get() {
                 ledger::adopt(Arc::clone(l));
                 adopted = true;
             }
@@ -319,151 +361,28 @@ fn run<C: BatchConn>(
         // no fixed delay, and nothing to wait for when the process is idle.
         std::thread::yield_now();
         let mut batch = vec![first];
-        drain(&rx, &mut batch);
+        batch::drain(&rx, &mut batch);
         // A batch of checkpoints only is nobody's wait: linger briefly so the
         // record that usually follows (a provider that answers at once) joins
         // it in one transaction, one commit per dispatch instead of two.
         let until = Instant::now() + CHECKPOINT_LINGER;
         if !batch.iter().any(|j| j.durable()) {
-            conn.open_early();
+            lock().open_early();
         }
         while batch.len() < MAX_BATCH && !batch.iter().any(|j| j.durable()) {
             let left = until.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(job) => {
                     batch.push(job);
-                    drain(&rx, &mut batch);
+                    batch::drain(&rx, &mut batch);
                 }
                 Err(_) => break,
             }
         }
         let wakes = batch.iter().any(|j| j.durable());
-        let durable = synchronous_full && wakes;
-        let started = Instant::now();
-        let (result, busy_retries) = commit_batch(&mut conn, &mut batch, durable, wakes, counters);
-        let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let size = batch.len() as u64;
-        let info = BatchInfo { size, micros, durable, busy_retries, committed: result.is_ok() };
-        if result.is_ok() && wakes {
-            commits.send_modify(|g| *g = g.wrapping_add(1));
-        }
-        if result.is_ok() {
-            counters.commits.fetch_add(1, Ordering::Relaxed);
-            if durable {
-                counters.durable_commits.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        counters.commands.fetch_add(size, Ordering::Relaxed);
-        counters.max_batch.fetch_max(size, Ordering::Relaxed);
-        counters.commit_micros.fetch_add(micros, Ordering::Relaxed);
-        counters.batch_size_buckets[bucket(&BATCH_SIZE_BOUNDS, size)].fetch_add(1, Ordering::Relaxed);
-        counters.commit_micros_buckets[bucket(&COMMIT_MICROS_BOUNDS, micros)].fetch_add(1, Ordering::Relaxed);
-        // Before the answers, so a caller that saw its answer never sees its command still queued.
-        counters.queued.fetch_sub(size, Ordering::Relaxed);
-        for job in batch {
-            job.answer(&result);
-        }
-        for f in after_batch.read().unwrap_or_else(|p| p.into_inner()).iter() {
-            f(&info);
-        }
+        batch::run_and_settle(&mut *lock(), batch, (synchronous_full && wakes, wakes), shared, true);
     }
-    // The sender is gone and the queue is empty: dropping `conn` closes it
-    // (for SQLite, checkpointing the WAL when this is the file's last connection).
-}
-
-/// Adds whatever is already queued, up to [`MAX_BATCH`].
-fn drain<C>(rx: &mpsc::Receiver<Box<dyn Job<C>>>, batch: &mut Vec<Box<dyn Job<C>>>) {
-    while batch.len() < MAX_BATCH {
-        match rx.try_recv() {
-            Ok(job) => batch.push(job),
-            Err(_) => break,
-        }
-    }
-}
-
-fn commit_batch<C: BatchConn>(
-    conn: &mut C,
-    batch: &mut [Box<dyn Job<C>>],
-    durable: bool,
-    wakes: bool,
-    counters: &Counters,
-) -> (Result<()>, u64) {
-    let mut tries = 0;
-    loop {
-        let (result, at_commit) = try_batch(conn, batch, durable, wakes, now_ms());
-        let Err(e) = result else { return (Ok(()), u64::from(tries)) };
-        let Some(delay) = conn.retry_after(&e, tries) else { return (Err(e), u64::from(tries)) };
-        tries += 1;
-        counters.busy_retries.fetch_add(1, Ordering::Relaxed);
-        std::thread::sleep(delay);
-        // A failed reconnect is one more failed try: the next round answers it.
-        let _ = conn.prepare_retry(at_commit);
-    }
-}
-
-fn run_one<C: BatchConn>(conn: &mut C, job: &mut Box<dyn Job<C>>, now: i64) -> Result<()> {
-    conn.savepoint()?;
-    match job.run(conn, now) {
-        Step::Ok => conn.release(),
-        Step::Failed => conn.rollback_to(),
-        Step::Abort(e) => Err(e),
-    }
-}
-
-/// Runs the commands of `group` (indexes into `batch`, ascending) as one, in
-/// one savepoint: merging backends need no undo for a command's own failure.
-fn run_group<C: BatchConn>(conn: &mut C, batch: &mut [Box<dyn Job<C>>], group: &[usize], now: i64) -> Result<()> {
-    if let [one] = group {
-        return run_one(conn, &mut batch[*one], now);
-    }
-    let mut jobs: Vec<&mut Box<dyn Job<C>>> =
-        batch.iter_mut().enumerate().filter(|(i, _)| group.binary_search(i).is_ok()).map(|(_, j)| j).collect();
-    let Some((first, rest)) = jobs.split_first_mut() else { return Ok(()) };
-    conn.savepoint()?;
-    let failed = first.run_merged(rest, conn, now)?;
-    if failed.contains(&true) {
-        conn.rollback_to()
-    } else {
-        conn.release()
-    }
-}
-
-/// Runs the batch in one transaction; the flag tells whether it was COMMIT
-/// that failed (the outcome is then unknown).
-fn try_batch<C: BatchConn>(
-    conn: &mut C,
-    batch: &mut [Box<dyn Job<C>>],
-    durable: bool,
-    wakes: bool,
-    now: i64,
-) -> (Result<()>, bool) {
-    let body = (|| {
-        conn.begin(durable)?;
-        if conn.merges() {
-            let kinds: Vec<Mergeable<'_>> = batch.iter().map(|j| j.mergeable()).collect();
-            let groups = plan(&kinds);
-            drop(kinds);
-            for group in groups {
-                run_group(conn, batch, &group, now)?;
-            }
-            return Ok(());
-        }
-        for job in batch.iter_mut() {
-            run_one(conn, job, now)?;
-        }
-        Ok(())
-    })();
-    match body {
-        Ok(()) => match conn.commit(wakes) {
-            Ok(()) => (Ok(()), false),
-            Err(e) => {
-                conn.rollback();
-                (Err(e), true)
-            }
-        },
-        Err(e) => {
-            conn.rollback();
-            (Err(e), false)
-        }
-    }
+    // The sender is gone and the queue is empty: dropping the last `conn`
+    // closes it (for SQLite, checkpointing the WAL when this is the file's
+    // last connection).
 }

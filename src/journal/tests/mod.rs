@@ -7,6 +7,7 @@ mod attempts;
 mod backend;
 mod concurrency;
 mod hostile;
+mod inline;
 mod lease;
 mod observe;
 mod open;
