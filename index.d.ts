@@ -461,6 +461,8 @@ export interface RuntimeOptions {
   busyTimeoutMs?: number
   /** `false` turns the attempt ledger off (see `JournalOptions`). Default true. */
   attemptLedger?: boolean
+  /** `true` commits on the calling thread when the writer is idle (see `JournalOptions`). Default false. */
+  inlineCommit?: boolean
   /** The contract the runtime speaks: `contract-v0` (the default) or `loopx-shipped-v0`. */
   dialect?: string
 }

@@ -126,6 +126,7 @@ const RUNTIME_OPTIONS = [
   'synchronous',
   'busyTimeoutMs',
   'attemptLedger',
+  'inlineCommit',
   'dialect',
   'sidecarMirror',
 ] as const
@@ -134,7 +135,17 @@ const RUNTIME_OPTIONS = [
 export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
   if (!isPlainObject(options)) invalid('HookRuntime.open: options must be an object')
   onlyKnown('HookRuntime.open: options', options, RUNTIME_OPTIONS)
-  const { journalPath, journal, profile, synchronous, busyTimeoutMs, attemptLedger, dialect, sidecarMirror } = options
+  const {
+    journalPath,
+    journal,
+    profile,
+    synchronous,
+    busyTimeoutMs,
+    attemptLedger,
+    inlineCommit,
+    dialect,
+    sidecarMirror,
+  } = options
   if ((journalPath === undefined) === (journal === undefined))
     invalid('HookRuntime.open: give exactly one of options.journalPath and options.journal')
   if (journalPath !== undefined && (typeof journalPath !== 'string' || journalPath.length === 0))
@@ -159,6 +170,8 @@ export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
     invalid('HookRuntime.open: options.busyTimeoutMs must be an integer from 0 to 4294967295')
   if (attemptLedger !== undefined && typeof attemptLedger !== 'boolean')
     invalid('HookRuntime.open: options.attemptLedger must be a boolean')
+  if (inlineCommit !== undefined && typeof inlineCommit !== 'boolean')
+    invalid('HookRuntime.open: options.inlineCommit must be a boolean')
   if (dialect !== undefined) expectDialect('HookRuntime.open', dialect)
   if (sidecarMirror !== undefined && (typeof sidecarMirror !== 'string' || sidecarMirror.length === 0))
     invalid('HookRuntime.open: options.sidecarMirror must be a non-empty string')

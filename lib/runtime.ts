@@ -32,6 +32,19 @@ interface HookRuntimeTuning {
    * gives up that guarantee; the bench uses it to show the cost. Default true.
    */
   attemptLedger?: boolean
+  /**
+   * Commit a dispatch's checkpoint and records on the calling thread when it
+   * is the only dispatch of this runtime in flight and the journal's writer
+   * has nothing queued and no batch open, instead of handing them to the
+   * writer thread: a dispatch whose providers answer synchronously then
+   * settles without an event-loop turn or a thread wake-up, but the event
+   * loop waits for the commit (its fsync, and another process's write lock
+   * up to `busyTimeoutMs`). With more than one in flight the writer thread
+   * group-commits as without it. A SQLite journal only: with PostgreSQL,
+   * every commit would hold the event loop for a network round trip.
+   * @default false
+   */
+  inlineCommit?: boolean
 }
 
 /** Where the journal is: `journalPath` (a SQLite file, created on first use) or `journal`. */
@@ -127,10 +140,11 @@ export class HookRuntime implements AsyncDisposable {
    *
    * @param options - where the journal is (`journalPath`, or `journal`: a
    *   path, a `postgres://` URL, `{ path }` or `{ postgres: {...} }`), the
-   *   `profile`, `synchronous`, `busyTimeoutMs`, `attemptLedger`, `dialect`.
+   *   `profile`, `synchronous`, `busyTimeoutMs`, `attemptLedger`, `inlineCommit`, `dialect`.
    * @returns the runtime, once its journal is open.
    * @throws `ERR_LOOPX_INVALID_ARGUMENT` for options that are not what the
-   *   signature says (including an unknown option name);
+   *   signature says (including an unknown option name, and `inlineCommit`
+   *   with a PostgreSQL journal);
    *   `ERR_LOOPX_UNKNOWN_DIALECT`; `ERR_LOOPX_NOT_A_JOURNAL`,
    *   `ERR_LOOPX_JOURNAL_TOO_NEW`, `ERR_LOOPX_JOURNAL_IO`,
    *   `ERR_LOOPX_JOURNAL_UNAVAILABLE` (PostgreSQL unreachable within its
@@ -150,6 +164,7 @@ export class HookRuntime implements AsyncDisposable {
         synchronousFull: options.synchronous ? options.synchronous === 'full' : undefined,
         busyTimeoutMs: options.busyTimeoutMs,
         attemptLedger: options.attemptLedger,
+        inlineCommit: options.inlineCommit,
         dialect: options.dialect,
       }),
     )

@@ -156,16 +156,25 @@ impl Dispatcher {
         });
         // An inline commit finishes the dispatch inside `record_many`: its
         // caller gets the outcome now instead of from the next delivery.
-        let inline = self.journal.commits_inline();
-        if inline {
+        let inline = self.solo();
+        let queued = if inline {
             self.shared.hold(ticket);
-        }
-        let queued = self.journal.record_many(records, then);
+            self.journal.inline(|| self.journal.record_many(records, then))
+        } else {
+            self.journal.record_many(records, then)
+        };
         match (queued, inline.then(|| self.shared.take_held(ticket)).flatten()) {
             (_, Some(outcome)) => outcome.map(Completion::Done),
             (Ok(()), None) => Ok(Completion::Pending),
             (Err(e), None) => finish_now(Err(e)),
         }
+    }
+
+    /// Whether this dispatch's commands may commit inline: the journal does,
+    /// and no other dispatch of this runtime is in flight to share a group
+    /// commit with (under load the writer thread batches them as always).
+    pub(super) fn solo(&self) -> bool {
+        self.journal.commits_inline() && *self.shared.running.borrow() == 1
     }
 
     /// Drops a prepared dispatch its caller will not complete: nothing more is

@@ -119,14 +119,16 @@ impl Dispatcher {
         if verify.is_none() && !*begun {
             let failed = flight.checkpoint_error.clone();
             let c = flight.request.checkpoint(hook, dispatch_id, *attempt);
-            self.journal.checkpoint_then(
-                c,
-                Box::new(move |r| {
-                    if let Err(e) = r {
-                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                    }
-                }),
-            )?;
+            let then: crate::journal::Answer<_> = Box::new(move |r| {
+                if let Err(e) = r {
+                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                }
+            });
+            if self.solo() {
+                self.journal.inline(|| self.journal.checkpoint_then(c, then))?;
+            } else {
+                self.journal.checkpoint_then(c, then)?;
+            }
         }
         *begun = true;
         Ok(Some(match hook.timeout_ms.map(u64::from) {

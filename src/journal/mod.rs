@@ -186,11 +186,11 @@ pub struct JournalOptions {
     /// `pwrite` per invocation and one per record, and lets an invocation
     /// whose process ends before the checkpoint commits go uncounted.
     pub attempt_ledger: bool,
-    /// Commit a command on the thread that submits it when the writer has
-    /// nothing queued and no batch open, instead of handing it over: no
-    /// thread wake-up either way, but the caller waits for the commit (its
-    /// fsync, and another process's lock up to the busy timeout). For a
-    /// local file; off by default.
+    /// Let a command submitted within [`Journal::inline`] commit on the
+    /// submitting thread when the writer has nothing queued and no batch
+    /// open, instead of handing it over: no thread wake-up either way, but
+    /// the caller waits for the commit (its fsync, and another process's
+    /// lock up to the busy timeout). For a local file; off by default.
     pub inline_commit: bool,
 }
 
@@ -265,6 +265,17 @@ impl Journal {
     /// answer be given before the submitting call returns).
     pub fn commits_inline(&self) -> bool {
         self.inline_commit
+    }
+
+    /// Runs `f`, letting the commands it submits commit on this thread when
+    /// the journal commits inline and its writer is idle (no batch open,
+    /// nothing queued); otherwise they are queued as always.
+    pub fn inline<R>(&self, f: impl FnOnce() -> R) -> R {
+        if self.inline_commit {
+            writer::inline_here(f)
+        } else {
+            f()
+        }
     }
 
     /// Stops accepting commands, lets the writer commit and answer everything

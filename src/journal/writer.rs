@@ -25,6 +25,7 @@
 //! whole as the backend's [`BatchConn::retry_after`] says, then every command
 //! in it is answered the error ([`JournalError::Busy`], [`JournalError::Unavailable`]).
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
@@ -168,6 +169,21 @@ pub(crate) struct Writer<C> {
     refusal: JournalError,
 }
 
+thread_local! {
+    /// This thread's commands may commit inline (see [`inline_here`]).
+    static INLINE_HERE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with the commands this thread submits meanwhile allowed to
+/// commit on it, where the journal was opened with inline commits: the
+/// caller knows no other command of its own is on the way to batch with.
+pub(crate) fn inline_here<R>(f: impl FnOnce() -> R) -> R {
+    let before = INLINE_HERE.with(|h| h.replace(true));
+    let out = f();
+    INLINE_HERE.with(|h| h.set(before));
+    out
+}
+
 /// What the writer thread shares with its [`Writer`] (and an inline commit).
 struct Shared {
     counters: Counters,
@@ -256,7 +272,7 @@ impl<C: BatchConn> Writer<C> {
         // Held while an inline commit runs, so `close` waits for it.
         let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
         let Some(tx) = guard.as_ref() else { return Err(self.refusal.clone()) };
-        let job = if self.inline {
+        let job = if self.inline && INLINE_HERE.with(Cell::get) {
             match self.commit_here(job) {
                 None => return Ok(()),
                 Some(job) => job,

@@ -1,5 +1,6 @@
-//! Inline commits (`JournalOptions::inline_commit`, SQLite only): an idle
-//! writer lets the submitting thread commit, and a thread's commands still
+//! Inline commits (`JournalOptions::inline_commit`, SQLite only): within
+//! `Journal::inline`, an idle writer lets the submitting thread commit;
+//! outside it commands are queued as always; and a thread's commands still
 //! commit in the order it submitted them when some are queued.
 
 use std::sync::{Arc, Barrier, Mutex};
@@ -23,11 +24,11 @@ fn an_idle_writer_lets_the_submitting_thread_commit() {
     let j = open_file(dir.file("j.sqlite"), INLINE).unwrap();
     assert!(j.commits_inline());
     let checkpoints: Seen<CheckpointState> = Arc::default();
-    j.checkpoint_then(checkpoint("a"), noting(&checkpoints)).unwrap();
+    j.inline(|| j.checkpoint_then(checkpoint("a"), noting(&checkpoints))).unwrap();
     let here = std::thread::current().id();
     assert_eq!(*checkpoints.lock().unwrap(), vec![(here, Ok(CheckpointState::Fresh))], "answered before it returned");
     let records: Seen<Vec<Result<RecordAnswer>>> = Arc::default();
-    j.record_many(vec![RecordCommand::Final(proposed("a", 1, "r", &["a"]))], noting(&records)).unwrap();
+    j.inline(|| j.record_many(vec![RecordCommand::Final(proposed("a", 1, "r", &["a"]))], noting(&records))).unwrap();
     let answered = records.lock().unwrap();
     assert_eq!(answered.len(), 1);
     assert_eq!(answered[0].0, here);
@@ -35,6 +36,18 @@ fn an_idle_writer_lets_the_submitting_thread_commit() {
     let stats = j.writer_stats();
     assert_eq!((stats.commits, stats.durable_commits, stats.queue_depth), (2, 1, 0), "{stats:?}");
     assert_eq!(j.stats().unwrap().proposed, 1);
+}
+
+#[test]
+fn outside_its_scope_a_command_is_queued_for_the_writer_thread() {
+    let dir = TempDir::new("inline-outside");
+    let j = open_file(dir.file("j.sqlite"), INLINE).unwrap();
+    let checkpoints: Seen<CheckpointState> = Arc::default();
+    j.checkpoint_then(checkpoint("a"), noting(&checkpoints)).unwrap();
+    j.close();
+    let answered = checkpoints.lock().unwrap();
+    assert_eq!(answered.len(), 1);
+    assert_ne!(answered[0].0, std::thread::current().id(), "answered on the writer thread");
 }
 
 #[test]
@@ -54,9 +67,11 @@ fn each_threads_commands_commit_in_its_order_whether_inline_or_queued() {
                 barrier.wait();
                 for n in 0..EACH {
                     let seed = format!("t{t}n{n}");
-                    j.checkpoint_then(checkpoint(&seed), Box::new(|_| ())).unwrap();
                     let record = RecordCommand::Final(proposed(&seed, 1, &seed, &[&seed]));
-                    j.record_many(vec![record], noting(&records)).unwrap();
+                    j.inline(|| {
+                        j.checkpoint_then(checkpoint(&seed), Box::new(|_| ())).unwrap();
+                        j.record_many(vec![record], noting(&records)).unwrap();
+                    });
                 }
             })
         })
