@@ -55,12 +55,12 @@ async function rows(journalPath: string) {
   const journal = await HookJournal.openReadOnly(journalPath)
   try {
     const dispatches = (await journal.listDispatches({ limit: 1000 })).items.map(
-      ({ createdAt, updatedAt, ...rest }) => rest,
+      ({ createdAt: _created, updatedAt: _updated, ...rest }) => rest,
     )
     const intents = (await journal.listIntents({ limit: 1000 })).items
     return { dispatches, intents }
   } finally {
-    journal.close()
+    await journal.close()
   }
 }
 
