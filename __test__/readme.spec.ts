@@ -132,7 +132,8 @@ describe('documentation code blocks', () => {
     }
     // What the pages say a block prints, it prints: the quick start recorded
     // its intent, which waits in the outbox; the scheduler promoted at the
-    // threshold; the shipped dialect invoked its hook.
+    // threshold; the shipped dialect invoked its hook; the turn-start hook
+    // required its read before work; the seam ran its three steps, then the hook.
     const printed = (page: string, text: string) => {
       const i = compiled.findIndex((b) => b.page === page && b.code.includes(text))
       expect(i, `${page} has a block with ${text}`).toBeGreaterThanOrEqual(0)
@@ -143,6 +144,12 @@ describe('documentation code blocks', () => {
     )
     expect(printed('docs/capabilities.md', 'PeriodicReportScheduler.open')).toBe("3 [ 'hold', 'hold', 'promote' ]\n")
     expect(printed('docs/dialects.md', "dialect: 'loopx-shipped-v0'")).toBe('1 1\n')
+    expect(printed('docs/turn-start.md', 'new TurnStartKernel')).toBe(
+      "[ 'ok' ] notify_keep_selected\nagent: loopx inbox read --pending; cli: loopx inbox read --pending\n",
+    )
+    expect(printed('docs/orchestrator.md', 'TurnSettlement.open')).toBe(
+      "validate: passed, durable_writeback: committed, quota_spend: spent\n[ 'recorded' ]\n",
+    )
   })
 
   it('the extractor finds each block, its line and its not-compiled marker', () => {
