@@ -9,11 +9,13 @@
 // compiled block runs with this Node, in a folder of its own, and must exit 0
 // without stderr.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
+
+import { pages } from './support/doc_pages.js'
 
 const root = join(__dirname, '..')
 const tmp = mkdtempSync(join(tmpdir(), 'loopx-hooks-readme-'))
@@ -36,15 +38,6 @@ export function blocks(markdown: string): { lang: string; line: number; code: st
     i = end
   }
   return out
-}
-
-/** The pages whose blocks are checked: the README, CONTRIBUTING.md and every page of docs/. */
-export function pages(): string[] {
-  const docs = readdirSync(join(root, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .sort()
-    .map((f) => `docs/${f}`)
-  return ['README.md', 'CONTRIBUTING.md', ...docs]
 }
 
 describe('documentation code blocks', () => {

@@ -1,0 +1,116 @@
+// The documentation holds together for a reader who installed the package:
+// the README stays a front page (at most 300 lines), every relative link in
+// README.md, CONTRIBUTING.md and docs/*.md names a file that exists (and a
+// heading that exists, when it names one), and none points outside the
+// repository, where an npm user has nothing (`../shared/...`). User pages do
+// not speak the project's internal words.
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
+
+import { describe, expect, it } from 'vitest'
+
+import { pages } from './support/doc_pages.js'
+
+const root = join(__dirname, '..')
+
+// Pages that a branch merged beside this one creates (the CLI reference comes
+// with the CLI's own work). A link to one is allowed only while it is absent:
+// once the page exists, its entry here fails the test until it is removed.
+const ARRIVING = ['docs/cli.md']
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+export function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/`/g, '')
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-')
+}
+
+/** The anchors of a markdown text's headings (outside code blocks), with GitHub's -1, -2 for repeats. */
+export function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>()
+  const out = new Set<string>()
+  let fenced = false
+  for (const line of markdown.split('\n')) {
+    if (/^```/.test(line)) fenced = !fenced
+    const h = fenced ? null : /^#{1,6} (.+)$/.exec(line)
+    if (!h) continue
+    const base = anchorOf(h[1]!)
+    const n = seen.get(base) ?? 0
+    seen.set(base, n + 1)
+    out.add(n === 0 ? base : `${base}-${n}`)
+  }
+  return out
+}
+
+/** The targets of the inline links `[text](target)` outside code blocks and code spans. */
+export function links(markdown: string): string[] {
+  const out: string[] = []
+  let fenced = false
+  for (const line of markdown.split('\n')) {
+    if (/^```/.test(line)) fenced = !fenced
+    if (fenced) continue
+    const prose = line.replace(/`[^`]*`/g, '')
+    for (const m of prose.matchAll(/\]\(([^)\s]+)\)/g)) out.push(m[1]!)
+  }
+  return out
+}
+
+describe('the documentation', () => {
+  it('the README is at most 300 lines', () => {
+    const lines = readFileSync(join(root, 'README.md'), 'utf8').trimEnd().split('\n').length
+    expect(lines).toBeLessThanOrEqual(300)
+  })
+
+  it('every relative link resolves to a file in the package, and to a heading when it names one', () => {
+    const broken: string[] = []
+    let checked = 0
+    for (const page of pages()) {
+      const text = readFileSync(join(root, page), 'utf8')
+      for (const target of links(text)) {
+        if (/^[a-z]+:/i.test(target)) continue // https:, mailto:
+        checked++
+        const [path, anchor] = target.split('#') as [string, string | undefined]
+        const file = path === '' ? join(root, page) : join(dirname(join(root, page)), path)
+        const where = relative(root, file)
+        if (where.startsWith('..')) {
+          broken.push(`${page}: ${target} points outside the package`)
+          continue
+        }
+        if (!existsSync(file)) {
+          if (!ARRIVING.includes(where)) broken.push(`${page}: ${target} does not exist`)
+          continue
+        }
+        if (anchor !== undefined && statSync(file).isFile() && file.endsWith('.md')) {
+          if (!anchors(readFileSync(file, 'utf8')).has(anchor)) broken.push(`${page}: ${target} has no such heading`)
+        }
+      }
+    }
+    expect(broken).toEqual([])
+    expect(checked, 'the pages link to each other').toBeGreaterThan(50)
+    const arrived = ARRIVING.filter((page) => existsSync(join(root, page)))
+    expect(arrived, 'these pages exist now: remove them from ARRIVING').toEqual([])
+  })
+
+  it('no page points into ../shared or speaks internal words', () => {
+    const found: string[] = []
+    for (const page of pages()) {
+      const text = readFileSync(join(root, page), 'utf8')
+      for (const [i, line] of text.split('\n').entries()) {
+        if (/\.\.\/shared|\bissue \d|\bslice \d|\bthis machine\b/i.test(line)) found.push(`${page}:${i + 1}: ${line}`)
+      }
+    }
+    expect(found).toEqual([])
+  })
+
+  it('the checks can fail: a missing heading, a link outside, a repeated heading', () => {
+    expect([...anchors('# A `b` c!\n## A b c\n```\n# not a heading\n```\n')]).toEqual(['a-b-c', 'a-b-c-1'])
+    expect(links('see [x](a.md#b), `[y](no.md)` and [z](https://e.org)\n```\n[w](in-code.md)\n```\n')).toEqual([
+      'a.md#b',
+      'https://e.org',
+    ])
+    expect(anchorOf('`HookRuntime.open(options)`')).toBe('hookruntimeopenoptions')
+  })
+})
