@@ -49,7 +49,10 @@ describe('documentation code blocks', () => {
     )
     const inReadme = all.filter((b) => b.page === 'README.md')
     expect(inReadme.length, 'the README has its quick start and executor blocks').toBeGreaterThanOrEqual(2)
-    expect(inReadme.filter((b) => b.skip), 'every README block compiles').toEqual([])
+    expect(
+      inReadme.filter((b) => b.skip),
+      'every README block compiles',
+    ).toEqual([])
     expect(all.length, 'the docs have TypeScript blocks').toBeGreaterThanOrEqual(10)
     const compiled = all.filter((b) => !b.skip)
 
