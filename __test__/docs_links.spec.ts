@@ -1,9 +1,9 @@
 // The documentation holds together for a reader who installed the package:
-// the README stays a front page (at most 300 lines), every relative link in
-// README.md, CONTRIBUTING.md and docs/*.md names a file that exists (and a
-// heading that exists, when it names one), and none points outside the
-// repository, where an npm user has nothing (`../shared/...`). User pages do
-// not speak the project's internal words.
+// the README stays a front page (at most 300 lines, a quick start under 20),
+// every relative link in README.md, CONTRIBUTING.md and docs/*.md names a
+// file that exists (and a heading that exists, when it names one), and none
+// points outside the repository, where an npm user has nothing
+// (`../shared/...`). User pages do not speak the project's internal words.
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 
@@ -19,9 +19,13 @@ const root = join(__dirname, '..')
 const ARRIVING = ['docs/cli.md']
 
 describe('the documentation', () => {
-  it('the README is at most 300 lines', () => {
-    const lines = readFileSync(join(root, 'README.md'), 'utf8').trimEnd().split('\n').length
-    expect(lines).toBeLessThanOrEqual(300)
+  it('the README is at most 300 lines, and its quick start under 20', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8')
+    expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(300)
+    const quickStart = readme.slice(readme.indexOf('## Quick start'))
+    const block = /```ts\n([^]*?)\n```/.exec(quickStart)
+    expect(block, 'the quick start has a ts block').not.toBeNull()
+    expect(block![1]!.split('\n').length).toBeLessThan(20)
   })
 
   it('every relative link resolves to a file in the package, and to a heading when it names one', () => {
