@@ -1,8 +1,9 @@
 // Every ERR_LOOPX_* code the source can throw is a member of the
-// LoopxHooksErrorCode union (lib/errors.ts) and has a row in the README's
-// error-code table, and neither lists a code the source no longer has. The
-// list is read from the source (src/**/*.rs, lib/**/*.ts, the loader
-// index.js), so a new code only needs its union member and README row.
+// LoopxHooksErrorCode union (lib/errors.ts) and has a row with a cause and
+// what to do in the error-code table of docs/errors.md, and neither lists a
+// code the source no longer has. The list is read from the source
+// (src/**/*.rs, lib/**/*.ts, the loader index.js), so a new code only needs
+// its union member and its docs/errors.md row.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -35,9 +36,10 @@ const errorsTs = readFileSync(join(root, 'lib', 'errors.ts'), 'utf8')
 const unionBlock = /export type LoopxHooksErrorCode =([^]*?)\n\n/.exec(errorsTs)
 const fromUnion = [...(unionBlock?.[1] ?? '').matchAll(/'(ERR_LOOPX_[A-Z0-9_]+)'/g)].map((m) => m[1]!).sort()
 
-const readme = readFileSync(join(root, 'README.md'), 'utf8')
-const table = readme.slice(readme.indexOf('### Error codes'), readme.indexOf('### The CLI'))
-const fromReadme = [...table.matchAll(/^\| `(ERR_LOOPX_[A-Z0-9_]+)` \| [^|]+ \| [^|]*\S[^|]* \|$/gm)]
+const errorsPage = readFileSync(join(root, 'docs', 'errors.md'), 'utf8')
+// The code table is the page's first table, before its sections.
+const table = errorsPage.slice(0, errorsPage.indexOf('\n## '))
+const fromDocs = [...table.matchAll(/^\| `(ERR_LOOPX_[A-Z0-9_]+)` \| [^|]+ \| [^|]*\S[^|]* \|$/gm)]
   .map((m) => m[1]!)
   .sort()
 
@@ -53,8 +55,8 @@ describe('ERR_LOOPX_* codes', () => {
     expect(fromUnion).toEqual(fromSource)
   })
 
-  it("the README's table has a row with a cause and what to do for exactly those codes", () => {
-    expect(fromReadme).toEqual(fromSource)
+  it("docs/errors.md's table has a row with a cause and what to do for exactly those codes", () => {
+    expect(fromDocs).toEqual(fromSource)
   })
 
   it("LoopxHooksError['code'] is the union, not string", () => {

@@ -1,5 +1,5 @@
 import type { PostWritebackIntent } from '../lib/index.js'
-// The one naming rule (README "Naming"): contract documents keep the RFC's
+// The one naming rule (docs/api.md "Naming"): contract documents keep the RFC's
 // snake_case; every other object the API returns is camelCase. This walks
 // what the runtime, the journal's readers, the outbox and the CLI's --json
 // output actually return (not their types) and checks every key, skipping

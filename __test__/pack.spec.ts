@@ -16,9 +16,11 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, posix } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
+
+import { links, pages } from './support/doc_pages.js'
 
 const root = join(__dirname, '..')
 const tmp = mkdtempSync(join(tmpdir(), 'loopx-hooks-pack-'))
@@ -52,7 +54,16 @@ const NEEDED = [
   'package.json',
   'LICENSE',
   'CHANGELOG.md',
+  'README.md',
+  'CONTRIBUTING.md',
+  'docs/getting-started.md',
+  'docs/api.md',
+  'docs/errors.md',
   'docs/upgrade.md',
+  'docs/spec/contract-v0.md',
+  'docs/spec/loopx-shipped-v0.md',
+  'docs/spec/rfc-post-writeback-hooks-v0.en.txt',
+  'docs/spec/rfc-turn-start-inbox-hook-v0.en.txt',
   'index.js',
   'index.d.ts',
   'lib/native_error.js',
@@ -74,7 +85,7 @@ const CONSUMER_ESM = `
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, posix } from 'node:path'
 
 import {
   buildIntent,
@@ -174,6 +185,19 @@ describe('npm pack, install and use', () => {
       const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
       const files = info!.files.map((f) => f.path)
       for (const needed of NEEDED) expect(files, `the tarball lacks ${needed}`).toContain(needed)
+      // Every page ships, and what it links to ships with it: an npm user's
+      // copy of the docs has no dangling relative link.
+      for (const page of pages()) {
+        expect(files, `the tarball lacks ${page}`).toContain(page)
+        for (const target of links(readFileSync(join(root, page), 'utf8'))) {
+          if (/^[a-z]+:/i.test(target) || target.startsWith('#')) continue
+          const path = posix.normalize(posix.join(posix.dirname(page), target.split('#')[0]!))
+          const shipped = files.some((f) => f === path || f.startsWith(path.endsWith('/') ? path : `${path}/`))
+          // Pages of a branch merged beside this one are checked by docs_links.spec.ts.
+          if (!existsSync(join(root, path))) continue
+          expect(shipped, `${page} links ${target}, which the tarball lacks`).toBe(true)
+        }
+      }
       for (const path of files)
         expect(path, 'sources, tests, build dirs and platform packages stay out').not.toMatch(
           /^(src|target|__test__|node_modules|\.cargo|npm)\//,

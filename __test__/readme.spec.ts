@@ -1,17 +1,21 @@
-// The README's TypeScript blocks compile as written: each ```ts block is
-// written to its own file in a fresh strict NodeNext ES-module project whose
-// node_modules/loopx-hooks links to this package (resolved through its
-// package.json `exports`, as a consumer's would be), and tsc must accept them
-// all. A block that is not meant to compile is preceded by the line
-// `<!-- readme.spec: not compiled (reason) -->`; none is at present. The
-// `await using` block is checked with lib esnext.disposable, as the README says.
-// Then each compiled block runs with this Node and must exit 0 without stderr.
+// The documentation's TypeScript blocks compile as written: each ```ts block
+// of README.md, CONTRIBUTING.md and docs/*.md is written to its own file in a
+// fresh strict NodeNext ES-module project whose node_modules/loopx-hooks links
+// to this package (resolved through its package.json `exports`, as a
+// consumer's would be), and tsc must accept them all. A block that is not
+// meant to compile is preceded by the line
+// `<!-- readme.spec: not compiled (reason) -->`. The `await using` block is
+// checked with lib esnext.disposable, as getting-started.md says. Then each
+// compiled block runs with this Node, in a folder of its own, and must exit 0
+// without stderr.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
+
+import { pages } from './support/doc_pages.js'
 
 const root = join(__dirname, '..')
 const tmp = mkdtempSync(join(tmpdir(), 'loopx-hooks-readme-'))
@@ -36,26 +40,37 @@ export function blocks(markdown: string): { lang: string; line: number; code: st
   return out
 }
 
-describe('README code blocks', () => {
-  it('every ts block type-checks in a fresh strict NodeNext project', { timeout: 120_000 }, () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8')
-    const ts = blocks(readme).filter((b) => b.lang === 'ts' || b.lang === 'typescript')
-    expect(ts.length, 'the README has TypeScript blocks').toBeGreaterThanOrEqual(3)
-    const compiled = ts.filter((b) => !b.skip)
+describe('documentation code blocks', () => {
+  it('every ts block type-checks in a fresh strict NodeNext project, and runs', { timeout: 300_000 }, () => {
+    const all = pages().flatMap((page) =>
+      blocks(readFileSync(join(root, page), 'utf8'))
+        .filter((b) => b.lang === 'ts' || b.lang === 'typescript')
+        .map((b) => ({ ...b, page })),
+    )
+    const inReadme = all.filter((b) => b.page === 'README.md')
+    expect(inReadme.length, 'the README has its quick start and executor blocks').toBeGreaterThanOrEqual(2)
+    expect(
+      inReadme.filter((b) => b.skip),
+      'every README block compiles',
+    ).toEqual([])
+    expect(all.length, 'the docs have TypeScript blocks').toBeGreaterThanOrEqual(10)
+    const compiled = all.filter((b) => !b.skip)
 
     mkdirSync(join(tmp, 'src'), { recursive: true })
     mkdirSync(join(tmp, 'node_modules'), { recursive: true })
     symlinkSync(root, join(tmp, 'node_modules', 'loopx-hooks'), 'dir')
-    // The optional peer the OpenTelemetry block imports, installed as a user of loopx-hooks/otel would.
+    // The optional peers the OpenTelemetry, orchestrator and scheduler blocks
+    // import, installed as a user of those subpaths would.
     mkdirSync(join(tmp, 'node_modules', '@opentelemetry'), { recursive: true })
     symlinkSync(
       join(root, 'node_modules', '@opentelemetry', 'api'),
       join(tmp, 'node_modules', '@opentelemetry', 'api'),
       'dir',
     )
+    symlinkSync(join(root, 'node_modules', 'better-sqlite3'), join(tmp, 'node_modules', 'better-sqlite3'), 'dir')
     writeFileSync(join(tmp, 'package.json'), JSON.stringify({ name: 'readme-check', private: true, type: 'module' }))
     const files = compiled.map((b) => {
-      const name = `block_line_${b.line}.ts`
+      const name = `block_${b.page.replace(/[^A-Za-z0-9]/g, '_')}_line_${b.line}.ts`
       // `export {}` makes a block without imports a module too (top-level await).
       writeFileSync(join(tmp, 'src', name), `${b.code}\nexport {}\n`)
       return name
@@ -84,10 +99,13 @@ describe('README code blocks', () => {
       [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--pretty', 'false'],
       { cwd: tmp, encoding: 'utf8', timeout: 110_000 },
     )
-    // Name the README line of each error.
-    const output = `${tsc.stdout}${tsc.stderr}`.replace(/src\/block_line_(\d+)\.ts\((\d+),/g, (_m, at, row) => {
-      return `README.md:${Number(at) + Number(row)} (block at line ${at}) (`
-    })
+    // Name the page and line of each error.
+    const pageOf = new Map(compiled.map((b, i) => [files[i]!, b.page]))
+    const output = `${tsc.stdout}${tsc.stderr}`.replace(
+      /src\/(block_\w+_line_(\d+)\.ts)\((\d+),/g,
+      (_m, file: string, at: string, row: string) =>
+        `${pageOf.get(file)}:${Number(at) + Number(row)} (block at line ${at}) (`,
+    )
     // The control file's one planted error proves this check can fail; nothing else may.
     const lines = output.split('\n').filter((l) => /error TS\d+/.test(l))
     expect(lines.filter((l) => !l.startsWith('src/control.ts'))).toEqual([])
@@ -96,18 +114,38 @@ describe('README code blocks', () => {
     expect(files.length).toBe(compiled.length)
 
     // And they run, as compiled, on this Node (20: `await using` works here
-    // only because tsc lowered it), each in the project folder.
-    let stdout = ''
-    for (const name of files) {
-      const js = name.replace(/\.ts$/, '.js')
-      const ran = spawnSync(process.execPath, [join('dist', js)], { cwd: tmp, encoding: 'utf8', timeout: 60_000 })
+    // only because tsc lowered it), each in a fresh folder of its own, so the
+    // files a block creates (hooks.sqlite, ...) are its own.
+    const outputs: string[] = []
+    for (const [i, name] of files.entries()) {
+      const js = join(tmp, 'dist', name.replace(/\.ts$/, '.js'))
+      const cwd = join(tmp, 'run', String(i))
+      mkdirSync(cwd, { recursive: true })
+      const ran = spawnSync(process.execPath, [js], { cwd, encoding: 'utf8', timeout: 60_000 })
       expect(ran.stderr, `${name}: stderr`).toBe('')
       expect(ran.status, `${name} exited`).toBe(0)
-      rmSync(join(tmp, 'hooks.sqlite'), { force: true })
-      stdout += ran.stdout
+      outputs.push(ran.stdout)
     }
-    // "Using it" really dispatched and recorded its intent.
-    expect(stdout).toContain('periodic_report.runtime_trigger: recorded')
+    // What the pages say a block prints, it prints: the quick start recorded
+    // its intent, which waits in the outbox; the scheduler promoted at the
+    // threshold; the shipped dialect invoked its hook; the turn-start hook
+    // required its read before work; the seam ran its three steps, then the hook.
+    const printed = (page: string, text: string) => {
+      const i = compiled.findIndex((b) => b.page === page && b.code.includes(text))
+      expect(i, `${page} has a block with ${text}`).toBeGreaterThanOrEqual(0)
+      return outputs[i]
+    }
+    expect(printed('README.md', 'installPeriodicReport(runtime)')).toBe(
+      "[ 'periodic_report.runtime_trigger: recorded' ]\n1\n",
+    )
+    expect(printed('docs/capabilities.md', 'PeriodicReportScheduler.open')).toBe("3 [ 'hold', 'hold', 'promote' ]\n")
+    expect(printed('docs/dialects.md', "dialect: 'loopx-shipped-v0'")).toBe('1 1\n')
+    expect(printed('docs/turn-start.md', 'new TurnStartKernel')).toBe(
+      "[ 'ok' ] notify_keep_selected\nagent: loopx inbox read --pending; cli: loopx inbox read --pending\n",
+    )
+    expect(printed('docs/orchestrator.md', 'TurnSettlement.open')).toBe(
+      "validate: passed, durable_writeback: committed, quota_spend: spent\n[ 'recorded' ]\n",
+    )
   })
 
   it('the extractor finds each block, its line and its not-compiled marker', () => {

@@ -105,7 +105,7 @@ function published(outcome: TurnStartOutcome): TurnStartOutcome {
 }
 
 describe('a session closes the moment its hook call ends', () => {
-  // A session "lives exactly as long as the call": the README promises
+  // A session "lives exactly as long as the call": docs/turn-start.md promises
   // ERR_LOOPX_SESSION_CLOSED once the invocation ends, and no reaction can be
   // created after a timeout while a later hook of the same dispatch runs.
   for (const ending of ['timed out', 'threw'] as const) {
@@ -210,7 +210,7 @@ describe('purged private text is gone from every file of the inbox', () => {
       }
     })
 
-  // "Private content has a retention bound" (README): after the purge, not in
+  // "Private content has a retention bound" (docs/turn-start.md): after the purge, not in
   // the db, the -wal or the -shm, whether the purging process died or not.
   it('after the purging process is SIGKILLed, and in a live reopened store', async () => {
     const path = join(dir, `purged-${++n}.sqlite`)
