@@ -25,11 +25,12 @@ export interface Package {
   HookRuntime: {
     open(options: {
       journalPath?: string
-      /** PostgreSQL journal (issue 11): given instead of journalPath. */
+      /** A PostgreSQL journal, given instead of journalPath. */
       journal?: { postgres: PgJournal }
       synchronous?: 'full' | 'normal'
       profile?: { enabled?: boolean; replay?: 'return' | 'verify' }
       attemptLedger?: boolean
+      inlineCommit?: boolean
     }): Promise<{
       defineIntentKind(definition: unknown): void
       register(hook: { registration: unknown; provider: (input: any) => unknown }): void

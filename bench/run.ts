@@ -25,7 +25,7 @@ import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
 import { pkg, require, ROOT } from './pkg.js'
 import { pythonOnly } from './python.js'
 import { drive, median, open, percentile, type SideName } from './sides.js'
-import { judge } from './targets.js'
+import { judge, type Add } from './targets.js'
 
 const QUICK = process.env.BENCH_QUICK === '1'
 const C = QUICK
@@ -128,15 +128,26 @@ interface DurableRound {
   /** Ours with the attempt ledger off, to show its cost. */
   noLedger1: number
   noLedger64: number
+  /** Ours with the opt-in inline commit. */
+  inline1: number
+  inline64: number
+  inlineBusyP50: number
+  inlineBusyP99: number
   busyP50: Record<SideName, number>
   busyP99: Record<SideName, number>
   busyMean64: Record<SideName, number>
   cpuMean1: Record<SideName, number>
 }
 
-async function durableRun(side: SideName, inflight: number, n: number, r: number, attemptLedger = true) {
+async function durableRun(
+  side: SideName,
+  inflight: number,
+  n: number,
+  r: number,
+  { attemptLedger = true, inlineCommit = false } = {},
+) {
   const path = fresh(`durable-${side}-${inflight}`)
-  const runner = await open(side, path, { synchronous: 'full', attemptLedger })
+  const runner = await open(side, path, { synchronous: 'full', attemptLedger, inlineCommit })
   // A few dispatches to warm the JIT and the file before the clock starts.
   await drive(runner, `warm${r}${side}${inflight}`, 20, Math.min(inflight, 20), 'recorded')
   const res = await drive(runner, `d${r}${side}${inflight}`, n, inflight, 'recorded', { measureBusy: inflight === 1 })
@@ -175,8 +186,19 @@ async function durable(): Promise<DurableRound[]> {
       ...([1, INFLIGHT] as const).map((inflight): [string, () => Promise<void>] => [
         `ours without the attempt ledger, ${inflight} in flight`,
         async () => {
-          const res = await durableRun('ours', inflight, n, r, false)
+          const res = await durableRun('ours', inflight, n, r, { attemptLedger: false })
           out[inflight === 1 ? 'noLedger1' : 'noLedger64'] = (n / res.ms) * 1000
+        },
+      ]),
+      ...([1, INFLIGHT] as const).map((inflight): [string, () => Promise<void>] => [
+        `ours with the inline commit, ${inflight} in flight`,
+        async () => {
+          const res = await durableRun('ours', inflight, n, r, { inlineCommit: true })
+          out[inflight === 1 ? 'inline1' : 'inline64'] = (n / res.ms) * 1000
+          if (inflight === 1) {
+            out.inlineBusyP50 = percentile(res.busy!, 0.5)
+            out.inlineBusyP99 = percentile(res.busy!, 0.99)
+          }
         },
       ]),
     ]
@@ -460,26 +482,9 @@ const fmt = (x: number, unit = '') => {
   return unit ? `${s} ${unit}` : s
 }
 
-function report(
-  d: DurableRound[],
-  rp: ReplayRound[],
-  v: { rounds: ValidatorRound[]; probe: boolean },
-  b: Big,
-  floor: Floor | undefined,
-  pgr?: PgResults | { error: string },
-  cu?: CatchupResults,
-) {
-  const rows: Row[] = []
+/** The durable-dispatch rows (fresh dispatches, SQLite, synchronous=FULL). */
+function durableRows(d: DurableRound[], floor: Floor | undefined, add: Add): void {
   const ratioMed = <T>(rounds: T[], f: (r: T) => number) => median(rounds.map(f))
-  const add = (
-    key: string,
-    metric: string,
-    ours: string,
-    plain: string,
-    ratio: number,
-    figures: Record<string, unknown>,
-  ) => rows.push({ key, metric, ours, plain, ratio: round2(ratio, 3), ...judge(key, ratio), figures })
-
   const o64 = median(d.map((r) => r.ours64))
   const p64 = median(d.map((r) => r.plain64))
   const r64 = ratioMed(d, (r) => r.ours64 / r.plain64)
@@ -507,6 +512,50 @@ function report(
       fmt(median(d.map(off))),
       ratioMed(d, (r) => on(r) / off(r)),
       { rounds: d.map((r) => [on(r), off(r)]) },
+    )
+  }
+  // The opt-in inline commit against the same plain path: what it buys in
+  // throughput and what it costs the event loop, to decide its default.
+  for (const [key, metric, on, plain, unit] of [
+    [
+      'inline1',
+      'inline commit: durable dispatches/s, 1 in flight',
+      (r: DurableRound) => r.inline1,
+      (r: DurableRound) => r.plain1,
+      '',
+    ],
+    [
+      'inline64',
+      `inline commit: durable dispatches/s, ${INFLIGHT} in flight`,
+      (r: DurableRound) => r.inline64,
+      (r: DurableRound) => r.plain64,
+      '',
+    ],
+    [
+      'inlineBusyP50',
+      'inline commit: main-thread blocked per dispatch, p50 (1 in flight)',
+      (r: DurableRound) => r.inlineBusyP50,
+      (r: DurableRound) => r.busyP50.plain,
+      'µs',
+    ],
+    [
+      'inlineBusyP99',
+      'inline commit: main-thread blocked per dispatch, p99 (1 in flight)',
+      (r: DurableRound) => r.inlineBusyP99,
+      (r: DurableRound) => r.busyP99.plain,
+      'µs',
+    ],
+  ] as const) {
+    const scale = unit === 'µs' ? 1000 : 1
+    add(
+      key,
+      metric,
+      fmt(median(d.map(on)) * scale, unit),
+      fmt(median(d.map(plain)) * scale, unit),
+      ratioMed(d, (r) => on(r) / plain(r)),
+      {
+        rounds: d.map((r) => [on(r) * scale, plain(r) * scale]),
+      },
     )
   }
   const fl = median(d.map((r) => r.floor))
@@ -587,6 +636,23 @@ function report(
       {},
     )
   }
+}
+
+function report(
+  d: DurableRound[],
+  rp: ReplayRound[],
+  v: { rounds: ValidatorRound[]; probe: boolean },
+  b: Big,
+  floor: Floor | undefined,
+  pgr?: PgResults | { error: string },
+  cu?: CatchupResults,
+) {
+  const rows: Row[] = []
+  const ratioMed = <T>(rounds: T[], f: (r: T) => number) => median(rounds.map(f))
+  const add: Add = (key, metric, ours, plain, ratio, figures) =>
+    rows.push({ key, metric, ours, plain, ratio: round2(ratio, 3), ...judge(key, ratio), figures })
+
+  durableRows(d, floor, add)
   for (const mode of ['return', 'verify'] as const) {
     const ours = median(rp.map((r) => r[mode].ours))
     const plain = median(rp.map((r) => r[mode].plain))
@@ -822,6 +888,18 @@ async function catchupOnly(): Promise<void> {
   )
 }
 
+/** BENCH_ONLY=durable: the durable-dispatch rows alone (with the napi-rs floor when the probe is built), printed. */
+async function durableOnly(): Promise<void> {
+  await new Promise((r) => setImmediate(r)) // the event loop is running: ELU is defined
+  const floor = await napiFloor()
+  const d = await durable()
+  const rows: Row[] = []
+  durableRows(d, floor, (key, metric, ours, plain, ratio, figures) =>
+    rows.push({ key, metric, ours, plain, ratio: round2(ratio, 3), ...judge(key, ratio), figures }),
+  )
+  process.stdout.write(`\n${table(rows)}\n`)
+}
+
 /** BENCH_ONLY=validators: the validator rows alone (same-run medians), printed, nothing written. */
 function validatorsOnly(): void {
   const v = validators()
@@ -844,6 +922,7 @@ function validatorsOnly(): void {
 async function main() {
   if (process.env.BENCH_REPORT_FROM) return rerender(process.env.BENCH_REPORT_FROM)
   if (process.env.BENCH_ONLY === 'validators') return validatorsOnly()
+  if (process.env.BENCH_ONLY === 'durable') return durableOnly()
   if (process.env.BENCH_ONLY === 'pg') return pgOnly()
   if (process.env.BENCH_ONLY === 'catchup') return catchupOnly()
   if (process.env.BENCH_ONLY === 'python') return pythonOnly(log)

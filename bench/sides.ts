@@ -17,6 +17,8 @@ export interface OpenOptions {
   replay?: 'return' | 'verify'
   /** Ours only: `false` turns the attempt ledger off, to measure what it costs. */
   attemptLedger?: boolean
+  /** Ours only: the opt-in inline commit, to measure its trade. */
+  inlineCommit?: boolean
 }
 
 export interface Runner {
@@ -36,6 +38,7 @@ export async function open(side: SideName, journalPath: string, options: OpenOpt
       synchronous: options.synchronous,
       profile: { enabled: true, replay: options.replay ?? 'return' },
       attemptLedger: options.attemptLedger,
+      inlineCommit: options.inlineCommit,
     })
     runtime.defineIntentKind(intentKind)
     runtime.register({ registration, provider })

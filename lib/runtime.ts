@@ -28,7 +28,7 @@ interface HookRuntimeTuning {
   /**
    * Note each invocation in this process's attempt ledger before its provider
    * runs, so it counts even if the process ends before its checkpoint
-   * commits (README "Dispatch"). `false` saves a `pwrite` per invocation and
+   * commits (docs/durability.md, "Dispatch"). `false` saves a `pwrite` per invocation and
    * gives up that guarantee; the bench uses it to show the cost. Default true.
    */
   attemptLedger?: boolean
