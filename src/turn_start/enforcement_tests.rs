@@ -297,7 +297,7 @@ async fn a_reaction_finished_in_a_later_dispatch_is_not_this_dispatchs_write() {
     assert_eq!(s.store.begin_reaction(&msg("m1")).unwrap(), ReactionBegin::AlreadyAdded);
 }
 
-/// "The public receipt must expose external_writes_performed" (and the README:
+/// "The public receipt must expose external_writes_performed" (and docs/turn-start.md:
 /// "writes are never hidden"): a reply claiming writes past its budget, by
 /// any margin, is rejected with its claimed writes published, never as zero.
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! The two backends a journal test runs on: an SQLite file in a temporary
 //! directory, or a fresh schema on the PostgreSQL server `LOOPX_TEST_PG_URL`
-//! names (`npm test` starts a throwaway one; see README). Every open of a
+//! names (`npm test` starts a throwaway one; see CONTRIBUTING.md). Every open of a
 //! journal in the tests goes through here, so a change of the open API is a
 //! change of this file only. [`both!`] runs one test body on each backend as
 //! two tests, `<name>::sqlite` and `<name>::postgres`, so a failure names
