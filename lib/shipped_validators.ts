@@ -4,7 +4,7 @@
  * default. Every rule is the addon's; this layer only forwards, codes the
  * addon's errors and names the dialects.
  */
-import * as addon from '../index.js'
+import * as addon from './addon.js'
 import type { ValidationResult } from '../index.js'
 import type {
   ShippedDispatchResult,
@@ -16,23 +16,22 @@ import type {
 } from '../bindings/index'
 import { expectArgs } from './args.js'
 export { DIALECTS } from './args.js'
-import { sync } from './errors.js'
 
 type Context = ShippedRegistration | string
 
 /** A shipped registration. */
 export function validateShippedRegistration(doc: unknown): ValidationResult<ShippedRegistration> {
-  return sync(() => addon.validateShippedRegistration(doc))
+  return addon.validateShippedRegistration(doc)
 }
 
 /** A shipped source; an accepted one comes back as core reads it, every string stripped. */
 export function validateShippedSource(doc: unknown): ValidationResult<ShippedSource> {
-  return sync(() => addon.validateShippedSource(doc))
+  return addon.validateShippedSource(doc)
 }
 
 /** A shipped hook input against its registration (one the validator rejects throws `ERR_LOOPX_INVALID_ARGUMENT`). */
 export function validateShippedHookInput(doc: unknown, registration: Context): ValidationResult<ShippedHookInput> {
-  return sync(() => addon.validateShippedHookInput(doc, registration))
+  return addon.validateShippedHookInput(doc, registration)
 }
 
 /** A provider's shipped result against its registration and the `receipt.event_id` of its input. */
@@ -42,15 +41,15 @@ export function validateShippedResult(
   eventId: string,
 ): ValidationResult<ShippedHookResult> {
   expectArgs('validateShippedResult', { eventId: [eventId, 'string'] })
-  return sync(() => addon.validateShippedResult(doc, registration, eventId))
+  return addon.validateShippedResult(doc, registration, eventId)
 }
 
 /** A sidecar receipt (one JSON file per dispatch id on a LoopX host). */
 export function validateShippedReceipt(doc: unknown): ValidationResult<ShippedSidecarReceipt> {
-  return sync(() => addon.validateShippedReceipt(doc))
+  return addon.validateShippedReceipt(doc)
 }
 
 /** A shipped dispatch result. */
 export function validateShippedDispatchResult(doc: unknown): ValidationResult<ShippedDispatchResult> {
-  return sync(() => addon.validateShippedDispatchResult(doc))
+  return addon.validateShippedDispatchResult(doc)
 }

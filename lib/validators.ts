@@ -13,11 +13,10 @@
  */
 import { types } from 'node:util'
 
-import * as addon from '../index.js'
+import * as addon from './addon.js'
 import type { ValidationResult } from '../index.js'
 import { HookContext, expectKinds } from './addon_api.js'
 import { expectArgs } from './args.js'
-import { sync } from './errors.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration, PostWritebackHookResult } from '../bindings/index'
 
 const MAX_DEPTH = 127
@@ -127,21 +126,18 @@ export function validateRegistration(
 ): ValidationResult<PostWritebackHookRegistration> {
   expectKinds('validateRegistration', kinds)
   const text = fastText(doc)
-  if (text === undefined) return sync(() => addon.validateRegistration(doc, kinds))
-  return (
-    sync(() => addon.checkRegistrationText(text, kinds)) ?? { ok: true, value: doc as PostWritebackHookRegistration }
-  )
+  if (text === undefined) return addon.validateRegistration(doc, kinds)
+  return addon.checkRegistrationText(text, kinds) ?? { ok: true, value: doc as PostWritebackHookRegistration }
 }
 
 /** A hook input against the registration it was built for (an object, its text, or a `HookContext`). */
 export function validateHookInput(doc: unknown, registration: Context): ValidationResult<PostWritebackHookInput> {
   const context = contextOf(registration)
   // A registration the addon refuses: its own call throws the coded error.
-  if (context === undefined)
-    return sync(() => addon.validateHookInput(doc, registration as PostWritebackHookRegistration | string))
+  if (context === undefined) return addon.validateHookInput(doc, registration as PostWritebackHookRegistration | string)
   const text = fastText(doc)
-  if (text === undefined) return sync(() => addon.validateHookInputIn(doc, context))
-  return sync(() => addon.checkHookInputText(text, context)) ?? { ok: true, value: doc as PostWritebackHookInput }
+  if (text === undefined) return addon.validateHookInputIn(doc, context)
+  return addon.checkHookInputText(text, context) ?? { ok: true, value: doc as PostWritebackHookInput }
 }
 
 /** A provider's result against the admitted registration, core's dispatch id and the intent kinds. */
@@ -155,13 +151,11 @@ export function validateHookResult(
   expectKinds('validateHookResult', kinds)
   const context = contextOf(registration)
   if (context === undefined)
-    return sync(() =>
-      addon.validateHookResult(doc, registration as PostWritebackHookRegistration | string, dispatchId, kinds),
-    )
+    return addon.validateHookResult(doc, registration as PostWritebackHookRegistration | string, dispatchId, kinds)
   const text = fastText(doc)
-  if (text === undefined) return sync(() => addon.validateHookResultIn(doc, context, dispatchId, kinds))
+  if (text === undefined) return addon.validateHookResultIn(doc, context, dispatchId, kinds)
   return (
-    sync(() => addon.checkHookResultText(text, context, dispatchId, kinds)) ?? {
+    addon.checkHookResultText(text, context, dispatchId, kinds) ?? {
       ok: true,
       value: doc as PostWritebackHookResult,
     }
