@@ -21,12 +21,26 @@ const NAPI_ARGUMENT = /^(InvalidArg|[A-Za-z]+Expected)$/
 const NAPI_STATUS =
   /^(GenericFailure|PendingException|Cancelled|EscapeCalledTwice|HandleScopeMismatch|CallbackScopeMismatch|QueueFull|Closing|WouldDeadlock|NoExternalBuffersAllowed|Unknown)$/
 
-/** What `error`, thrown or rejected by the addon's `where`, becomes. */
-function fromAddon(where: string, error: unknown): unknown {
+/**
+ * What `error`, thrown or rejected by the addon's `where`, becomes. An error
+ * without a code is the engine's (a TypeError converting a missing object) or
+ * a caller's own passed through (a getter of theirs that threw): the first is
+ * an invalid argument, the second stays theirs. A constructor's uncoded
+ * error is napi's own (`uncoded`).
+ */
+function fromAddon(where: string, error: unknown, uncoded?: 'ERR_LOOPX_INTERNAL'): unknown {
   const coded = codedError(error)
   if (coded !== error || !(error instanceof Error)) return coded
   const status = (error as { code?: unknown }).code
-  if (typeof status !== 'string') return error
+  if (typeof status !== 'string') {
+    if (error instanceof TypeError)
+      return new LoopxHooksError(
+        'ERR_LOOPX_INVALID_ARGUMENT',
+        `${where}: invalid argument (of a kind the addon cannot convert)`,
+      )
+    if (uncoded) return new LoopxHooksError(uncoded, `${where}: ${error.message}`)
+    return error
+  }
   if (NAPI_ARGUMENT.test(status))
     return new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', `${where}: invalid argument (${status})`)
   if (NAPI_STATUS.test(status))
@@ -50,32 +64,45 @@ function wrap(where: string, fn: Fn): Fn {
   }
 }
 
-/** Wraps the own methods and getters of `target` (a prototype or a class) in place. */
-function wrapMembers(owner: string, target: object): void {
-  for (const name of Object.getOwnPropertyNames(target)) {
-    if (name === 'constructor' || name === 'prototype' || name === 'length' || name === 'name') continue
-    const d = Object.getOwnPropertyDescriptor(target, name)!
-    if (!d.configurable) continue
+/** Wraps the own methods and getters of a class's prototype in place. */
+function wrapPrototype(owner: string, proto: object): void {
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    const d = Object.getOwnPropertyDescriptor(proto, name)!
+    if (name === 'constructor' || !d.configurable) continue
     if (typeof d.value === 'function') d.value = wrap(`${owner}.${name}`, d.value as Fn)
     else if (d.get) d.get = wrap(`${owner}.${name}`, d.get as Fn) as () => unknown
     else continue
-    Object.defineProperty(target, name, d)
+    Object.defineProperty(proto, name, d)
   }
 }
 
-/** A class whose `new` throws coded errors; `instanceof` and `extends` see the class itself. */
-function wrapClass(name: string, cls: new (...args: unknown[]) => object): unknown {
-  wrapMembers(name, cls.prototype as object)
-  wrapMembers(name, cls)
-  return new Proxy(cls, {
-    construct(target, args, newTarget) {
-      try {
-        return Reflect.construct(target, args, newTarget) as object
-      } catch (error) {
-        throw fromAddon(name, error)
-      }
-    },
-  })
+type Class = new (...args: unknown[]) => object
+
+/**
+ * A class whose `new` and statics throw coded errors. It shares the native
+ * class's prototype, so `instanceof` holds for an instance the addon made
+ * itself, and `extends` makes a subclass of the native class. (A Proxy
+ * cannot stand in: napi's statics are non-writable and non-configurable,
+ * so a Proxy must return them unwrapped.)
+ */
+function wrapClass(name: string, cls: Class): Class {
+  wrapPrototype(name, cls.prototype as object)
+  const door = function (this: unknown, ...args: unknown[]): object {
+    if (new.target === undefined) throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', `${name}: call it with new`)
+    try {
+      return Reflect.construct(cls, args, new.target) as object
+    } catch (error) {
+      throw fromAddon(name, error, 'ERR_LOOPX_INTERNAL')
+    }
+  } as unknown as Class
+  Object.defineProperty(door, 'name', { value: name })
+  door.prototype = cls.prototype as object
+  for (const key of Object.getOwnPropertyNames(cls)) {
+    const value = (cls as unknown as Record<string, unknown>)[key]
+    if (['length', 'name', 'prototype'].includes(key) || typeof value !== 'function') continue
+    Object.defineProperty(door, key, { value: wrap(`${name}.${key}`, value as Fn), enumerable: false })
+  }
+  return door
 }
 
 const WRAPPED = Symbol.for('loopx-hooks.addon.wrapped')

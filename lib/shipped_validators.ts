@@ -1,8 +1,8 @@
 /**
  * The validators of the `loopx-shipped-v0` dialect (the contract LoopX
  * shipped), beside the RFC dialect's in `validators.ts`, which stays the
- * default. Every rule is the addon's; this layer only forwards, codes the
- * addon's errors and names the dialects.
+ * default. Every rule is the addon's; this layer only forwards and names the
+ * dialects (the addon's errors are coded at its boundary, `addon.ts`).
  */
 import * as addon from './addon.js'
 import type { ValidationResult } from '../index.js'
@@ -29,12 +29,24 @@ export function validateShippedSource(doc: unknown): ValidationResult<ShippedSou
   return addon.validateShippedSource(doc)
 }
 
-/** A shipped hook input against its registration (one the validator rejects throws `ERR_LOOPX_INVALID_ARGUMENT`). */
+/**
+ * A shipped hook input against its registration.
+ *
+ * @returns the verdict: a bad document is `{ ok: false, violations }`, never a throw.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when the registration (the context, not
+ *   the document) is not a valid loopx-shipped-v0 registration.
+ */
 export function validateShippedHookInput(doc: unknown, registration: Context): ValidationResult<ShippedHookInput> {
   return addon.validateShippedHookInput(doc, registration)
 }
 
-/** A provider's shipped result against its registration and the `receipt.event_id` of its input. */
+/**
+ * A provider's shipped result against its registration and the `receipt.event_id` of its input.
+ *
+ * @returns the verdict: a bad document is `{ ok: false, violations }`, never a throw.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when the registration is not a valid
+ *   loopx-shipped-v0 registration or `eventId` is not a string.
+ */
 export function validateShippedResult(
   doc: unknown,
   registration: Context,

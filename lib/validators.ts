@@ -108,7 +108,12 @@ function compiled(registration: unknown): addon.HookContext | undefined {
   }
 }
 
-/** Compiles a registration once, for callers that hold it themselves. */
+/**
+ * Compiles a registration once, for callers that hold it themselves.
+ *
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when the registration does not have
+ *   the registration contract's shape (or is not JSON).
+ */
 export function compileHookContext(registration: PostWritebackHookRegistration | string): addon.HookContext {
   return new HookContext(registration)
 }
@@ -119,7 +124,12 @@ function contextOf(registration: Context): addon.HookContext | undefined {
   return registration instanceof addon.HookContext ? registration : compiled(registration)
 }
 
-/** A registration against the defined intent kinds. */
+/**
+ * A registration against the defined intent kinds.
+ *
+ * @returns the verdict: a bad document is `{ ok: false, violations }`, never a throw.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `kinds` is not an `IntentKinds`.
+ */
 export function validateRegistration(
   doc: unknown,
   kinds: addon.IntentKinds,
@@ -130,7 +140,14 @@ export function validateRegistration(
   return addon.checkRegistrationText(text, kinds) ?? { ok: true, value: doc as PostWritebackHookRegistration }
 }
 
-/** A hook input against the registration it was built for (an object, its text, or a `HookContext`). */
+/**
+ * A hook input against the registration it was built for (an object, its text, or a `HookContext`).
+ *
+ * @returns the verdict: a bad document is `{ ok: false, violations }`, never a throw.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when the registration (the context the
+ *   document is judged in, not the document) does not have the registration
+ *   contract's shape or is not JSON.
+ */
 export function validateHookInput(doc: unknown, registration: Context): ValidationResult<PostWritebackHookInput> {
   const context = contextOf(registration)
   // A registration the addon refuses: its own call throws the coded error.
@@ -140,7 +157,14 @@ export function validateHookInput(doc: unknown, registration: Context): Validati
   return addon.checkHookInputText(text, context) ?? { ok: true, value: doc as PostWritebackHookInput }
 }
 
-/** A provider's result against the admitted registration, core's dispatch id and the intent kinds. */
+/**
+ * A provider's result against the admitted registration, core's dispatch id and the intent kinds.
+ *
+ * @returns the verdict: a bad document is `{ ok: false, violations }`, never a throw.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when the context is misused: a
+ *   registration without the registration contract's shape, a `dispatchId`
+ *   that is not a string, `kinds` that are not an `IntentKinds`.
+ */
 export function validateHookResult(
   doc: unknown,
   registration: Context,
