@@ -22,5 +22,4 @@ export interface OwedJson {
 }
 
 /** `validate --json`: the verdict without the accepted value. */
-export type ValidateJson =
-  { ok: true } | { ok: false; violations: Array<{ path: string; rule: string }>; more?: number }
+export type ValidateJson = { ok: true } | { ok: false; violations: Violation[]; more?: number }
