@@ -320,7 +320,7 @@ describe('a damaged journal is a failed check', () => {
     expect(r.stdout).toMatch(/integrity\s+FAILED/)
     const json = cli(['journal', 'show', '--db', path, '--json'])
     expect(json.status).toBe(1)
-    expect(JSON.parse(json.stdout)).toMatchObject({ integrityOk: false })
+    expect(JSON.parse(json.stdout)).toMatchObject({ integrity: verdict })
   })
 })
 
