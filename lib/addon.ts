@@ -49,7 +49,7 @@ function fromAddon(where: string, error: unknown, uncoded?: 'ERR_LOOPX_INTERNAL'
 }
 
 function wrap(where: string, fn: Fn): Fn {
-  return function (this: unknown, ...args: unknown[]): unknown {
+  const wrapped = function (this: unknown, ...args: unknown[]): unknown {
     let out: unknown
     try {
       out = fn.apply(this, args)
@@ -62,6 +62,8 @@ function wrap(where: string, fn: Fn): Fn {
       })
     return out
   }
+  Object.defineProperty(wrapped, 'name', { value: fn.name })
+  return wrapped
 }
 
 /** Wraps the own methods and getters of a class's prototype in place. */
