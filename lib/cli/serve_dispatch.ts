@@ -113,8 +113,7 @@ export class DispatchSession {
   async #retrying(step: () => NativePlan | Promise<NativePlan>): Promise<NativePlan> {
     for (let tries = 0; ; tries++) {
       try {
-        const plan = step()
-        return plan instanceof Promise ? await plan : plan
+        return await step()
       } catch (error) {
         const code = (error as { code?: unknown } | null)?.code
         const wait = typeof code === 'string' ? this.addon().prepareRetryDelayMs(code, tries) : null
