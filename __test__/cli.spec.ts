@@ -51,9 +51,12 @@ function cli(args: string[], options: { input?: string | Buffer; env?: Record<st
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
-/** Exit 2, nothing on stdout, exactly one `loopx-hooks: ...` line on stderr and no stack frame. */
-function expectOneLineError(r: Run, pattern?: RegExp): void {
-  expect(r.status, r.stderr).toBe(2)
+/**
+ * Nothing on stdout, exactly one `loopx-hooks: ...` line on stderr and no
+ * stack frame; exit 2 for a usage error, 1 for an operational failure.
+ */
+function expectOneLineError(r: Run, pattern?: RegExp, status: 1 | 2 = 2): void {
+  expect(r.status, r.stderr).toBe(status)
   expect(r.stdout).toBe('')
   expect(r.stderr).toMatch(/^loopx-hooks: [^\n]+\n$/)
   expect(r.stderr).not.toMatch(/^\s+at /m)
@@ -242,11 +245,13 @@ describe('validate', () => {
 
   it('reports usage errors as one line with exit 2 and no stack', () => {
     expectOneLineError(cli(['validate', 'nonsense', example('registration')]), /unknown contract 'nonsense'/)
+    // A FILE that cannot be read is an operational failure (exit 1), not a usage error.
     expectOneLineError(
       cli(['validate', 'intent-kind', join(root, 'examples', 'missing.json')]),
       /cannot read .*missing\.json: no such file/,
+      1,
     )
-    expectOneLineError(cli(['validate', 'intent-kind', join(root, 'examples')]), /is a directory/)
+    expectOneLineError(cli(['validate', 'intent-kind', join(root, 'examples')]), /is a directory/, 1)
     expectOneLineError(cli(['validate', 'intent-kind']), /needs a FILE/)
     expectOneLineError(cli(['validate']), /needs a contract/)
     expectOneLineError(cli(['validate', 'intent-kind', example('intent_kind'), 'extra']), /unexpected argument 'extra'/)
@@ -276,6 +281,7 @@ describe('validate', () => {
     expectOneLineError(
       cli(['validate', 'registration', example('registration'), '--kinds', join(root, 'tsconfig.base.json.missing')]),
       /cannot read --kinds/,
+      1,
     )
     expectOneLineError(
       cli(['validate', 'registration', example('registration'), '--kinds', BIN]),
@@ -298,7 +304,7 @@ describe('validate', () => {
     expect(cli(['validate', '--help']).stdout).toMatch(
       /hook-result\s+--registration FILE --dispatch-id ID --kinds FILE/,
     )
-    expect(cli(['journal', '-h']).stdout).toMatch(/recover/)
+    expect(cli(['journal', '-h']).stdout).toMatch(/owed\s+the identities HookRuntime\.recover\(\) would re-dispatch/)
     const none = cli([])
     expect(none.status).toBe(2)
     expect(none.stdout).toBe('')
@@ -440,14 +446,14 @@ describe('journal', () => {
     return JSON.parse(r.stdout)
   }
 
-  it('show --json: stats, integrity and the latest dispatches, newest first', () => {
+  it('show --json: stats, integrity and the latest dispatches, newest first', async () => {
     const out = json(['show'])
     expect(out).toEqual({
       stats,
-      integrityOk: true,
-      integrityMessages: [],
+      integrity: await runtime.journal.integrity(),
       latestDispatches: dispatches.slice(-10).reverse(),
     })
+    expect(out.integrity).toEqual({ ok: true, messages: [] })
     expect(json(['show', '--limit', '3']).latestDispatches).toEqual(dispatches.slice(-3).reverse())
     expect(stats).toMatchObject({ proposed: 4, failed: 4, notApplicable: 4, intents: 4, intentsOpen: 2 })
   })
@@ -475,23 +481,23 @@ describe('journal', () => {
     expect(json(['intents', '--pending'])).toEqual({ items: intents.slice(2), nextCursor: null })
     expect(json(['intents', '--hook', 'alpha.proposer']).items).toEqual(intents)
     expect(json(['intents', '--hook', 'beta.failing']).items).toEqual([])
-    expect(json(['intents', '--dispatch', intents[3]!.dispatchId]).items).toEqual([intents[3]])
+    expect(json(['intents', '--dispatch-id', intents[3]!.dispatchId]).items).toEqual([intents[3]])
     expect(json(['intents', '--limit', '1'])).toEqual({ items: [intents[0]], nextCursor: intents[0]!.seq })
   })
 
-  it('recover --json: the unfinished identities with their failures', async () => {
+  it('owed --json: the identities recover() would re-dispatch, with their failures', async () => {
     const failed = dispatches.filter((d) => d.state === 'failed')
     const failures: FailureRow[][] = await Promise.all(failed.map((d) => runtime.journal.listFailures(d.dispatchId)))
-    const out = json(['recover'])
-    expect(out).toEqual({ unfinished: failed.map((d, i) => ({ ...d, failures: failures[i] })) })
-    expect(out.unfinished.map((u: DispatchRow) => u.hookId)).toEqual([
+    const out = json(['owed'])
+    expect(out).toEqual({ owed: failed.map((d, i) => ({ ...d, failures: failures[i] })) })
+    expect(out.owed.map((u: DispatchRow) => u.hookId)).toEqual([
       'beta.failing',
       'beta.failing',
       'beta.failing',
       'beta.failing',
     ])
-    expect(out.unfinished[0].failures[0]).toMatchObject({ attempt: 1, code: 'producer_failed' })
-    expect(json(['recover', '--hook', 'alpha.proposer'])).toEqual({ unfinished: [] })
+    expect(out.owed[0].failures[0]).toMatchObject({ attempt: 1, code: 'producer_failed' })
+    expect(json(['owed', '--hook', 'alpha.proposer'])).toEqual({ owed: [] })
   })
 
   it('human tables: aligned headers, shortened ids, no colour off a terminal', () => {
@@ -548,7 +554,7 @@ describe('journal', () => {
     expect(more.trimEnd().split('\n').at(-1)).toBe(`more rows follow: continue with --after ${dispatches[1]!.seq}`)
   })
 
-  it('human show and recover', () => {
+  it('human show and owed', () => {
     const show = cli(['journal', 'show', '--db', db])
     expect(show.status).toBe(0)
     expect(show.stdout).toMatch(/^integrity\s+ok$/m)
@@ -558,11 +564,11 @@ describe('journal', () => {
     expect(show.stdout).toMatch(/^intents\s+4\s+\(open 2\)$/m)
     expect(show.stdout).toMatch(/^latest 10 dispatches, newest first\n\s*SEQ\s+DISPATCH/m)
 
-    const recover = cli(['journal', 'recover', '--db', db])
-    expect(recover.status).toBe(0)
-    expect(recover.stdout).toMatch(/^4 dispatch identities unfinished/)
-    expect(recover.stdout).toContain('HookRuntime.recover()')
-    expect(cli(['journal', 'recover', '--db', db, '--hook', 'gamma.quiet']).stdout).toMatch(/^nothing to recover/)
+    const owed = cli(['journal', 'owed', '--db', db])
+    expect(owed.status).toBe(0)
+    expect(owed.stdout).toMatch(/^4 dispatch identities owed/)
+    expect(owed.stdout).toContain('HookRuntime.recover()')
+    expect(cli(['journal', 'owed', '--db', db, '--hook', 'gamma.quiet']).stdout).toMatch(/^nothing owed/)
   })
 
   it('colours only a terminal without NO_COLOR', async () => {
@@ -585,23 +591,31 @@ describe('journal', () => {
     expect(await run({ NO_COLOR: '1' })).not.toContain('\x1b[')
   })
 
-  it('refuses what is not a journal, without creating or changing a file', () => {
+  it('refuses what is not a journal (exit 1: operational), without creating or changing a file', () => {
     const missing = join(dir, 'missing.journal')
-    expectOneLineError(cli(['journal', 'show', '--db', missing]), /^loopx-hooks: no journal at \S+missing\.journal\n$/)
+    expectOneLineError(
+      cli(['journal', 'show', '--db', missing]),
+      /^loopx-hooks: no journal at \S+missing\.journal\n$/,
+      1,
+    )
     expect(existsSync(missing)).toBe(false)
 
     const empty = join(dir, 'empty.journal')
     writeFileSync(empty, '')
-    expectOneLineError(cli(['journal', 'dispatches', '--db', empty]), /no journal at .* \(empty file\)/)
+    expectOneLineError(cli(['journal', 'dispatches', '--db', empty]), /no journal at .* \(empty file\)/, 1)
     expect(statSync(empty).size).toBe(0)
 
     const text = join(dir, 'notes.txt')
     writeFileSync(text, 'not a journal at all, just some text that is long enough\n'.repeat(4))
     const before = readFileSync(text)
-    expectOneLineError(cli(['journal', 'show', '--db', text]), /^loopx-hooks: ERR_LOOPX_NOT_A_JOURNAL: \S+notes\.txt: /)
+    expectOneLineError(
+      cli(['journal', 'show', '--db', text]),
+      /^loopx-hooks: ERR_LOOPX_NOT_A_JOURNAL: \S+notes\.txt: /,
+      1,
+    )
     expect(readFileSync(text).equals(before)).toBe(true)
 
-    expectOneLineError(cli(['journal', 'show', '--db', dir]), /not a file/)
+    expectOneLineError(cli(['journal', 'show', '--db', dir]), /not a file/, 1)
   })
 
   it('reports journal usage errors as one line with exit 2', () => {

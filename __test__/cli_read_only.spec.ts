@@ -147,11 +147,11 @@ describe('read-only journal commands in a folder the user cannot write', () => {
       const out = JSON.parse(r.stdout) as {
         stats?: { proposed: number; intents: number }
         items?: unknown[]
-        unfinished?: unknown[]
+        owed?: unknown[]
       }
       if (command === 'show') expect([out.stats?.proposed, out.stats?.intents]).toEqual([DISPATCHES, DISPATCHES])
       if (command === 'dispatches' || command === 'intents') expect(out.items).toHaveLength(DISPATCHES)
-      if (command === 'recover') expect(out.unfinished).toEqual([])
+      if (command === 'owed') expect(out.owed).toEqual([])
     }
     // The human rendering too.
     const r = asNobody(['journal', 'show', '--db', join(clean, 'j.db')])
@@ -173,7 +173,8 @@ describe('read-only journal commands in a folder the user cannot write', () => {
     expect(existsSync(join(noShm, 'j.db-shm'))).toBe(false)
     for (const command of READING) {
       const r = asNobody(['journal', command, '--db', join(noShm, 'j.db'), '--json'])
-      expect(r.status, command).toBe(2)
+      // An operational failure, not a usage error.
+      expect(r.status, command).toBe(1)
       expect(r.stdout, command).toBe('')
       expect(r.stderr, command).toMatch(/^loopx-hooks: [^\n]*ERR_LOOPX_JOURNAL_NEEDS_RECOVERY[^\n]*\n$/)
     }

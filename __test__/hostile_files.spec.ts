@@ -191,7 +191,7 @@ describe('refusing leaves the file byte-identical', () => {
       expect(before[sidecar]).not.toBeNull()
       expect(await codeOf(HookRuntime.open({ journalPath: copy }))).toBe('ERR_LOOPX_JOURNAL_TOO_NEW')
       expect(await codeOf(HookJournal.openReadOnly(copy))).toBe('ERR_LOOPX_JOURNAL_TOO_NEW')
-      expect(cli(['journal', 'show', '--db', copy]).status).toBe(2)
+      expect(cli(['journal', 'show', '--db', copy]).status).toBe(1)
       expect(() => TurnJournal.open(copy)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL' }))
       expect(hashes(copy)).toEqual(before)
     }
@@ -234,7 +234,7 @@ describe('inspecting only reads', () => {
     for (const command of ['show', 'dispatches', 'intents']) {
       const blankBefore = hashes(blank)
       const r = cli(['journal', command, '--db', blank])
-      expect(r.status).toBe(2)
+      expect(r.status).toBe(1)
       expect(r.stderr).toMatch(/ERR_LOOPX_NOT_A_JOURNAL/)
       expect(hashes(blank)).toEqual(blankBefore)
 
@@ -320,7 +320,7 @@ describe('a damaged journal is a failed check', () => {
     expect(r.stdout).toMatch(/integrity\s+FAILED/)
     const json = cli(['journal', 'show', '--db', path, '--json'])
     expect(json.status).toBe(1)
-    expect(JSON.parse(json.stdout)).toMatchObject({ integrityOk: false })
+    expect(JSON.parse(json.stdout)).toMatchObject({ integrity: verdict })
   })
 })
 
@@ -335,6 +335,6 @@ describe('special files', () => {
     expect(() => TurnJournal.open(fifo)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_FILE' }))
     expect(await codeOf(InboxStore.open(fifo))).toBe('ERR_LOOPX_NOT_A_FILE')
     const r = cli(['journal', 'show', '--db', fifo])
-    expect(r.status).toBe(2)
+    expect(r.status).toBe(1)
   })
 })

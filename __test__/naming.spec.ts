@@ -102,7 +102,7 @@ describe('one naming rule', () => {
     expect(returned.metrics.failureCodes).toMatchObject({ producer_failed: 1 })
 
     await runtime.close()
-    for (const command of ['show', 'dispatches', 'intents', 'recover']) {
+    for (const command of ['show', 'dispatches', 'intents', 'owed']) {
       expect(offenders(await cliJson(['journal', command, '--db', journalPath, '--json'])), command).toEqual([])
     }
   })

@@ -26,6 +26,7 @@ import {
   type PostWritebackHookInput,
   type PostWritebackHookRegistration,
   type Profile,
+  type WritebackReceipt,
 } from '../lib/index.js'
 import {
   PRIMARY_STEPS,
@@ -523,7 +524,7 @@ describe('primary steps and the committed-receipt boundary', () => {
   })
 
   it('quota-spend eligibility is a function of the primary receipt and settlement alone', () => {
-    const receipt = {
+    const receipt: WritebackReceipt = {
       receipt_id: 'r1',
       effect_id: 'e1',
       step_kind: 'durable_writeback',
@@ -536,7 +537,8 @@ describe('primary steps and the committed-receipt boundary', () => {
     expect(quotaSpendEligible(receipt, settlement)).toBe(true)
     expect(quotaSpendEligible({ ...receipt, status: 'prepared' }, settlement)).toBe(false)
     expect(quotaSpendEligible({ ...receipt, checkpointed: false }, settlement)).toBe(false)
-    expect(quotaSpendEligible({ ...receipt, step_kind: 'validation' }, settlement)).toBe(false)
+    // Another step is outside the type's vocabulary; a JSON caller can still send it.
+    expect(quotaSpendEligible({ ...receipt, step_kind: 'validation' as 'durable_writeback' }, settlement)).toBe(false)
     expect(quotaSpendEligible(receipt, { ...settlement, effect_id: 'e2' })).toBe(false)
     // It takes no third argument: nothing from the hook phase can reach it.
     expect(quotaSpendEligible.length).toBe(2)

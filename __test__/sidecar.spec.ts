@@ -209,7 +209,7 @@ describe('journal import --from-sidecars', () => {
 
     // Like every journal command, it names a journal that exists.
     const missing = run('journal', 'import', '--from-sidecars', root, '--db', join(dir, 'none.sqlite'))
-    expect(missing.status).toBe(2)
+    expect(missing.status).toBe(1)
     expect(missing.stderr).toMatch(/^loopx-hooks: no journal at /)
     const noRoot = run('journal', 'import', '--db', db)
     expect(noRoot.status).toBe(2)

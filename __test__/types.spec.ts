@@ -12,7 +12,7 @@ import { basename, join } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { HookRuntime, validateRegistration, IntentKinds } from '../lib/index.js'
+import { HookRuntime, validateRegistration, IntentKinds, type WritebackReceipt } from '../lib/index.js'
 import { installPeriodicReport, runtimeTrigger, triggerEvaluation } from '../examples/typed/provider.js'
 
 const root = join(__dirname, '..')
@@ -135,7 +135,7 @@ describe('examples/typed/provider.ts at run time', () => {
         turn_instance_id: 'turn_1',
         effect_id: 'effect_1',
       }
-      const receipt = {
+      const receipt: WritebackReceipt = {
         receipt_id: 'receipt_1',
         effect_id: 'effect_1',
         step_kind: 'durable_writeback',

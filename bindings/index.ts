@@ -69,6 +69,7 @@ export type * from './ReactionResult';
 export type * from './ReadOrdering';
 export type * from './ReadScope';
 export type * from './ReceiptSource';
+export type * from './ReceiptStatus';
 export type * from './RecoverReport';
 export type * from './RegistrationSchemaVersion';
 export type * from './ReplayMode';

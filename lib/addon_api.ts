@@ -1,11 +1,11 @@
 /**
  * The addon's user-facing functions and classes as the package exports them:
  * the same functions, whose arguments are checked for their kind at the call
- * (`expectArgs`) and whose coded errors are `LoopxHooksError`s (`sync`). A
+ * (`expectArgs`) and whose coded errors are `LoopxHooksError`s (`addon.ts`). A
  * document argument (`doc`, a registration, a hook input) is the addon's to
  * judge and is passed as it is; validators answer it with a verdict.
  */
-import * as addon from '../index.js'
+import * as addon from './addon.js'
 import type { DispatchIdentityParts } from '../index.js'
 import type {
   IntentBudget,
@@ -15,15 +15,7 @@ import type {
   PostWritebackIntent,
 } from '../bindings/index'
 import { expectArgs, expectOptions, type Kind } from './args.js'
-import { LoopxHooksError, sync } from './errors.js'
-
-/** Rethrows what a constructor threw as the `sync` wrapper does. */
-function coded(error: unknown): never {
-  sync(() => {
-    throw error
-  })
-  throw error
-}
+import { LoopxHooksError } from './errors.js'
 
 /**
  * A registration compiled once for the validators' fast path
@@ -43,11 +35,7 @@ export class HookContext extends addon.HookContext {
    *   registration contract's shape.
    */
   constructor(registration: PostWritebackHookRegistration | string) {
-    try {
-      super(registration)
-    } catch (error) {
-      coded(error)
-    }
+    super(registration)
   }
 }
 
@@ -64,11 +52,7 @@ export class IntentKinds extends addon.IntentKinds {
   constructor(definitions: ReadonlyArray<IntentKindDefinition | { readonly intent_kind: string } | string>) {
     if (!Array.isArray(definitions))
       throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'IntentKinds: invalid argument: definitions (array)')
-    try {
-      super(definitions)
-    } catch (error) {
-      coded(error)
-    }
+    super(definitions)
   }
 }
 
@@ -121,7 +105,7 @@ export function buildIntent(
 ): PostWritebackIntent {
   expectArgs('buildIntent', { input: [input, 'object'] })
   expectSpec('buildIntent', spec, { intentKind: 'string' })
-  return sync(() => addon.buildIntent(input, spec))
+  return addon.buildIntent(input, spec)
 }
 
 /**
@@ -132,7 +116,7 @@ export function buildIntent(
  * @throws `ERR_LOOPX_NOT_JSON_VALUE` when it holds a value JSON cannot hold.
  */
 export function canonicalJson(value: unknown): string {
-  return sync(() => addon.canonicalJson(value))
+  return addon.canonicalJson(value)
 }
 
 /**
@@ -151,7 +135,7 @@ export function checkHookInputText(
 ): ReturnType<typeof addon.checkHookInputText> {
   expectArgs('checkHookInputText', { text: [text, 'string'] })
   expectContext('checkHookInputText', context)
-  return sync(() => addon.checkHookInputText(text, context))
+  return addon.checkHookInputText(text, context)
 }
 
 /**
@@ -176,7 +160,7 @@ export function checkHookResultText(
   expectContext('checkHookResultText', context)
   expectArgs('checkHookResultText', { dispatchId: [dispatchId, 'string'] })
   expectKinds('checkHookResultText', kinds)
-  return sync(() => addon.checkHookResultText(text, context, dispatchId, kinds))
+  return addon.checkHookResultText(text, context, dispatchId, kinds)
 }
 
 /**
@@ -194,7 +178,7 @@ export function checkRegistrationText(
 ): ReturnType<typeof addon.checkRegistrationText> {
   expectArgs('checkRegistrationText', { text: [text, 'string'] })
   expectKinds('checkRegistrationText', kinds)
-  return sync(() => addon.checkRegistrationText(text, kinds))
+  return addon.checkRegistrationText(text, kinds)
 }
 
 const PARTS: Record<keyof DispatchIdentityParts, Kind> = {
@@ -223,7 +207,7 @@ export function dispatchId(parts: DispatchIdentityParts): string {
       Object.entries(PARTS).map(([k, kind]) => [k, [(parts as unknown as Record<string, unknown>)[k], kind] as const]),
     ),
   )
-  return sync(() => addon.dispatchId(parts))
+  return addon.dispatchId(parts)
 }
 
 /**
@@ -243,7 +227,7 @@ export function intentId(parts: {
   payload: unknown
 }): string {
   expectArgs('intentId', { parts: [parts, 'object'] })
-  return sync(() => addon.intentId(parts))
+  return addon.intentId(parts)
 }
 
 /**
@@ -255,7 +239,7 @@ export function intentId(parts: {
  * @throws `ERR_LOOPX_NOT_JSON_VALUE` when it is neither a JSON value nor JSON text.
  */
 export function registrationDigest(registration: PostWritebackHookRegistration | string): string {
-  return sync(() => addon.registrationDigest(registration))
+  return addon.registrationDigest(registration)
 }
 
 /**
@@ -273,7 +257,7 @@ export function validateHookInputIn(
   context: addon.HookContext,
 ): ReturnType<typeof addon.validateHookInputIn> {
   expectContext('validateHookInputIn', context)
-  return sync(() => addon.validateHookInputIn(doc, context))
+  return addon.validateHookInputIn(doc, context)
 }
 
 /**
@@ -296,7 +280,7 @@ export function validateHookResultIn(
   expectContext('validateHookResultIn', context)
   expectArgs('validateHookResultIn', { dispatchId: [dispatchId, 'string'] })
   expectKinds('validateHookResultIn', kinds)
-  return sync(() => addon.validateHookResultIn(doc, context, dispatchId, kinds))
+  return addon.validateHookResultIn(doc, context, dispatchId, kinds)
 }
 
 /**
@@ -307,7 +291,7 @@ export function validateHookResultIn(
  *   a bad document is a verdict, never a throw.
  */
 export const validateDispatchReceipt = (doc: unknown): ReturnType<typeof addon.validateDispatchReceipt> =>
-  sync(() => addon.validateDispatchReceipt(doc))
+  addon.validateDispatchReceipt(doc)
 /**
  * Judges a failure receipt (contract-v0).
  *
@@ -316,7 +300,7 @@ export const validateDispatchReceipt = (doc: unknown): ReturnType<typeof addon.v
  *   a bad document is a verdict, never a throw.
  */
 export const validateFailureReceipt = (doc: unknown): ReturnType<typeof addon.validateFailureReceipt> =>
-  sync(() => addon.validateFailureReceipt(doc))
+  addon.validateFailureReceipt(doc)
 /**
  * Judges an intent kind definition.
  *
@@ -325,7 +309,7 @@ export const validateFailureReceipt = (doc: unknown): ReturnType<typeof addon.va
  *   a bad document is a verdict, never a throw.
  */
 export const validateIntentKindDefinition = (doc: unknown): ReturnType<typeof addon.validateIntentKindDefinition> =>
-  sync(() => addon.validateIntentKindDefinition(doc))
+  addon.validateIntentKindDefinition(doc)
 /**
  * Judges a turn-start receipt.
  *
@@ -334,7 +318,7 @@ export const validateIntentKindDefinition = (doc: unknown): ReturnType<typeof ad
  *   a bad document is a verdict, never a throw.
  */
 export const validateTurnStartReceipt = (doc: unknown): ReturnType<typeof addon.validateTurnStartReceipt> =>
-  sync(() => addon.validateTurnStartReceipt(doc))
+  addon.validateTurnStartReceipt(doc)
 /**
  * Judges a turn-start hook registration.
  *
@@ -343,4 +327,4 @@ export const validateTurnStartReceipt = (doc: unknown): ReturnType<typeof addon.
  *   a bad document is a verdict, never a throw.
  */
 export const validateTurnStartRegistration = (doc: unknown): ReturnType<typeof addon.validateTurnStartRegistration> =>
-  sync(() => addon.validateTurnStartRegistration(doc))
+  addon.validateTurnStartRegistration(doc)

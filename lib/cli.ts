@@ -1,15 +1,17 @@
 /**
  * `loopx-hooks`, the command line of the package: the very acceptance policy
  * of the library (`validate`) and a reader of journal files (`journal`), for
- * callers in any language. Exit status: 0 success (valid), 1 invalid (or a
- * journal failing its integrity check), 2 usage or any other error. Errors
- * are one line on stderr, `loopx-hooks: <message>`; never a stack.
+ * callers in any language. Exit status: 0 success (valid), 1 the command ran
+ * and failed (invalid, an integrity check failed, a refused decision, or an
+ * operational failure such as a missing or locked journal), 2 a usage error
+ * (`cli/errors.ts`). Errors are one line on stderr, `loopx-hooks: <message>`;
+ * never a stack. docs/cli.md documents every command.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { DispatchState } from '../bindings/index'
-import { CliError, describeError } from './cli/errors.js'
+import { UsageError, describeError, exitStatusOf } from './cli/errors.js'
 import { type Io } from './cli/io.js'
 import { JOURNAL_COMMANDS, STATES, journalCommand, type JournalCommand, type JournalOptions } from './cli/journal.js'
 import { serveCommand } from './cli/serve.js'
@@ -19,7 +21,7 @@ export type { Io }
 
 const USAGE = `Usage:
   loopx-hooks validate <contract> FILE|- [--json] [context flags]
-  loopx-hooks journal show|dispatches|intents|recover --db PATH|URL [--json] [filters]
+  loopx-hooks journal show|dispatches|intents|owed --db PATH|URL [--json] [filters]
   loopx-hooks journal decide|done --db PATH|URL --intent ID --executor ID [...]
   loopx-hooks journal import --from-sidecars ROOT --db PATH|URL [--json]
   loopx-hooks serve --stdio
@@ -28,8 +30,11 @@ const USAGE = `Usage:
 Run 'loopx-hooks validate --help', 'loopx-hooks journal --help' or
 'loopx-hooks serve --help' for details.
 
-Exit status: 0 success (document valid), 1 document invalid (or a journal
-failing its integrity check), 2 usage or other error (one line on stderr).
+Exit status: 0 success (document valid); 1 the command ran and failed: a
+document invalid, a journal failing its integrity check, a decision refused,
+or an operational failure (a journal missing, locked or unreachable, a file
+that cannot be read); 2 a usage error (an unknown command or flag, a flag
+that does not apply, a missing or bad value). Errors are one line on stderr.
 `
 
 const VALIDATE_USAGE = `Usage: loopx-hooks validate <contract> FILE|- [--json] [context flags]
@@ -65,8 +70,10 @@ Options:
 
 Without --json: 'valid', or one line per violation: its JSON Pointer
 ('(root)' for the whole document) and its rule.
-Exit status: 0 valid, 1 invalid, 2 usage error (unknown contract, unreadable
-file, missing or bad context).
+Exit status: 0 valid; 1 invalid, or a FILE (document or context) that cannot
+be read; 2 usage error (unknown contract, a flag that does not apply, missing
+or bad context: a --kinds or --registration file that is not JSON or not a
+definition or registration).
 `
 
 const JOURNAL_USAGE = `Usage: loopx-hooks journal <command> --db PATH|URL [--schema NAME] [--json] [filters]
@@ -75,7 +82,7 @@ const JOURNAL_USAGE = `Usage: loopx-hooks journal <command> --db PATH|URL [--sch
 for a journal on PostgreSQL in schema --schema (default loopx_hooks); the
 connection string is never printed.
 
-show, dispatches, intents and recover read a journal: opened read-only
+show, dispatches, intents and owed read a journal: opened read-only
 (SQLITE_OPEN_READONLY; on PostgreSQL, read-only transactions), it is never
 created, migrated or changed, and a read-only file works. decide and done are
 the only commands that open the journal for writing (as an executor does),
@@ -89,10 +96,10 @@ Commands:
                 [--state STATE] [--hook ID] [--limit N (default 50)] [--after SEQ]
   intents       recorded intents, oldest first
                 [--pending] [--hook ID] [--capability ID] [--kind KIND]
-                [--dispatch ID] [--limit N (default 50)] [--after SEQ]
-  recover       the identities awaiting recovery (checkpointed or failed) [--hook ID];
-                recovery itself runs in the process that installs the providers,
-                with HookRuntime.recover()
+                [--dispatch-id ID] [--limit N (default 50)] [--after SEQ]
+  owed          the identities HookRuntime.recover() would re-dispatch (checkpointed
+                or failed) [--hook ID]; it dispatches nothing: recovery runs in the
+                process that installs the providers, with HookRuntime.recover()
   decide        WRITES: records an executor's admission or rejection of an intent, once
                 --intent ID --executor ID --decision admit|reject --reason CODE;
                 exit 1 on a conflict (another decision stands) or an unknown intent;
@@ -105,11 +112,17 @@ Commands:
                 entry was not imported (each listed with its reason code)
 
 STATE is one of: ${STATES.join(', ')}.
---json prints the journal's rows as JSON, camelCase like the library's: show
-{stats, integrityOk, integrityMessages, latestDispatches}, dispatches and
-intents {items, nextCursor} (pass a non-null nextCursor as --after to
-continue), recover {unfinished: [row + failures]}, import {imported,
-alreadyPresent, rejected: [{file, reason, code?}]}.
+--json prints one line of JSON, camelCase like the library's values: show
+{stats, integrity: {ok, messages}, latestDispatches}; dispatches and intents
+the library's Page {items, nextCursor} (pass a non-null nextCursor as --after
+to continue); owed {owed: [row + failures]}; decide the library's
+DecideOutcome; done the library's DoneOutcome (a JSON string, e.g. "done");
+import the library's SidecarImportReport.
+
+Exit status: 0 success; 1 the integrity check failed (show), a decision or
+done was refused (a conflict, not admitted, an unknown intent, a lease held
+by another), an entry was not imported, or the journal is missing, busy,
+unreachable or not a journal; 2 a usage error.
 `
 
 const SERVE_USAGE = `Usage: loopx-hooks serve --stdio
@@ -165,6 +178,7 @@ const OPTIONS = {
   state: { type: 'string' },
   hook: { type: 'string' },
   pending: { type: 'boolean' },
+  // Renamed: given, it is a usage error naming the new name (RENAMED).
   dispatch: { type: 'string' },
   capability: { type: 'string' },
   kind: { type: 'string' },
@@ -184,12 +198,20 @@ const ACCEPTS: Record<string, readonly OptionName[]> = {
   validate: ['json', 'kinds', 'registration', 'dispatch-id', 'event-id', 'dialect'],
   'journal show': ['json', 'db', 'schema', 'limit'],
   'journal dispatches': ['json', 'db', 'schema', 'state', 'hook', 'limit', 'after'],
-  'journal intents': ['json', 'db', 'schema', 'hook', 'pending', 'dispatch', 'capability', 'kind', 'limit', 'after'],
-  'journal recover': ['json', 'db', 'schema', 'hook'],
+  'journal intents': ['json', 'db', 'schema', 'hook', 'pending', 'dispatch-id', 'capability', 'kind', 'limit', 'after'],
+  'journal owed': ['json', 'db', 'schema', 'hook'],
   'journal decide': ['json', 'db', 'schema', 'intent', 'executor', 'decision', 'reason'],
   'journal done': ['json', 'db', 'schema', 'intent', 'executor'],
   'journal import': ['json', 'db', 'schema', 'from-sidecars'],
   serve: ['stdio'],
+}
+
+/** Flags of an earlier version, by their name now: one flag per concept. */
+const RENAMED: Partial<Record<OptionName, OptionName>> = { dispatch: 'dispatch-id' }
+
+/** Journal commands of an earlier version, by their name now. */
+const RENAMED_COMMANDS: Record<string, { now: string; why: string }> = {
+  recover: { now: 'owed', why: 'it lists what HookRuntime.recover() would re-dispatch; it dispatches nothing' },
 }
 
 function version(): string {
@@ -205,7 +227,7 @@ function wantsHelp(argv: readonly string[]): boolean {
 function integer(flag: string, text: string | undefined, min: number): number | undefined {
   if (text === undefined) return undefined
   const n = /^\d{1,15}$/.test(text) ? Number(text) : NaN
-  if (!(n >= min)) throw new CliError(`--${flag} needs an integer of at least ${min}, not '${text}'`)
+  if (!(n >= min)) throw new UsageError(`--${flag} needs an integer of at least ${min}, not '${text}'`)
   return n
 }
 
@@ -215,15 +237,17 @@ function parse(argv: string[]) {
   } catch (error) {
     // parseArgs explains itself in one sentence; keep the first.
     const message = error instanceof Error ? error.message : String(error)
-    throw new CliError(message.split('. ')[0]!.replace(/\.$/, ''))
+    throw new UsageError(message.split('. ')[0]!.replace(/\.$/, ''))
   }
 }
 
 function checkAccepted(command: string, values: Record<string, unknown>): void {
   const accepted = ACCEPTS[command] ?? []
   for (const name of Object.keys(values)) {
+    const renamed = RENAMED[name as OptionName]
+    if (values[name] !== undefined && renamed !== undefined) throw new UsageError(`--${name} is now --${renamed}`)
     if (values[name] !== undefined && name !== 'help' && !accepted.includes(name as OptionName)) {
-      throw new CliError(`--${name} does not apply to '${command}'`)
+      throw new UsageError(`--${name} does not apply to '${command}'`)
     }
   }
 }
@@ -244,7 +268,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     const { values, positionals } = parse(argv)
     if (values.version) {
-      if (positionals.length > 0 || Object.keys(values).length > 1) throw new CliError('--version takes nothing else')
+      if (positionals.length > 0 || Object.keys(values).length > 1) throw new UsageError('--version takes nothing else')
       io.stdout.write(`${version()}\n`)
       return 0
     }
@@ -252,9 +276,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (command === 'validate') {
       checkAccepted('validate', values)
       const [contract, file, ...extra] = rest
-      if (contract === undefined) throw new CliError(`validate needs a contract (one of: ${CONTRACT_NAMES.join(', ')})`)
-      if (file === undefined) throw new CliError('validate needs a FILE, or - for standard input')
-      if (extra.length > 0) throw new CliError(`unexpected argument '${extra[0]}'`)
+      if (contract === undefined)
+        throw new UsageError(`validate needs a contract (one of: ${CONTRACT_NAMES.join(', ')})`)
+      if (file === undefined) throw new UsageError('validate needs a FILE, or - for standard input')
+      if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`)
       return await validateCommand(
         contract,
         file,
@@ -271,15 +296,18 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     if (command === 'journal') {
       const [sub, ...extra] = rest
-      if (sub === undefined) throw new CliError(`journal needs a command (one of: ${JOURNAL_COMMANDS.join(', ')})`)
+      if (sub === undefined) throw new UsageError(`journal needs a command (one of: ${JOURNAL_COMMANDS.join(', ')})`)
+      const renamed = RENAMED_COMMANDS[sub]
+      if (renamed !== undefined)
+        throw new UsageError(`'journal ${sub}' is now 'journal ${renamed.now}' (${renamed.why})`)
       if (!(JOURNAL_COMMANDS as readonly string[]).includes(sub)) {
-        throw new CliError(`unknown journal command '${sub}' (expected one of: ${JOURNAL_COMMANDS.join(', ')})`)
+        throw new UsageError(`unknown journal command '${sub}' (expected one of: ${JOURNAL_COMMANDS.join(', ')})`)
       }
-      if (extra.length > 0) throw new CliError(`unexpected argument '${extra[0]}'`)
+      if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`)
       checkAccepted(`journal ${sub}`, values)
-      if (values.db === undefined) throw new CliError(`journal ${sub} needs --db PATH`)
+      if (values.db === undefined) throw new UsageError(`journal ${sub} needs --db PATH`)
       if (values.state !== undefined && !(STATES as readonly string[]).includes(values.state)) {
-        throw new CliError(`unknown --state '${values.state}' (expected one of: ${STATES.join(', ')})`)
+        throw new UsageError(`unknown --state '${values.state}' (expected one of: ${STATES.join(', ')})`)
       }
       const options: JournalOptions = {
         db: values.db,
@@ -288,7 +316,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         pending: values.pending === true,
         ...(values.state !== undefined ? { state: values.state as DispatchState } : {}),
         ...(values.hook !== undefined ? { hook: values.hook } : {}),
-        ...(values.dispatch !== undefined ? { dispatch: values.dispatch } : {}),
+        ...(values['dispatch-id'] !== undefined ? { dispatchId: values['dispatch-id'] } : {}),
         ...(values.capability !== undefined ? { capability: values.capability } : {}),
         ...(values.kind !== undefined ? { kind: values.kind } : {}),
         ...(values.intent !== undefined ? { intent: values.intent } : {}),
@@ -305,18 +333,18 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     if (command === 'serve') {
       checkAccepted('serve', values)
-      if (rest.length > 0) throw new CliError(`unexpected argument '${rest[0]}'`)
-      if (values.stdio !== true) throw new CliError('serve needs --stdio (the only transport)')
+      if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'`)
+      if (values.stdio !== true) throw new UsageError('serve needs --stdio (the only transport)')
       return await serveCommand(io, version())
     }
-    throw new CliError(
+    throw new UsageError(
       command === undefined
         ? 'missing command (validate, journal or serve)'
         : `unknown command '${command}' (expected validate, journal or serve)`,
     )
   } catch (error) {
     io.stderr.write(`loopx-hooks: ${describeError(error)}\n`)
-    return 2
+    return exitStatusOf(error)
   }
 }
 
@@ -324,7 +352,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
 export function run(): void {
   const fail = (error: unknown) => {
     process.stderr.write(`loopx-hooks: ${describeError(error)}\n`)
-    process.exit(2)
+    process.exit(exitStatusOf(error))
   }
   process.on('uncaughtException', fail)
   process.on('unhandledRejection', fail)

@@ -12,7 +12,7 @@
 import type { NativeJournal } from '../index.js'
 import type { StoredIntent } from '../bindings/index'
 import { expectOptions } from './args.js'
-import { LoopxHooksError, native } from './errors.js'
+import { LoopxHooksError } from './errors.js'
 
 /** What `HookJournal.consume` claims, for whom, and until when. */
 export interface ConsumeOptions {
@@ -73,7 +73,7 @@ export async function claim(journal: NativeJournal, options: ClaimOptions): Prom
     ...(o.capability !== undefined ? { capabilityId: o.capability } : {}),
     ...(o.kind !== undefined ? { intentKind: o.kind } : {}),
   }
-  return JSON.parse(await native(journal.claim(JSON.stringify(request))))
+  return JSON.parse(await journal.claim(JSON.stringify(request)))
 }
 
 /**
@@ -137,7 +137,7 @@ export async function* consume(
         yield intent
       }
       if (claimed.length > 0) continue
-      await Promise.race([native(journal.waitForCommit(generation, pollMs)), stop.promise])
+      await Promise.race([journal.waitForCommit(generation, pollMs), stop.promise])
     }
   } finally {
     stop.dispose()

@@ -48,6 +48,7 @@ export type LoopxHooksErrorCode =
   | 'ERR_LOOPX_SERVE_IN_FLIGHT'
   | 'ERR_LOOPX_SESSION_CLOSED'
   | 'ERR_LOOPX_SIMULATED_CRASH'
+  | 'ERR_LOOPX_TRIGGER_STORE_CLOSED'
   | 'ERR_LOOPX_TURN_JOURNAL_CLOSED'
   | 'ERR_LOOPX_UNKNOWN_DIALECT'
   | 'ERR_LOOPX_UNKNOWN_DISPATCH'
@@ -74,21 +75,29 @@ export class LoopxHooksError extends Error {
 }
 
 /**
- * The addon's async functions can reject only with N-API's status codes, so
- * they put the stable code at the head of the message (`CODE|message`);
- * this restores it as `error.code`.
+ * What a native error becomes at the addon's boundary (`addon.ts`): a
+ * `LoopxHooksError` with the stable code the addon gave it. Synchronous
+ * calls throw an Error with `code` (and `violations` where the code carries
+ * them); async ones can reject only with N-API's status codes, so they put
+ * the code at the head of the message (`CODE|message`). Anything else (a
+ * provider's own error passed through, an error already coded) is returned
+ * as it is.
  */
-export function rethrowNative(error: unknown): never {
-  if (error instanceof Error) {
-    const bar = error.message.indexOf('|')
-    if (bar > 0 && error.message.startsWith('ERR_LOOPX_')) {
-      // The addon only emits codes of the union (checked by error_codes.spec.ts).
-      const code = error.message.slice(0, bar) as LoopxHooksErrorCode
-      const message = error.message.slice(bar + 1)
-      throw new LoopxHooksError(code, message, violationsOf(code, message))
-    }
+export function codedError(error: unknown): unknown {
+  if (!(error instanceof Error) || error instanceof LoopxHooksError) return error
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string' && code.startsWith('ERR_LOOPX_')) {
+    // The addon only emits codes of the union (checked by error_codes.spec.ts).
+    const violations = (error as { violations?: readonly Violation[] }).violations
+    return new LoopxHooksError(code as LoopxHooksErrorCode, error.message, violations)
   }
-  throw error
+  const bar = error.message.indexOf('|')
+  if (bar > 0 && error.message.startsWith('ERR_LOOPX_')) {
+    const coded = error.message.slice(0, bar) as LoopxHooksErrorCode
+    const message = error.message.slice(bar + 1)
+    return new LoopxHooksError(coded, message, violationsOf(coded, message))
+  }
+  return error
 }
 
 /**
@@ -99,32 +108,4 @@ function violationsOf(code: LoopxHooksErrorCode, message: string): readonly Viol
   if (code !== 'ERR_LOOPX_CREDENTIAL_LIKE_VALUE') return undefined
   const at = /at (\/[A-Za-z_]+)$/.exec(message)
   return at ? [{ path: at[1]!, rule: 'credential_like_value' }] : undefined
-}
-
-/** Awaits a native promise, restoring stable error codes. */
-export async function native<T>(promise: Promise<T>): Promise<T> {
-  try {
-    return await promise
-  } catch (error) {
-    rethrowNative(error)
-  }
-}
-
-/**
- * Runs a synchronous addon call; an Error it throws with a stable
- * `ERR_LOOPX_*` code becomes a `LoopxHooksError` with that code.
- */
-export function sync<T>(call: () => T): T {
-  try {
-    return call()
-  } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code
-    if (error instanceof Error && !(error instanceof LoopxHooksError) && typeof code === 'string') {
-      if (code.startsWith('ERR_LOOPX_')) {
-        const violations = (error as { violations?: readonly Violation[] }).violations
-        throw new LoopxHooksError(code as LoopxHooksErrorCode, error.message, violations)
-      }
-    }
-    throw error
-  }
 }

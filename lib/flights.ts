@@ -19,9 +19,9 @@
  * Diagnostics (see diagnostics.ts) are published here, only while someone
  * subscribes; the runtime's tally is kept always.
  */
-import { prepareRetryDelayMs, type NativeHookRuntime, type NativePlan } from '../index.js'
+import { prepareRetryDelayMs, type NativeHookRuntime, type NativePlan } from './addon.js'
 import type { DispatchOutcome } from '../bindings/index'
-import { LoopxHooksError, native, sync, type LoopxHooksErrorCode } from './errors.js'
+import { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 import { CallContext, FAILED, NOT_STARTED, callProvider, type RawProvider } from './provider.js'
 import {
   Tally,
@@ -119,7 +119,7 @@ export class Flights {
     }
     let out: T | Promise<T>
     try {
-      out = sync(step)
+      out = step()
     } catch (error) {
       return retry(error)
     }
@@ -133,7 +133,7 @@ export class Flights {
    */
   #prepareStep(requestsJson: string[], onlyHookIds?: string[]): NativePlan[] | Promise<NativePlan[]> {
     return this.#remote
-      ? native(this.#native.prepareManyOffThread(requestsJson, onlyHookIds))
+      ? this.#native.prepareManyOffThread(requestsJson, onlyHookIds)
       : this.#native.prepareMany(requestsJson, onlyHookIds)
   }
 
@@ -210,7 +210,7 @@ export class Flights {
     }
     let plans: NativePlan[] | Promise<NativePlan[]>
     try {
-      plans = sync(() => this.#prepareStep(queued.map((q) => q.requestJson)))
+      plans = this.#prepareStep(queued.map((q) => q.requestJson))
     } catch {
       return each()
     }
@@ -276,7 +276,7 @@ export class Flights {
     const flight = this.#fly(ticket)
     replies
       .then((r) => {
-        const done = sync(() => this.#native.complete(ticket, r))
+        const done = this.#native.complete(ticket, r)
         if (done != null) this.#settle(ticket, JSON.parse(done) as DispatchOutcome, null)
       })
       .catch((error: unknown) => {
@@ -290,7 +290,7 @@ export class Flights {
   #complete(ticket: number, replies: string[]): Answer {
     let done: string | null
     try {
-      done = sync(() => this.#native.complete(ticket, replies))
+      done = this.#native.complete(ticket, replies)
     } catch (error) {
       this.#native.cancel(ticket)
       this.tally.error(error)
@@ -325,7 +325,7 @@ export class Flights {
     const calls = plan.calls ?? []
     for (let i = from; i < calls.length; i++) {
       const call = calls[i]!
-      const limit = sync(() => this.#native.begin(plan.ticket, call.slot))
+      const limit = this.#native.begin(plan.ticket, call.slot)
       if (limit == null) {
         replies.push(NOT_STARTED)
         continue

@@ -6,7 +6,7 @@
  * belongs in a public receipt except the counts `recordFirstReads` returns.
  * Every rule is in the Rust addon; this layer adds types.
  */
-import { openNativeInbox, type NativeInboxStore } from '../index.js'
+import { openNativeInbox, type NativeInboxStore } from './addon.js'
 import type {
   AckOutcome,
   AdvanceOutcome,
@@ -25,7 +25,7 @@ import type {
   RetentionCounts,
 } from '../bindings/index'
 import { expectArgs, expectMembers, expectOptions, type Kind } from './args.js'
-import { LoopxHooksError, native } from './errors.js'
+import { LoopxHooksError } from './errors.js'
 
 /** How `InboxStore.open` opens the inbox. */
 export interface InboxOptions {
@@ -139,12 +139,12 @@ export class InboxStore implements AsyncDisposable {
   static async open(path: string, options?: InboxOptions): Promise<InboxStore> {
     expectArgs('InboxStore.open', { path: [path, 'string'] })
     const o = expectOptions('InboxStore.open', 'options', options, OPTION_MEMBERS)
-    return new InboxStore(await native(openNativeInbox(path, o)))
+    return new InboxStore(await openNativeInbox(path, o))
   }
 
   async #call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
     checkInboxArgs(op, args)
-    return JSON.parse(await native(this.#native.call(op, JSON.stringify(args))))
+    return JSON.parse(await this.#native.call(op, JSON.stringify(args)))
   }
 
   /** Captures a message, collapsing a repeat of its provider message identity; applies the self filter. */
@@ -242,7 +242,7 @@ export class InboxStore implements AsyncDisposable {
 
   /** Closes the inbox; later calls reject with `ERR_LOOPX_INBOX_CLOSED`. */
   close(): Promise<void> {
-    return native(this.#native.close())
+    return this.#native.close()
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -7,7 +7,7 @@
 // __napiBindingTarget stay internal: the classes below wrap them.
 export type { DispatchIdentityParts, ValidationResult } from '../index.js'
 // The addon's user-facing functions and classes, their arguments checked and
-// their errors coded (see addon_api.ts).
+// their errors coded at the addon's boundary (addon_api.ts, addon.ts).
 export {
   HookContext,
   IntentKinds,

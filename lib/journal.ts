@@ -8,7 +8,7 @@
  * PostgreSQL each read runs off this thread, so the event loop never waits
  * on a round trip. Decisions go to the writer.
  */
-import { openNativeJournal, openNativeJournalReader, type NativeJournal } from '../index.js'
+import { openNativeJournal, openNativeJournalReader, type NativeJournal } from './addon.js'
 import type {
   DecideOutcome,
   DispatchRow,
@@ -21,7 +21,6 @@ import type {
   StoredIntent,
 } from '../bindings/index'
 import { expectArgs, expectOptions, journalTarget } from './args.js'
-import { native, sync } from './errors.js'
 import type { JournalTarget } from './journal_target.js'
 import { claim, consume, type ClaimOptions, type ConsumeOptions } from './consume.js'
 import { tracedOutbox } from './diagnostics.js'
@@ -123,7 +122,7 @@ export class HookJournal implements AsyncDisposable {
   static async open(journal: JournalTarget, options?: JournalOpenOptions): Promise<HookJournal> {
     const target = journalTarget(journal, 'HookJournal.open')
     const { busyTimeoutMs } = expectOptions('HookJournal.open', 'options', options, { busyTimeoutMs: 'number?' })
-    return new HookJournal(await native(openNativeJournal(target.path, target.postgres, busyTimeoutMs)))
+    return new HookJournal(await openNativeJournal(target.path, target.postgres, busyTimeoutMs))
   }
 
   /**
@@ -137,12 +136,12 @@ export class HookJournal implements AsyncDisposable {
     const { busyTimeoutMs } = expectOptions('HookJournal.openReadOnly', 'options', options, {
       busyTimeoutMs: 'number?',
     })
-    return new HookJournal(await native(openNativeJournalReader(target.path, target.postgres, busyTimeoutMs)))
+    return new HookJournal(await openNativeJournalReader(target.path, target.postgres, busyTimeoutMs))
   }
 
   /** A reader's JSON answer, read where the journal's reads belong (see the header). */
   async #read<T>(local: () => string, offThread: () => Promise<string>): Promise<T> {
-    return JSON.parse(this.#remote ? await native(offThread()) : sync(local)) as T
+    return JSON.parse(this.#remote ? await offThread() : local()) as T
   }
 
   /**
@@ -264,9 +263,7 @@ export class HookJournal implements AsyncDisposable {
     return tracedOutbox(
       () => ({ journal: this, action: 'decide', executorId: d.executorId, intentId: d.intentId, decision: d.decision }),
       async () =>
-        JSON.parse(
-          await native(this.#journal.decide(d.intentId, d.executorId, d.decision, d.reasonCode)),
-        ) as DecideOutcome,
+        JSON.parse(await this.#journal.decide(d.intentId, d.executorId, d.decision, d.reasonCode)) as DecideOutcome,
     )
   }
 
@@ -285,7 +282,7 @@ export class HookJournal implements AsyncDisposable {
     expectArgs('markDone', { intentId: [intentId, 'string'], executorId: [executorId, 'string'] })
     return tracedOutbox(
       () => ({ journal: this, action: 'done', executorId, intentId }),
-      async () => JSON.parse(await native(this.#journal.markDone(intentId, executorId))) as DoneOutcome,
+      async () => JSON.parse(await this.#journal.markDone(intentId, executorId)) as DoneOutcome,
     )
   }
 
@@ -303,7 +300,7 @@ export class HookJournal implements AsyncDisposable {
 
   /** Whether SQLite's `PRAGMA integrity_check` says ok. */
   async integrityCheck(): Promise<boolean> {
-    return JSON.parse(await native(this.#journal.integrityCheck()))
+    return JSON.parse(await this.#journal.integrityCheck())
   }
 
   /**
@@ -311,7 +308,7 @@ export class HookJournal implements AsyncDisposable {
    * a damaged file is `{ ok: false, messages }` with SQLite's messages, not a throw.
    */
   async integrity(): Promise<IntegrityVerdict> {
-    return JSON.parse(await native(this.#journal.integrity()))
+    return JSON.parse(await this.#journal.integrity())
   }
 
   /**
@@ -323,14 +320,14 @@ export class HookJournal implements AsyncDisposable {
    */
   async importSidecars(runtimeRoot: string): Promise<SidecarImportReport> {
     expectArgs('importSidecars', { runtimeRoot: [runtimeRoot, 'string'] })
-    return JSON.parse(await native(this.#journal.importSidecars(runtimeRoot))) as SidecarImportReport
+    return JSON.parse(await this.#journal.importSidecars(runtimeRoot)) as SidecarImportReport
   }
 
   /**
    * Closes the journal; later calls reject with `ERR_LOOPX_JOURNAL_CLOSED`.
    */
   async close(): Promise<void> {
-    await native(this.#journal.close())
+    await this.#journal.close()
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

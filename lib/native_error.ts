@@ -8,6 +8,8 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
+import { LoopxHooksError } from './errors.js'
+
 export type MissingBindingCode = 'ERR_LOOPX_UNSUPPORTED_PLATFORM' | 'ERR_LOOPX_NATIVE_BINDING_MISSING'
 
 const ARCH: Record<string, string> = {
@@ -56,7 +58,7 @@ export function missingBinding(
   platform: string,
   arch: string,
   musl: boolean,
-): Error & { code: MissingBindingCode } {
+): LoopxHooksError & { code: MissingBindingCode } {
   const pkg = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as PackageJson
   const supported = pkg.napi.targets.map(platformOfTriple)
   const here = currentPlatform(platform, arch, musl)
@@ -79,5 +81,5 @@ export function missingBinding(
       `Run it on one of those, or build the addon from a clone of the repository with Rust installed ` +
       `(\`npx napi build --platform --release\`) and point NAPI_RS_NATIVE_LIBRARY_PATH at the .node it writes.`
   }
-  return Object.assign(new Error(message), { name: 'LoopxHooksError', code })
+  return new LoopxHooksError(code, message) as LoopxHooksError & { code: MissingBindingCode }
 }

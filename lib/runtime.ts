@@ -4,10 +4,10 @@
  * Intent kinds and hooks are installed at the composition root; the
  * orchestrator calls `dispatch` after each committed writeback.
  */
-import { openNativeRuntime, type NativeHookRuntime } from '../index.js'
+import { openNativeRuntime, type NativeHookRuntime } from './addon.js'
 import type { DispatchOutcome, DispatchRequest, IntentKindDefinition, Profile, RecoverReport } from '../bindings/index'
 import { checkHook, checkJsonObject, checkRuntimeOptions, expectOptions } from './args.js'
-import { LoopxHooksError, native, sync } from './errors.js'
+import { LoopxHooksError } from './errors.js'
 import { Flights, type Answer } from './flights.js'
 import { histogram, type Histogram, type HookRuntimeMetrics } from './diagnostics.js'
 import { Gate } from './gate.js'
@@ -156,18 +156,16 @@ export class HookRuntime implements AsyncDisposable {
     options: HookRuntimeOptions | ShippedHookRuntimeOptions,
   ): Promise<HookRuntime | ShippedHookRuntime> {
     const target = checkRuntimeOptions(options)
-    const runtime = await native(
-      openNativeRuntime({
-        journalPath: target.path,
-        postgres: target.postgres,
-        profileJson: options.profile ? JSON.stringify(options.profile) : undefined,
-        synchronousFull: options.synchronous ? options.synchronous === 'full' : undefined,
-        busyTimeoutMs: options.busyTimeoutMs,
-        attemptLedger: options.attemptLedger,
-        inlineCommit: options.inlineCommit,
-        dialect: options.dialect,
-      }),
-    )
+    const runtime = await openNativeRuntime({
+      journalPath: target.path,
+      postgres: target.postgres,
+      profileJson: options.profile ? JSON.stringify(options.profile) : undefined,
+      synchronousFull: options.synchronous ? options.synchronous === 'full' : undefined,
+      busyTimeoutMs: options.busyTimeoutMs,
+      attemptLedger: options.attemptLedger,
+      inlineCommit: options.inlineCommit,
+      dialect: options.dialect,
+    })
     const hooks = new HookRuntime(runtime)
     if (options.sidecarMirror !== undefined) mirrorInto(hooks, options.sidecarMirror)
     return options.dialect === 'loopx-shipped-v0' ? new ShippedHookRuntime(hooks as unknown as ShippedEngine) : hooks
@@ -328,11 +326,11 @@ export class HookRuntime implements AsyncDisposable {
   async recover(): Promise<RecoverReport> {
     reentrant('recover')
     // Read off this thread; taken a page at a time, so no step holds it for long.
-    const recovery = await native(this.#native.recovery())
+    const recovery = await this.#native.recovery()
     const size = this.#gate.limit
     const outcomes = await this.#chunks(function* () {
       for (;;) {
-        const page = sync(() => recovery.take(size))
+        const page = recovery.take(size)
         if (page.requests.length === 0) return
         yield { texts: page.requests, hookIds: page.hookIds }
       }
@@ -348,7 +346,7 @@ export class HookRuntime implements AsyncDisposable {
    * `loopx-hooks/otel` bridge exports.
    */
   metrics(): HookRuntimeMetrics {
-    const w = JSON.parse(sync(() => this.#native.writerStats())) as WriterStats
+    const w = JSON.parse(this.#native.writerStats()) as WriterStats
     const t = this.#flights.tally
     const copy = (h: Histogram): Histogram => ({ ...h, bounds: [...h.bounds], counts: [...h.counts] })
     const filled = (bounds: number[], counts: number[], sum: number): Histogram => ({
@@ -385,7 +383,7 @@ export class HookRuntime implements AsyncDisposable {
     reentrant('close')
     this.#flights.closing = true
     this.#flights.abortAll()
-    await native(this.#native.close())
+    await this.#native.close()
     await this.#flights.drain()
   }
 

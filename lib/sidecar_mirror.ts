@@ -8,7 +8,7 @@
  * published on `loopx-hooks:sidecar-mirror` with its code, never a path.
  */
 import diagnostics_channel from 'node:diagnostics_channel'
-import { mirrorSidecarReceipt } from '../index.js'
+import { mirrorSidecarReceipt } from './addon.js'
 import type { HookJournal } from './journal.js'
 
 /** The channel a mirror failure is published on. */

@@ -14,8 +14,7 @@
 
 import { resolve } from 'node:path'
 
-import { probeSqliteFile } from '../index.js'
-import { sync } from './errors.js'
+import { probeSqliteFile } from './addon.js'
 
 /**
  * The part of a better-sqlite3 `Database` a claim uses, so better-sqlite3's
@@ -73,7 +72,7 @@ function foreignTo(db: ClaimableDatabase, claim: Claim): boolean {
  */
 export function precheckSqliteFile(Database: ReadOnlyOpener, path: string, claim: Claim): string {
   const absolute = resolve(path)
-  const found = sync(() => probeSqliteFile(absolute))
+  const found = probeSqliteFile(absolute)
   if (found.kind === 'missing' || found.kind === 'empty') return absolute
   if (found.kind === 'not_sqlite' || found.applicationId !== 0) throw claim.foreign()
   let db: InstanceType<ReadOnlyOpener> | undefined

@@ -5,7 +5,7 @@
  * status and quota projection, and applies the required reads and the lane
  * decision it returns. Every rule is in the Rust addon; this layer adds types.
  */
-import { NativeTurnStartKernel } from '../index.js'
+import { NativeTurnStartKernel } from './addon.js'
 import type {
   TurnStartHookInput,
   TurnStartHookRegistration,
@@ -15,7 +15,7 @@ import type {
   TurnStartRequest,
 } from '../bindings/index'
 import { checkHook, expectOptions } from './args.js'
-import { LoopxHooksError, sync } from './errors.js'
+import { LoopxHooksError } from './errors.js'
 import { nativeInboxOf, type InboxStore } from './inbox.js'
 import { CallContext, FAILED, callProvider, providerScope, type RawProvider } from './provider.js'
 import { TurnStartSession } from './turn_start_session.js'
@@ -97,7 +97,7 @@ export class TurnStartKernel {
   constructor(options?: TurnStartKernelOptions) {
     options = expectOptions('TurnStartKernel', 'options', options, { profile: 'object?', inbox: 'object?' })
     const profile = options.profile
-    this.#native = sync(() => new NativeTurnStartKernel(profile ? JSON.stringify(profile) : undefined))
+    this.#native = new NativeTurnStartKernel(profile ? JSON.stringify(profile) : undefined)
     if (options.inbox !== undefined) this.#native.useInbox(nativeInboxOf(options.inbox))
   }
 
@@ -169,7 +169,7 @@ export class TurnStartKernel {
   }
 
   async #dispatch(text: string, trace: TurnStartMessage | undefined): Promise<TurnStartOutcome> {
-    const plan = sync(() => this.#native.prepareTurnStart(text))
+    const plan = this.#native.prepareTurnStart(text)
     if (plan.done != null) return JSON.parse(plan.done) as TurnStartOutcome
     // Each provider is called here, in order, its timeout counted from its call.
     const replies: string[] = []
@@ -187,6 +187,6 @@ export class TurnStartKernel {
       // while the calls after it run.
       this.#native.endTurnStartCall(plan, index)
     }
-    return JSON.parse(sync(() => this.#native.completeTurnStart(plan, replies))) as TurnStartOutcome
+    return JSON.parse(this.#native.completeTurnStart(plan, replies)) as TurnStartOutcome
   }
 }

@@ -20,7 +20,6 @@ import type {
   ReactionFinish,
   ReactionResult,
 } from '../bindings/index'
-import { native } from './errors.js'
 import { checkInboxArgs } from './inbox.js'
 
 /**
@@ -44,7 +43,7 @@ export class TurnStartSession {
 
   async #call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
     checkInboxArgs(op, args)
-    return JSON.parse(await native(this.#kernel.sessionCall(this.#token, op, JSON.stringify(args))))
+    return JSON.parse(await this.#kernel.sessionCall(this.#token, op, JSON.stringify(args)))
   }
 
   /**

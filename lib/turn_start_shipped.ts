@@ -7,10 +7,10 @@
  * the required reads they trigger. Every rule is in the Rust addon; this
  * layer adds types and calls the providers.
  */
-import * as addon from '../index.js'
+import * as addon from './addon.js'
 import type { ValidationResult } from '../index.js'
 import type { ShippedTurnStartDispatch, ShippedTurnStartRegistration, ShippedTurnStartResult } from '../bindings/index'
-import { LoopxHooksError, sync } from './errors.js'
+import { LoopxHooksError } from './errors.js'
 import { CallContext, callProvider, providerScope, type RawProvider } from './provider.js'
 
 /**
@@ -90,7 +90,7 @@ export class ShippedTurnStart {
     }
     const hooks = [...this.#hooks]
     const text = `[${hooks.map((h) => jsonText(h.registration)).join(',')}]`
-    const plan = sync(() => addon.NativeShippedTurnStartPlan.prepare(text))
+    const plan = addon.NativeShippedTurnStartPlan.prepare(text)
     const replies: string[] = []
     for (const call of plan.calls) {
       const provider = hooks[call.index]!.provider as RawProvider
@@ -99,18 +99,18 @@ export class ShippedTurnStart {
       const reply = callProvider(provider, call.registrationJson, limit, call.maxReplyLength, context)
       replies.push(typeof reply === 'string' ? reply : await reply)
     }
-    return JSON.parse(sync(() => plan.complete(replies))) as ShippedTurnStartDispatch
+    return JSON.parse(plan.complete(replies)) as ShippedTurnStartDispatch
   }
 }
 
 /** A shipped turn-start registration (v0 or v1): the verdict, never a throw on a bad document. */
 export const validateShippedTurnStartRegistration = (doc: unknown): ValidationResult<ShippedTurnStartRegistration> =>
-  sync(() => addon.validateShippedTurnStartRegistration(doc))
+  addon.validateShippedTurnStartRegistration(doc)
 
 /** `{ registration, result }`: the result against its hook's registration. */
 export const validateShippedTurnStartInvocation = (doc: unknown): ValidationResult<ShippedTurnStartResult> =>
-  sync(() => addon.validateShippedTurnStartInvocation(doc))
+  addon.validateShippedTurnStartInvocation(doc)
 
 /** A `loopx_turn_start_capability_hook_dispatch_v1` document. */
 export const validateShippedTurnStartDispatch = (doc: unknown): ValidationResult<ShippedTurnStartDispatch> =>
-  sync(() => addon.validateShippedTurnStartDispatch(doc))
+  addon.validateShippedTurnStartDispatch(doc)

@@ -13,11 +13,10 @@
  */
 import { types } from 'node:util'
 
-import * as addon from '../index.js'
+import * as addon from './addon.js'
 import type { ValidationResult } from '../index.js'
 import { HookContext, expectKinds } from './addon_api.js'
 import { expectArgs } from './args.js'
-import { sync } from './errors.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration, PostWritebackHookResult } from '../bindings/index'
 
 const MAX_DEPTH = 127
@@ -109,7 +108,12 @@ function compiled(registration: unknown): addon.HookContext | undefined {
   }
 }
 
-/** Compiles a registration once, for callers that hold it themselves. */
+/**
+ * Compiles a registration once, for callers that hold it themselves.
+ *
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when the registration does not have
+ *   the registration contract's shape (or is not JSON).
+ */
 export function compileHookContext(registration: PostWritebackHookRegistration | string): addon.HookContext {
   return new HookContext(registration)
 }
@@ -120,31 +124,47 @@ function contextOf(registration: Context): addon.HookContext | undefined {
   return registration instanceof addon.HookContext ? registration : compiled(registration)
 }
 
-/** A registration against the defined intent kinds. */
+/**
+ * A registration against the defined intent kinds.
+ *
+ * @returns the verdict: a bad document is `{ ok: false, violations }`, never a throw.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when `kinds` is not an `IntentKinds`.
+ */
 export function validateRegistration(
   doc: unknown,
   kinds: addon.IntentKinds,
 ): ValidationResult<PostWritebackHookRegistration> {
   expectKinds('validateRegistration', kinds)
   const text = fastText(doc)
-  if (text === undefined) return sync(() => addon.validateRegistration(doc, kinds))
-  return (
-    sync(() => addon.checkRegistrationText(text, kinds)) ?? { ok: true, value: doc as PostWritebackHookRegistration }
-  )
+  if (text === undefined) return addon.validateRegistration(doc, kinds)
+  return addon.checkRegistrationText(text, kinds) ?? { ok: true, value: doc as PostWritebackHookRegistration }
 }
 
-/** A hook input against the registration it was built for (an object, its text, or a `HookContext`). */
+/**
+ * A hook input against the registration it was built for (an object, its text, or a `HookContext`).
+ *
+ * @returns the verdict: a bad document is `{ ok: false, violations }`, never a throw.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when the registration (the context the
+ *   document is judged in, not the document) does not have the registration
+ *   contract's shape or is not JSON.
+ */
 export function validateHookInput(doc: unknown, registration: Context): ValidationResult<PostWritebackHookInput> {
   const context = contextOf(registration)
   // A registration the addon refuses: its own call throws the coded error.
-  if (context === undefined)
-    return sync(() => addon.validateHookInput(doc, registration as PostWritebackHookRegistration | string))
+  if (context === undefined) return addon.validateHookInput(doc, registration as PostWritebackHookRegistration | string)
   const text = fastText(doc)
-  if (text === undefined) return sync(() => addon.validateHookInputIn(doc, context))
-  return sync(() => addon.checkHookInputText(text, context)) ?? { ok: true, value: doc as PostWritebackHookInput }
+  if (text === undefined) return addon.validateHookInputIn(doc, context)
+  return addon.checkHookInputText(text, context) ?? { ok: true, value: doc as PostWritebackHookInput }
 }
 
-/** A provider's result against the admitted registration, core's dispatch id and the intent kinds. */
+/**
+ * A provider's result against the admitted registration, core's dispatch id and the intent kinds.
+ *
+ * @returns the verdict: a bad document is `{ ok: false, violations }`, never a throw.
+ * @throws `ERR_LOOPX_INVALID_ARGUMENT` when the context is misused: a
+ *   registration without the registration contract's shape, a `dispatchId`
+ *   that is not a string, `kinds` that are not an `IntentKinds`.
+ */
 export function validateHookResult(
   doc: unknown,
   registration: Context,
@@ -155,13 +175,11 @@ export function validateHookResult(
   expectKinds('validateHookResult', kinds)
   const context = contextOf(registration)
   if (context === undefined)
-    return sync(() =>
-      addon.validateHookResult(doc, registration as PostWritebackHookRegistration | string, dispatchId, kinds),
-    )
+    return addon.validateHookResult(doc, registration as PostWritebackHookRegistration | string, dispatchId, kinds)
   const text = fastText(doc)
-  if (text === undefined) return sync(() => addon.validateHookResultIn(doc, context, dispatchId, kinds))
+  if (text === undefined) return addon.validateHookResultIn(doc, context, dispatchId, kinds)
   return (
-    sync(() => addon.checkHookResultText(text, context, dispatchId, kinds)) ?? {
+    addon.checkHookResultText(text, context, dispatchId, kinds) ?? {
       ok: true,
       value: doc as PostWritebackHookResult,
     }

@@ -108,8 +108,13 @@ export function registration(hookId: string, options: RegistrationOptions = {}):
 
 // ---------------------------------------------------------------- requests
 
+/**
+ * Overrides of the admissible request. `step_kind`, `status` and the event
+ * kind take any text, not only their vocabulary: refusal tests send what a
+ * JSON caller (Python, `serve`) can, which the TypeScript types refuse.
+ */
 export interface RequestOptions {
-  receipt?: Partial<WritebackReceipt>
+  receipt?: Partial<Omit<WritebackReceipt, 'step_kind' | 'status'>> & { step_kind?: string; status?: string }
   settlement?: Partial<SettlementIdentity>
   eventKind?: string
   factRefs?: string[]
@@ -138,7 +143,7 @@ export function request(options: RequestOptions = {}): DispatchRequest {
       ...options.receipt,
     },
     event: { event_kind: options.eventKind ?? 'todo_completed', fact_refs: options.factRefs ?? ['fact_0001'] },
-  }
+  } as DispatchRequest
 }
 
 /**

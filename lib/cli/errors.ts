@@ -1,16 +1,49 @@
 /**
- * The CLI's one error shape and its one-line rendering. Every failure the
- * CLI reports (a usage mistake, an unreadable file, a library error with a
- * stable code) becomes a single line `loopx-hooks: <message>` on stderr and
- * exit status 2; a stack is never printed.
+ * The CLI's error shapes and their one-line rendering. Every failure the CLI
+ * reports becomes a single line `loopx-hooks: <message>` on stderr; a stack
+ * is never printed. The exit status says which kind it was: 2 for a usage
+ * error (the command line is wrong: an unknown command or flag, a flag that
+ * does not apply, a missing or bad value), 1 for an operational failure (the
+ * command line is right and the work could not be done: a journal missing,
+ * locked or unreachable, a file that cannot be read).
  */
 
-/** A failure the CLI reports itself: exit status 2 and `message` on one line. */
+/** An operational failure the CLI reports itself: exit status 1 and `message` on one line. */
 export class CliError extends Error {
+  /** The exit status. */
+  readonly exit: 1 | 2 = 1
   constructor(message: string) {
     super(message)
     this.name = 'CliError'
   }
+}
+
+/** A usage error: exit status 2 and `message` on one line. */
+export class UsageError extends CliError {
+  override readonly exit = 2
+  constructor(message: string) {
+    super(message)
+    this.name = 'UsageError'
+  }
+}
+
+/**
+ * Library codes that mean a value given on the command line is bad (a token,
+ * a connection string, a context file's content): usage errors. Every other
+ * code is an operational failure.
+ */
+const USAGE_CODES = new Set([
+  'ERR_LOOPX_INVALID_ARGUMENT',
+  'ERR_LOOPX_CREDENTIAL_LIKE_VALUE',
+  'ERR_LOOPX_UNKNOWN_DIALECT',
+  'ERR_LOOPX_INVALID_INTENT_KIND',
+])
+
+/** The exit status for `error`: 2 for a usage error, 1 for an operational failure. */
+export function exitStatusOf(error: unknown): 1 | 2 {
+  if (error instanceof CliError) return error.exit
+  const code = codeOf(error)
+  return code !== undefined && USAGE_CODES.has(code) ? 2 : 1
 }
 
 /** The first line of `text`, with control characters made visible. */
@@ -48,6 +81,7 @@ export function describeError(error: unknown): string {
  * with `label` in front of its message, keeping its stable code.
  */
 export function inContext(label: string, error: unknown): never {
+  if (error instanceof UsageError) throw new UsageError(`${label}: ${error.message}`)
   if (error instanceof CliError) throw new CliError(`${label}: ${error.message}`)
   const code = codeOf(error)
   const message = error instanceof Error ? error.message : String(error)

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import type * as LibraryModule from '../index.js'
-import type * as AddonModule from '../../index.js'
+import type * as AddonModule from '../addon.js'
 import { CliError } from './errors.js'
 
 export interface Io {
@@ -34,7 +34,7 @@ export function library(): Library {
   return loaded
 }
 
-/** The native addon's loader (`index.js`), for serve's dispatch steps. */
+/** The native addon (`index.js`) behind its coded-error boundary (`addon.ts`), for serve's dispatch steps. */
 export type Addon = typeof AddonModule
 
 let addonLoaded: Addon | undefined
@@ -44,7 +44,7 @@ export function addon(): Addon {
   if (addonLoaded === undefined) {
     library()
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, after library() reported a missing addon
-    addonLoaded = require('../../index.js') as Addon
+    addonLoaded = require('../addon.js') as Addon
   }
   return addonLoaded
 }

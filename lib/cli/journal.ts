@@ -1,5 +1,5 @@
 /**
- * `loopx-hooks journal show|dispatches|intents|recover --db PATH|URL`: reads a
+ * `loopx-hooks journal show|dispatches|intents|owed --db PATH|URL`: reads a
  * journal (a file, or a PostgreSQL schema) through `HookJournal.openReadOnly` (the
  * same readers an executor uses): it never creates, migrates, switches or
  * checkpoints a journal, and works on a read-only file. A missing or empty
@@ -7,15 +7,16 @@
  */
 import { statSync } from 'node:fs'
 import type { DispatchRow, DispatchState, FailureRow, JournalStats, StoredIntent } from '../../bindings/index'
+import type { OwedJson, ShowJson } from './json.js'
 import { isPostgresUrl } from '../args.js'
 import type { HookJournal } from '../journal.js'
-import { CliError, codeOf, inContext, printable } from './errors.js'
+import { CliError, UsageError, codeOf, inContext, printable } from './errors.js'
 import { plural, shortId, style, table, time, type Cell, type Style } from './format.js'
 import { colourWanted, library, type Io } from './io.js'
 import { decide, done } from './outbox.js'
 import { importSidecars } from './sidecar.js'
 
-export const JOURNAL_COMMANDS = ['show', 'dispatches', 'intents', 'recover', 'decide', 'done', 'import'] as const
+export const JOURNAL_COMMANDS = ['show', 'dispatches', 'intents', 'owed', 'decide', 'done', 'import'] as const
 /** The only journal commands that open the journal for writing. */
 export const WRITING_COMMANDS: readonly JournalCommand[] = ['decide', 'done', 'import']
 export type JournalCommand = (typeof JOURNAL_COMMANDS)[number]
@@ -40,7 +41,7 @@ export interface JournalOptions {
   state?: DispatchState
   hook?: string
   pending: boolean
-  dispatch?: string
+  dispatchId?: string
   capability?: string
   kind?: string
   /** Rows to show; `show` defaults to 10, `dispatches` and `intents` to 50. */
@@ -86,7 +87,7 @@ async function openJournal(o: JournalOptions, forWriting: boolean): Promise<Hook
       inContext(label, error)
     }
   }
-  if (o.schema !== undefined) throw new CliError('--schema applies to a postgres:// journal only')
+  if (o.schema !== undefined) throw new UsageError('--schema applies to a postgres:// journal only')
   let size: number
   try {
     const stat = statSync(db)
@@ -129,7 +130,7 @@ async function* allIntents(journal: HookJournal, o: JournalOptions) {
     const page = await journal.listIntents({
       limit: PAGE,
       ...(cursor !== undefined ? { after: cursor } : {}),
-      ...(o.dispatch !== undefined ? { dispatchId: o.dispatch } : {}),
+      ...(o.dispatchId !== undefined ? { dispatchId: o.dispatchId } : {}),
       ...(o.capability !== undefined ? { capabilityId: o.capability } : {}),
       ...(o.kind !== undefined ? { intentKind: o.kind } : {}),
       ...(o.pending ? { pendingOnly: true } : {}),
@@ -284,9 +285,8 @@ async function show(journal: HookJournal, o: JournalOptions, io: Io, s: Style): 
   }
   latest.reverse()
   if (o.json) {
-    io.stdout.write(
-      `${JSON.stringify({ stats, integrityOk, integrityMessages: integrity.messages, latestDispatches: latest })}\n`,
-    )
+    const shown: ShowJson = { stats, integrity, latestDispatches: latest }
+    io.stdout.write(`${JSON.stringify(shown)}\n`)
   } else {
     const lines = [
       `journal     ${journalLabel(o)}`,
@@ -340,10 +340,10 @@ async function intents(journal: HookJournal, o: JournalOptions, io: Io, s: Style
 
 /**
  * The identities `HookRuntime.recover()` would re-dispatch (checkpointed or
- * failed, no final receipt). A journal holds no providers, so the CLI only
- * reports them; recovery runs in the process that installs the providers.
+ * failed, no final receipt): owed. A journal holds no providers, so the CLI
+ * only lists them; recovery runs in the process that installs the providers.
  */
-async function recover(journal: HookJournal, o: JournalOptions, io: Io, s: Style): Promise<number> {
+async function owed(journal: HookJournal, o: JournalOptions, io: Io, s: Style): Promise<number> {
   const hook = o.hook !== undefined ? { hookId: o.hook } : {}
   const rows: DispatchRow[] = []
   for (const state of ['checkpointed', 'failed'] as const) {
@@ -351,18 +351,16 @@ async function recover(journal: HookJournal, o: JournalOptions, io: Io, s: Style
   }
   rows.sort((a, b) => a.seq - b.seq)
   if (o.json) {
-    const unfinished = []
-    for (const row of rows) unfinished.push({ ...row, failures: await journal.listFailures(row.dispatchId) })
-    io.stdout.write(`${JSON.stringify({ unfinished })}\n`)
+    const out: OwedJson = { owed: [] }
+    for (const row of rows) out.owed.push({ ...row, failures: await journal.listFailures(row.dispatchId) })
+    io.stdout.write(`${JSON.stringify(out)}\n`)
     return 0
   }
   const lines: string[] = []
   if (rows.length === 0) {
-    lines.push('nothing to recover: every dispatch identity in the journal is final')
+    lines.push('nothing owed: every dispatch identity in the journal is final')
   } else {
-    lines.push(
-      `${plural(rows.length, 'dispatch identity', 'dispatch identities')} unfinished (checkpointed or failed):`,
-    )
+    lines.push(`${plural(rows.length, 'dispatch identity', 'dispatch identities')} owed (checkpointed or failed):`)
     lines.push(...(await dispatchTable(journal, rows, s)))
     lines.push('')
     lines.push(
@@ -380,7 +378,7 @@ const COMMANDS: Record<JournalCommand, (journal: HookJournal, o: JournalOptions,
     show,
     dispatches,
     intents,
-    recover,
+    owed,
     decide: (journal, o, io) => decide(journal, o, io),
     done: (journal, o, io) => done(journal, o, io),
     import: importSidecars,

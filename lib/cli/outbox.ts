@@ -8,7 +8,7 @@
  */
 import type { DecideOutcome, DoneOutcome } from '../../bindings/index'
 import type { HookJournal } from '../journal.js'
-import { CliError } from './errors.js'
+import { UsageError } from './errors.js'
 import type { Io } from './io.js'
 
 export interface OutboxOptions {
@@ -20,7 +20,7 @@ export interface OutboxOptions {
 }
 
 function required(value: string | undefined, flag: string, command: string): string {
-  if (value === undefined) throw new CliError(`journal ${command} needs --${flag}`)
+  if (value === undefined) throw new UsageError(`journal ${command} needs --${flag}`)
   return value
 }
 
@@ -30,7 +30,7 @@ export async function decide(journal: HookJournal, o: OutboxOptions, io: Io): Pr
   const executorId = required(o.executor, 'executor ID', 'decide')
   const decision = required(o.decision, 'decision admit|reject', 'decide')
   const reasonCode = required(o.reason, 'reason CODE', 'decide')
-  if (decision !== 'admit' && decision !== 'reject') throw new CliError(`--decision is admit or reject`)
+  if (decision !== 'admit' && decision !== 'reject') throw new UsageError(`--decision is admit or reject`)
   const outcome: DecideOutcome = await journal.decide({ intentId, executorId, decision, reasonCode })
   if (o.json) io.stdout.write(`${JSON.stringify(outcome)}\n`)
   else if (outcome.kind === 'decided') io.stdout.write(`decided: ${decision} by ${executorId} (${reasonCode})\n`)
@@ -49,7 +49,8 @@ export async function done(journal: HookJournal, o: OutboxOptions, io: Io): Prom
   const intentId = required(o.intent, 'intent ID', 'done')
   const executorId = required(o.executor, 'executor ID', 'done')
   const outcome: DoneOutcome = await journal.markDone(intentId, executorId)
-  if (o.json) io.stdout.write(`${JSON.stringify({ kind: outcome })}\n`)
+  // The library's value itself: a JSON string.
+  if (o.json) io.stdout.write(`${JSON.stringify(outcome)}\n`)
   else io.stdout.write(`${outcome.replace(/_/g, ' ')}\n`)
   return outcome === 'done' || outcome === 'already_done' ? 0 : 1
 }

@@ -18,7 +18,7 @@
  */
 import type { NativeHookRuntime, NativePlan } from '../../index.js'
 import { checkRuntimeOptions } from '../args.js'
-import { LoopxHooksError, native, sync } from '../errors.js'
+import { LoopxHooksError } from '../errors.js'
 import { NOT_STARTED, TIMED_OUT, TOO_LARGE, WALL } from '../provider.js'
 import type { Addon } from './io.js'
 import { RequestError, badRequest, count, isObject, optionalText, text, texts, type Request } from './serve_request.js'
@@ -68,7 +68,7 @@ export class DispatchSession {
       case 'cancel':
         return this.#cancel(request)
       case 'recover_items':
-        return JSON.parse(sync(() => open(this.#runtime).recoveryItems())) as unknown
+        return JSON.parse(open(this.#runtime).recoveryItems()) as unknown
       case 'close':
         return this.close().then(() => ({ closed: true }))
       default:
@@ -82,14 +82,12 @@ export class DispatchSession {
     const kinds = request['kinds'] === undefined ? [] : texts(request, 'kinds')
     const options = { journal: request['journal'], profile: request['profile'], dialect: request['dialect'] }
     const target = checkRuntimeOptions(options)
-    const runtime = await native(
-      this.addon().openNativeRuntime({
-        journalPath: target.path,
-        postgres: target.postgres,
-        profileJson: options.profile === undefined ? undefined : JSON.stringify(options.profile),
-        dialect: options.dialect as string | undefined,
-      }),
-    )
+    const runtime = await this.addon().openNativeRuntime({
+      journalPath: target.path,
+      postgres: target.postgres,
+      profileJson: options.profile === undefined ? undefined : JSON.stringify(options.profile),
+      dialect: options.dialect as string | undefined,
+    })
     try {
       for (const [i, kind] of kinds.entries()) {
         const verdict = runtime.defineIntentKind(kind)
@@ -103,7 +101,7 @@ export class DispatchSession {
         }
       }
     } catch (error) {
-      await native(runtime.close())
+      await runtime.close()
       throw error
     }
     runtime.onFinished((finished) => this.#finished(finished))
@@ -115,8 +113,7 @@ export class DispatchSession {
   async #retrying(step: () => NativePlan | Promise<NativePlan>): Promise<NativePlan> {
     for (let tries = 0; ; tries++) {
       try {
-        const plan = sync(step)
-        return plan instanceof Promise ? await native(plan) : plan
+        return await step()
       } catch (error) {
         const code = (error as { code?: unknown } | null)?.code
         const wait = typeof code === 'string' ? this.addon().prepareRetryDelayMs(code, tries) : null
@@ -172,7 +169,7 @@ export class DispatchSession {
     const slot = count(request, 'slot')
     const call = prepared.calls.find((c) => c.slot === slot)
     if (call === undefined) throw badRequest('unknown slot for this ticket')
-    const limit = sync(() => runtime.begin(ticket, slot))
+    const limit = runtime.begin(ticket, slot)
     if (limit != null) call.wall = limit.wall
     return { limit: limit == null ? null : { ms: limit.ms, wall: limit.wall } }
   }
@@ -217,7 +214,7 @@ export class DispatchSession {
     const replies = outcomes.map((o, i) => this.#reply(o, prepared.calls[i]!, i))
     this.#prepared.delete(ticket)
     const settled = new Promise<unknown>((resolve, reject) => {
-      const done = sync(() => runtime.complete(ticket, replies))
+      const done = runtime.complete(ticket, replies)
       if (done != null) resolve(JSON.parse(done) as unknown)
       else this.#waiting.set(ticket, { resolve, reject })
     })
@@ -255,7 +252,7 @@ export class DispatchSession {
     this.#runtime = undefined
     for (const ticket of this.#prepared.keys()) runtime.cancel(ticket)
     this.#prepared.clear()
-    await native(runtime.close())
+    await runtime.close()
     for (const waiter of this.#waiting.values()) {
       waiter.reject(new LoopxHooksError('ERR_LOOPX_JOURNAL_CLOSED', 'the journal closed before the dispatch recorded'))
     }

@@ -6,7 +6,7 @@
  */
 import type { SidecarImportReport } from '../../bindings/index'
 import type { HookJournal } from '../journal.js'
-import { CliError, printable } from './errors.js'
+import { CliError, UsageError, printable } from './errors.js'
 import { plural, table, type Style } from './format.js'
 import type { Io } from './io.js'
 
@@ -16,7 +16,7 @@ export async function importSidecars(
   io: Io,
   s: Style,
 ): Promise<number> {
-  if (o.fromSidecars === undefined) throw new CliError('journal import needs --from-sidecars ROOT')
+  if (o.fromSidecars === undefined) throw new UsageError('journal import needs --from-sidecars ROOT')
   let report: SidecarImportReport
   try {
     report = await journal.importSidecars(o.fromSidecars)

@@ -5,7 +5,8 @@
  * of the package gets, violation for violation.
  */
 import type { Violation } from '../../bindings/index'
-import { CliError, inContext } from './errors.js'
+import { UsageError, inContext } from './errors.js'
+import type { ValidateJson } from './json.js'
 import { pointer, style } from './format.js'
 import { expectDialect } from '../args.js'
 import { colourWanted, library, readBytes, readStdin, utf8, type Io, type Library } from './io.js'
@@ -112,9 +113,9 @@ const FLAG_VALUE: Record<ContextFlag, (o: ValidateOptions) => string | undefined
 }
 
 function contextText(flag: string, file: string): string {
-  if (file === '-') throw new CliError(`--${flag} needs a file: standard input is for the document`)
+  if (file === '-') throw new UsageError(`--${flag} needs a file: standard input is for the document`)
   const text = utf8(readBytes(file, `--${flag} ${file}`))
-  if (text === undefined) throw new CliError(`--${flag} ${file}: not UTF-8 text`)
+  if (text === undefined) throw new UsageError(`--${flag} ${file}: not UTF-8 text`)
   return text
 }
 
@@ -125,7 +126,7 @@ function loadKinds(lib: Library, file: string): InstanceType<Library['IntentKind
   try {
     parsed = JSON.parse(text)
   } catch {
-    throw new CliError(`--kinds ${file}: not JSON`)
+    throw new UsageError(`--kinds ${file}: not JSON`)
   }
   try {
     return new lib.IntentKinds(Array.isArray(parsed) ? parsed : [text])
@@ -145,11 +146,11 @@ export async function validateCommand(
   const contracts = contractsOf(lib, options.dialect)
   const spec = contracts[contract]
   if (spec === undefined)
-    throw new CliError(`unknown contract '${contract}' (expected one of: ${Object.keys(contracts).join(', ')})`)
+    throw new UsageError(`unknown contract '${contract}' (expected one of: ${Object.keys(contracts).join(', ')})`)
   for (const flag of Object.keys(FLAG_VALUE) as ContextFlag[]) {
     const given = FLAG_VALUE[flag](options) !== undefined
-    if (given && !spec.needs.includes(flag)) throw new CliError(`--${flag} does not apply to contract '${contract}'`)
-    if (!given && spec.needs.includes(flag)) throw new CliError(`contract '${contract}' needs --${flag}`)
+    if (given && !spec.needs.includes(flag)) throw new UsageError(`--${flag} does not apply to contract '${contract}'`)
+    if (!given && spec.needs.includes(flag)) throw new UsageError(`contract '${contract}' needs --${flag}`)
   }
 
   const ctx: Context = {}
@@ -174,7 +175,7 @@ export async function validateCommand(
   }
 
   if (options.json) {
-    const rejected = verdict.ok
+    const rejected: ValidateJson = verdict.ok
       ? { ok: true }
       : { ok: false, violations: verdict.violations, ...(verdict.more ? { more: verdict.more } : {}) }
     io.stdout.write(`${JSON.stringify(rejected)}\n`)

@@ -5,7 +5,7 @@
  * phase is an argument, so no hook outcome (failure, timeout, conflict, a
  * crash during dispatch) can change it.
  */
-import { quotaSpendEligible as coreEligible } from '../../index.js'
+import { quotaSpendEligible as coreEligible } from '../addon.js'
 import type { SettlementIdentity, WritebackReceipt } from '../../bindings/index'
 import { expectArgs } from '../args.js'
 

@@ -26,8 +26,10 @@ export interface ReceiptRow {
   seq: number
   receipt_id: string
   effect_id: string
-  step_kind: string
-  status: string
+  /** The table's CHECK holds it to the one admissible step. */
+  step_kind: WritebackReceipt['step_kind']
+  /** The table's CHECK holds it to `committed`. */
+  status: WritebackReceipt['status']
   checkpointed: number
   state_revision: string
   committed_at: string

@@ -10,7 +10,7 @@
  * credential-like value, a known event kind. This module only renames the
  * request's members to the dispatch request's and the violations' paths back.
  */
-import { HookContext, projectHookInput } from '../../index.js'
+import { HookContext, projectHookInput } from '../addon.js'
 import type { PostWritebackHookRegistration, Violation } from '../../bindings/index'
 
 /** The event kinds a Turn settlement writes back (core-owned, closed in v0). */

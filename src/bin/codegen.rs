@@ -45,6 +45,7 @@ const TS_TYPES: &[ExportTs] = &[
     ReadScope::export_all,
     FailurePolicy::export_all,
     StepKind::export_all,
+    ReceiptStatus::export_all,
     ResultStatus::export_all,
     DispatchStatus::export_all,
     FailureCode::export_all,

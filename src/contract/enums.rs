@@ -50,6 +50,11 @@ closed_set!(
     StepKind { DurableWriteback = "durable_writeback" }
 );
 closed_set!(
+    /// A durable-writeback receipt's status (RFC 5.1): only `committed` is
+    /// admissible; the others name what admission refuses.
+    ReceiptStatus { Committed = "committed", Prepared = "prepared", Rejected = "rejected", Inferred = "inferred" }
+);
+closed_set!(
     /// Hook result status.
     ResultStatus { NotApplicable = "not_applicable", Proposed = "proposed" }
 );

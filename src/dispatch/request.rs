@@ -5,6 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::contract::{EventKind, ReceiptStatus, StepKind};
+
 /// The active Turn settlement's identity.
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -24,9 +26,14 @@ pub struct SettlementIdentity {
 pub struct WritebackReceipt {
     pub receipt_id: String,
     pub effect_id: String,
-    /// `"durable_writeback"` for an admissible source.
+    /// `"durable_writeback"` for an admissible source. Typed as the closed set
+    /// for TypeScript callers; read as text, so another step is a refusal
+    /// (`not_durable_writeback`), not a request that fails to parse.
+    #[ts(as = "StepKind")]
     pub step_kind: String,
-    /// `"committed"` is the only admissible status (others: prepared, rejected, inferred...).
+    /// `"committed"` is the only admissible status; the others are a refusal
+    /// (`receipt_not_committed`). Typed and read as `step_kind` is.
+    #[ts(as = "ReceiptStatus")]
     pub status: String,
     /// Whether the receipt is checkpointed durably enough to replay the same dispatch identity.
     pub checkpointed: bool,
@@ -39,6 +46,9 @@ pub struct WritebackReceipt {
 #[serde(deny_unknown_fields)]
 #[ts(export)]
 pub struct EventFacts {
+    /// A core-owned event kind; read as text, so one no hook subscribes to
+    /// dispatches nothing rather than failing to parse.
+    #[ts(as = "EventKind")]
     pub event_kind: String,
     #[serde(default)]
     pub fact_refs: Vec<String>,
@@ -104,10 +114,10 @@ fn receipt_admissible(receipt: &WritebackReceipt, settlement: &SettlementIdentit
     if receipt.effect_id != settlement.effect_id {
         return Err(AdmissionRefusal::EffectMismatch);
     }
-    if receipt.step_kind != "durable_writeback" {
+    if receipt.step_kind != StepKind::DurableWriteback.as_str() {
         return Err(AdmissionRefusal::NotDurableWriteback);
     }
-    if receipt.status != "committed" {
+    if receipt.status != ReceiptStatus::Committed.as_str() {
         return Err(AdmissionRefusal::ReceiptNotCommitted);
     }
     if !receipt.checkpointed {

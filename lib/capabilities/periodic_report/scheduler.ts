@@ -171,7 +171,11 @@ export class PeriodicReportScheduler {
     return pass
   }
 
-  /** Every decision the reducer recorded, oldest first. */
+  /**
+   * Every decision the reducer recorded, oldest first.
+   *
+   * @throws `ERR_LOOPX_TRIGGER_STORE_CLOSED` after `close`.
+   */
   decisions(): StoredDecision[] {
     return this.store.decisions()
   }

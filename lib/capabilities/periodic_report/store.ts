@@ -98,10 +98,17 @@ function windowOf(r: WindowRow): WindowState {
  * reducer state and every decision, once per intent_id. Needs better-sqlite3.
  */
 export class TriggerStore {
-  readonly #db: BetterSqlite3.Database
+  readonly #connection: BetterSqlite3.Database
 
   private constructor(db: BetterSqlite3.Database) {
-    this.#db = db
+    this.#connection = db
+  }
+
+  /** The open connection: a closed store is a coded error, not better-sqlite3's TypeError. */
+  get #db(): BetterSqlite3.Database {
+    if (!this.#connection.open)
+      throw new LoopxHooksError('ERR_LOOPX_TRIGGER_STORE_CLOSED', 'the periodic_report trigger store is closed')
+    return this.#connection
   }
 
   /**
@@ -157,6 +164,9 @@ export class TriggerStore {
    * Runs the reducer for `event` and records its decision with the new
    * window state, once per intent_id: a second evaluation of the same
    * intent returns the recorded decision and changes nothing.
+   *
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for arguments that are not what the
+   *   signature says; `ERR_LOOPX_TRIGGER_STORE_CLOSED` after `close`.
    */
   evaluate(
     event: TriggerEvent,
@@ -200,7 +210,11 @@ export class TriggerStore {
       .immediate()
   }
 
-  /** The decision recorded for an intent, or null. */
+  /**
+   * The decision recorded for an intent, or null.
+   *
+   * @throws `ERR_LOOPX_TRIGGER_STORE_CLOSED` after `close`.
+   */
   decision(intentId: string): StoredDecision | null {
     expectArgs('decision', { intentId: [intentId, 'string'] })
     const row = this.#db.prepare(`SELECT * FROM trigger_decisions WHERE intent_id = ?`).get(intentId) as
@@ -208,18 +222,26 @@ export class TriggerStore {
     return row ? decisionOf(row) : null
   }
 
-  /** Every recorded decision, oldest first. */
+  /**
+   * Every recorded decision, oldest first.
+   *
+   * @throws `ERR_LOOPX_TRIGGER_STORE_CLOSED` after `close`.
+   */
   decisions(): StoredDecision[] {
     return (this.#db.prepare(`SELECT * FROM trigger_decisions ORDER BY seq`).all() as DecisionRow[]).map(decisionOf)
   }
 
-  /** Every window's state, in window order. */
+  /**
+   * Every window's state, in window order.
+   *
+   * @throws `ERR_LOOPX_TRIGGER_STORE_CLOSED` after `close`.
+   */
   windows(): WindowState[] {
     return (this.#db.prepare(`SELECT * FROM trigger_windows ORDER BY window`).all() as WindowRow[]).map(windowOf)
   }
 
   /** Closes the store file. Idempotent. */
   close(): void {
-    if (this.#db.open) this.#db.close()
+    if (this.#connection.open) this.#connection.close()
   }
 }
