@@ -114,11 +114,6 @@ export declare class NativeHookRuntime {
   /** Drops a prepared dispatch that will not be completed. */
   cancel(ticketId: number): void
   /**
-   * What `recover()` re-dispatches, as JSON text `{ requests: string[], hookIds: string[], skipped }`,
-   * in one synchronous read (serve's `recover_items`; `recovery` reads off the JS thread).
-   */
-  recoveryItems(): string
-  /**
    * What `recover()` re-dispatches, read on a worker thread: every owed
    * identity is one read that may be large, and the JS thread takes them
    * a page at a time.

@@ -114,7 +114,7 @@ describe('PostgreSQL journal schema', () => {
     expect(await codeOf(openJournal(target))).toBe('ERR_LOOPX_JOURNAL_TOO_NEW')
     expect(await codeOf(openJournalReadOnly(target))).toBe('ERR_LOOPX_JOURNAL_TOO_NEW')
     const shown = cli(['journal', 'show', ...target.cliArgs])
-    expect(shown.status).toBe(2)
+    expect(shown.status).toBe(1)
     expect(shown.stderr).toContain('ERR_LOOPX_JOURNAL_TOO_NEW')
     // Nor does any message name the server.
     expect(shown.stderr + shown.stdout).not.toContain(target.connectionString)

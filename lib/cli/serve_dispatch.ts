@@ -68,12 +68,26 @@ export class DispatchSession {
       case 'cancel':
         return this.#cancel(request)
       case 'recover_items':
-        return JSON.parse(open(this.#runtime).recoveryItems()) as unknown
+        return this.#recoverItems()
       case 'close':
         return this.close().then(() => ({ closed: true }))
       default:
         return undefined
     }
+  }
+
+  /** What `recover()` re-dispatches, read off the JS thread (each owed identity is one read), in pages. */
+  async #recoverItems(): Promise<unknown> {
+    const recovery = await open(this.#runtime).recovery()
+    const requests: string[] = []
+    const hookIds: string[] = []
+    for (;;) {
+      const page = recovery.take(1024)
+      if (page.requests.length === 0) break
+      requests.push(...page.requests)
+      hookIds.push(...page.hookIds)
+    }
+    return { requests, hookIds, skipped: recovery.skipped }
   }
 
   async #open(request: Request): Promise<unknown> {

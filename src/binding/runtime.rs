@@ -380,20 +380,6 @@ impl NativeHookRuntime {
         }
     }
 
-    /// What `recover()` re-dispatches, as JSON text `{ requests: string[], hookIds: string[], skipped }`,
-    /// in one synchronous read (serve's `recover_items`; `recovery` reads off the JS thread).
-    #[napi]
-    pub fn recovery_items(&self) -> Result<String, Code> {
-        let (items, skipped) = self.dispatcher.recovery_items().map_err(journal_error)?;
-        let mut requests = Vec::with_capacity(items.len());
-        let mut hook_ids = Vec::with_capacity(items.len());
-        for (request, hook_id) in items {
-            requests.push(request.to_json());
-            hook_ids.push(hook_id);
-        }
-        to_json(&serde_json::json!({ "requests": requests, "hookIds": hook_ids, "skipped": skipped }))
-    }
-
     /// What `recover()` re-dispatches, read on a worker thread: every owed
     /// identity is one read that may be large, and the JS thread takes them
     /// a page at a time.
