@@ -18,6 +18,7 @@ import type { ValidationResult } from '../index.js'
 import { HookContext, expectKinds } from './addon_api.js'
 import { expectArgs } from './args.js'
 import { sync } from './errors.js'
+import { acceptedRegistration } from './fast_path.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration, PostWritebackHookResult } from '../bindings/index'
 
 const MAX_DEPTH = 127
@@ -126,6 +127,8 @@ export function validateRegistration(
   kinds: addon.IntentKinds,
 ): ValidationResult<PostWritebackHookRegistration> {
   expectKinds('validateRegistration', kinds)
+  const accepted = acceptedRegistration(doc, kinds)
+  if (accepted !== undefined) return { ok: true, value: accepted }
   const text = fastText(doc)
   if (text === undefined) return sync(() => addon.validateRegistration(doc, kinds))
   return (

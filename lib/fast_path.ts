@@ -1,0 +1,49 @@
+/**
+ * Where a validator may skip the addon: the generated checks of
+ * lib/generated/ (written by `npm run codegen` from the Rust validators' own
+ * constants) say "certainly valid" or "don't know", and on "don't know" the
+ * caller asks the addon, which alone reports violations. No rule lives here.
+ */
+import * as addon from '../index.js'
+import type { PostWritebackHookRegistration } from '../bindings/index'
+import { registrationCertainlyValid } from './generated/fast_valid.js'
+
+// An IntentKinds never changes once made, so its owners are read once.
+const ownersByKinds = new WeakMap<addon.IntentKinds, ReadonlyMap<string, string>>()
+
+function ownersOf(kinds: addon.IntentKinds): ReadonlyMap<string, string> {
+  let owners = ownersByKinds.get(kinds)
+  if (owners === undefined) {
+    const flat = addon.intentKindOwners(kinds)
+    const map = new Map<string, string>()
+    for (let i = 0; i + 1 < flat.length; i += 2) map.set(flat[i]!, flat[i + 1]!)
+    owners = map
+    ownersByKinds.set(kinds, owners)
+  }
+  return owners
+}
+
+/**
+ * The value `validateRegistration` accepts `doc` as (the object itself, or
+ * the parse of its JSON text, as the addon returns them) when the fast path
+ * is certain; undefined to ask the addon.
+ */
+export function acceptedRegistration(
+  doc: unknown,
+  kinds: addon.IntentKinds,
+): PostWritebackHookRegistration | undefined {
+  let value = doc
+  if (typeof doc === 'string') {
+    try {
+      value = JSON.parse(doc)
+    } catch {
+      return undefined
+    }
+  }
+  try {
+    return registrationCertainlyValid(value, ownersOf(kinds)) ? (value as PostWritebackHookRegistration) : undefined
+  } catch {
+    // A getter that throws: the addon reports it.
+    return undefined
+  }
+}
