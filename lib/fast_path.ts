@@ -8,6 +8,11 @@ import * as addon from '../index.js'
 import type { PostWritebackHookRegistration } from '../bindings/index'
 import { registrationCertainlyValid } from './generated/fast_valid.js'
 
+// A registration's text is a few hundred bytes; a far longer one is not the
+// common valid document, and parsing it here as well as in the addon would
+// only double the cost of its rejection.
+const FAST_TEXT_MAX = 16 * 1024
+
 // An IntentKinds never changes once made, so its owners are read once.
 const ownersByKinds = new WeakMap<addon.IntentKinds, ReadonlyMap<string, string>>()
 
@@ -34,6 +39,7 @@ export function acceptedRegistration(
 ): PostWritebackHookRegistration | undefined {
   let value = doc
   if (typeof doc === 'string') {
+    if (doc.length > FAST_TEXT_MAX) return undefined
     try {
       value = JSON.parse(doc)
     } catch {
