@@ -6,12 +6,14 @@
  */
 import * as addon from '../index.js'
 import type { PostWritebackHookRegistration } from '../bindings/index'
-import { registrationCertainlyValid } from './generated/fast_valid.js'
+import { parsedRegistrationCertainlyValid, registrationCertainlyValid } from './generated/fast_valid.js'
 
 // A registration's text is a few hundred bytes; a far longer one is not the
 // common valid document, and parsing it here as well as in the addon would
 // only double the cost of its rejection.
 const FAST_TEXT_MAX = 16 * 1024
+// Taken at load: the fast path trusts what it returns to be plain data.
+const parseJson = JSON.parse.bind(JSON) as (text: string) => unknown
 
 // An IntentKinds never changes once made, so its owners are read once.
 const ownersByKinds = new WeakMap<addon.IntentKinds, ReadonlyMap<string, string>>()
@@ -37,17 +39,20 @@ export function acceptedRegistration(
   doc: unknown,
   kinds: addon.IntentKinds,
 ): PostWritebackHookRegistration | undefined {
-  let value = doc
   if (typeof doc === 'string') {
     if (doc.length > FAST_TEXT_MAX) return undefined
+    let parsed: unknown
     try {
-      value = JSON.parse(doc)
+      parsed = parseJson(doc)
     } catch {
       return undefined
     }
+    return parsedRegistrationCertainlyValid(parsed, ownersOf(kinds))
+      ? (parsed as PostWritebackHookRegistration)
+      : undefined
   }
   try {
-    return registrationCertainlyValid(value, ownersOf(kinds)) ? (value as PostWritebackHookRegistration) : undefined
+    return registrationCertainlyValid(doc, ownersOf(kinds)) ? (doc as PostWritebackHookRegistration) : undefined
   } catch {
     // A getter that throws: the addon reports it.
     return undefined

@@ -52,18 +52,33 @@ function ownedBy(name: string, capability: string): boolean {
   return name.length > capability.length && name.startsWith(capability) && name.charCodeAt(capability.length) === 46
 }
 
-/** An object JSON.stringify writes member by member, exactly as read here. */
-function plainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || types.isProxy(v)) return false
-  const proto: unknown = Object.getPrototypeOf(v)
-  return (proto === Object.prototype || proto === null) && !Object.hasOwn(v, 'toJSON')
+/** How a document's objects and arrays are told apart from what the addon would read otherwise. */
+interface Plain {
+  object(v: unknown): v is Record<string, unknown>
+  array(v: unknown): v is unknown[]
 }
 
-/** An array JSON.stringify writes item by item, exactly as read here. */
-function plainArray(v: unknown): v is unknown[] {
-  return (
-    Array.isArray(v) && !types.isProxy(v) && Object.getPrototypeOf(v) === Array.prototype && !Object.hasOwn(v, 'toJSON')
-  )
+/** A value handed in: only what JSON.stringify writes member by member, exactly as read here. */
+const STRINGIFIED: Plain = {
+  object(v: unknown): v is Record<string, unknown> {
+    if (typeof v !== 'object' || v === null || Array.isArray(v) || types.isProxy(v)) return false
+    const proto: unknown = Object.getPrototypeOf(v)
+    return (proto === Object.prototype || proto === null) && !Object.hasOwn(v, 'toJSON')
+  },
+  array(v: unknown): v is unknown[] {
+    return (
+      Array.isArray(v) &&
+      !types.isProxy(v) &&
+      Object.getPrototypeOf(v) === Array.prototype &&
+      !Object.hasOwn(v, 'toJSON')
+    )
+  },
+}
+
+/** What JSON.parse returned: ordinary objects and dense arrays of data members only. */
+const PARSED: Plain = {
+  object: (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v),
+  array: (v: unknown): v is unknown[] => Array.isArray(v),
 }
 
 /** Own enumerable keys exactly `fields` (all own, so no member read was a prototype's). */
@@ -75,8 +90,8 @@ function exactly(o: Record<string, unknown>, fields: ReadonlySet<string>): boole
 }
 
 /** `ITEMS_MIN..=max` distinct strings, each passing `item`. */
-function distinct(v: unknown, max: number, item: (s: string) => boolean): boolean {
-  if (!plainArray(v) || v.length < ITEMS_MIN || v.length > max) return false
+function distinct(plain: Plain, v: unknown, max: number, item: (s: string) => boolean): boolean {
+  if (!plain.array(v) || v.length < ITEMS_MIN || v.length > max) return false
   for (let i = 0; i < v.length; i++) {
     const s = v[i]
     if (typeof s !== 'string' || !item(s)) return false
@@ -85,8 +100,8 @@ function distinct(v: unknown, max: number, item: (s: string) => boolean): boolea
   return true
 }
 
-function budget(v: unknown): boolean {
-  if (!plainObject(v)) return false
+function budget(plain: Plain, v: unknown): boolean {
+  if (!plain.object(v)) return false
   for (const [field, min, max] of BUDGET) {
     const n = v[field]
     if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) return false
@@ -94,25 +109,35 @@ function budget(v: unknown): boolean {
   return exactly(v, BUDGET_FIELDS)
 }
 
-/**
- * True when the Rust registration validator certainly accepts `doc` against
- * intent kinds whose capability_id `owners` gives by intent_kind.
- */
-export function registrationCertainlyValid(doc: unknown, owners: ReadonlyMap<string, string>): boolean {
-  // An inherited toJSON would change the text of every object.
-  if ('toJSON' in Object.prototype || 'toJSON' in Array.prototype) return false
+function certainlyValid(plain: Plain, doc: unknown, owners: ReadonlyMap<string, string>): boolean {
   // The members are read first and their set checked last: a document with a
   // million members is then refused by its cheap checks when it can be.
-  if (!plainObject(doc)) return false
+  if (!plain.object(doc)) return false
   if (doc.schema_version !== SCHEMA_VERSION) return false
   const capability = doc.capability_id
   const hook = doc.hook_id
   if (!token(capability) || !token(hook) || !ownedBy(hook, capability)) return false
   const phase = doc.phase
   if (typeof phase !== 'string' || !PHASES.has(phase)) return false
-  if (!distinct(doc.event_kinds, EVENT_KINDS_MAX, (s) => EVENT_KINDS.has(s))) return false
+  if (!distinct(plain, doc.event_kinds, EVENT_KINDS_MAX, (s) => EVENT_KINDS.has(s))) return false
   const defined = (s: string) => token(s) && owners.get(s) === capability && ownedBy(s, capability)
-  if (!distinct(doc.intent_kinds, INTENT_KINDS_MAX, defined)) return false
-  if (!distinct(doc.requested_read_scope, READ_SCOPES_MAX, (s) => READ_SCOPES.has(s))) return false
-  return budget(doc.budget) && doc.failure_policy === FAILURE_POLICY && exactly(doc, FIELDS)
+  if (!distinct(plain, doc.intent_kinds, INTENT_KINDS_MAX, defined)) return false
+  if (!distinct(plain, doc.requested_read_scope, READ_SCOPES_MAX, (s) => READ_SCOPES.has(s))) return false
+  return budget(plain, doc.budget) && doc.failure_policy === FAILURE_POLICY && exactly(doc, FIELDS)
+}
+
+/**
+ * True when the Rust registration validator certainly accepts `doc` (a value
+ * handed in, judged as the text JSON.stringify makes of it) against intent
+ * kinds whose capability_id `owners` gives by intent_kind.
+ */
+export function registrationCertainlyValid(doc: unknown, owners: ReadonlyMap<string, string>): boolean {
+  // An inherited toJSON would change the text of every object.
+  if ('toJSON' in Object.prototype || 'toJSON' in Array.prototype) return false
+  return certainlyValid(STRINGIFIED, doc, owners)
+}
+
+/** `registrationCertainlyValid` for what JSON.parse returned from the registration's text. */
+export function parsedRegistrationCertainlyValid(parsed: unknown, owners: ReadonlyMap<string, string>): boolean {
+  return certainlyValid(PARSED, parsed, owners)
 }
