@@ -39,6 +39,13 @@ export function acceptedRegistration(
   doc: unknown,
   kinds: addon.IntentKinds,
 ): PostWritebackHookRegistration | undefined {
+  let owners: ReadonlyMap<string, string>
+  try {
+    owners = ownersOf(kinds)
+  } catch {
+    // Not an IntentKinds the addon made: its own call throws the coded error.
+    return undefined
+  }
   if (typeof doc === 'string') {
     if (doc.length > FAST_TEXT_MAX) return undefined
     let parsed: unknown
@@ -47,12 +54,10 @@ export function acceptedRegistration(
     } catch {
       return undefined
     }
-    return parsedRegistrationCertainlyValid(parsed, ownersOf(kinds))
-      ? (parsed as PostWritebackHookRegistration)
-      : undefined
+    return parsedRegistrationCertainlyValid(parsed, owners) ? (parsed as PostWritebackHookRegistration) : undefined
   }
   try {
-    return registrationCertainlyValid(doc, ownersOf(kinds)) ? (doc as PostWritebackHookRegistration) : undefined
+    return registrationCertainlyValid(doc, owners) ? (doc as PostWritebackHookRegistration) : undefined
   } catch {
     // A getter that throws: the addon reports it.
     return undefined
