@@ -313,6 +313,12 @@ export interface InboxOpenOptions {
 export declare function intentId(parts: { dispatchId: string; intentKind: string; policyVersion: string; payload: unknown }): string
 
 /**
+ * Each defined intent_kind followed by its capability_id, in the order of
+ * `names`: what the TypeScript layer's registration fast path looks kinds up in.
+ */
+export declare function intentKindOwners(kinds: IntentKinds): Array<string>
+
+/**
  * Writes `receiptJson` (a sidecar receipt the journal holds) for the goal
  * of `sourceJson` under `runtimeRoot`. Resolves to `written` or
  * `replayed`, or to the code of why not (`lock_acquire_timeout`,

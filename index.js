@@ -853,6 +853,7 @@ module.exports.checkHookResultText = nativeBinding.checkHookResultText
 module.exports.checkRegistrationText = nativeBinding.checkRegistrationText
 module.exports.dispatchId = nativeBinding.dispatchId
 module.exports.intentId = nativeBinding.intentId
+module.exports.intentKindOwners = nativeBinding.intentKindOwners
 module.exports.mirrorSidecarReceipt = nativeBinding.mirrorSidecarReceipt
 module.exports.openNativeInbox = nativeBinding.openNativeInbox
 module.exports.openNativeJournal = nativeBinding.openNativeJournal

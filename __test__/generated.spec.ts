@@ -1,5 +1,5 @@
 // Drift check: the committed generated files are exactly what the generators
-// write today. bindings/, schemas/ and examples/ come from `src/bin/codegen.rs`;
+// write today. bindings/, schemas/, examples/ and lib/generated/ come from `src/bin/codegen.rs`;
 // index.js and index.d.ts from `napi build`, index.js then patched by
 // scripts/loader.mjs (the loader's missing-binary error). Fix a failure with
 // `npm run codegen` (and `npm run build:debug` for the napi outputs).
@@ -19,6 +19,7 @@ const GENERATED: Record<string, (file: string) => boolean> = {
   bindings: (f) => f.endsWith('.ts') && !f.endsWith('.d.ts'),
   schemas: (f) => f.endsWith('.schema.json'),
   examples: (f) => f.endsWith('.json'),
+  'lib/generated': (f) => f.endsWith('.ts') && !f.endsWith('.d.ts'),
 }
 const GENERATED_DIRS = Object.keys(GENERATED)
 
@@ -63,7 +64,7 @@ function run(cmd: string, args: string[]) {
 }
 
 describe('generated files are up to date', () => {
-  it('bindings/, schemas/ and examples/ match `cargo run --bin codegen`', () => {
+  it('bindings/, schemas/, examples/ and lib/generated/ match `cargo run --bin codegen`', () => {
     const out = join(tmp, 'codegen')
     run('cargo', ['run', '--quiet', '--bin', 'codegen', '--', out])
     for (const dir of GENERATED_DIRS) expect(files(join(out, dir)).length, `${dir}/ generated`).toBeGreaterThan(0)

@@ -906,14 +906,14 @@ function validatorsOnly(): void {
   const med = (k: string) => median(v.rounds.map((r) => r[k]!))
   const ratio = (a: string, b: string) => round2(median(v.rounds.map((r) => r[a]! / r[b]!)), 2)
   const lines = [
-    '| document | ours µs | text µs | plain µs | Ajv alone µs | crossing µs | ours / plain | ours / Ajv | ours / crossing |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| document | ours µs | text µs | plain µs | Ajv alone µs | crossing µs | stringify µs | ours / plain | ours / Ajv | text / Ajv | ours / crossing |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ]
   for (const doc of ['registration', 'result']) {
     const us = (k: string) => (v.rounds[0]![`${doc}.${k}`] === undefined ? '-' : round2(med(`${doc}.${k}`) / 1000, 2))
     const cross = v.probe ? ratio(`${doc}.ours`, `${doc}.crossing`) : '-'
     lines.push(
-      `| ${doc} | ${us('ours')} | ${us('oursText')} | ${us('plain')} | ${us('ajv')} | ${us('crossing')} | ${ratio(`${doc}.ours`, `${doc}.plain`)} | ${doc === 'registration' ? ratio(`${doc}.ours`, `${doc}.ajv`) : '-'} | ${cross} |`,
+      `| ${doc} | ${us('ours')} | ${us('oursText')} | ${us('plain')} | ${us('ajv')} | ${us('crossing')} | ${us('stringify')} | ${ratio(`${doc}.ours`, `${doc}.plain`)} | ${doc === 'registration' ? ratio(`${doc}.ours`, `${doc}.ajv`) : '-'} | ${doc === 'registration' ? ratio(`${doc}.oursText`, `${doc}.ajv`) : '-'} | ${cross} |`,
     )
   }
   process.stdout.write(`\n${lines.join('\n')}\n`)

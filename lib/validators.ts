@@ -17,6 +17,7 @@ import * as addon from './addon.js'
 import type { ValidationResult } from '../index.js'
 import { HookContext, expectKinds } from './addon_api.js'
 import { expectArgs } from './args.js'
+import { acceptedRegistration } from './fast_path.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration, PostWritebackHookResult } from '../bindings/index'
 
 const MAX_DEPTH = 127
@@ -135,6 +136,8 @@ export function validateRegistration(
   kinds: addon.IntentKinds,
 ): ValidationResult<PostWritebackHookRegistration> {
   expectKinds('validateRegistration', kinds)
+  const accepted = acceptedRegistration(doc, kinds)
+  if (accepted !== undefined) return { ok: true, value: accepted }
   const text = fastText(doc)
   if (text === undefined) return addon.validateRegistration(doc, kinds)
   return addon.checkRegistrationText(text, kinds) ?? { ok: true, value: doc as PostWritebackHookRegistration }

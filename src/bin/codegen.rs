@@ -2,7 +2,8 @@
 //! 2020-12 (schemars) and valid example documents.
 //!
 //! `cargo run --bin codegen -- [out_dir]` writes `out_dir/bindings/*.ts`,
-//! `out_dir/schemas/*.schema.json` and `out_dir/examples/*.json` (default: the
+//! `out_dir/schemas/*.schema.json`, `out_dir/examples/*.json` and the
+//! validators' JavaScript fast path `out_dir/lib/generated/*.ts` (default: the
 //! repository root). Output is deterministic; `__test__/generated.spec.ts`
 //! checks that the committed files are exactly what this writes.
 
@@ -138,7 +139,8 @@ fn main() -> Res {
     bindings(&out.join("bindings"))?;
     schemas(&out.join("schemas"))?;
     examples(&out.join("examples"))?;
-    Ok(())
+    let fast_path = loopx_hooks::validate::js_fast_path::registration_fast_path()?;
+    write(&out.join("lib").join("generated").join("fast_valid.ts"), fast_path)
 }
 
 fn bindings(dir: &Path) -> Res {

@@ -56,6 +56,13 @@ impl IntentKinds {
     }
 }
 
+/// Each defined intent_kind followed by its capability_id, in the order of
+/// `names`: what the TypeScript layer's registration fast path looks kinds up in.
+#[napi]
+pub fn intent_kind_owners(kinds: &IntentKinds) -> Vec<String> {
+    kinds.kinds.iter().flat_map(|k| [k.definition.intent_kind.clone(), k.definition.capability_id.clone()]).collect()
+}
+
 /// `JSON.parse(text)` by V8 itself: one call instead of a napi call per
 /// member, which costs several times more than the whole validation. None
 /// when it throws (the exception is cleared; the caller falls back).

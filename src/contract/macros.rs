@@ -33,7 +33,7 @@ macro_rules! closed_set {
         }
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $value,)+ }
             }
             pub fn parse(s: &str) -> Option<Self> {

@@ -93,7 +93,8 @@ pub fn is_timestamp(s: &str) -> bool {
     (1..=days_in_month).contains(&day) && hour < 24 && minute < 60 && second < 60
 }
 
-const CREDENTIAL_PREFIXES: &[&str] = &[
+/// Known credential token prefixes.
+pub const CREDENTIAL_PREFIXES: &[&str] = &[
     "ghp_",
     "gho_",
     "ghu_",
@@ -113,6 +114,15 @@ const CREDENTIAL_PREFIXES: &[&str] = &[
     "AIza",
 ];
 
+/// An AWS access key id: one of these prefixes, then uppercase
+/// letters and digits, `AWS_KEY_LEN` bytes in all.
+pub const AWS_KEY_PREFIXES: &[&str] = &["AKIA", "ASIA"];
+pub const AWS_KEY_LEN: usize = 20;
+/// A JWT: `JWT_PARTS` non-empty base64url parts joined by dots, the first
+/// starting with `JWT_PREFIX`.
+pub const JWT_PREFIX: &str = "eyJ";
+pub const JWT_PARTS: usize = 3;
+
 /// Credential-like per contract-v0 section 1: a known token prefix, an AWS
 /// access key id, or a JWT (three base64url parts, the first starting `eyJ`).
 pub fn is_credential_like(s: &str) -> bool {
@@ -120,17 +130,17 @@ pub fn is_credential_like(s: &str) -> bool {
         return true;
     }
     let b = s.as_bytes();
-    if b.len() == 20
-        && (s.starts_with("AKIA") || s.starts_with("ASIA"))
-        && b[4..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+    let aws = AWS_KEY_PREFIXES.iter().find(|p| s.starts_with(**p));
+    if b.len() == AWS_KEY_LEN
+        && aws.is_some_and(|p| b[p.len()..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
     {
         return true;
     }
-    if s.starts_with("eyJ") {
+    if s.starts_with(JWT_PREFIX) {
         let parts: Vec<&str> = s.split('.').collect();
         let base64url =
             |p: &&str| !p.is_empty() && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
-        return parts.len() == 3 && parts.iter().all(base64url);
+        return parts.len() == JWT_PARTS && parts.iter().all(base64url);
     }
     false
 }

@@ -6,9 +6,11 @@ use serde_json::Value;
 use super::intent_kind::IntentKinds;
 use super::report::{child, Report, Verdict, Violations};
 use super::{grammar, shape};
-use crate::contract::{EventKind, Phase, PostWritebackHookRegistration, ReadScope, RegistrationSchemaVersion, Rule};
+use crate::contract::{
+    EventKind, FailurePolicy, Phase, PostWritebackHookRegistration, ReadScope, RegistrationSchemaVersion, Rule,
+};
 
-const FIELDS: &[&str] = &[
+pub(super) const FIELDS: &[&str] = &[
     "schema_version",
     "hook_id",
     "capability_id",
@@ -19,8 +21,20 @@ const FIELDS: &[&str] = &[
     "budget",
     "failure_policy",
 ];
-const BUDGET_FIELDS: &[&str] =
-    &["max_invocations_per_dispatch", "max_intents_per_dispatch", "max_result_bytes", "timeout_ms"];
+/// Each budget member with its inclusive bounds.
+pub(super) const BUDGET: [(&str, i64, i64); 4] = [
+    ("max_invocations_per_dispatch", 1, 4),
+    ("max_intents_per_dispatch", 1, 16),
+    ("max_result_bytes", 256, 65536),
+    ("timeout_ms", 1, 30000),
+];
+const BUDGET_FIELDS: &[&str] = &[BUDGET[0].0, BUDGET[1].0, BUDGET[2].0, BUDGET[3].0];
+/// Fewest items of each of the registration's arrays.
+pub(super) const ITEMS_MIN: usize = 1;
+/// Most intent kinds one registration may name.
+pub(super) const INTENT_KINDS_MAX: usize = 16;
+/// The one failure policy v0 admits.
+pub(super) const ISOLATE: &str = FailurePolicy::Isolate.as_str();
 
 /// Validates a registration against contract-v0 and the defined intent kinds.
 ///
@@ -57,12 +71,12 @@ fn walk(doc: &Value, kinds: &IntentKinds) -> Report {
         shape::one_of(&mut r, v, "/phase", Phase::parse);
     }
     if let Some(v) = map.get("event_kinds") {
-        for (path, item) in shape::unique_array(&mut r, v, "/event_kinds", 1, EventKind::ALL.len()) {
+        for (path, item) in shape::unique_array(&mut r, v, "/event_kinds", ITEMS_MIN, EventKind::ALL.len()) {
             event_kind(&mut r, item, &path);
         }
     }
     if let Some(v) = map.get("intent_kinds") {
-        for (path, item) in shape::unique_array(&mut r, v, "/intent_kinds", 1, 16) {
+        for (path, item) in shape::unique_array(&mut r, v, "/intent_kinds", ITEMS_MIN, INTENT_KINDS_MAX) {
             let Some(kind) = shape::token(&mut r, item, &path) else { continue };
             let definition = kinds.get(kind).map(|k| &k.definition);
             if definition.is_none() {
@@ -76,7 +90,7 @@ fn walk(doc: &Value, kinds: &IntentKinds) -> Report {
         }
     }
     if let Some(v) = map.get("requested_read_scope") {
-        for (path, item) in shape::unique_array(&mut r, v, "/requested_read_scope", 1, ReadScope::ALL.len()) {
+        for (path, item) in shape::unique_array(&mut r, v, "/requested_read_scope", ITEMS_MIN, ReadScope::ALL.len()) {
             shape::one_of(&mut r, item, &path, ReadScope::parse);
         }
     }
@@ -91,13 +105,7 @@ fn walk(doc: &Value, kinds: &IntentKinds) -> Report {
 
 fn budget(r: &mut Report, v: &Value) {
     let Some(map) = shape::object(r, v, "/budget", BUDGET_FIELDS) else { return };
-    let bounds: [(&str, i64, i64); 4] = [
-        ("max_invocations_per_dispatch", 1, 4),
-        ("max_intents_per_dispatch", 1, 16),
-        ("max_result_bytes", 256, 65536),
-        ("timeout_ms", 1, 30000),
-    ];
-    for (field, min, max) in bounds {
+    for (field, min, max) in BUDGET {
         if let Some(v) = map.get(field) {
             shape::integer(r, v, &child("/budget", field), min, max);
         }
@@ -118,7 +126,7 @@ pub(super) fn event_kind(r: &mut Report, v: &Value, path: &str) -> Option<EventK
 /// Exactly `"isolate"`: any other string is `policy_not_isolate` (it names a
 /// policy v0 refuses), a non-string `wrong_type`.
 pub(super) fn failure_policy(r: &mut Report, v: &Value, path: &str) {
-    if shape::string(r, v, path).is_some_and(|s| s != "isolate") {
+    if shape::string(r, v, path).is_some_and(|s| s != ISOLATE) {
         r.add(path, Rule::PolicyNotIsolate);
     }
 }
