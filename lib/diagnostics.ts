@@ -9,7 +9,7 @@
  * only: the journal, outcomes and receipts never see it.
  */
 import diagnostics_channel from 'node:diagnostics_channel'
-import type { DispatchOutcome, StoredIntent } from '../bindings/index'
+import type { Decision, DispatchOutcome, StoredIntent } from '../bindings/index'
 import { FAILED, NOT_JSON, TIMED_OUT, TOO_LARGE, WALL } from './provider.js'
 
 /** The channel names (stable). */
@@ -109,7 +109,7 @@ export interface OutboxMessage {
   /** For decide and done. */
   intentId?: string
   /** For decide. */
-  decision?: 'admit' | 'reject'
+  decision?: Decision
   /** For claim: the intents claimed. */
   intents?: readonly StoredIntent[]
   /** The outcome document (decide, done) when it resolved. */

@@ -63,7 +63,7 @@ export {
   HookJournal,
   type DispatchQuery,
   type IntentQuery,
-  type Decision,
+  type DecideRequest,
   type ClaimOptions,
   type ConsumeOptions,
   type JournalOpenOptions,

@@ -11,6 +11,7 @@
 import { openNativeJournal, openNativeJournalReader, type NativeJournal } from '../index.js'
 import type {
   DecideOutcome,
+  Decision,
   DispatchRow,
   DoneOutcome,
   FailureRow,
@@ -63,13 +64,13 @@ export interface IntentQuery {
 }
 
 /** An executor's decision on one intent, the argument of `HookJournal.decide`. */
-export interface Decision {
+export interface DecideRequest {
   /** The intent decided (`StoredIntent.intentId`). */
   intentId: string
   /** A token naming the executor, e.g. `periodic_report.scheduler`. */
   executorId: string
   /** Admit the intent (then perform its effect and `markDone`) or reject it. */
-  decision: 'admit' | 'reject'
+  decision: Decision
   /** A token, e.g. `admitted_by_policy` or `duplicate_window`. */
   reasonCode: string
 }
@@ -244,11 +245,11 @@ export class HookJournal implements AsyncDisposable {
    * @returns `decided`, `same_decision`, `conflict` (with the existing
    *   decision) or `unknown_intent`.
    * @throws `ERR_LOOPX_INVALID_ARGUMENT` for a decision that is not a
-   *   `Decision`; `ERR_LOOPX_LEASE_NOT_HELD` / `ERR_LOOPX_LEASE_EXPIRED` for a
+   *   `DecideRequest`; `ERR_LOOPX_LEASE_NOT_HELD` / `ERR_LOOPX_LEASE_EXPIRED` for a
    *   claimed intent another executor holds or whose lease ran out;
    *   `ERR_LOOPX_JOURNAL_READONLY` on a journal opened read-only, and the other journal codes.
    */
-  async decide(decision: Decision): Promise<DecideOutcome> {
+  async decide(decision: DecideRequest): Promise<DecideOutcome> {
     const d = expectOptions(
       'decide',
       'decision',
