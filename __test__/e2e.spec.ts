@@ -459,7 +459,7 @@ describe('public-boundary scan', () => {
       extra: (hooks) => {
         hooks.defineIntentKind(LEAKY)
         for (const [hookId, provider] of Object.entries(providers))
-          hooks.register({ registration: leakyRegistration(hookId), provider })
+          hooks.register({ registration: leakyRegistration(hookId), provider: provider as never })
       },
     })
 

@@ -80,9 +80,9 @@ describe('providers on the JS thread, timed from their call', () => {
     const seen: { aborted: boolean; reason: string | undefined; afterMs: number }[] = []
     runtime.register({
       registration: registration('wait.hook', { budget: { timeout_ms: 40 } }),
-      provider: (_input: PostWritebackHookInput, { signal }: { signal: AbortSignal }) => {
+      provider: (_input, { signal }) => {
         const start = performance.now()
-        return new Promise((_resolve, reject) => {
+        return new Promise<never>((_resolve, reject) => {
           signal.addEventListener('abort', () => {
             seen.push({
               aborted: signal.aborted,
@@ -107,8 +107,8 @@ describe('providers on the JS thread, timed from their call', () => {
     let reason: string | undefined
     runtime.register({
       registration: registration('wait.hook', { budget: { timeout_ms: 5000 } }),
-      provider: (input: PostWritebackHookInput, { signal }: { signal: AbortSignal }) =>
-        new Promise((resolve) => {
+      provider: (input, { signal }) =>
+        new Promise<ReturnType<typeof signalResult>>((resolve) => {
           signal.addEventListener('abort', () => {
             reason = (signal.reason as DOMException).name
             resolve(signalResult(input))

@@ -806,7 +806,7 @@ describe('runtime and journal misuse', () => {
       capabilities: ['alpha', 'beta', 'gamma', 'delta'],
     })
     const ids = ['delta.d', 'gamma.c', 'beta.b', 'alpha.a']
-    const providers: Record<string, Counted<unknown>> = {}
+    const providers: Record<string, ReturnType<typeof goodProvider>> = {}
     for (const id of ids) {
       providers[id] = goodProvider()
       runtime.register({ registration: registration(id), provider: providers[id]! })

@@ -782,6 +782,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
       })
       runtime.register({
         registration: registration('beta.invalid'),
+        // Answers what the contract forbids, so its type is not the contract's.
         provider: (input: Parameters<typeof signalResult>[0]) => {
           const r = signalResult(input)
           const i = r.intents[0]!
@@ -795,7 +796,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
                 log: planted[4],
               },
             ],
-          }
+          } as never
         },
       })
       const outcome = await dispatchKeepingPrimary(runtime, request())

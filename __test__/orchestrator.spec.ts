@@ -79,13 +79,14 @@ function registration(
   }
 }
 
-type Provider = ((input: PostWritebackHookInput) => unknown) & { calls: number; inputs: PostWritebackHookInput[] }
+// Typed as a contract provider whatever it answers (`never` is assignable to its result): the dispatcher judges it.
+type Provider = ((input: PostWritebackHookInput) => never) & { calls: number; inputs: PostWritebackHookInput[] }
 
 function counted(body: (input: PostWritebackHookInput, call: number) => unknown): Provider {
   const fn = ((input: PostWritebackHookInput) => {
     fn.calls += 1
     fn.inputs.push(input)
-    return body(input, fn.calls)
+    return body(input, fn.calls) as never
   }) as Provider
   fn.calls = 0
   fn.inputs = []

@@ -69,7 +69,7 @@ describe('instrument(runtime, { tracer, meter })', () => {
       registration: registration('beta.hook'),
       provider: async (input: Parameters<typeof signalResult>[0]) => {
         await new Promise((go) => setTimeout(go, 3))
-        return { ...signalResult(input), status: 'bogus' }
+        return { ...signalResult(input), status: 'bogus' } as never
       },
     })
     live.push(instrument(runtime, { tracer, meter }))

@@ -5,14 +5,22 @@
  * orchestrator calls `dispatch` after each committed writeback.
  */
 import { openNativeRuntime, type NativeHookRuntime } from '../index.js'
-import type { DispatchOutcome, DispatchRequest, IntentKindDefinition, Profile, RecoverReport } from '../bindings/index'
+import type {
+  DispatchOutcome,
+  DispatchRequest,
+  IntentKindDefinition,
+  PostWritebackHookInput,
+  PostWritebackHookResult,
+  Profile,
+  RecoverReport,
+} from '../bindings/index'
 import { checkHook, checkJsonObject, checkRuntimeOptions, expectOptions } from './args.js'
 import { LoopxHooksError, native, sync } from './errors.js'
 import { Flights, type Answer } from './flights.js'
 import { histogram, type Histogram, type HookRuntimeMetrics } from './diagnostics.js'
 import { Gate } from './gate.js'
 import { HookJournal } from './journal.js'
-import { providerScope } from './provider.js'
+import { providerScope, type RawProvider } from './provider.js'
 import type { HookDefinition } from './hooks.js'
 import type { JournalTarget } from './journal_target.js'
 import { ShippedHookRuntime, type ShippedEngine } from './shipped_runtime.js'
@@ -181,13 +189,15 @@ export class HookRuntime implements AsyncDisposable {
    *   over-budget registration: nothing is installed or invoked;
    *   `ERR_LOOPX_INVALID_ARGUMENT` when the provider is not a function.
    */
-  register(hook: HookDefinition): void {
+  register<Input = PostWritebackHookInput, Result extends PostWritebackHookResult = PostWritebackHookResult>(
+    hook: HookDefinition<Input, Result>,
+  ): void {
     checkHook(hook)
     const verdict = this.#native.register(hook.registration)
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_REGISTRATION_REJECTED', 'registration_rejected', verdict.violations)
     }
-    this.#flights.providers.set(hook.registration.hook_id, hook.provider)
+    this.#flights.providers.set(hook.registration.hook_id, hook.provider as RawProvider)
   }
 
   /** Takes `n` places in flight, waiting FIFO or refusing. */
