@@ -21,7 +21,7 @@ afterAll(() => fx.cleanup())
  */
 const CONTRACT_MEMBERS = new Set(['request', 'receipt', 'intent', 'settlement', 'receipts'])
 /** Records keyed by a value (a code or an outcome kind), not by field names. */
-const VALUE_KEYED = new Set(['errors', 'hookOutcomes', 'failureCodes', 'providerReplies'])
+const VALUE_KEYED = new Set(['errors', 'failureCodes', 'providerReplies'])
 const CAMEL = /^[a-z][a-zA-Z0-9]*$/
 
 /** Every key path under `value` that is not camelCase, contract documents skipped. */

@@ -57,6 +57,7 @@ export {
   type ProviderReply,
   type Histogram,
   type HookRuntimeMetrics,
+  type HookOutcomeCounts,
 } from './diagnostics.js'
 export type { TurnStartMessage, TurnStartHookMessage } from './turn_start_trace.js'
 export {

@@ -88,9 +88,9 @@ interface WriterStats {
   batchSizeBuckets: number[]
   commitMicrosBuckets: number[]
 }
-// The same bounds as src/journal/writer.rs (BATCH_SIZE_BOUNDS, COMMIT_MICROS_BOUNDS).
+// The same bounds as src/journal/writer.rs (BATCH_SIZE_BOUNDS, COMMIT_MICROS_BOUNDS); durations reach the API in ms.
 const BATCH_SIZE_BOUNDS = [1, 2, 4, 8, 16, 32, 64, 128]
-const COMMIT_MICROS_BOUNDS = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 50_000]
+const COMMIT_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 50]
 
 function reentrant(what: string): void {
   if (providerScope.getStore()) {
@@ -364,7 +364,7 @@ export class HookRuntime implements AsyncDisposable {
         commands: w.commands,
         maxBatch: w.maxBatch,
         batchSize: filled(BATCH_SIZE_BOUNDS, w.batchSizeBuckets, w.commands),
-        latencyMicros: filled(COMMIT_MICROS_BOUNDS, w.commitMicrosBuckets, w.commitMicros),
+        latencyMs: filled(COMMIT_BOUNDS_MS, w.commitMicrosBuckets, w.commitMicros / 1000),
       },
       writer: { queueDepth: w.queueDepth, busyRetries: w.busyRetries },
     }
