@@ -504,7 +504,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
         expect(d).toMatchObject({ state: 'failed', attempts: 1, receipt: null, resultDigest: null })
       }
       expect(j.failures.map((f) => Object.keys(f).sort())).toStrictEqual(
-        Array(4).fill(['at', 'attempt', 'code', 'dispatchId', 'rule']),
+        Array(4).fill(['attempt', 'code', 'dispatchId', 'failedAt', 'rule']),
       )
       expect(j.failures.map((f) => [f.code, f.rule, f.attempt]).sort()).toStrictEqual(
         [

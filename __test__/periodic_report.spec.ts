@@ -408,7 +408,7 @@ describe('fake scheduler (governed executor)', () => {
     w.scheduler.store.evaluate(
       { intentId, transition: 'replan_recorded', segmentRef: 'todo_1', window: '2026-W35' },
       w.scheduler.policy,
-      WEEK_35.toISOString(),
+      WEEK_35.getTime(),
     )
     const before = w.scheduler.decisions()
 

@@ -335,7 +335,7 @@ export class TurnSettlement implements AsyncDisposable {
           admitted: false,
           refusal: 'hooks_not_configured',
           outcomes: [],
-          completedAt: this.#timestamp(),
+          completedAt: this.#now().getTime(),
         })
       }
       return { dispatch: null, dispatchError: null }
@@ -364,7 +364,7 @@ export class TurnSettlement implements AsyncDisposable {
           outcome: h.outcome,
           failureCode: h.failureCode,
         })),
-        completedAt: this.#timestamp(),
+        completedAt: this.#now().getTime(),
       })
     }
     return { dispatch, dispatchError: null }

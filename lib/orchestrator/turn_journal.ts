@@ -267,11 +267,11 @@ export class TurnJournal {
           receiptId,
           effectId: record.receipt.effect_id,
           units: QUOTA_UNITS_PER_SETTLEMENT,
-          spentAt: at,
+          spentAt: Date.parse(at),
         }
         this.#db
           .prepare(`INSERT INTO quota_spends (receipt_id, effect_id, units, spent_at) VALUES (?, ?, ?, ?)`)
-          .run(spend.receiptId, spend.effectId, spend.units, spend.spentAt)
+          .run(spend.receiptId, spend.effectId, spend.units, at)
         setStep.run('spent', at, record.settlement.effect_id)
         return { status: 'spent', spend }
       })
@@ -289,7 +289,7 @@ export class TurnJournal {
         marker.admitted ? 1 : 0,
         marker.refusal,
         storedOutcomes(marker.outcomes),
-        marker.completedAt,
+        new Date(marker.completedAt).toISOString(),
       )
   }
 

@@ -217,7 +217,7 @@ export class PeriodicReportScheduler {
         window: isoWeek(this.#now()),
       },
       this.policy,
-      this.#now().toISOString(),
+      this.#now().getTime(),
     )
     if (evaluated.duplicate) pass.duplicates.push(item.intentId)
     else pass.evaluated.push(evaluated.decision)
