@@ -258,7 +258,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('outbox on %s
         cli(['done', ...target.cliArgs, '--intent', two!.intentId, '--executor', 'cli.exec', '--json']),
       ).toMatchObject({
         status: 1,
-        stdout: '{"kind":"not_admitted"}\n',
+        stdout: '{"outcome":"not_admitted"}\n',
       })
       expect(cli(['done', ...target.cliArgs, '--intent', one!.intentId, '--executor', 'cli.exec'])).toMatchObject({
         status: 0,

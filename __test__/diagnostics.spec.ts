@@ -337,7 +337,7 @@ describe('loopx-hooks:commit and loopx-hooks:outbox', () => {
     expect(outbox.every((m) => m.journal === runtime.journal)).toBe(true)
     expect(outbox[0]!.intents).toHaveLength(1)
     expect(outbox[1]!.decision).toBe('admit')
-    expect(outbox[1]!.result).toEqual({ kind: 'decided' })
+    expect(outbox[1]!.result).toEqual({ outcome: 'decided' })
     expect(outbox[2]!.result).toBe('done')
     expect(outbox[3]!.result).toBeUndefined()
     expect(outbox[3]!.error).toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })

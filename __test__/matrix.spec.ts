@@ -748,7 +748,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
             decision: 'admit',
             reasonCode: 'admitted_by_policy',
           }),
-        ).toStrictEqual({ kind: 'decided' })
+        ).toStrictEqual({ outcome: 'decided' })
         expect(await runtime.journal.markDone(id, 'alpha.executor')).toBe('done')
 
         expect(calls).toStrictEqual([])

@@ -75,7 +75,7 @@ describe('one naming rule', () => {
       reasonCode: 'changed_mind',
     })
     expect(conflict).toMatchObject({
-      kind: 'conflict',
+      outcome: 'conflict',
       existing: { decision: 'admit', executorId: 'naming.one', reasonCode: 'ok', decidedAt: expect.any(Number) },
     })
     const returned = {

@@ -196,7 +196,7 @@ export class PeriodicReportScheduler {
         decision: reason === 'admitted' ? 'admit' : 'reject',
         reasonCode: reason,
       })
-      if (outcome.kind === 'conflict' || outcome.kind === 'unknown_intent') {
+      if (outcome.outcome === 'conflict' || outcome.outcome === 'unknown_intent') {
         pass.skipped.push(item.intentId)
         return
       }
