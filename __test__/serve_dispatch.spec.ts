@@ -105,7 +105,10 @@ describe('serve --stdio two-phase dispatch', () => {
     const runtime = await HookRuntime.open({ journalPath: db(), profile: { enabled: true } })
     try {
       runtime.defineIntentKind(JSON.parse(exampleText('intent_kind')))
-      runtime.register({ registration: JSON.parse(exampleText('registration')), provider: () => NOT_APPLICABLE as never })
+      runtime.register({
+        registration: JSON.parse(exampleText('registration')),
+        provider: () => NOT_APPLICABLE as never,
+      })
       expect(viaServe).toStrictEqual(await runtime.dispatch(request('same') as never))
       expect(replay).toStrictEqual(await runtime.dispatch(request('same') as never))
       expect((replay as { hooks: { outcome: string }[] }).hooks[0]!.outcome).toBe('replayed')

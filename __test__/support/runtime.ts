@@ -186,9 +186,7 @@ export interface Counted<R = unknown> {
  */
 export type AnyResultProvider = HookDefinition['provider']
 
-export function counted<R>(
-  body: (input: PostWritebackHookInput, call: number) => R,
-): Counted<R> & AnyResultProvider {
+export function counted<R>(body: (input: PostWritebackHookInput, call: number) => R): Counted<R> & AnyResultProvider {
   const fn = ((input: PostWritebackHookInput) => {
     fn.calls += 1
     fn.inputs.push(input)

@@ -91,7 +91,13 @@ export function settlementOf(s: SettlementRow): SettlementRecord {
 }
 
 export function stepOf(s: StepSqlRow): StepRow {
-  return { effectId: s.effect_id, ordinal: s.ordinal, step: s.step, status: s.status, updatedAt: Date.parse(s.updated_at) }
+  return {
+    effectId: s.effect_id,
+    ordinal: s.ordinal,
+    step: s.step,
+    status: s.status,
+    updatedAt: Date.parse(s.updated_at),
+  }
 }
 
 export function spendOf(s: SpendRow): QuotaSpend {
