@@ -41,7 +41,7 @@ beforeAll(async () => {
   const runtime = await HookRuntime.open({ journalPath, profile: PROFILE })
   install(runtime)
   await runtime.dispatch(request('r1'))
-  intentId = (await runtime.journal.pending()).items[0]!.intentId
+  intentId = (await runtime.journal.listIntents({ pendingOnly: true })).items[0]!.intentId
   await runtime.close()
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

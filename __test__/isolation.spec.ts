@@ -457,7 +457,7 @@ describe('a bad provider fails alone with its code', () => {
       outcome: 'exhausted',
       failureCode: 'dispatch_budget_exhausted',
     })
-    expect(await runtime.journal.integrityCheck()).toBe(true)
+    expect((await runtime.journal.integrity()).ok).toBe(true)
   })
 
   it('a re-entrant dispatch that the provider catches is refused and the provider goes on', async () => {
@@ -718,7 +718,6 @@ describe('runtime and journal misuse', () => {
       ['stats', () => runtime.journal.stats()],
       ['listDispatches', () => runtime.journal.listDispatches()],
       ['listIntents', () => runtime.journal.listIntents()],
-      ['pending', () => runtime.journal.pending()],
       ['getDispatch', () => runtime.journal.getDispatch(`pwh_${'0'.repeat(64)}`)],
     ]
     for (const [name, call] of attempts) {

@@ -93,7 +93,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
           expect(j.stats).toStrictEqual(EMPTY_STATS)
           expect(j.dispatches).toStrictEqual([])
           expect(j.intents).toStrictEqual([])
-          expect((await runtime.journal.pending()).items).toStrictEqual([])
+          expect((await runtime.journal.listIntents({ pendingOnly: true })).items).toStrictEqual([])
         }
       } finally {
         await byDefault.close()
@@ -620,7 +620,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
       })
 
       // Recorded as a proposal only: pending, undecided, not done, granting nothing.
-      const pending = await runtime.journal.pending()
+      const pending = await runtime.journal.listIntents({ pendingOnly: true })
       expect(pending.items).toHaveLength(1)
       const stored = pending.items[0]!
       expect(stored).toMatchObject({
@@ -648,7 +648,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
 
       // Replay does not decide it either.
       await dispatchKeepingPrimary(runtime, request())
-      expect((await runtime.journal.pending()).items.map((i) => [i.intentId, i.decision])).toStrictEqual([
+      expect((await runtime.journal.listIntents({ pendingOnly: true })).items.map((i) => [i.intentId, i.decision])).toStrictEqual([
         [stored.intentId, null],
       ])
     })
@@ -738,7 +738,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
         for (const p of providers) expect(p.calls).toBe(1)
 
         // Separate governed admission is a record too, never an effect.
-        const pending = await runtime.journal.pending()
+        const pending = await runtime.journal.listIntents({ pendingOnly: true })
         expect(pending.items).toHaveLength(1)
         const id = pending.items[0]!.intentId
         expect(

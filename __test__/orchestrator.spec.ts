@@ -275,7 +275,7 @@ describe('primary steps and the committed-receipt boundary', () => {
         outcomes: [expect.objectContaining({ hookId: 'synth.one', outcome: 'recorded' })],
       }),
     ])
-    expect(w.seam.integrityCheck()).toBe(true)
+    expect(w.seam.integrity()).toEqual({ ok: true, messages: [] })
 
     // It is durable: a new connection (another process would do the same) reads the same receipt.
     const db = new Database(w.turnPath, { readonly: true })
@@ -646,8 +646,8 @@ async function expectSettled(w: World, effectId: string, eventKind: string) {
   expect(row).toMatchObject({ state: 'proposed', receiptId: record.receipt.receipt_id })
   const intents = await w.hooks.journal.listIntents({ dispatchId: id })
   expect(intents.items).toHaveLength(1)
-  expect(w.seam.integrityCheck()).toBe(true)
-  expect(await w.hooks.journal.integrityCheck()).toBe(true)
+  expect(w.seam.integrity()).toEqual({ ok: true, messages: [] })
+  expect((await w.hooks.journal.integrity()).ok).toBe(true)
   return { record, dispatchId: id, intentId: intents.items[0]!.intentId }
 }
 

@@ -44,7 +44,7 @@ export interface DispatchQuery {
   limit?: number
 }
 
-/** A filter and page of `HookJournal.listIntents` and `HookJournal.pending`; every member is optional. */
+/** A filter and page of `HookJournal.listIntents`; every member is optional. */
 export interface IntentQuery {
   /** Only intents proposed by this dispatch. */
   dispatchId?: string
@@ -209,11 +209,6 @@ export class HookJournal implements AsyncDisposable {
     )
   }
 
-  /** Intents awaiting an executor, oldest first. */
-  async pending(query: Omit<IntentQuery, 'pendingOnly'> = {}): Promise<Page<StoredIntent>> {
-    return this.listIntents({ ...query, pendingOnly: true })
-  }
-
   /**
    * Claims up to `batch` (default 16) open intents, oldest first, for
    * `leaseMs`: undecided ones, and admitted ones not yet done whose earlier
@@ -300,11 +295,6 @@ export class HookJournal implements AsyncDisposable {
       () => this.#journal.stats(),
       () => this.#journal.statsOffThread(),
     )
-  }
-
-  /** Whether SQLite's `PRAGMA integrity_check` says ok. */
-  async integrityCheck(): Promise<boolean> {
-    return JSON.parse(await native(this.#journal.integrityCheck()))
   }
 
   /**

@@ -11,7 +11,7 @@ try {
   install(runtime)
   const out = await runtime.dispatch(request('r1'))
   const row = await runtime.journal.getDispatch(expected('r1').dispatchId)
-  const pending = await runtime.journal.pending()
+  const pending = await runtime.journal.listIntents({ pendingOnly: true })
   emit({ admitted: out.admitted, state: row?.state ?? null, pending: pending.items.length })
   await runtime.close()
 } catch (e) {

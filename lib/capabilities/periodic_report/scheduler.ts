@@ -158,7 +158,8 @@ export class PeriodicReportScheduler {
     const pass: SchedulerPass = { listed: 0, admitted: [], rejected: [], evaluated: [], duplicates: [], skipped: [] }
     let after: number | undefined
     for (;;) {
-      const page = await this.journal.pending({
+      const page = await this.journal.listIntents({
+        pendingOnly: true,
         capabilityId: this.capabilityId,
         intentKind: this.intentKind,
         after,
