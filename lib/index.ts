@@ -13,16 +13,11 @@ export {
   IntentKinds,
   buildIntent,
   canonicalJson,
-  checkHookInputText,
-  checkHookResultText,
-  checkRegistrationText,
   dispatchId,
   intentId,
   registrationDigest,
   validateDispatchReceipt,
   validateFailureReceipt,
-  validateHookInputIn,
-  validateHookResultIn,
   validateIntentKindDefinition,
   validateTurnStartReceipt,
   validateTurnStartRegistration,
@@ -30,8 +25,9 @@ export {
 export type * from '../bindings/index'
 export { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 // The validators' fast path (one JSON text across, context compiled once)
-// stands in for the addon's exports of the same names.
-export { compileHookContext, validateHookInput, validateHookResult, validateRegistration } from './validators.js'
+// stands in for the addon's exports of the same names; it is the one public
+// entry per validator (the text and HookContext variants it uses stay inside).
+export { validateHookInput, validateHookResult, validateRegistration } from './validators.js'
 export {
   DIALECTS,
   validateShippedDispatchResult,

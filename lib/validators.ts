@@ -15,7 +15,7 @@ import { types } from 'node:util'
 
 import * as addon from '../index.js'
 import type { ValidationResult } from '../index.js'
-import { HookContext, expectKinds } from './addon_api.js'
+import { expectKinds } from './addon_api.js'
 import { expectArgs } from './args.js'
 import { sync } from './errors.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration, PostWritebackHookResult } from '../bindings/index'
@@ -107,11 +107,6 @@ function compiled(registration: unknown): addon.HookContext | undefined {
   } catch {
     return undefined
   }
-}
-
-/** Compiles a registration once, for callers that hold it themselves. */
-export function compileHookContext(registration: PostWritebackHookRegistration | string): addon.HookContext {
-  return new HookContext(registration)
 }
 
 type Context = PostWritebackHookRegistration | string | addon.HookContext
