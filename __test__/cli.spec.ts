@@ -382,7 +382,7 @@ describe('journal', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'loopx-cli-journal-'))
     db = join(dir, 'hooks.journal')
-    runtime = await HookRuntime.open({ journalPath: db, profile: { enabled: true }, synchronous: 'normal' })
+    runtime = await HookRuntime.open({ journal: db, profile: { enabled: true }, synchronous: 'normal' })
     for (const c of ['alpha', 'beta', 'gamma']) runtime.defineIntentKind(kind(c))
     runtime.register({
       registration: registration('alpha.proposer'),

@@ -214,7 +214,7 @@ describe('the checkpoint is queued, not awaited, before the provider is called',
     const script = `
       const { HookRuntime } = require(${JSON.stringify(lib)});
       (async () => {
-        const runtime = await HookRuntime.open({ journalPath: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
+        const runtime = await HookRuntime.open({ journal: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
         runtime.defineIntentKind(${JSON.stringify(signalKind('alpha'))});
         runtime.register({ registration: ${JSON.stringify(reg)}, provider: () => { process.kill(process.pid, 'SIGKILL') } });
         await runtime.dispatch(${JSON.stringify(request())});

@@ -659,7 +659,7 @@ describe('budgets, retries and recovery', () => {
     const script = `
       const { HookRuntime } = require(${JSON.stringify(lib)});
       (async () => {
-        const runtime = await HookRuntime.open({ journalPath: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
+        const runtime = await HookRuntime.open({ journal: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
         runtime.defineIntentKind(${JSON.stringify(signalKind('alpha'))});
         // Dies mid-invocation, once its checkpoint (queued, not awaited, before the call) has committed;
         // a crash before that commit is covered by the attempt ledger (budgets.spec.ts).
@@ -757,7 +757,7 @@ describe('runtime and journal misuse', () => {
       const listing = readdirSync(dir.dir).sort()
       const bytes = readFileSync(file)
       for (const open of [
-        () => HookRuntime.open({ journalPath: file, profile: { enabled: true } }),
+        () => HookRuntime.open({ journal: file, profile: { enabled: true } }),
         () => HookJournal.open(file),
       ]) {
         const err = await open().then(

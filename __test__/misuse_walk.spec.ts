@@ -168,7 +168,7 @@ const SAMPLES: Record<string, () => unknown> = {
   path: () => fresh('path'),
   journal: () => fresh('journal'),
   'HookJournal.openReadOnly.journal': () => livePath,
-  'HookRuntime.open.options': () => ({ journalPath: fresh('runtime'), profile: { enabled: true } }),
+  'HookRuntime.open.options': () => ({ journal: fresh('runtime'), profile: { enabled: true } }),
   'TurnSettlement.open.options': () => ({ turnJournalPath: fresh('turn') }),
   'TurnStartKernel.register.hook': () => ({
     registration: turnStartRegistration('walkts'),
@@ -322,12 +322,12 @@ async function walk(owner: string, method: string, names: string[], call: Callab
 /** Live instances of each public class, by name, on temporary files. */
 async function instances(): Promise<Record<string, object[]>> {
   livePath = fresh('live')
-  const runtime = await root.HookRuntime.open({ journalPath: livePath, profile: { enabled: true } })
+  const runtime = await root.HookRuntime.open({ journal: livePath, profile: { enabled: true } })
   runtime.defineIntentKind(kind)
   runtime.register({ ...hook })
   const shipped = await root.HookRuntime.open({
     dialect: 'loopx-shipped-v0',
-    journalPath: fresh('shipped-live'),
+    journal: fresh('shipped-live'),
     profile: { enabled: true },
   })
   shipped.register({ registration: shippedRegistration(), provider: () => null as never })

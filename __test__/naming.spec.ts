@@ -20,13 +20,13 @@ import type { PostWritebackIntent } from '../lib/index.js'
 //   conventions ask.
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import ts from 'typescript'
 
 import { main, type Io } from '../lib/cli.js'
-import { channels, LoopxHooksError, SIDECAR_MIRROR_CHANNEL } from '../lib/index.js'
+import { channels, HookRuntime, LoopxHooksError, SIDECAR_MIRROR_CHANNEL } from '../lib/index.js'
 import { TurnSettlement } from '../lib/orchestrator/index.js'
 import { Fixtures, goodProvider, registration, request } from './support/runtime.js'
 import { Surface } from './support/surface_names.js'
@@ -249,5 +249,19 @@ describe('one name per filter', () => {
       expect(thrown).toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
     }
     await runtime.close()
+  })
+})
+
+describe('one way to say where the journal is', () => {
+  it('takes journal only; a postgres:// string goes to PostgreSQL, never to a file of that name', async () => {
+    // Port 1 refuses at once: the open fails coded as PostgreSQL unavailable, and nothing is made on disk.
+    const url = 'postgres://naming@127.0.0.1:1/db?connect_timeout=1'
+    const thrown = await HookRuntime.open({ journal: url }).catch((e: unknown) => e)
+    expect(thrown).toBeInstanceOf(LoopxHooksError)
+    expect(thrown).toMatchObject({ code: 'ERR_LOOPX_JOURNAL_UNAVAILABLE' })
+    expect(existsSync('postgres:')).toBe(false)
+    const old = await HookRuntime.open({ journalPath: 'x.db' } as never).catch((e: unknown) => e)
+    expect(old).toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
+    expect(existsSync('x.db')).toBe(false)
   })
 })

@@ -163,7 +163,7 @@ async function world(
   const hookPath = join(dir, 'hooks.journal')
   const turnPath = join(dir, 'turn.journal')
   const hooks = await HookRuntime.open({
-    journalPath: hookPath,
+    journal: hookPath,
     profile: options.profile ?? { enabled: true },
     synchronous: 'normal',
   })
@@ -361,7 +361,7 @@ describe('primary steps and the committed-receipt boundary', () => {
     // A runtime opened without a profile: the phase is disabled.
     const p = proposer()
     const dir2 = tempDir()
-    const hooks = await HookRuntime.open({ journalPath: join(dir2, 'hooks.journal') })
+    const hooks = await HookRuntime.open({ journal: join(dir2, 'hooks.journal') })
     closers.push(() => hooks.close())
     hooks.defineIntentKind(SIGNAL)
     hooks.register({ registration: registration('synth.one'), provider: p })
@@ -550,7 +550,7 @@ describe('primary steps and the committed-receipt boundary', () => {
     await expect(TurnSettlement.open({ turnJournalPath: w.hookPath })).rejects.toMatchObject({
       code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL',
     })
-    await expect(HookRuntime.open({ journalPath: w.turnPath })).rejects.toMatchObject({
+    await expect(HookRuntime.open({ journal: w.turnPath })).rejects.toMatchObject({
       code: expect.stringMatching(/^ERR_LOOPX_/),
     })
     expect(await w.hooks.journal.stats()).toEqual(hookStats)
@@ -725,7 +725,7 @@ describe('crash after the primary writeback, and recover()', () => {
       const { TurnSettlement } = require(root + '/lib/orchestrator/index.js')
       const kind = JSON.parse(kindJson)
       ;(async () => {
-        const hooks = await HookRuntime.open({ journalPath: hookPath, profile: { enabled: true }, synchronous: 'full' })
+        const hooks = await HookRuntime.open({ journal: hookPath, profile: { enabled: true }, synchronous: 'full' })
         hooks.defineIntentKind(kind)
         hooks.register({
           registration: JSON.parse(regJson),

@@ -96,7 +96,7 @@ if (!verdict.ok) throw new Error('registration rejected: ' + JSON.stringify(verd
 const registration: PostWritebackHookRegistration = verdict.value
 
 const dir = mkdtempSync(join(tmpdir(), 'loopx-consumer-'))
-const runtime = await HookRuntime.open({ journalPath: join(dir, 'journal.sqlite'), profile: { enabled: true } })
+const runtime = await HookRuntime.open({ journal: join(dir, 'journal.sqlite'), profile: { enabled: true } })
 let outcome: DispatchOutcome
 try {
   runtime.defineIntentKind(JSON.parse(exampleText('intent_kind.json')))

@@ -94,7 +94,7 @@ async function world(
 ) {
   const dir = options.dir ?? tempDir()
   const hooks = await HookRuntime.open({
-    journalPath: join(dir, 'hooks.journal'),
+    journal: join(dir, 'hooks.journal'),
     profile: { enabled: true },
     synchronous: 'normal',
   })
@@ -126,7 +126,7 @@ describe('intent kind and hook', () => {
   })
 
   it('installs at the composition root: kind, then hook', async () => {
-    const hooks = await HookRuntime.open({ journalPath: join(tempDir(), 'hooks.journal') })
+    const hooks = await HookRuntime.open({ journal: join(tempDir(), 'hooks.journal') })
     closers.push(() => hooks.close())
     expect(installPeriodicReport(hooks)).toEqual({
       capabilityId: 'periodic_report',

@@ -102,7 +102,7 @@ describe('serve --stdio two-phase dispatch', () => {
     })
     await s.ok('close')
 
-    const runtime = await HookRuntime.open({ journalPath: db(), profile: { enabled: true } })
+    const runtime = await HookRuntime.open({ journal: db(), profile: { enabled: true } })
     try {
       runtime.defineIntentKind(JSON.parse(exampleText('intent_kind')))
       runtime.register({
@@ -131,7 +131,7 @@ describe('serve --stdio two-phase dispatch', () => {
     }))) as { shipped: unknown }
     await s.ok('close')
     const runtime = await HookRuntime.open({
-      journalPath: db(),
+      journal: db(),
       profile: { enabled: true },
       dialect: 'loopx-shipped-v0',
     })

@@ -125,7 +125,7 @@ describe('examples/typed/provider.ts at run time', () => {
     expect(
       validateRegistration(runtimeTrigger.registration, new IntentKinds([JSON.stringify(triggerEvaluation)])),
     ).toMatchObject({ ok: true })
-    const runtime = await HookRuntime.open({ journalPath: join(tmp, 'example.sqlite'), profile: { enabled: true } })
+    const runtime = await HookRuntime.open({ journal: join(tmp, 'example.sqlite'), profile: { enabled: true } })
     try {
       installPeriodicReport(runtime)
       const settlement = {

@@ -122,7 +122,7 @@ const hook = defineHook({
         ])
       : notApplicable(),
 })
-const runtime = await HookRuntime.open({ journalPath, profile: { enabled: true } })
+const runtime = await HookRuntime.open({ journal: journalPath, profile: { enabled: true } })
 runtime.defineIntentKind(kind)
 runtime.register(hook)
 const request = {

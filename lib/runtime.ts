@@ -42,8 +42,14 @@ interface HookRuntimeTuning {
   attemptLedger?: boolean
 }
 
-/** Where the journal is: `journalPath` (a SQLite file, created on first use) or `journal`. */
-type JournalPlace = { journalPath: string; journal?: undefined } | { journal: JournalTarget; journalPath?: undefined }
+/** Where the journal is. */
+interface JournalPlace {
+  /**
+   * A SQLite file path (created on first use), a `postgres://` or
+   * `postgresql://` URL, `{ path }`, or `{ postgres: { connectionString, ... } }`.
+   */
+  journal: JournalTarget
+}
 
 /**
  * `HookRuntime.open`'s options. `dialect` is the contract the runtime speaks:
@@ -107,7 +113,7 @@ function reentrant(what: string): void {
  *
  * @example
  * ```ts
- * const runtime = await HookRuntime.open({ journalPath: 'hooks.db', profile: { enabled: true } })
+ * const runtime = await HookRuntime.open({ journal: 'hooks.db', profile: { enabled: true } })
  * runtime.defineIntentKind(kind)
  * runtime.register(defineHook({ kinds: [kind], registration, provider }))
  * const outcome = await runtime.dispatch(request) // after the writeback committed
@@ -133,8 +139,8 @@ export class HookRuntime implements AsyncDisposable {
    * dispatcher over it. With `dialect: 'loopx-shipped-v0'` it answers a
    * `ShippedHookRuntime` that speaks the contract LoopX shipped.
    *
-   * @param options - where the journal is (`journalPath`, or `journal`: a
-   *   path, a `postgres://` URL, `{ path }` or `{ postgres: {...} }`), the
+   * @param options - where the journal is (`journal`: a SQLite file path, a
+   *   `postgres://` URL, `{ path }` or `{ postgres: {...} }`), the
    *   `profile`, `synchronous`, `busyTimeoutMs`, `attemptLedger`, `dialect`.
    * @returns the runtime, once its journal is open.
    * @throws `ERR_LOOPX_INVALID_ARGUMENT` for options that are not what the

@@ -270,9 +270,7 @@ export class Fixtures {
     const target = options.target ?? (options.journalPath ? undefined : this.target())
     const journalPath = options.journalPath ?? (target instanceof SqliteTarget ? target.path : undefined)
     const runtime = await HookRuntime.open({
-      ...(target
-        ? target.runtimeOptions({ synchronous: 'normal' })
-        : { journalPath: journalPath!, synchronous: 'normal' }),
+      ...(target ? target.runtimeOptions({ synchronous: 'normal' }) : { journal: journalPath!, synchronous: 'normal' }),
       profile: { enabled: true, ...options.profile },
     })
     this.#runtimes.push(runtime)
