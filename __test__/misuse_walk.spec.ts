@@ -18,6 +18,7 @@ import * as root from '../lib/index.js'
 import * as orchestrator from '../lib/orchestrator/index.js'
 import * as otel from '../lib/otel.js'
 import * as periodicReport from '../lib/capabilities/periodic_report/index.js'
+import { TriggerStore } from '../lib/capabilities/periodic_report/store.js'
 import { turnStartReceipt, turnStartRegistration, turnStartRequest } from './support/turn_start.js'
 import { TempDir, goodProvider, registration, request, signalKind } from './support/runtime.js'
 import { paramNames, publicClass, wrongKinds, kindOf, type Callable } from './support/walk.js'
@@ -122,10 +123,10 @@ const SAMPLES: Record<string, () => unknown> = {
   }),
   'claim.options': () => ({ executorId: 'walk.executor', leaseMs: 1000 }),
   'consume.options': () => ({ executorId: 'walk.executor', leaseMs: 1000 }),
-  policy: () => ({ policyVersion: periodicReport.POLICY_VERSION, completionThreshold: 3 }),
-  state: () => periodicReport.emptyWindow('2026-W01'),
+  policy: () => ({ policyVersion: 'weekly_v0', completionThreshold: 3 }),
+  state: () => ({ window: '2026-W01', completedSegments: [], promoted: false, promotedBy: null }),
   event: () => ({ intentId: 'pwi_1', transition: 'segment_completed', segmentRef: 'seg', window: '2026-W01' }),
-  decidedAt: () => '2026-08-26T00:00:00Z',
+  decidedAt: () => Date.parse('2026-08-26T00:00:00Z'),
   committedAt: () => '2026-08-26T00:00:00Z',
   receipt: () => request().receipt,
   settlement: () => request().settlement,
@@ -350,7 +351,7 @@ async function instances(): Promise<Record<string, object[]>> {
   await sessionKernel.dispatchTurnStart(turnStartRequest())
   if (!session) throw new Error('the turn-start provider was not given a session')
   const settlement = await orchestrator.TurnSettlement.open({ turnJournalPath: fresh('turn-live'), hooks: runtime })
-  const store = periodicReport.TriggerStore.open(fresh('store'))
+  const store = TriggerStore.open(fresh('store'))
   const scheduler = periodicReport.PeriodicReportScheduler.open({ journal, storePath: fresh('scheduler') })
   return {
     HookRuntime: [runtime],

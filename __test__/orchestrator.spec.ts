@@ -30,12 +30,12 @@ import {
 import {
   PRIMARY_STEPS,
   TurnSettlement,
-  quotaSpendEligible,
   type CrashPoint,
   type SettleResult,
   type TurnSettlementOptions,
   type WritebackRequest,
 } from '../lib/orchestrator/index.js'
+import { quotaSpendEligible } from '../lib/orchestrator/quota.js'
 
 const ROOT = join(__dirname, '..')
 

@@ -34,16 +34,18 @@ import {
   PeriodicReportScheduler,
   TRIGGER_EVALUATION,
   installPeriodicReport,
-  isoWeek,
-  reduceTrigger,
-  runtimeTriggerHook,
-  runtimeTriggerProvider,
-  runtimeTriggerRegistration,
   triggerEvaluationKind,
   type TriggerEvent,
   type TriggerPolicy,
   type WindowState,
 } from '../lib/capabilities/periodic_report/index.js'
+// The capability's own parts, from their modules (not part of its public entry).
+import {
+  runtimeTriggerHook,
+  runtimeTriggerProvider,
+  runtimeTriggerRegistration,
+} from '../lib/capabilities/periodic_report/hook.js'
+import { isoWeek, reduceTrigger } from '../lib/capabilities/periodic_report/reducer.js'
 
 const ROOT = join(__dirname, '..')
 

@@ -61,7 +61,7 @@ export const runtimeTrigger = defineHook({
 })
 
 /** Installs the capability on a runtime (at the composition root, before any dispatch). */
-export function installPeriodicReport(runtime: HookRuntime): void {
+export function installRuntimeTrigger(runtime: HookRuntime): void {
   runtime.defineIntentKind(triggerEvaluation)
   runtime.register(runtimeTrigger)
 }
