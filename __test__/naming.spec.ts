@@ -26,9 +26,9 @@ import { join } from 'node:path'
 import ts from 'typescript'
 
 import { main, type Io } from '../lib/cli.js'
-import { channels, HookRuntime, LoopxHooksError, SIDECAR_MIRROR_CHANNEL } from '../lib/index.js'
+import { channels, defineHook, HookRuntime, LoopxHooksError, SIDECAR_MIRROR_CHANNEL } from '../lib/index.js'
 import { TurnSettlement } from '../lib/orchestrator/index.js'
-import { Fixtures, goodProvider, registration, request } from './support/runtime.js'
+import { Fixtures, TempDir, goodProvider, registration, request, signalKind, signalResult } from './support/runtime.js'
 import { Surface } from './support/surface_names.js'
 
 const fx = new Fixtures()
@@ -263,5 +263,39 @@ describe('one way to say where the journal is', () => {
     const old = await HookRuntime.open({ journalPath: 'x.db' } as never).catch((e: unknown) => e)
     expect(old).toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
     expect(existsSync('x.db')).toBe(false)
+  })
+})
+
+describe('kinds are given once', () => {
+  it('register defines the kinds a defineHook hook carries; the same definition again is a no-op', async () => {
+    const tmp = new TempDir()
+    const runtime = await HookRuntime.open({ journal: tmp.path('kinds.db'), profile: { enabled: true } })
+    try {
+      const kind = signalKind('alpha')
+      const hook = (id: string) =>
+        defineHook({ kinds: [kind], registration: registration(id), provider: (input) => signalResult(input) as never })
+      runtime.register(hook('alpha.one'))
+      runtime.register(hook('alpha.two'))
+      runtime.defineIntentKind(kind)
+      const outcome = await runtime.dispatch(request())
+      expect(outcome.hooks.map((h) => h.outcome)).toEqual(['recorded', 'recorded'])
+      // Another definition under a defined name is refused, hook and all.
+      const other = { ...kind, operations: ['evaluate'] as const }
+      const refused = (() => {
+        try {
+          runtime.register({ ...hook('alpha.three'), kinds: [other] })
+        } catch (error) {
+          return error
+        }
+      })()
+      expect(refused).toMatchObject({
+        code: 'ERR_LOOPX_INTENT_KIND_REJECTED',
+        violations: [{ path: '/intent_kind', rule: 'duplicate_item' }],
+      })
+      expect((await runtime.dispatch(request())).hooks.map((h) => h.hookId)).toEqual(['alpha.one', 'alpha.two'])
+    } finally {
+      await runtime.close()
+      tmp.cleanup()
+    }
   })
 })

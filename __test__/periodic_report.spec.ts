@@ -136,9 +136,12 @@ describe('intent kind and hook', () => {
       intentKind: 'periodic_report.trigger_evaluation',
       registration: example('registration'),
     })
-    // Twice is a duplicate kind, refused by core.
+    // Twice: the kind is the same definition (a no-op), the hook a duplicate, refused by core.
     expect(() => installPeriodicReport(hooks)).toThrow(
-      expect.objectContaining({ code: 'ERR_LOOPX_INTENT_KIND_REJECTED' }),
+      expect.objectContaining({
+        code: 'ERR_LOOPX_REGISTRATION_REJECTED',
+        violations: [{ path: '/hook_id', rule: 'duplicate_item' }],
+      }),
     )
   })
 

@@ -167,6 +167,7 @@ export function checkHook(hook: unknown, method = 'register'): void {
   if (typeof registration !== 'string' && !(registration !== null && typeof registration === 'object'))
     invalid(`${method}: hook.registration must be an object or JSON text`)
   if (typeof hook.provider !== 'function') invalid(`${method}: hook.provider must be a function`)
+  if (hook.kinds !== undefined && !Array.isArray(hook.kinds)) invalid(`${method}: hook.kinds must be an array`)
 }
 
 /** `dispatch(request)` / `defineIntentKind(definition)`: a JSON object. */

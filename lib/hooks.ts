@@ -33,6 +33,13 @@ export interface HookDefinition<Input = PostWritebackHookInput, Result = PostWri
   /** The hook's registration, judged at `register`. */
   readonly registration: PostWritebackHookRegistration
   /**
+   * The intent kinds the hook proposes (`defineHook` keeps the ones it was
+   * given): `register` defines each, so a kind is given once. A kind the
+   * runtime already has with the same definition is fine; another definition
+   * under its name is `ERR_LOOPX_INTENT_KIND_REJECTED`.
+   */
+  readonly kinds?: readonly TypedIntentKind[]
+  /**
    * The function the dispatcher calls with `(input, { signal })`; it answers the hook result.
    * Method syntax on purpose: a provider typed for a narrower input (`defineHook`'s) is still a `HookDefinition`.
    */
@@ -105,7 +112,7 @@ export function defineHook<
     capability_id: spec.registration.capability_id ?? spec.kinds[0].capability_id,
     intent_kinds: given ? [...given] : names,
   }
-  return { registration, provider: spec.provider }
+  return { registration, kinds: spec.kinds, provider: spec.provider }
 }
 
 /**

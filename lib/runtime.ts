@@ -114,8 +114,7 @@ function reentrant(what: string): void {
  * @example
  * ```ts
  * const runtime = await HookRuntime.open({ journal: 'hooks.db', profile: { enabled: true } })
- * runtime.defineIntentKind(kind)
- * runtime.register(defineHook({ kinds: [kind], registration, provider }))
+ * runtime.register(defineHook({ kinds: [kind], registration, provider })) // defines `kind` too
  * const outcome = await runtime.dispatch(request) // after the writeback committed
  * await runtime.close()
  * ```
@@ -173,7 +172,9 @@ export class HookRuntime implements AsyncDisposable {
   }
 
   /**
-   * Defines an intent kind that hooks of this runtime may propose.
+   * Defines an intent kind that hooks of this runtime may propose. A hook
+   * made by `defineHook` carries its kinds and `register` defines them; this
+   * is for hooks registered without it. The same definition again is a no-op.
    *
    * @param definition - an `IntentKindDefinition`, or a typed kind from `defineIntentKind`.
    * @throws `ERR_LOOPX_INTENT_KIND_REJECTED` with the violations; nothing is defined.
@@ -186,11 +187,13 @@ export class HookRuntime implements AsyncDisposable {
   }
 
   /**
-   * Installs a hook (see `defineHook`): its registration, checked against
-   * the intent kinds defined so far, and its provider.
+   * Installs a hook (see `defineHook`): defines the intent kinds it carries,
+   * then its registration, checked against the intent kinds defined so far,
+   * and its provider.
    *
-   * @param hook - `{ registration, provider }`.
-   * @throws `ERR_LOOPX_REGISTRATION_REJECTED` (failure code
+   * @param hook - `{ registration, provider }`, and `kinds` (`defineHook` fills it in).
+   * @throws `ERR_LOOPX_INTENT_KIND_REJECTED` for a carried kind that is
+   *   invalid or defined differently already; `ERR_LOOPX_REGISTRATION_REJECTED` (failure code
    *   `registration_rejected`) with its violations for a malformed or
    *   over-budget registration: nothing is installed or invoked;
    *   `ERR_LOOPX_INVALID_ARGUMENT` when the provider is not a function.
@@ -199,6 +202,7 @@ export class HookRuntime implements AsyncDisposable {
     hook: HookDefinition<Input, Result>,
   ): void {
     checkHook(hook)
+    for (const kind of hook.kinds ?? []) this.defineIntentKind(kind)
     const verdict = this.#native.register(hook.registration)
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_REGISTRATION_REJECTED', 'registration_rejected', verdict.violations)

@@ -62,6 +62,6 @@ export const runtimeTrigger = defineHook({
 
 /** Installs the capability on a runtime (at the composition root, before any dispatch). */
 export function installRuntimeTrigger(runtime: HookRuntime): void {
-  runtime.defineIntentKind(triggerEvaluation)
+  // The hook carries its kind (defineHook keeps it), so register defines it too.
   runtime.register(runtimeTrigger)
 }

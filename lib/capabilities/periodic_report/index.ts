@@ -73,7 +73,7 @@ export function installPeriodicReport(runtime: HookRuntime, options?: InstallOpt
   const capabilityId = options.capabilityId ?? CAPABILITY_ID
   const kind = triggerEvaluationKind(capabilityId)
   const hook = runtimeTriggerHook(capabilityId, { timeoutMs: options.timeoutMs })
-  runtime.defineIntentKind(kind)
+  // The hook carries its kind: register defines it.
   runtime.register(hook)
   return {
     capabilityId,
