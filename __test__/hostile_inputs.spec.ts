@@ -251,8 +251,6 @@ describe('the fast path (one JSON text) gives the exact walk verdict', () => {
     expect(validateHookResult(r, context, hookInput.dispatch_id, kinds)).toEqual(
       addon.validateHookResult(r, registration, hookInput.dispatch_id, kinds),
     )
-    expect(() => new HookContext({} as never)).toThrow(
-      expect.objectContaining({ code: 'ERR_LOOPX_INVALID_ARGUMENT' }),
-    )
+    expect(() => new HookContext({} as never)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_INVALID_ARGUMENT' }))
   })
 })

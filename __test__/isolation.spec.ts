@@ -38,7 +38,6 @@ import {
   signalResult,
   sleep,
   snapshotPrimary,
-  type Counted,
   type RegistrationOptions,
 } from './support/runtime'
 

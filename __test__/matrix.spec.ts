@@ -648,9 +648,9 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
 
       // Replay does not decide it either.
       await dispatchKeepingPrimary(runtime, request())
-      expect((await runtime.journal.listIntents({ pendingOnly: true })).items.map((i) => [i.intentId, i.decision])).toStrictEqual([
-        [stored.intentId, null],
-      ])
+      expect(
+        (await runtime.journal.listIntents({ pendingOnly: true })).items.map((i) => [i.intentId, i.decision]),
+      ).toStrictEqual([[stored.intentId, null]])
     })
 
     it('External-write assertion', async () => {

@@ -11,7 +11,6 @@ export type { DispatchIdentityParts, ValidationResult } from '../index.js'
 export {
   HookContext,
   IntentKinds,
-  buildIntent,
   canonicalJson,
   dispatchId,
   intentId,
