@@ -158,8 +158,6 @@ export declare class NativeJournal {
   listIntentsOffThread(queryJson?: string): Promise<string>
   stats(): string
   statsOffThread(): Promise<string>
-  /** `PRAGMA integrity_check` is ok. Reads the whole file: off the JS thread. */
-  integrityCheck(): Promise<string>
   /** The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`. */
   integrity(): Promise<string>
   /** Claims up to `batch` open intents for `leaseMs` (see `journal::lease`). */

@@ -191,7 +191,7 @@ describe('the attempt ledger on disk', () => {
     const dir = fx.tempDir()
     for (const attemptLedger of [undefined, false]) {
       const journalPath = dir.path(`ledger-${String(attemptLedger)}.journal`)
-      const runtime = await HookRuntime.open({ journalPath, profile: { enabled: true }, attemptLedger })
+      const runtime = await HookRuntime.open({ journal: journalPath, profile: { enabled: true }, attemptLedger })
       runtime.defineIntentKind(signalKind('alpha'))
       runtime.register({ registration: registration('alpha.hook'), provider: goodProvider() })
       expect((await runtime.dispatch(request())).hooks[0]!.outcome).toBe('recorded')
@@ -200,7 +200,7 @@ describe('the attempt ledger on disk', () => {
       expect(existsSync(`${journalPath}-attempts`)).toBe(false)
     }
     await expect(
-      HookRuntime.open({ journalPath: dir.path('x.journal'), attemptLedger: 'yes' as unknown as boolean }),
+      HookRuntime.open({ journal: dir.path('x.journal'), attemptLedger: 'yes' as unknown as boolean }),
     ).rejects.toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
   })
 })

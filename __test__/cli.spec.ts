@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   HookRuntime,
   IntentKinds,
-  buildIntent,
   notApplicable,
   proposed,
   validateIntentKindDefinition,
@@ -25,6 +24,8 @@ import {
   type PostWritebackHookRegistration,
   type StoredIntent,
 } from '../lib/index.js'
+// The untyped builder `intent` wraps; the public way is `intent(input, kind, spec)`.
+import { buildIntent } from '../lib/addon_api.js'
 import { main, type Io } from '../lib/cli.js'
 
 const root = join(__dirname, '..')
@@ -388,7 +389,7 @@ describe('journal', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'loopx-cli-journal-'))
     db = join(dir, 'hooks.journal')
-    runtime = await HookRuntime.open({ journalPath: db, profile: { enabled: true }, synchronous: 'normal' })
+    runtime = await HookRuntime.open({ journal: db, profile: { enabled: true }, synchronous: 'normal' })
     for (const c of ['alpha', 'beta', 'gamma']) runtime.defineIntentKind(kind(c))
     runtime.register({
       registration: registration('alpha.proposer'),

@@ -107,7 +107,7 @@ describe('read-only journal commands in a folder the user cannot write', () => {
     for (const dir of [clean, unclean, noShm]) mkdirSync(dir)
     const kind = signalKind('readonly')
     const open = async (path: string) => {
-      const runtime = await HookRuntime.open({ journalPath: path, profile: { enabled: true } })
+      const runtime = await HookRuntime.open({ journal: path, profile: { enabled: true } })
       runtime.defineIntentKind(kind)
       runtime.register({ registration: registration('readonly.hook'), provider: goodProvider() })
       return runtime
@@ -187,7 +187,7 @@ describe('read-only journal commands in a folder the user cannot write', () => {
     const path = join(dir, 'j.db')
     const kind = signalKind('readonly')
     const writer = async () => {
-      const runtime = await HookRuntime.open({ journalPath: path, profile: { enabled: true } })
+      const runtime = await HookRuntime.open({ journal: path, profile: { enabled: true } })
       runtime.defineIntentKind(kind)
       runtime.register({ registration: registration('readonly.hook'), provider: goodProvider() })
       return runtime

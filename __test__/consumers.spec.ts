@@ -111,7 +111,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('outbox on %s
       // Wait until the journal has no open intent (leases of the victim expire and are taken over).
       const reader = await openJournalReadOnly(target)
       for (;;) {
-        const open = await reader.pending({ limit: 1 })
+        const open = await reader.listIntents({ pendingOnly: true, limit: 1 })
         if (open.items.length === 0) break
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
@@ -230,7 +230,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('outbox on %s
       fixture.install(runtime)
       await runtime.dispatch(fixture.request('r1'))
       await runtime.dispatch(fixture.request('r2'))
-      const [one, two] = (await runtime.journal.pending()).items
+      const [one, two] = (await runtime.journal.listIntents({ pendingOnly: true })).items
       await runtime.close()
 
       const decide = (intent: string, executor: string, decision: string, reason: string) =>

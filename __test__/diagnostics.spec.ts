@@ -337,7 +337,7 @@ describe('loopx-hooks:commit and loopx-hooks:outbox', () => {
     expect(outbox.every((m) => m.journal === runtime.journal)).toBe(true)
     expect(outbox[0]!.intents).toHaveLength(1)
     expect(outbox[1]!.decision).toBe('admit')
-    expect(outbox[1]!.result).toEqual({ kind: 'decided' })
+    expect(outbox[1]!.result).toEqual({ outcome: 'decided' })
     expect(outbox[2]!.result).toBe('done')
     expect(outbox[3]!.result).toBeUndefined()
     expect(outbox[3]!.error).toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
@@ -385,7 +385,7 @@ describe('runtime.metrics()', () => {
 
     const m = runtime.metrics()
     expect(m.dispatches).toEqual({ resolved: 5, admitted: 4, refused: 1, errors: {} })
-    expect(m.hookOutcomes).toEqual({ recorded: 3, failed: 3, replayed: 1, exhausted: 1 })
+    expect(m.hookOutcomes).toEqual({ recorded: 3, notApplicable: 0, failed: 3, replayed: 1, conflict: 0, exhausted: 1 })
     // The second dispatch of receipt_m_0 replays iota and finds kappa's one invocation spent: no provider is called.
     expect(m.failureCodes).toEqual({ producer_failed: 3, dispatch_budget_exhausted: 1 })
     expect(m.providerReplies).toEqual({ replied: 3, threw: 3 })
@@ -394,9 +394,9 @@ describe('runtime.metrics()', () => {
     expect(m.providerLatencyMs.counts).toHaveLength(m.providerLatencyMs.bounds.length + 1)
     expect(m.commits.count).toBeGreaterThanOrEqual(4)
     expect(m.commits.batchSize.count).toBe(m.commits.count)
-    expect(m.commits.latencyMicros.count).toBe(m.commits.count)
+    expect(m.commits.latencyMs.count).toBe(m.commits.count)
     expect(m.commits.batchSize.sum).toBe(m.commits.commands)
-    expect(m.commits.latencyMicros.sum).toBeGreaterThan(0)
+    expect(m.commits.latencyMs.sum).toBeGreaterThan(0)
     expect(m.writer).toEqual({ queueDepth: 0, busyRetries: 0 })
     expect(JSON.stringify(m)).not.toContain('hunter2')
     // A snapshot: later dispatches do not change it.

@@ -134,7 +134,7 @@ async function compositionRoot(options: RootOptions = {}) {
   const dir = options.dir ?? tempDir()
   const clock = { now: WEEK_35 }
   const hooks = await HookRuntime.open({
-    journalPath: join(dir, 'hooks.journal'),
+    journal: join(dir, 'hooks.journal'),
     profile: options.profile ?? { enabled: true },
   })
   closers.push(() => hooks.close())
@@ -459,7 +459,7 @@ describe('public-boundary scan', () => {
       extra: (hooks) => {
         hooks.defineIntentKind(LEAKY)
         for (const [hookId, provider] of Object.entries(providers))
-          hooks.register({ registration: leakyRegistration(hookId), provider })
+          hooks.register({ registration: leakyRegistration(hookId), provider: provider as never })
       },
     })
 

@@ -94,7 +94,7 @@ function cli(args: string[]): { status: number | null; stdout: string; stderr: s
 
 /** A journal with some dispatches, closed (WAL checkpointed away). */
 async function journalWithDispatches(path: string, n: number): Promise<void> {
-  const runtime = await HookRuntime.open({ journalPath: path })
+  const runtime = await HookRuntime.open({ journal: path })
   await runtime.close()
   const db = new Database(path)
   // Rows through SQL keep the fixture fast; the readers only need valid rows.
@@ -153,7 +153,7 @@ describe('refusing leaves the file byte-identical', () => {
     db.close()
     const before = hashes(copy)
     expect(before[1]).not.toBeNull()
-    expect(await codeOf(HookRuntime.open({ journalPath: copy }))).toBe('ERR_LOOPX_NOT_A_JOURNAL')
+    expect(await codeOf(HookRuntime.open({ journal: copy }))).toBe('ERR_LOOPX_NOT_A_JOURNAL')
     expect(await codeOf(HookJournal.open(copy))).toBe('ERR_LOOPX_NOT_A_JOURNAL')
     expect(await codeOf(HookJournal.openReadOnly(copy))).toBe('ERR_LOOPX_NOT_A_JOURNAL')
     expect(() => TurnJournal.open(copy)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL' }))
@@ -189,7 +189,7 @@ describe('refusing leaves the file byte-identical', () => {
     ] as const) {
       const before = hashes(copy)
       expect(before[sidecar]).not.toBeNull()
-      expect(await codeOf(HookRuntime.open({ journalPath: copy }))).toBe('ERR_LOOPX_JOURNAL_TOO_NEW')
+      expect(await codeOf(HookRuntime.open({ journal: copy }))).toBe('ERR_LOOPX_JOURNAL_TOO_NEW')
       expect(await codeOf(HookJournal.openReadOnly(copy))).toBe('ERR_LOOPX_JOURNAL_TOO_NEW')
       expect(cli(['journal', 'show', '--db', copy]).status).toBe(1)
       expect(() => TurnJournal.open(copy)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL' }))
@@ -282,7 +282,7 @@ describe('inspecting only reads', () => {
     expect(shown.status, shown.stderr).toBe(0)
     expect(JSON.parse(shown.stdout).items).toHaveLength(2)
     // The writer refuses it at open with a code, not at the first dispatch.
-    const script = `import('${join(pkg, 'lib', 'index.js')}').then(({ HookRuntime }) => HookRuntime.open({ journalPath: ${JSON.stringify(path)} })).then(() => console.log('opened'), (e) => console.log(e.code))`
+    const script = `import('${join(pkg, 'lib', 'index.js')}').then(({ HookRuntime }) => HookRuntime.open({ journal: ${JSON.stringify(path)} })).then(() => console.log('opened'), (e) => console.log(e.code))`
     const opened = spawnSync(process.execPath, ['-e', script], asNobody)
     expect(opened.stdout.trim(), opened.stderr).toBe('ERR_LOOPX_JOURNAL_READONLY')
     // The turn-start inbox likewise, for a read-only inbox file.
@@ -312,7 +312,7 @@ describe('a damaged journal is a failed check', () => {
     const verdict = await reader.integrity()
     expect(verdict.ok).toBe(false)
     expect(verdict.messages.length).toBeGreaterThan(0)
-    expect(await reader.integrityCheck()).toBe(false)
+    expect((await reader.integrity()).ok).toBe(false)
     await reader.close()
 
     const r = cli(['journal', 'show', '--db', path])
@@ -329,9 +329,9 @@ describe('special files', () => {
     const dir = tempDir()
     const fifo = join(dir, 'fifo')
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0)
-    expect(await codeOf(HookRuntime.open({ journalPath: fifo }))).toBe('ERR_LOOPX_NOT_A_FILE')
+    expect(await codeOf(HookRuntime.open({ journal: fifo }))).toBe('ERR_LOOPX_NOT_A_FILE')
     expect(await codeOf(HookJournal.openReadOnly(fifo))).toBe('ERR_LOOPX_NOT_A_FILE')
-    expect(await codeOf(HookRuntime.open({ journalPath: dir }))).toBe('ERR_LOOPX_NOT_A_FILE')
+    expect(await codeOf(HookRuntime.open({ journal: dir }))).toBe('ERR_LOOPX_NOT_A_FILE')
     expect(() => TurnJournal.open(fifo)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_NOT_A_FILE' }))
     expect(await codeOf(InboxStore.open(fifo))).toBe('ERR_LOOPX_NOT_A_FILE')
     const r = cli(['journal', 'show', '--db', fifo])

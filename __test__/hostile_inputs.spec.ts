@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import * as addon from '../index.js'
 import {
   IntentKinds,
-  compileHookContext,
+  HookContext,
   registrationDigest,
   validateHookInput,
   validateHookResult,
@@ -242,7 +242,7 @@ describe('the fast path (one JSON text) gives the exact walk verdict', () => {
   })
 
   it('a HookContext stands in for its registration', () => {
-    const context = compileHookContext(registration)
+    const context = new HookContext(registration)
     expect(context.registrationDigest).toBe(registrationDigest(registration))
     expect(validateHookInput(hookInput, context)).toEqual({ ok: true, value: hookInput })
     const r = result()
@@ -251,8 +251,6 @@ describe('the fast path (one JSON text) gives the exact walk verdict', () => {
     expect(validateHookResult(r, context, hookInput.dispatch_id, kinds)).toEqual(
       addon.validateHookResult(r, registration, hookInput.dispatch_id, kinds),
     )
-    expect(() => compileHookContext({} as never)).toThrow(
-      expect.objectContaining({ code: 'ERR_LOOPX_INVALID_ARGUMENT' }),
-    )
+    expect(() => new HookContext({} as never)).toThrow(expect.objectContaining({ code: 'ERR_LOOPX_INVALID_ARGUMENT' }))
   })
 })

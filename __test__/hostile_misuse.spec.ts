@@ -1,6 +1,6 @@
 // Misuse is a coded error at the call (issue 9, item 9): a hook without a
 // provider function, `register(null)`, `dispatch` with a BigInt or a cycle,
-// and `HookRuntime.open` with a journalPath that is not a string each throw
+// and `HookRuntime.open` with a journal that is not a place each throw
 // LoopxHooksError ERR_LOOPX_INVALID_ARGUMENT, naming the argument and never
 // repeating its contents; nothing is installed and no attempt is spent.
 import { existsSync } from 'node:fs'
@@ -35,7 +35,7 @@ describe('misuse throws a coded error at the call', () => {
   let runtime: HookRuntime
   const kind = signalKind('misuse')
   beforeAll(async () => {
-    runtime = await HookRuntime.open({ journalPath: tmp.path('j.db'), profile: { enabled: true } })
+    runtime = await HookRuntime.open({ journal: tmp.path('j.db'), profile: { enabled: true } })
     runtime.defineIntentKind(kind)
   })
   afterAll(async () => {
@@ -81,21 +81,26 @@ describe('misuse throws a coded error at the call', () => {
   })
 
   it('HookRuntime.open with options that are not what the signature says', async () => {
-    expectMisuse(await thrown(() => HookRuntime.open({ journalPath: 42 } as never)), 'journalPath')
-    expectMisuse(await thrown(() => HookRuntime.open({ journalPath: '' })), 'journalPath')
+    expectMisuse(await thrown(() => HookRuntime.open({ journal: 42 } as never)), 'options.journal')
+    expectMisuse(await thrown(() => HookRuntime.open({ journal: '' })), 'options.journal')
+    // The option of earlier versions is an unknown option now, not a second way to say it.
+    expectMisuse(
+      await thrown(() => HookRuntime.open({ journalPath: tmp.path('z.db') } as never)),
+      'unknown option (expected one of: journal,',
+    )
     expectMisuse(await thrown(() => HookRuntime.open(null as never)), 'options')
     expectMisuse(
-      await thrown(() => HookRuntime.open({ journalPath: tmp.path('x.db'), synchronous: SECRET as never })),
+      await thrown(() => HookRuntime.open({ journal: tmp.path('x.db'), synchronous: SECRET as never })),
       'synchronous',
     )
     expectMisuse(
-      await thrown(() => HookRuntime.open({ journalPath: tmp.path('x.db'), busyTimeoutMs: -1 })),
+      await thrown(() => HookRuntime.open({ journal: tmp.path('x.db'), busyTimeoutMs: -1 })),
       'busyTimeoutMs',
     )
     const profile: Record<string, unknown> = { enabled: true, secret: SECRET }
     profile.self = profile
     expectMisuse(
-      await thrown(() => HookRuntime.open({ journalPath: tmp.path('x.db'), profile: profile as never })),
+      await thrown(() => HookRuntime.open({ journal: tmp.path('x.db'), profile: profile as never })),
       'profile',
     )
   })
@@ -103,11 +108,11 @@ describe('misuse throws a coded error at the call', () => {
   it('an option name the signature does not have is refused, never ignored, and never echoed', async () => {
     const misspelt = (options: object) => ({ ...options, [SECRET]: true }) as never
     expectMisuse(
-      await thrown(() => HookRuntime.open(misspelt({ journalPath: tmp.path('y.db') }))),
-      'unknown option (expected one of: journalPath, journal,',
+      await thrown(() => HookRuntime.open(misspelt({ journal: tmp.path('y.db') }))),
+      'unknown option (expected one of: journal, profile,',
     )
     expectMisuse(
-      await thrown(() => HookRuntime.open({ journalPath: tmp.path('y.db'), profil: { enabled: true } } as never)),
+      await thrown(() => HookRuntime.open({ journal: tmp.path('y.db'), profil: { enabled: true } } as never)),
       'unknown option',
     )
     expectMisuse(
@@ -126,8 +131,6 @@ describe('misuse throws a coded error at the call', () => {
     // Nothing was opened or created by the refused calls.
     expect(existsSync(tmp.path('y.db'))).toBe(false)
     // An option left undefined is not a misspelling.
-    await (
-      await HookRuntime.open({ journalPath: tmp.path('z.db'), dialect: undefined, busyTimeoutMs: undefined })
-    ).close()
+    await (await HookRuntime.open({ journal: tmp.path('z.db'), dialect: undefined, busyTimeoutMs: undefined })).close()
   })
 })

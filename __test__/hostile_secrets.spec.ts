@@ -38,10 +38,10 @@ beforeAll(async () => {
   const { PROFILE, install, request } = (await import(
     pathToFileURL(join(__dirname, 'children', 'fixture.mjs')).href
   )) as Fixture
-  const runtime = await HookRuntime.open({ journalPath, profile: PROFILE })
+  const runtime = await HookRuntime.open({ journal: journalPath, profile: PROFILE })
   install(runtime)
   await runtime.dispatch(request('r1'))
-  intentId = (await runtime.journal.pending()).items[0]!.intentId
+  intentId = (await runtime.journal.listIntents({ pendingOnly: true })).items[0]!.intentId
   await runtime.close()
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

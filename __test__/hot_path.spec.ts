@@ -80,9 +80,9 @@ describe('providers on the JS thread, timed from their call', () => {
     const seen: { aborted: boolean; reason: string | undefined; afterMs: number }[] = []
     runtime.register({
       registration: registration('wait.hook', { budget: { timeout_ms: 40 } }),
-      provider: (_input: PostWritebackHookInput, { signal }: { signal: AbortSignal }) => {
+      provider: (_input, { signal }) => {
         const start = performance.now()
-        return new Promise((_resolve, reject) => {
+        return new Promise<never>((_resolve, reject) => {
           signal.addEventListener('abort', () => {
             seen.push({
               aborted: signal.aborted,
@@ -107,8 +107,8 @@ describe('providers on the JS thread, timed from their call', () => {
     let reason: string | undefined
     runtime.register({
       registration: registration('wait.hook', { budget: { timeout_ms: 5000 } }),
-      provider: (input: PostWritebackHookInput, { signal }: { signal: AbortSignal }) =>
-        new Promise((resolve) => {
+      provider: (input, { signal }) =>
+        new Promise<ReturnType<typeof signalResult>>((resolve) => {
           signal.addEventListener('abort', () => {
             reason = (signal.reason as DOMException).name
             resolve(signalResult(input))
@@ -214,7 +214,7 @@ describe('the checkpoint is queued, not awaited, before the provider is called',
     const script = `
       const { HookRuntime } = require(${JSON.stringify(lib)});
       (async () => {
-        const runtime = await HookRuntime.open({ journalPath: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
+        const runtime = await HookRuntime.open({ journal: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
         runtime.defineIntentKind(${JSON.stringify(signalKind('alpha'))});
         runtime.register({ registration: ${JSON.stringify(reg)}, provider: () => { process.kill(process.pid, 'SIGKILL') } });
         await runtime.dispatch(${JSON.stringify(request())});

@@ -38,7 +38,6 @@ import {
   signalResult,
   sleep,
   snapshotPrimary,
-  type Counted,
   type RegistrationOptions,
 } from './support/runtime'
 
@@ -457,7 +456,7 @@ describe('a bad provider fails alone with its code', () => {
       outcome: 'exhausted',
       failureCode: 'dispatch_budget_exhausted',
     })
-    expect(await runtime.journal.integrityCheck()).toBe(true)
+    expect((await runtime.journal.integrity()).ok).toBe(true)
   })
 
   it('a re-entrant dispatch that the provider catches is refused and the provider goes on', async () => {
@@ -659,7 +658,7 @@ describe('budgets, retries and recovery', () => {
     const script = `
       const { HookRuntime } = require(${JSON.stringify(lib)});
       (async () => {
-        const runtime = await HookRuntime.open({ journalPath: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
+        const runtime = await HookRuntime.open({ journal: ${JSON.stringify(journalPath)}, profile: { enabled: true } });
         runtime.defineIntentKind(${JSON.stringify(signalKind('alpha'))});
         // Dies mid-invocation, once its checkpoint (queued, not awaited, before the call) has committed;
         // a crash before that commit is covered by the attempt ledger (budgets.spec.ts).
@@ -718,7 +717,6 @@ describe('runtime and journal misuse', () => {
       ['stats', () => runtime.journal.stats()],
       ['listDispatches', () => runtime.journal.listDispatches()],
       ['listIntents', () => runtime.journal.listIntents()],
-      ['pending', () => runtime.journal.pending()],
       ['getDispatch', () => runtime.journal.getDispatch(`pwh_${'0'.repeat(64)}`)],
     ]
     for (const [name, call] of attempts) {
@@ -758,7 +756,7 @@ describe('runtime and journal misuse', () => {
       const listing = readdirSync(dir.dir).sort()
       const bytes = readFileSync(file)
       for (const open of [
-        () => HookRuntime.open({ journalPath: file, profile: { enabled: true } }),
+        () => HookRuntime.open({ journal: file, profile: { enabled: true } }),
         () => HookJournal.open(file),
       ]) {
         const err = await open().then(
@@ -806,7 +804,7 @@ describe('runtime and journal misuse', () => {
       capabilities: ['alpha', 'beta', 'gamma', 'delta'],
     })
     const ids = ['delta.d', 'gamma.c', 'beta.b', 'alpha.a']
-    const providers: Record<string, Counted<unknown>> = {}
+    const providers: Record<string, ReturnType<typeof goodProvider>> = {}
     for (const id of ids) {
       providers[id] = goodProvider()
       runtime.register({ registration: registration(id), provider: providers[id]! })

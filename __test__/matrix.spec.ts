@@ -93,7 +93,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
           expect(j.stats).toStrictEqual(EMPTY_STATS)
           expect(j.dispatches).toStrictEqual([])
           expect(j.intents).toStrictEqual([])
-          expect((await runtime.journal.pending()).items).toStrictEqual([])
+          expect((await runtime.journal.listIntents({ pendingOnly: true })).items).toStrictEqual([])
         }
       } finally {
         await byDefault.close()
@@ -504,7 +504,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
         expect(d).toMatchObject({ state: 'failed', attempts: 1, receipt: null, resultDigest: null })
       }
       expect(j.failures.map((f) => Object.keys(f).sort())).toStrictEqual(
-        Array(4).fill(['at', 'attempt', 'code', 'dispatchId', 'rule']),
+        Array(4).fill(['attempt', 'code', 'dispatchId', 'failedAt', 'rule']),
       )
       expect(j.failures.map((f) => [f.code, f.rule, f.attempt]).sort()).toStrictEqual(
         [
@@ -620,7 +620,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
       })
 
       // Recorded as a proposal only: pending, undecided, not done, granting nothing.
-      const pending = await runtime.journal.pending()
+      const pending = await runtime.journal.listIntents({ pendingOnly: true })
       expect(pending.items).toHaveLength(1)
       const stored = pending.items[0]!
       expect(stored).toMatchObject({
@@ -648,9 +648,9 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
 
       // Replay does not decide it either.
       await dispatchKeepingPrimary(runtime, request())
-      expect((await runtime.journal.pending()).items.map((i) => [i.intentId, i.decision])).toStrictEqual([
-        [stored.intentId, null],
-      ])
+      expect(
+        (await runtime.journal.listIntents({ pendingOnly: true })).items.map((i) => [i.intentId, i.decision]),
+      ).toStrictEqual([[stored.intentId, null]])
     })
 
     it('External-write assertion', async () => {
@@ -738,7 +738,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
         for (const p of providers) expect(p.calls).toBe(1)
 
         // Separate governed admission is a record too, never an effect.
-        const pending = await runtime.journal.pending()
+        const pending = await runtime.journal.listIntents({ pendingOnly: true })
         expect(pending.items).toHaveLength(1)
         const id = pending.items[0]!.intentId
         expect(
@@ -748,7 +748,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
             decision: 'admit',
             reasonCode: 'admitted_by_policy',
           }),
-        ).toStrictEqual({ kind: 'decided' })
+        ).toStrictEqual({ outcome: 'decided' })
         expect(await runtime.journal.markDone(id, 'alpha.executor')).toBe('done')
 
         expect(calls).toStrictEqual([])
@@ -782,6 +782,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
       })
       runtime.register({
         registration: registration('beta.invalid'),
+        // Answers what the contract forbids, so its type is not the contract's.
         provider: (input: Parameters<typeof signalResult>[0]) => {
           const r = signalResult(input)
           const i = r.intents[0]!
@@ -795,7 +796,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
                 log: planted[4],
               },
             ],
-          }
+          } as never
         },
       })
       const outcome = await dispatchKeepingPrimary(runtime, request())

@@ -31,12 +31,12 @@ import {
 import {
   PRIMARY_STEPS,
   TurnSettlement,
-  quotaSpendEligible,
   type CrashPoint,
   type SettleResult,
   type TurnSettlementOptions,
   type WritebackRequest,
 } from '../lib/orchestrator/index.js'
+import { quotaSpendEligible } from '../lib/orchestrator/quota.js'
 
 const ROOT = join(__dirname, '..')
 
@@ -80,13 +80,14 @@ function registration(
   }
 }
 
-type Provider = ((input: PostWritebackHookInput) => unknown) & { calls: number; inputs: PostWritebackHookInput[] }
+// Typed as a contract provider whatever it answers (`never` is assignable to its result): the dispatcher judges it.
+type Provider = ((input: PostWritebackHookInput) => never) & { calls: number; inputs: PostWritebackHookInput[] }
 
 function counted(body: (input: PostWritebackHookInput, call: number) => unknown): Provider {
   const fn = ((input: PostWritebackHookInput) => {
     fn.calls += 1
     fn.inputs.push(input)
-    return body(input, fn.calls)
+    return body(input, fn.calls) as never
   }) as Provider
   fn.calls = 0
   fn.inputs = []
@@ -163,7 +164,7 @@ async function world(
   const hookPath = join(dir, 'hooks.journal')
   const turnPath = join(dir, 'turn.journal')
   const hooks = await HookRuntime.open({
-    journalPath: hookPath,
+    journal: hookPath,
     profile: options.profile ?? { enabled: true },
     synchronous: 'normal',
   })
@@ -275,7 +276,7 @@ describe('primary steps and the committed-receipt boundary', () => {
         outcomes: [expect.objectContaining({ hookId: 'synth.one', outcome: 'recorded' })],
       }),
     ])
-    expect(w.seam.integrityCheck()).toBe(true)
+    expect(w.seam.integrity()).toEqual({ ok: true, messages: [] })
 
     // It is durable: a new connection (another process would do the same) reads the same receipt.
     const db = new Database(w.turnPath, { readonly: true })
@@ -361,7 +362,7 @@ describe('primary steps and the committed-receipt boundary', () => {
     // A runtime opened without a profile: the phase is disabled.
     const p = proposer()
     const dir2 = tempDir()
-    const hooks = await HookRuntime.open({ journalPath: join(dir2, 'hooks.journal') })
+    const hooks = await HookRuntime.open({ journal: join(dir2, 'hooks.journal') })
     closers.push(() => hooks.close())
     hooks.defineIntentKind(SIGNAL)
     hooks.register({ registration: registration('synth.one'), provider: p })
@@ -551,7 +552,7 @@ describe('primary steps and the committed-receipt boundary', () => {
     await expect(TurnSettlement.open({ turnJournalPath: w.hookPath })).rejects.toMatchObject({
       code: 'ERR_LOOPX_NOT_A_TURN_JOURNAL',
     })
-    await expect(HookRuntime.open({ journalPath: w.turnPath })).rejects.toMatchObject({
+    await expect(HookRuntime.open({ journal: w.turnPath })).rejects.toMatchObject({
       code: expect.stringMatching(/^ERR_LOOPX_/),
     })
     expect(await w.hooks.journal.stats()).toEqual(hookStats)
@@ -647,8 +648,8 @@ async function expectSettled(w: World, effectId: string, eventKind: string) {
   expect(row).toMatchObject({ state: 'proposed', receiptId: record.receipt.receipt_id })
   const intents = await w.hooks.journal.listIntents({ dispatchId: id })
   expect(intents.items).toHaveLength(1)
-  expect(w.seam.integrityCheck()).toBe(true)
-  expect(await w.hooks.journal.integrityCheck()).toBe(true)
+  expect(w.seam.integrity()).toEqual({ ok: true, messages: [] })
+  expect((await w.hooks.journal.integrity()).ok).toBe(true)
   return { record, dispatchId: id, intentId: intents.items[0]!.intentId }
 }
 
@@ -726,7 +727,7 @@ describe('crash after the primary writeback, and recover()', () => {
       const { TurnSettlement } = require(root + '/lib/orchestrator/index.js')
       const kind = JSON.parse(kindJson)
       ;(async () => {
-        const hooks = await HookRuntime.open({ journalPath: hookPath, profile: { enabled: true }, synchronous: 'full' })
+        const hooks = await HookRuntime.open({ journal: hookPath, profile: { enabled: true }, synchronous: 'full' })
         hooks.defineIntentKind(kind)
         hooks.register({
           registration: JSON.parse(regJson),

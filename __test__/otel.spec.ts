@@ -69,7 +69,7 @@ describe('instrument(runtime, { tracer, meter })', () => {
       registration: registration('beta.hook'),
       provider: async (input: Parameters<typeof signalResult>[0]) => {
         await new Promise((go) => setTimeout(go, 3))
-        return { ...signalResult(input), status: 'bogus' }
+        return { ...signalResult(input), status: 'bogus' } as never
       },
     })
     live.push(instrument(runtime, { tracer, meter }))
@@ -168,25 +168,25 @@ describe('instrument(runtime, { tracer, meter })', () => {
     })
 
     const m = await collect(reader)
-    expect(sum(m.get('loopx_hooks.dispatches'), { outcome: 'admitted' })).toBe(3)
-    expect(sum(m.get('loopx_hooks.dispatches'), { outcome: 'refused' })).toBe(1)
-    expect(sum(m.get('loopx_hooks.hook_outcomes'), { outcome: 'recorded' })).toBe(3)
-    expect(sum(m.get('loopx_hooks.hook_outcomes'), { outcome: 'failed', failure_code: 'producer_failed' })).toBe(3)
-    const latency = m.get('loopx_hooks.provider.duration')!
+    expect(sum(m.get('loopx.hooks.dispatches'), { outcome: 'admitted' })).toBe(3)
+    expect(sum(m.get('loopx.hooks.dispatches'), { outcome: 'refused' })).toBe(1)
+    expect(sum(m.get('loopx.hooks.hook_outcomes'), { outcome: 'recorded' })).toBe(3)
+    expect(sum(m.get('loopx.hooks.hook_outcomes'), { outcome: 'failed', failure_code: 'producer_failed' })).toBe(3)
+    const latency = m.get('loopx.hooks.provider.duration')!
     const count = (match: Record<string, unknown>) =>
       latency
         .filter((p) => Object.entries(match).every(([k, v]) => p.attributes[k] === v))
         .reduce((n, p) => n + (p.value as { count: number }).count, 0)
     expect(count({ reply: 'replied' })).toBe(3)
     expect(count({ reply: 'threw' })).toBe(3)
-    const batches = m.get('loopx_hooks.commit.batch_size')!
+    const batches = m.get('loopx.hooks.commit.batch_size')!
     expect(batches.reduce((n, p) => n + (p.value as { count: number }).count, 0)).toBeGreaterThanOrEqual(1)
-    expect(m.get('loopx_hooks.commit.duration')!.length).toBeGreaterThanOrEqual(1)
-    expect(sum(m.get('loopx_hooks.writer.queue_depth'))).toBe(0)
-    expect(sum(m.get('loopx_hooks.writer.commits'))).toBe(runtime.metrics().commits.count)
-    expect(sum(m.get('loopx_hooks.writer.busy_retries'))).toBe(0)
-    expect(sum(m.get('loopx_hooks.outbox.actions'), { action: 'claim', claimed: 1 })).toBe(1)
-    expect(sum(m.get('loopx_hooks.outbox.actions'), { action: 'decide', result: 'decided' })).toBe(1)
+    expect(m.get('loopx.hooks.commit.duration')!.length).toBeGreaterThanOrEqual(1)
+    expect(sum(m.get('loopx.hooks.writer.queue_depth'))).toBe(0)
+    expect(sum(m.get('loopx.hooks.writer.commits'))).toBe(runtime.metrics().commits.count)
+    expect(sum(m.get('loopx.hooks.writer.busy_retries'))).toBe(0)
+    expect(sum(m.get('loopx.hooks.outbox.actions'), { action: 'claim', claimed: 1 })).toBe(1)
+    expect(sum(m.get('loopx.hooks.outbox.actions'), { action: 'decide', result: 'decided' })).toBe(1)
   })
 
   it('listens to its runtime only, and dispose() unsubscribes', async () => {
@@ -279,11 +279,11 @@ describe('instrument(runtime, { kernel }): turn-start spans', () => {
     expect(calls[1]!.status).toEqual({ code: 2 })
 
     const m = await collect(reader)
-    expect(sum(m.get('loopx_hooks.turn_start.dispatches'), { outcome: 'admitted' })).toBe(1)
-    expect(sum(m.get('loopx_hooks.turn_start.dispatches'), { outcome: 'refused' })).toBe(1)
-    expect(sum(m.get('loopx_hooks.turn_start.hook_statuses'), { status: 'ok' })).toBe(1)
-    expect(sum(m.get('loopx_hooks.turn_start.hook_statuses'), { failure_code: 'producer_failed' })).toBe(1)
-    const latency = m.get('loopx_hooks.turn_start.provider.duration')!
+    expect(sum(m.get('loopx.hooks.turn_start.dispatches'), { outcome: 'admitted' })).toBe(1)
+    expect(sum(m.get('loopx.hooks.turn_start.dispatches'), { outcome: 'refused' })).toBe(1)
+    expect(sum(m.get('loopx.hooks.turn_start.hook_statuses'), { status: 'ok' })).toBe(1)
+    expect(sum(m.get('loopx.hooks.turn_start.hook_statuses'), { failure_code: 'producer_failed' })).toBe(1)
+    const latency = m.get('loopx.hooks.turn_start.provider.duration')!
     expect(latency.reduce((n, p) => n + (p.value as { count: number }).count, 0)).toBe(2)
     const everything = JSON.stringify({
       spans: spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })),

@@ -88,9 +88,12 @@ import { tmpdir } from 'node:os'
 import { join, posix } from 'node:path'
 
 import {
-  buildIntent,
+  defineHook,
+  defineIntentKind,
   HookRuntime,
   IntentKinds,
+  intent,
+  proposed,
   validateRegistration,
   type DispatchOutcome,
   type PostWritebackHookInput,
@@ -107,25 +110,38 @@ if (!verdict.ok) throw new Error('registration rejected: ' + JSON.stringify(verd
 const registration: PostWritebackHookRegistration = verdict.value
 
 const dir = mkdtempSync(join(tmpdir(), 'loopx-consumer-'))
-const runtime = await HookRuntime.open({ journalPath: join(dir, 'journal.sqlite'), profile: { enabled: true } })
+const runtime = await HookRuntime.open({ journal: join(dir, 'journal.sqlite'), profile: { enabled: true } })
 let outcome: DispatchOutcome
 try {
-  runtime.defineIntentKind(JSON.parse(exampleText('intent_kind.json')))
-  runtime.register({
-    registration,
-    provider: (input: PostWritebackHookInput) => ({
-      schema_version: 'loopx_post_writeback_hook_result_v0',
-      status: 'proposed',
-      intents: [
-        buildIntent(input, {
-          intentKind: 'periodic_report.trigger_evaluation',
-          operation: 'evaluate_runtime_trigger',
-          policyVersion: 'weekly_v0',
-          payload: { segment_ref: input.source.todo_id, source_event_refs: input.projection.fact_refs },
-        }),
-      ],
-    }),
+  // The example kind, typed: the hook carries it and register defines it.
+  const kind = defineIntentKind({
+    intent_kind: 'periodic_report.trigger_evaluation',
+    capability_id: 'periodic_report',
+    operations: ['evaluate_runtime_trigger'],
+    payload_schema: {
+      type: 'object',
+      properties: {
+        segment_ref: { type: 'string', format: 'opaque_ref' },
+        source_event_refs: { type: 'array', items: { type: 'string', format: 'opaque_ref' }, maxItems: 32, uniqueItems: true },
+      },
+      required: ['segment_ref', 'source_event_refs'],
+      additionalProperties: false,
+    },
   })
+  runtime.register(
+    defineHook({
+      kinds: [kind],
+      registration,
+      provider: (input: PostWritebackHookInput) =>
+        proposed([
+          intent(input, kind, {
+            operation: 'evaluate_runtime_trigger',
+            policyVersion: 'weekly_v0',
+            payload: { segment_ref: input.source.todo_id ?? 'todo_1', source_event_refs: [...input.projection.fact_refs] },
+          }),
+        ]),
+    }),
+  )
   outcome = await runtime.dispatch({
     settlement: { goal_id: 'goal_1', agent_id: 'agent_1', todo_id: 'todo_1', turn_instance_id: 'turn_1', effect_id: 'effect_1' },
     receipt: {

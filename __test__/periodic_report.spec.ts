@@ -34,16 +34,18 @@ import {
   PeriodicReportScheduler,
   TRIGGER_EVALUATION,
   installPeriodicReport,
-  isoWeek,
-  reduceTrigger,
-  runtimeTriggerHook,
-  runtimeTriggerProvider,
-  runtimeTriggerRegistration,
   triggerEvaluationKind,
   type TriggerEvent,
   type TriggerPolicy,
   type WindowState,
 } from '../lib/capabilities/periodic_report/index.js'
+// The capability's own parts, from their modules (not part of its public entry).
+import {
+  runtimeTriggerHook,
+  runtimeTriggerProvider,
+  runtimeTriggerRegistration,
+} from '../lib/capabilities/periodic_report/hook.js'
+import { isoWeek, reduceTrigger } from '../lib/capabilities/periodic_report/reducer.js'
 
 const ROOT = join(__dirname, '..')
 
@@ -94,7 +96,7 @@ async function world(
 ) {
   const dir = options.dir ?? tempDir()
   const hooks = await HookRuntime.open({
-    journalPath: join(dir, 'hooks.journal'),
+    journal: join(dir, 'hooks.journal'),
     profile: { enabled: true },
     synchronous: 'normal',
   })
@@ -126,7 +128,7 @@ describe('intent kind and hook', () => {
   })
 
   it('installs at the composition root: kind, then hook', async () => {
-    const hooks = await HookRuntime.open({ journalPath: join(tempDir(), 'hooks.journal') })
+    const hooks = await HookRuntime.open({ journal: join(tempDir(), 'hooks.journal') })
     closers.push(() => hooks.close())
     expect(installPeriodicReport(hooks)).toEqual({
       capabilityId: 'periodic_report',
@@ -134,9 +136,12 @@ describe('intent kind and hook', () => {
       intentKind: 'periodic_report.trigger_evaluation',
       registration: example('registration'),
     })
-    // Twice is a duplicate kind, refused by core.
+    // Twice: the kind is the same definition (a no-op), the hook a duplicate, refused by core.
     expect(() => installPeriodicReport(hooks)).toThrow(
-      expect.objectContaining({ code: 'ERR_LOOPX_INTENT_KIND_REJECTED' }),
+      expect.objectContaining({
+        code: 'ERR_LOOPX_REGISTRATION_REJECTED',
+        violations: [{ path: '/hook_id', rule: 'duplicate_item' }],
+      }),
     )
   })
 
@@ -408,7 +413,7 @@ describe('fake scheduler (governed executor)', () => {
     w.scheduler.store.evaluate(
       { intentId, transition: 'replan_recorded', segmentRef: 'todo_1', window: '2026-W35' },
       w.scheduler.policy,
-      WEEK_35.toISOString(),
+      WEEK_35.getTime(),
     )
     const before = w.scheduler.decisions()
 

@@ -110,7 +110,7 @@ const OUTBOX: { call: 'decide' | 'claim' | 'markDone'; args: Record<string, unkn
   { call: 'decide', args: { intentId: '$INTENT', executorId: 'plant.exec', decision: 'admit', reasonCode: 'ok' } },
   {
     call: 'claim',
-    args: { executorId: 'plant.exec', leaseMs: 1000, batch: 1, capability: 'plant', kind: 'plant.signal' },
+    args: { executorId: 'plant.exec', leaseMs: 1000, batch: 1, capabilityId: 'plant', intentKind: 'plant.signal' },
   },
   { call: 'markDone', args: { intentId: '$INTENT', executorId: 'plant.exec' } },
 ]

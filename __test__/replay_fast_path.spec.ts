@@ -191,7 +191,7 @@ describe.each(['return', 'verify'] as const)("loopx-shipped-v0, replay '%s'", (m
       dir = mkdtempSync(join(tmpdir(), 'loopx-replay-'))
       const runtime = await HookRuntime.open({
         dialect: 'loopx-shipped-v0',
-        journalPath: join(dir, 'hooks.sqlite'),
+        journal: join(dir, 'hooks.sqlite'),
         profile: { enabled: true, replay: mode },
       })
       try {

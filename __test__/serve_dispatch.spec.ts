@@ -102,10 +102,13 @@ describe('serve --stdio two-phase dispatch', () => {
     })
     await s.ok('close')
 
-    const runtime = await HookRuntime.open({ journalPath: db(), profile: { enabled: true } })
+    const runtime = await HookRuntime.open({ journal: db(), profile: { enabled: true } })
     try {
       runtime.defineIntentKind(JSON.parse(exampleText('intent_kind')))
-      runtime.register({ registration: JSON.parse(exampleText('registration')), provider: () => NOT_APPLICABLE })
+      runtime.register({
+        registration: JSON.parse(exampleText('registration')),
+        provider: () => NOT_APPLICABLE as never,
+      })
       expect(viaServe).toStrictEqual(await runtime.dispatch(request('same') as never))
       expect(replay).toStrictEqual(await runtime.dispatch(request('same') as never))
       expect((replay as { hooks: { outcome: string }[] }).hooks[0]!.outcome).toBe('replayed')
@@ -128,7 +131,7 @@ describe('serve --stdio two-phase dispatch', () => {
     }))) as { shipped: unknown }
     await s.ok('close')
     const runtime = await HookRuntime.open({
-      journalPath: db(),
+      journal: db(),
       profile: { enabled: true },
       dialect: 'loopx-shipped-v0',
     })

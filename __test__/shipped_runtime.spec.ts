@@ -92,7 +92,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }))
 const open = (replay: 'return' | 'verify' = 'return') =>
   HookRuntime.open({
     dialect: 'loopx-shipped-v0',
-    journalPath: join(dir, 'hooks.sqlite'),
+    journal: join(dir, 'hooks.sqlite'),
     profile: { enabled: true, replay },
   })
 
@@ -238,7 +238,7 @@ describe('loopx-shipped-v0 runtime', () => {
     )
     await runtime.close()
     await expect(
-      HookRuntime.open({ dialect: 'x' as 'contract-v0', journalPath: join(dir, 'other.sqlite') }),
+      HookRuntime.open({ dialect: 'x' as 'contract-v0', journal: join(dir, 'other.sqlite') }),
     ).rejects.toMatchObject({ code: 'ERR_LOOPX_UNKNOWN_DIALECT' })
   })
 })

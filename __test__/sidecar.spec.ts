@@ -94,7 +94,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }))
 const open = (journal: string, extra: { replay?: 'return' | 'verify'; sidecarMirror?: string } = {}) =>
   HookRuntime.open({
     dialect: 'loopx-shipped-v0',
-    journalPath: join(dir, journal),
+    journal: join(dir, journal),
     profile: { enabled: true, replay: extra.replay ?? 'return' },
     ...(extra.sidecarMirror !== undefined ? { sidecarMirror: extra.sidecarMirror } : {}),
   })
@@ -300,7 +300,7 @@ describe('sidecarMirror', () => {
 
   it('is refused outside the shipped dialect', async () => {
     await expect(
-      HookRuntime.open({ journalPath: join(dir, 'x.sqlite'), sidecarMirror: join(dir, 'm') } as never),
+      HookRuntime.open({ journal: join(dir, 'x.sqlite'), sidecarMirror: join(dir, 'm') } as never),
     ).rejects.toMatchObject({ code: 'ERR_LOOPX_INVALID_ARGUMENT' })
   })
 })

@@ -73,7 +73,7 @@ describe('defineHook', () => {
     const hook = defineHook({ kinds: [kind], registration: base, provider: () => notApplicable() })
     expect(hook.registration.capability_id).toBe('periodic_report')
     expect(hook.registration.intent_kinds).toEqual(['periodic_report.trigger_evaluation'])
-    const runtime = await HookRuntime.open({ journalPath: join(tmp, 'a.sqlite') })
+    const runtime = await HookRuntime.open({ journal: join(tmp, 'a.sqlite') })
     try {
       runtime.defineIntentKind(kind)
       runtime.register(hook)

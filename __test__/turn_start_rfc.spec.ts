@@ -582,7 +582,7 @@ describe('secrecy', () => {
 
     // The public journal of the same Turn: a post-writeback dispatch.
     const journalFile = file('journal')
-    const runtime = await HookRuntime.open({ journalPath: journalFile, profile: { enabled: true } })
+    const runtime = await HookRuntime.open({ journal: journalFile, profile: { enabled: true } })
     const kind = example('intent_kind') as IntentKindDefinition
     runtime.defineIntentKind(kind)
     runtime.register(

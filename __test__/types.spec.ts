@@ -13,7 +13,7 @@ import { basename, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { HookRuntime, validateRegistration, IntentKinds, type WritebackReceipt } from '../lib/index.js'
-import { installPeriodicReport, runtimeTrigger, triggerEvaluation } from '../examples/typed/provider.js'
+import { installRuntimeTrigger, runtimeTrigger, triggerEvaluation } from '../examples/typed/provider.js'
 
 const root = join(__dirname, '..')
 const fixtureDir = join(__dirname, 'types')
@@ -125,9 +125,9 @@ describe('examples/typed/provider.ts at run time', () => {
     expect(
       validateRegistration(runtimeTrigger.registration, new IntentKinds([JSON.stringify(triggerEvaluation)])),
     ).toMatchObject({ ok: true })
-    const runtime = await HookRuntime.open({ journalPath: join(tmp, 'example.sqlite'), profile: { enabled: true } })
+    const runtime = await HookRuntime.open({ journal: join(tmp, 'example.sqlite'), profile: { enabled: true } })
     try {
-      installPeriodicReport(runtime)
+      installRuntimeTrigger(runtime)
       const settlement = {
         goal_id: 'goal_1',
         agent_id: 'agent_1',

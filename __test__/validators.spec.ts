@@ -9,7 +9,6 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 import {
-  buildIntent,
   IntentKinds,
   validateDispatchReceipt,
   validateFailureReceipt,
@@ -22,6 +21,8 @@ import {
   type PostWritebackHookRegistration,
   type Violation,
 } from '../lib/index.js'
+// The untyped builder `intent` wraps; the public way is `intent(input, kind, spec)`.
+import { buildIntent } from '../lib/addon_api.js'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 type Doc = { [key: string]: any }

@@ -47,7 +47,7 @@ async function openSide(side: SideName, where: string, hookProvider: (input: any
     const runtime = await pkg.HookRuntime.open({
       ...(pgSchema
         ? { journal: { postgres: { connectionString, schema: pgSchema } } }
-        : { journalPath: where, synchronous: hookProvider === down ? 'normal' : 'full' }),
+        : { journal: where, synchronous: hookProvider === down ? 'normal' : 'full' }),
       profile: { enabled: true, replay: 'return' },
     })
     runtime.defineIntentKind(intentKind)

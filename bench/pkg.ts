@@ -24,9 +24,8 @@ export interface PgJournal {
 export interface Package {
   HookRuntime: {
     open(options: {
-      journalPath?: string
-      /** A PostgreSQL journal, given instead of journalPath. */
-      journal?: { postgres: PgJournal }
+      /** A SQLite file path, or a PostgreSQL journal. */
+      journal: string | { postgres: PgJournal }
       synchronous?: 'full' | 'normal'
       profile?: { enabled?: boolean; replay?: 'return' | 'verify' }
       attemptLedger?: boolean

@@ -34,7 +34,7 @@ const READ_PAGE = 20
 export async function open(side: SideName, journalPath: string, options: OpenOptions): Promise<Runner> {
   if (side === 'ours') {
     const runtime = await pkg.HookRuntime.open({
-      journalPath,
+      journal: journalPath,
       synchronous: options.synchronous,
       profile: { enabled: true, replay: options.replay ?? 'return' },
       attemptLedger: options.attemptLedger,

@@ -4,4 +4,4 @@ import type { ExistingDecision } from "./ExistingDecision";
 /**
  * What `HookJournal.decide` did with a decision.
  */
-export type DecideOutcome = { "kind": "decided" } | { "kind": "same_decision" } | { "kind": "conflict", existing: ExistingDecision, } | { "kind": "unknown_intent" };
+export type DecideOutcome = { "outcome": "decided" } | { "outcome": "same_decision" } | { "outcome": "conflict", existing: ExistingDecision, } | { "outcome": "unknown_intent" };

@@ -18,9 +18,10 @@ seq: number, dispatchId: string, state: DispatchState, attempts: number, hookId:
 dialect: Dialect, 
 /**
  * The source's commit time, kept for the receipts of dialects that carry
- * it (`loopx-shipped-v0`); null otherwise.
+ * it (`loopx-shipped-v0`); null otherwise. The source's own text, kept
+ * byte for byte, so it is `...Iso`, not an epoch-ms `...At`.
  */
-recordedAt: string | null, 
+recordedAtIso: string | null, 
 /**
  * The dispatch request, as recorded at the checkpoint; null once the
  * identity is final (only `recover()` needs it).

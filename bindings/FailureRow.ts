@@ -3,4 +3,8 @@
 /**
  * One failed attempt of a dispatch (`HookJournal.listFailures`): codes only, never a message.
  */
-export type FailureRow = { dispatchId: string, attempt: number, code: string, rule: string | null, at: number, };
+export type FailureRow = { dispatchId: string, attempt: number, code: string, rule: string | null, 
+/**
+ * When the attempt failed (epoch ms, as every `...At` of the journal).
+ */
+failedAt: number, };

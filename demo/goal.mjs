@@ -34,7 +34,7 @@ const paths = {
 }
 
 // Composition root: the phase is enabled explicitly (it is off by default).
-const hooks = await HookRuntime.open({ journalPath: paths.hooks, profile: { enabled: true } })
+const hooks = await HookRuntime.open({ journal: paths.hooks, profile: { enabled: true } })
 const periodic = installPeriodicReport(hooks)
 const noteKind = defineIntentKind({
   intent_kind: 'flaky_audit.note',

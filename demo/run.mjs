@@ -122,7 +122,7 @@ const hook = defineHook({
         ])
       : notApplicable(),
 })
-const runtime = await HookRuntime.open({ journalPath, profile: { enabled: true } })
+const runtime = await HookRuntime.open({ journal: journalPath, profile: { enabled: true } })
 runtime.defineIntentKind(kind)
 runtime.register(hook)
 const request = {
@@ -149,7 +149,7 @@ for (const attempt of ['first dispatch', 'replay of the same receipt']) {
   for (const hook of outcome.hooks)
     line(attempt, `${hook.hookId} ${green(hook.outcome)} ${dim(hook.dispatchId.slice(0, 20) + '…')}`)
 }
-const pending = await runtime.journal.pending()
+const pending = await runtime.journal.listIntents({ pendingOnly: true })
 line('pending intents in the outbox', String(pending.items.length))
 for (const item of pending.items) line('  intent', `${item.intentKind} ${dim(item.intentId.slice(0, 20) + '…')}`)
 line('journal stats', JSON.stringify(await runtime.journal.stats()))

@@ -120,7 +120,6 @@ export function journalTarget(target: unknown, where: string): NativeJournalTarg
 const POSTGRES_OPTIONS = ['connectionString', 'schema', 'caFile', 'statementTimeoutMs', 'writeRetryMs'] as const
 
 const RUNTIME_OPTIONS = [
-  'journalPath',
   'journal',
   'profile',
   'synchronous',
@@ -135,25 +134,9 @@ const RUNTIME_OPTIONS = [
 export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
   if (!isPlainObject(options)) invalid('HookRuntime.open: options must be an object')
   onlyKnown('HookRuntime.open: options', options, RUNTIME_OPTIONS)
-  const {
-    journalPath,
-    journal,
-    profile,
-    synchronous,
-    busyTimeoutMs,
-    attemptLedger,
-    inlineCommit,
-    dialect,
-    sidecarMirror,
-  } = options
-  if ((journalPath === undefined) === (journal === undefined))
-    invalid('HookRuntime.open: give exactly one of options.journalPath and options.journal')
-  if (journalPath !== undefined && (typeof journalPath !== 'string' || journalPath.length === 0))
-    invalid('HookRuntime.open: options.journalPath must be a non-empty string')
-  const target: NativeJournalTarget =
-    journalPath !== undefined
-      ? { path: journalPath as string }
-      : journalTarget(journal, 'HookRuntime.open: options.journal')
+  const { journal, profile, synchronous, busyTimeoutMs, attemptLedger, inlineCommit, dialect, sidecarMirror } = options
+  // One option says where the journal is; a postgres:// string goes to PostgreSQL, never to a file of that name.
+  const target = journalTarget(journal, 'HookRuntime.open: options.journal')
   if (profile !== undefined && !(isPlainObject(profile) && serializable(profile)))
     invalid('HookRuntime.open: options.profile must be a JSON object')
   if (synchronous !== undefined && synchronous !== 'full' && synchronous !== 'normal')
@@ -187,6 +170,7 @@ export function checkHook(hook: unknown, method = 'register'): void {
   if (typeof registration !== 'string' && !(registration !== null && typeof registration === 'object'))
     invalid(`${method}: hook.registration must be an object or JSON text`)
   if (typeof hook.provider !== 'function') invalid(`${method}: hook.provider must be a function`)
+  if (hook.kinds !== undefined && !Array.isArray(hook.kinds)) invalid(`${method}: hook.kinds must be an array`)
 }
 
 /** `dispatch(request)` / `defineIntentKind(definition)`: a JSON object. */

@@ -25,10 +25,10 @@ export interface ConsumeOptions {
    * @default 16
    */
   batch?: number
-  /** Only intents of this capability. */
-  capability?: string
-  /** Only intents of this kind. */
-  kind?: string
+  /** Only intents of this capability (as `IntentQuery.capabilityId`). */
+  capabilityId?: string
+  /** Only intents of this kind (as `IntentQuery.intentKind`). */
+  intentKind?: string
   /** Ends the iteration (promptly, also while waiting). */
   signal?: AbortSignal
   /**
@@ -49,18 +49,18 @@ export interface ClaimOptions {
    * @default 16
    */
   batch?: number
-  /** Only intents of this capability. */
-  capability?: string
-  /** Only intents of this kind. */
-  kind?: string
+  /** Only intents of this capability (as `IntentQuery.capabilityId`). */
+  capabilityId?: string
+  /** Only intents of this kind (as `IntentQuery.intentKind`). */
+  intentKind?: string
 }
 
 const CLAIM_MEMBERS = {
   executorId: 'string',
   leaseMs: 'number',
   batch: 'number?',
-  capability: 'string?',
-  kind: 'string?',
+  capabilityId: 'string?',
+  intentKind: 'string?',
 } as const
 
 /** Claims up to `batch` open intents for `leaseMs`; see `HookJournal.claim`. */
@@ -70,8 +70,8 @@ export async function claim(journal: NativeJournal, options: ClaimOptions): Prom
     executorId: o.executorId,
     leaseMs: o.leaseMs,
     batch: o.batch ?? 16,
-    ...(o.capability !== undefined ? { capabilityId: o.capability } : {}),
-    ...(o.kind !== undefined ? { intentKind: o.kind } : {}),
+    ...(o.capabilityId !== undefined ? { capabilityId: o.capabilityId } : {}),
+    ...(o.intentKind !== undefined ? { intentKind: o.intentKind } : {}),
   }
   return JSON.parse(await journal.claim(JSON.stringify(request)))
 }

@@ -9,7 +9,7 @@
  * only: the journal, outcomes and receipts never see it.
  */
 import diagnostics_channel from 'node:diagnostics_channel'
-import type { DispatchOutcome, StoredIntent } from '../bindings/index'
+import type { Decision, DispatchOutcome, HookOutcomeKind, StoredIntent } from '../bindings/index'
 import { FAILED, NOT_JSON, TIMED_OUT, TOO_LARGE, WALL } from './provider.js'
 
 /** The channel names (stable). */
@@ -109,7 +109,7 @@ export interface OutboxMessage {
   /** For decide and done. */
   intentId?: string
   /** For decide. */
-  decision?: 'admit' | 'reject'
+  decision?: Decision
   /** For claim: the intents claimed. */
   intents?: readonly StoredIntent[]
   /** The outcome document (decide, done) when it resolved. */
@@ -163,8 +163,8 @@ export interface HookRuntimeMetrics {
     /** Dispatches that rejected, by `LoopxHooksError` code. */
     errors: Record<string, number>
   }
-  /** Hook outcomes by kind (`recorded`, `failed`, ...). */
-  hookOutcomes: Record<string, number>
+  /** Hook outcomes by kind (`HookOutcome.outcome`, its name camelCase: `not_applicable` is `notApplicable`). */
+  hookOutcomes: HookOutcomeCounts
   /** Hook outcomes by RFC failure code (`producer_failed`, ...). */
   failureCodes: Record<string, number>
   /** Provider calls by how the call ended on the JS side. */
@@ -179,8 +179,8 @@ export interface HookRuntimeMetrics {
     maxBatch: number
     /** Commands per commit. */
     batchSize: Histogram
-    /** Microseconds per commit, BEGIN to end of COMMIT. */
-    latencyMicros: Histogram
+    /** Milliseconds per commit (fractional: bounds from 0.1 ms), BEGIN to end of COMMIT. */
+    latencyMs: Histogram
   }
   /** The journal writer now. */
   writer: {
@@ -189,6 +189,31 @@ export interface HookRuntimeMetrics {
     /** Whole-batch retries after SQLITE_BUSY. */
     busyRetries: number
   }
+}
+
+/** Hook outcomes of a runtime's dispatches, one count per `HookOutcomeKind` (zero included). */
+export interface HookOutcomeCounts {
+  /** `recorded`: a result accepted and recorded. */
+  recorded: number
+  /** `not_applicable`: the provider answered not applicable, recorded too. */
+  notApplicable: number
+  /** `replayed`: a final receipt already in the journal answered. */
+  replayed: number
+  /** `failed`: the attempt failed (see `failureCodes`). */
+  failed: number
+  /** `conflict`: a different accepted result is already recorded. */
+  conflict: number
+  /** `exhausted`: the hook's attempts are used up. */
+  exhausted: number
+}
+
+const OUTCOME_MEMBER: Record<HookOutcomeKind, keyof HookOutcomeCounts> = {
+  recorded: 'recorded',
+  not_applicable: 'notApplicable',
+  replayed: 'replayed',
+  failed: 'failed',
+  conflict: 'conflict',
+  exhausted: 'exhausted',
 }
 
 /** Provider latency bounds (ms). */
@@ -216,7 +241,14 @@ export class Tally {
   admitted = 0
   refused = 0
   readonly errors: Record<string, number> = {}
-  readonly hookOutcomes: Record<string, number> = {}
+  readonly hookOutcomes: HookOutcomeCounts = {
+    recorded: 0,
+    notApplicable: 0,
+    replayed: 0,
+    failed: 0,
+    conflict: 0,
+    exhausted: 0,
+  }
   readonly failureCodes: Record<string, number> = {}
   readonly providerReplies: Record<string, number> = {}
   readonly providerLatencyMs = histogram(PROVIDER_LATENCY_BOUNDS_MS)
@@ -226,7 +258,7 @@ export class Tally {
     if (o.admitted) this.admitted++
     else this.refused++
     for (const h of o.hooks) {
-      bump(this.hookOutcomes, h.outcome)
+      this.hookOutcomes[OUTCOME_MEMBER[h.outcome]]++
       if (h.failureCode) bump(this.failureCodes, h.failureCode)
     }
   }

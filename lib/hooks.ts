@@ -5,17 +5,45 @@
  */
 import { buildIntent, expectSpec } from './addon_api.js'
 import { expectArgs } from './args.js'
-import type { PostWritebackHookInput, PostWritebackHookRegistration, ReadScope } from '../bindings/index'
-import type { HookInputFor, IntentOf, IntentSpecOf, ProviderOf, TypedIntentKind } from './payload.js'
+import type {
+  PostWritebackHookInput,
+  PostWritebackHookRegistration,
+  PostWritebackHookResult,
+  ReadScope,
+} from '../bindings/index'
+import type {
+  HookInputFor,
+  HookResultOf,
+  IntentOf,
+  IntentSpecOf,
+  ProviderContext,
+  ProviderOf,
+  TypedIntentKind,
+} from './payload.js'
 import { LoopxHooksError } from './errors.js'
-import type { RawProvider } from './provider.js'
 
-/** A hook as `HookRuntime.register` installs it; make one with `defineHook`. */
-export interface HookDefinition {
+/**
+ * A hook as `HookRuntime.register` installs it; make one with `defineHook`.
+ * `Input` is what the provider receives (by default the contract's input;
+ * `defineHook` narrows it to the registration's read scopes) and `Result`
+ * what it answers (`defineHook`: only intents of the hook's kinds). The
+ * dispatcher validates every result whatever its type says.
+ */
+export interface HookDefinition<Input = PostWritebackHookInput, Result = PostWritebackHookResult> {
   /** The hook's registration, judged at `register`. */
   readonly registration: PostWritebackHookRegistration
-  /** The function the dispatcher calls with `(input, { signal })`; it answers the hook result. */
-  readonly provider: RawProvider
+  /**
+   * The intent kinds the hook proposes (`defineHook` keeps the ones it was
+   * given): `register` defines each, so a kind is given once. A kind the
+   * runtime already has with the same definition is fine; another definition
+   * under its name is `ERR_LOOPX_INTENT_KIND_REJECTED`.
+   */
+  readonly kinds?: readonly TypedIntentKind[]
+  /**
+   * The function the dispatcher calls with `(input, { signal })`; it answers the hook result.
+   * Method syntax on purpose: a provider typed for a narrower input (`defineHook`'s) is still a `HookDefinition`.
+   */
+  provider(input: Readonly<Input>, context: ProviderContext): Result | Promise<Result>
 }
 
 /**
@@ -62,7 +90,7 @@ export function defineHook<
   kinds: Kinds
   registration: R & KindsNamed<R, Kinds[number]['intent_kind']> & { requested_read_scope: Scopes }
   provider: ProviderOf<Kinds[number], HookInputFor<Scopes>>
-}): HookDefinition {
+}): HookDefinition<HookInputFor<Scopes>, HookResultOf<Kinds[number]>> {
   expectArgs('defineHook', { spec: [spec, 'object'] })
   expectArgs('defineHook', {
     kinds: [spec.kinds, 'array'],
@@ -84,7 +112,7 @@ export function defineHook<
     capability_id: spec.registration.capability_id ?? spec.kinds[0].capability_id,
     intent_kinds: given ? [...given] : names,
   }
-  return { registration, provider: spec.provider as unknown as RawProvider }
+  return { registration, kinds: spec.kinds, provider: spec.provider }
 }
 
 /**

@@ -11,18 +11,12 @@ export type { DispatchIdentityParts, ValidationResult } from '../index.js'
 export {
   HookContext,
   IntentKinds,
-  buildIntent,
   canonicalJson,
-  checkHookInputText,
-  checkHookResultText,
-  checkRegistrationText,
   dispatchId,
   intentId,
   registrationDigest,
   validateDispatchReceipt,
   validateFailureReceipt,
-  validateHookInputIn,
-  validateHookResultIn,
   validateIntentKindDefinition,
   validateTurnStartReceipt,
   validateTurnStartRegistration,
@@ -30,8 +24,9 @@ export {
 export type * from '../bindings/index'
 export { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 // The validators' fast path (one JSON text across, context compiled once)
-// stands in for the addon's exports of the same names.
-export { compileHookContext, validateHookInput, validateHookResult, validateRegistration } from './validators.js'
+// stands in for the addon's exports of the same names; it is the one public
+// entry per validator (the text and HookContext variants it uses stay inside).
+export { validateHookInput, validateHookResult, validateRegistration } from './validators.js'
 export {
   DIALECTS,
   validateShippedDispatchResult,
@@ -57,13 +52,14 @@ export {
   type ProviderReply,
   type Histogram,
   type HookRuntimeMetrics,
+  type HookOutcomeCounts,
 } from './diagnostics.js'
 export type { TurnStartMessage, TurnStartHookMessage } from './turn_start_trace.js'
 export {
   HookJournal,
   type DispatchQuery,
   type IntentQuery,
-  type Decision,
+  type DecideRequest,
   type ClaimOptions,
   type ConsumeOptions,
   type JournalOpenOptions,

@@ -11,6 +11,7 @@
 import { openNativeJournal, openNativeJournalReader, type NativeJournal } from './addon.js'
 import type {
   DecideOutcome,
+  Decision,
   DispatchRow,
   DoneOutcome,
   FailureRow,
@@ -42,7 +43,7 @@ export interface DispatchQuery {
   limit?: number
 }
 
-/** A filter and page of `HookJournal.listIntents` and `HookJournal.pending`; every member is optional. */
+/** A filter and page of `HookJournal.listIntents`; every member is optional. */
 export interface IntentQuery {
   /** Only intents proposed by this dispatch. */
   dispatchId?: string
@@ -62,13 +63,13 @@ export interface IntentQuery {
 }
 
 /** An executor's decision on one intent, the argument of `HookJournal.decide`. */
-export interface Decision {
+export interface DecideRequest {
   /** The intent decided (`StoredIntent.intentId`). */
   intentId: string
   /** A token naming the executor, e.g. `periodic_report.scheduler`. */
   executorId: string
   /** Admit the intent (then perform its effect and `markDone`) or reject it. */
-  decision: 'admit' | 'reject'
+  decision: Decision
   /** A token, e.g. `admitted_by_policy` or `duplicate_window`. */
   reasonCode: string
 }
@@ -207,11 +208,6 @@ export class HookJournal implements AsyncDisposable {
     )
   }
 
-  /** Intents awaiting an executor, oldest first. */
-  async pending(query: Omit<IntentQuery, 'pendingOnly'> = {}): Promise<Page<StoredIntent>> {
-    return this.listIntents({ ...query, pendingOnly: true })
-  }
-
   /**
    * Claims up to `batch` (default 16) open intents, oldest first, for
    * `leaseMs`: undecided ones, and admitted ones not yet done whose earlier
@@ -243,11 +239,11 @@ export class HookJournal implements AsyncDisposable {
    * @returns `decided`, `same_decision`, `conflict` (with the existing
    *   decision) or `unknown_intent`.
    * @throws `ERR_LOOPX_INVALID_ARGUMENT` for a decision that is not a
-   *   `Decision`; `ERR_LOOPX_LEASE_NOT_HELD` / `ERR_LOOPX_LEASE_EXPIRED` for a
+   *   `DecideRequest`; `ERR_LOOPX_LEASE_NOT_HELD` / `ERR_LOOPX_LEASE_EXPIRED` for a
    *   claimed intent another executor holds or whose lease ran out;
    *   `ERR_LOOPX_JOURNAL_READONLY` on a journal opened read-only, and the other journal codes.
    */
-  async decide(decision: Decision): Promise<DecideOutcome> {
+  async decide(decision: DecideRequest): Promise<DecideOutcome> {
     const d = expectOptions(
       'decide',
       'decision',
@@ -296,11 +292,6 @@ export class HookJournal implements AsyncDisposable {
       () => this.#journal.stats(),
       () => this.#journal.statsOffThread(),
     )
-  }
-
-  /** Whether SQLite's `PRAGMA integrity_check` says ok. */
-  async integrityCheck(): Promise<boolean> {
-    return JSON.parse(await this.#journal.integrityCheck())
   }
 
   /**

@@ -75,35 +75,35 @@ export function instrument(runtime?: HookRuntime | null, options?: InstrumentOpt
   const mine = (owner: object): boolean => runtime == null || owner === runtime
   const mineJournal = (journal: object): boolean => runtime == null || journal === runtime.journal
 
-  const dispatches = meter.createCounter('loopx_hooks.dispatches', { description: 'Dispatches by outcome' })
-  const hookOutcomes = meter.createCounter('loopx_hooks.hook_outcomes', {
+  const dispatches = meter.createCounter('loopx.hooks.dispatches', { description: 'Dispatches by outcome' })
+  const hookOutcomes = meter.createCounter('loopx.hooks.hook_outcomes', {
     description: 'Hook outcomes by kind and failure code',
   })
-  const providerDuration = meter.createHistogram('loopx_hooks.provider.duration', {
+  const providerDuration = meter.createHistogram('loopx.hooks.provider.duration', {
     description: 'Provider call latency',
     unit: 'ms',
   })
-  const batchSize = meter.createHistogram('loopx_hooks.commit.batch_size', {
+  const batchSize = meter.createHistogram('loopx.hooks.commit.batch_size', {
     description: 'Commands per group commit that finished dispatches',
   })
-  const commitDuration = meter.createHistogram('loopx_hooks.commit.duration', {
+  const commitDuration = meter.createHistogram('loopx.hooks.commit.duration', {
     description: 'Group commit latency, BEGIN to end of COMMIT',
     unit: 'ms',
   })
-  const busyRetries = meter.createCounter('loopx_hooks.commit.busy_retries', {
+  const busyRetries = meter.createCounter('loopx.hooks.commit.busy_retries', {
     description: 'Whole-batch retries after SQLITE_BUSY, in commits that finished dispatches',
   })
-  const outbox = meter.createCounter('loopx_hooks.outbox.actions', { description: 'Outbox claims and decisions' })
+  const outbox = meter.createCounter('loopx.hooks.outbox.actions', { description: 'Outbox claims and decisions' })
 
   const observables: Array<() => void> = []
   if (runtime) {
-    const queueDepth = meter.createObservableGauge('loopx_hooks.writer.queue_depth', {
+    const queueDepth = meter.createObservableGauge('loopx.hooks.writer.queue_depth', {
       description: 'Journal writer commands queued whose group commit has not finished',
     })
-    const commits = meter.createObservableCounter('loopx_hooks.writer.commits', {
+    const commits = meter.createObservableCounter('loopx.hooks.writer.commits', {
       description: 'Journal writer group commits (all)',
     })
-    const writerBusy = meter.createObservableCounter('loopx_hooks.writer.busy_retries', {
+    const writerBusy = meter.createObservableCounter('loopx.hooks.writer.busy_retries', {
       description: 'Journal writer whole-batch retries after SQLITE_BUSY (all)',
     })
     const callback = (result: import('@opentelemetry/api').BatchObservableResult): void => {
@@ -237,7 +237,7 @@ export function instrument(runtime?: HookRuntime | null, options?: InstrumentOpt
     else if (m.action === 'claim') attrs.claimed = m.intents?.length ?? 0
     else {
       // DecideOutcome is `{ kind }`, DoneOutcome a string.
-      const verdict = typeof m.result === 'string' ? m.result : (m.result as { kind?: unknown } | undefined)?.kind
+      const verdict = typeof m.result === 'string' ? m.result : (m.result as { outcome?: unknown } | undefined)?.outcome
       if (typeof verdict === 'string' && /^[a-z_]+$/.test(verdict)) attrs.result = verdict
     }
     outbox.add(1, attrs)

@@ -31,13 +31,13 @@ interface OpenCall {
 
 /** Subscribes to the turn-start channels for the kernels `mine` accepts; returns the unsubscriber. */
 export function instrumentTurnStart(tracer: Tracer, meter: Meter, mine: (kernel: object) => boolean): () => void {
-  const dispatches = meter.createCounter('loopx_hooks.turn_start.dispatches', {
+  const dispatches = meter.createCounter('loopx.hooks.turn_start.dispatches', {
     description: 'Turn-start dispatches by outcome',
   })
-  const statuses = meter.createCounter('loopx_hooks.turn_start.hook_statuses', {
+  const statuses = meter.createCounter('loopx.hooks.turn_start.hook_statuses', {
     description: 'Turn-start hook receipts by status and kernel failure code',
   })
-  const duration = meter.createHistogram('loopx_hooks.turn_start.provider.duration', {
+  const duration = meter.createHistogram('loopx.hooks.turn_start.provider.duration', {
     description: 'Turn-start provider call latency',
     unit: 'ms',
   })

@@ -5,14 +5,22 @@
  * orchestrator calls `dispatch` after each committed writeback.
  */
 import { openNativeRuntime, type NativeHookRuntime } from './addon.js'
-import type { DispatchOutcome, DispatchRequest, IntentKindDefinition, Profile, RecoverReport } from '../bindings/index'
+import type {
+  DispatchOutcome,
+  DispatchRequest,
+  IntentKindDefinition,
+  PostWritebackHookInput,
+  PostWritebackHookResult,
+  Profile,
+  RecoverReport,
+} from '../bindings/index'
 import { checkHook, checkJsonObject, checkRuntimeOptions, expectOptions } from './args.js'
 import { LoopxHooksError } from './errors.js'
 import { Flights, type Answer } from './flights.js'
 import { histogram, type Histogram, type HookRuntimeMetrics } from './diagnostics.js'
 import { Gate } from './gate.js'
 import { HookJournal } from './journal.js'
-import { providerScope } from './provider.js'
+import { providerScope, type RawProvider } from './provider.js'
 import type { HookDefinition } from './hooks.js'
 import type { JournalTarget } from './journal_target.js'
 import { ShippedHookRuntime, type ShippedEngine } from './shipped_runtime.js'
@@ -47,8 +55,14 @@ interface HookRuntimeTuning {
   inlineCommit?: boolean
 }
 
-/** Where the journal is: `journalPath` (a SQLite file, created on first use) or `journal`. */
-type JournalPlace = { journalPath: string; journal?: undefined } | { journal: JournalTarget; journalPath?: undefined }
+/** Where the journal is. */
+interface JournalPlace {
+  /**
+   * A SQLite file path (created on first use), a `postgres://` or
+   * `postgresql://` URL, `{ path }`, or `{ postgres: { connectionString, ... } }`.
+   */
+  journal: JournalTarget
+}
 
 /**
  * `HookRuntime.open`'s options. `dialect` is the contract the runtime speaks:
@@ -93,9 +107,9 @@ interface WriterStats {
   batchSizeBuckets: number[]
   commitMicrosBuckets: number[]
 }
-// The same bounds as src/journal/writer.rs (BATCH_SIZE_BOUNDS, COMMIT_MICROS_BOUNDS).
+// The same bounds as src/journal/writer.rs (BATCH_SIZE_BOUNDS, COMMIT_MICROS_BOUNDS); durations reach the API in ms.
 const BATCH_SIZE_BOUNDS = [1, 2, 4, 8, 16, 32, 64, 128]
-const COMMIT_MICROS_BOUNDS = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 50_000]
+const COMMIT_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 50]
 
 function reentrant(what: string): void {
   if (providerScope.getStore()) {
@@ -112,9 +126,8 @@ function reentrant(what: string): void {
  *
  * @example
  * ```ts
- * const runtime = await HookRuntime.open({ journalPath: 'hooks.db', profile: { enabled: true } })
- * runtime.defineIntentKind(kind)
- * runtime.register(defineHook({ kinds: [kind], registration, provider }))
+ * const runtime = await HookRuntime.open({ journal: 'hooks.db', profile: { enabled: true } })
+ * runtime.register(defineHook({ kinds: [kind], registration, provider })) // defines `kind` too
  * const outcome = await runtime.dispatch(request) // after the writeback committed
  * await runtime.close()
  * ```
@@ -138,8 +151,8 @@ export class HookRuntime implements AsyncDisposable {
    * dispatcher over it. With `dialect: 'loopx-shipped-v0'` it answers a
    * `ShippedHookRuntime` that speaks the contract LoopX shipped.
    *
-   * @param options - where the journal is (`journalPath`, or `journal`: a
-   *   path, a `postgres://` URL, `{ path }` or `{ postgres: {...} }`), the
+   * @param options - where the journal is (`journal`: a SQLite file path, a
+   *   `postgres://` URL, `{ path }` or `{ postgres: {...} }`), the
    *   `profile`, `synchronous`, `busyTimeoutMs`, `attemptLedger`, `inlineCommit`, `dialect`.
    * @returns the runtime, once its journal is open.
    * @throws `ERR_LOOPX_INVALID_ARGUMENT` for options that are not what the
@@ -172,7 +185,9 @@ export class HookRuntime implements AsyncDisposable {
   }
 
   /**
-   * Defines an intent kind that hooks of this runtime may propose.
+   * Defines an intent kind that hooks of this runtime may propose. A hook
+   * made by `defineHook` carries its kinds and `register` defines them; this
+   * is for hooks registered without it. The same definition again is a no-op.
    *
    * @param definition - an `IntentKindDefinition`, or a typed kind from `defineIntentKind`.
    * @throws `ERR_LOOPX_INTENT_KIND_REJECTED` with the violations; nothing is defined.
@@ -185,22 +200,27 @@ export class HookRuntime implements AsyncDisposable {
   }
 
   /**
-   * Installs a hook (see `defineHook`): its registration, checked against
-   * the intent kinds defined so far, and its provider.
+   * Installs a hook (see `defineHook`): defines the intent kinds it carries,
+   * then its registration, checked against the intent kinds defined so far,
+   * and its provider.
    *
-   * @param hook - `{ registration, provider }`.
-   * @throws `ERR_LOOPX_REGISTRATION_REJECTED` (failure code
+   * @param hook - `{ registration, provider }`, and `kinds` (`defineHook` fills it in).
+   * @throws `ERR_LOOPX_INTENT_KIND_REJECTED` for a carried kind that is
+   *   invalid or defined differently already; `ERR_LOOPX_REGISTRATION_REJECTED` (failure code
    *   `registration_rejected`) with its violations for a malformed or
    *   over-budget registration: nothing is installed or invoked;
    *   `ERR_LOOPX_INVALID_ARGUMENT` when the provider is not a function.
    */
-  register(hook: HookDefinition): void {
+  register<Input = PostWritebackHookInput, Result extends PostWritebackHookResult = PostWritebackHookResult>(
+    hook: HookDefinition<Input, Result>,
+  ): void {
     checkHook(hook)
+    for (const kind of hook.kinds ?? []) this.defineIntentKind(kind)
     const verdict = this.#native.register(hook.registration)
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_REGISTRATION_REJECTED', 'registration_rejected', verdict.violations)
     }
-    this.#flights.providers.set(hook.registration.hook_id, hook.provider)
+    this.#flights.providers.set(hook.registration.hook_id, hook.provider as RawProvider)
   }
 
   /** Takes `n` places in flight, waiting FIFO or refusing. */
@@ -367,7 +387,7 @@ export class HookRuntime implements AsyncDisposable {
         commands: w.commands,
         maxBatch: w.maxBatch,
         batchSize: filled(BATCH_SIZE_BOUNDS, w.batchSizeBuckets, w.commands),
-        latencyMicros: filled(COMMIT_MICROS_BOUNDS, w.commitMicrosBuckets, w.commitMicros),
+        latencyMs: filled(COMMIT_BOUNDS_MS, w.commitMicrosBuckets, w.commitMicros / 1000),
       },
       writer: { queueDepth: w.queueDepth, busyRetries: w.busyRetries },
     }

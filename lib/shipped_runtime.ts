@@ -71,7 +71,7 @@ function shippedOf(outcome: { shipped?: ShippedDispatchResult }): ShippedDispatc
  *
  * @example
  * ```ts
- * const runtime = await HookRuntime.open({ journalPath: 'hooks.db', dialect: 'loopx-shipped-v0', profile: { enabled: true } })
+ * const runtime = await HookRuntime.open({ journal: 'hooks.db', dialect: 'loopx-shipped-v0', profile: { enabled: true } })
  * runtime.register({ registration, provider })
  * const result = await runtime.dispatch(source)
  * await runtime.close()

@@ -15,7 +15,7 @@ import { types } from 'node:util'
 
 import * as addon from './addon.js'
 import type { ValidationResult } from '../index.js'
-import { HookContext, expectKinds } from './addon_api.js'
+import { expectKinds } from './addon_api.js'
 import { expectArgs } from './args.js'
 import { acceptedRegistration } from './fast_path.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration, PostWritebackHookResult } from '../bindings/index'
@@ -107,16 +107,6 @@ function compiled(registration: unknown): addon.HookContext | undefined {
   } catch {
     return undefined
   }
-}
-
-/**
- * Compiles a registration once, for callers that hold it themselves.
- *
- * @throws `ERR_LOOPX_INVALID_ARGUMENT` when the registration does not have
- *   the registration contract's shape (or is not JSON).
- */
-export function compileHookContext(registration: PostWritebackHookRegistration | string): addon.HookContext {
-  return new HookContext(registration)
 }
 
 type Context = PostWritebackHookRegistration | string | addon.HookContext

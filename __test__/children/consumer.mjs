@@ -32,7 +32,7 @@ for await (const intent of journal.consume({
   try {
     if (intent.decision === null) {
       const outcome = await journal.decide({ intentId: i, executorId, decision: 'admit', reasonCode: 'consumed' })
-      emit({ t: 'decide', i, kind: outcome.kind })
+      emit({ t: 'decide', i, kind: outcome.outcome })
     }
     emit({ t: 'done', i, outcome: await journal.markDone(i, executorId) })
   } catch (e) {

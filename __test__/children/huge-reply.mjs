@@ -14,7 +14,7 @@ const shape = process.argv[2]
 const peakKib = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1])
 
 const dir = mkdtempSync(join(tmpdir(), 'loopx-huge-reply-'))
-const runtime = await HookRuntime.open({ journalPath: join(dir, 'j.db'), profile: PROFILE })
+const runtime = await HookRuntime.open({ journal: join(dir, 'j.db'), profile: PROFILE })
 runtime.defineIntentKind(KIND)
 let huge = false
 runtime.register(

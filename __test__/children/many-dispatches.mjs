@@ -19,7 +19,7 @@ const kind = (c) =>
     },
   })
 
-const runtime = await HookRuntime.open({ journalPath, profile: { enabled: true }, synchronous: 'normal' })
+const runtime = await HookRuntime.open({ journal: journalPath, profile: { enabled: true }, synchronous: 'normal' })
 for (const c of ['instant', 'promised']) {
   const k = kind(c)
   runtime.defineIntentKind(k)

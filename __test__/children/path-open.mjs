@@ -7,11 +7,11 @@ import { PROFILE, emit, expected, install, request } from './fixture.mjs'
 
 const [journalPath] = process.argv.slice(2)
 try {
-  const runtime = await HookRuntime.open({ journalPath, profile: PROFILE })
+  const runtime = await HookRuntime.open({ journal: journalPath, profile: PROFILE })
   install(runtime)
   const out = await runtime.dispatch(request('r1'))
   const row = await runtime.journal.getDispatch(expected('r1').dispatchId)
-  const pending = await runtime.journal.pending()
+  const pending = await runtime.journal.listIntents({ pendingOnly: true })
   emit({ admitted: out.admitted, state: row?.state ?? null, pending: pending.items.length })
   await runtime.close()
 } catch (e) {

@@ -102,7 +102,7 @@ for (const c of cases) {
       break
     }
     case 'outbox': {
-      const [first] = (await runtime.journal.pending({ limit: 1 })).items
+      const [first] = (await runtime.journal.listIntents({ pendingOnly: true, limit: 1 })).items
       const args = JSON.parse(JSON.stringify(c.args).replaceAll('$INTENT', first.intentId))
       try {
         if (c.call === 'decide') await runtime.journal.decide(args)

@@ -12,7 +12,7 @@ const TIMEOUT_MS = 300
 
 const [journalPath, mode, attempt] = process.argv.slice(2)
 try {
-  const runtime = await HookRuntime.open({ journalPath, profile: PROFILE, synchronous: 'full' })
+  const runtime = await HookRuntime.open({ journal: journalPath, profile: PROFILE, synchronous: 'full' })
   runtime.defineIntentKind(KIND)
   runtime.register(
     defineHook({

@@ -118,7 +118,7 @@ export class SqliteTarget implements JournalTarget {
     this.path = join(this.dir, `${label}.journal`)
   }
   runtimeOptions(extra: { synchronous?: 'full' | 'normal' } = {}): HookRuntimeOptions {
-    return { journalPath: this.path, ...extra }
+    return { journal: this.path, ...extra }
   }
   get journal(): JournalArg {
     return this.path

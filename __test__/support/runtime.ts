@@ -20,6 +20,7 @@ import {
   type DispatchOutcome,
   type DispatchRequest,
   type EventKind,
+  type HookDefinition,
   type HookBudget,
   type HookOutcome,
   type PostWritebackHookInput,
@@ -184,12 +185,18 @@ export interface Counted<R = unknown> {
   inputs: PostWritebackHookInput[]
 }
 
-export function counted<R>(body: (input: PostWritebackHookInput, call: number) => R): Counted<R> {
+/**
+ * Typed as a contract provider whatever it answers: these tests hand the
+ * dispatcher what a JavaScript caller could, and the dispatcher judges it.
+ */
+export type AnyResultProvider = HookDefinition['provider']
+
+export function counted<R>(body: (input: PostWritebackHookInput, call: number) => R): Counted<R> & AnyResultProvider {
   const fn = ((input: PostWritebackHookInput) => {
     fn.calls += 1
     fn.inputs.push(input)
     return body(input, fn.calls)
-  }) as Counted<R>
+  }) as Counted<R> & AnyResultProvider
   fn.calls = 0
   fn.inputs = []
   return fn
@@ -268,9 +275,7 @@ export class Fixtures {
     const target = options.target ?? (options.journalPath ? undefined : this.target())
     const journalPath = options.journalPath ?? (target instanceof SqliteTarget ? target.path : undefined)
     const runtime = await HookRuntime.open({
-      ...(target
-        ? target.runtimeOptions({ synchronous: 'normal' })
-        : { journalPath: journalPath!, synchronous: 'normal' }),
+      ...(target ? target.runtimeOptions({ synchronous: 'normal' }) : { journal: journalPath!, synchronous: 'normal' }),
       profile: { enabled: true, ...options.profile },
     })
     this.#runtimes.push(runtime)

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import * as root from '../../lib/index.js'
 import * as orchestrator from '../../lib/orchestrator/index.js'
 import * as otel from '../../lib/otel.js'
+import { TriggerStore } from '../../lib/capabilities/periodic_report/store.js'
 import * as periodicReport from '../../lib/capabilities/periodic_report/index.js'
 import { turnStartReceipt, turnStartRegistration, turnStartRequest } from './turn_start.js'
 import { TempDir, goodProvider, registration, request, signalKind } from './runtime.js'
@@ -72,10 +73,10 @@ export const SAMPLES: Record<string, () => unknown> = {
   }),
   'claim.options': () => ({ executorId: 'walk.executor', leaseMs: 1000 }),
   'consume.options': () => ({ executorId: 'walk.executor', leaseMs: 1000 }),
-  policy: () => ({ policyVersion: periodicReport.POLICY_VERSION, completionThreshold: 3 }),
-  state: () => periodicReport.emptyWindow('2026-W01'),
+  policy: () => ({ policyVersion: 'weekly_v0', completionThreshold: 3 }),
+  state: () => ({ window: '2026-W01', completedSegments: [], promoted: false, promotedBy: null }),
   event: () => ({ intentId: 'pwi_1', transition: 'segment_completed', segmentRef: 'seg', window: '2026-W01' }),
-  decidedAt: () => '2026-08-26T00:00:00Z',
+  decidedAt: () => Date.parse('2026-08-26T00:00:00Z'),
   committedAt: () => '2026-08-26T00:00:00Z',
   receipt: () => request().receipt,
   settlement: () => request().settlement,
@@ -123,7 +124,7 @@ export const SAMPLES: Record<string, () => unknown> = {
   path: () => fresh('path'),
   journal: () => fresh('journal'),
   'HookJournal.openReadOnly.journal': () => state.livePath,
-  'HookRuntime.open.options': () => ({ journalPath: fresh('runtime'), profile: { enabled: true } }),
+  'HookRuntime.open.options': () => ({ journal: fresh('runtime'), profile: { enabled: true } }),
   'TurnSettlement.open.options': () => ({ turnJournalPath: fresh('turn') }),
   'TurnStartKernel.register.hook': () => ({
     registration: turnStartRegistration('walkts'),
@@ -193,12 +194,12 @@ export function sampleFor(owner: string, method: string, name: string): (() => u
 /** Live instances of each public class, by name, on temporary files. */
 export async function instances(): Promise<Record<string, object[]>> {
   state.livePath = fresh('live')
-  const runtime = await root.HookRuntime.open({ journalPath: state.livePath, profile: { enabled: true } })
+  const runtime = await root.HookRuntime.open({ journal: state.livePath, profile: { enabled: true } })
   runtime.defineIntentKind(kind)
   runtime.register({ ...hook })
   const shipped = await root.HookRuntime.open({
     dialect: 'loopx-shipped-v0',
-    journalPath: fresh('shipped-live'),
+    journal: fresh('shipped-live'),
     profile: { enabled: true },
   })
   shipped.register({ registration: shippedRegistration(), provider: () => null as never })
@@ -221,7 +222,7 @@ export async function instances(): Promise<Record<string, object[]>> {
   await sessionKernel.dispatchTurnStart(turnStartRequest())
   if (!session) throw new Error('the turn-start provider was not given a session')
   const settlement = await orchestrator.TurnSettlement.open({ turnJournalPath: fresh('turn-live'), hooks: runtime })
-  const store = periodicReport.TriggerStore.open(fresh('store'))
+  const store = TriggerStore.open(fresh('store'))
   const scheduler = periodicReport.PeriodicReportScheduler.open({ journal, storePath: fresh('scheduler') })
   return {
     HookRuntime: [runtime],

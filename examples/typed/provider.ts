@@ -61,7 +61,7 @@ export const runtimeTrigger = defineHook({
 })
 
 /** Installs the capability on a runtime (at the composition root, before any dispatch). */
-export function installPeriodicReport(runtime: HookRuntime): void {
-  runtime.defineIntentKind(triggerEvaluation)
+export function installRuntimeTrigger(runtime: HookRuntime): void {
+  // The hook carries its kind (defineHook keeps it), so register defines it too.
   runtime.register(runtimeTrigger)
 }

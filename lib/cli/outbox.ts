@@ -33,15 +33,15 @@ export async function decide(journal: HookJournal, o: OutboxOptions, io: Io): Pr
   if (decision !== 'admit' && decision !== 'reject') throw new UsageError(`--decision is admit or reject`)
   const outcome: DecideOutcome = await journal.decide({ intentId, executorId, decision, reasonCode })
   if (o.json) io.stdout.write(`${JSON.stringify(outcome)}\n`)
-  else if (outcome.kind === 'decided') io.stdout.write(`decided: ${decision} by ${executorId} (${reasonCode})\n`)
-  else if (outcome.kind === 'same_decision') io.stdout.write(`already decided the same way: nothing written\n`)
-  else if (outcome.kind === 'conflict') {
+  else if (outcome.outcome === 'decided') io.stdout.write(`decided: ${decision} by ${executorId} (${reasonCode})\n`)
+  else if (outcome.outcome === 'same_decision') io.stdout.write(`already decided the same way: nothing written\n`)
+  else if (outcome.outcome === 'conflict') {
     const e = outcome.existing
     io.stdout.write(
       `conflict: already ${e.decision === 'admit' ? 'admitted' : 'rejected'} by ${e.executorId} (${e.reasonCode}); the record stands\n`,
     )
   } else io.stdout.write(`unknown intent\n`)
-  return outcome.kind === 'decided' || outcome.kind === 'same_decision' ? 0 : 1
+  return outcome.outcome === 'decided' || outcome.outcome === 'same_decision' ? 0 : 1
 }
 
 /** Exit 0 when done (now or already), 1 when not admitted or unknown. */

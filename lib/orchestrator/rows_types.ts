@@ -30,8 +30,8 @@ export interface QuotaSpend {
   effectId: string
   /** Units spent (`QUOTA_UNITS_PER_SETTLEMENT`). */
   units: number
-  /** When it was spent (ISO 8601). */
-  spentAt: string
+  /** When it was spent (epoch ms). */
+  spentAt: number
 }
 
 /** One provider outcome of a completed hook dispatch, as its marker keeps it. */
@@ -56,8 +56,8 @@ export interface DispatchMarker {
   refusal: string | null
   /** Each hook's outcome, in the dispatch outcome's order. */
   outcomes: MarkerOutcome[]
-  /** When the dispatch completed (ISO 8601). */
-  completedAt: string
+  /** When the dispatch completed (epoch ms). */
+  completedAt: number
 }
 
 /** One primary step of one effect, as the Turn journal holds it. */
@@ -70,8 +70,8 @@ export interface StepRow {
   step: PrimaryStepName
   /** Its status as stored (`passed`, `committed`, `pending`, `spent`, ...). */
   status: string
-  /** When it last changed (ISO 8601). */
-  updatedAt: string
+  /** When it last changed (epoch ms). */
+  updatedAt: number
 }
 
 /** A settlement as the Turn journal holds it (a row, not a contract document: camelCase). */
@@ -94,8 +94,8 @@ export interface SettlementRecord {
   factRefs: string[]
   /** The digest of the validated request: the same effect with another request is an `effect_conflict`. */
   requestDigest: string
-  /** When it was settled (ISO 8601). */
-  createdAt: string
+  /** When it was settled (epoch ms). */
+  createdAt: number
 }
 
 /** Every row of the Turn journal, for inspection and tests. */

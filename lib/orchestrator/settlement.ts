@@ -23,6 +23,7 @@
 import { LoopxHooksError, type HookRuntime } from '../index.js'
 import type {
   DispatchOutcome,
+  IntegrityVerdict,
   RecoverReport,
   SettlementIdentity,
   Violation,
@@ -309,10 +310,13 @@ export class TurnSettlement implements AsyncDisposable {
     return this.#journal.contents()
   }
 
-  /** Whether SQLite's `PRAGMA integrity_check` of the Turn journal says ok. */
-  integrityCheck(): boolean {
+  /**
+   * SQLite's `PRAGMA integrity_check` of the Turn journal as a verdict, as
+   * `HookJournal.integrity()` gives the hook journal's: `{ ok, messages }`.
+   */
+  integrity(): IntegrityVerdict {
     this.#usable()
-    return this.#journal.integrityCheck()
+    return this.#journal.integrity()
   }
 
   /** Closes the Turn journal (not the HookRuntime, which the composition root owns). */
@@ -335,7 +339,7 @@ export class TurnSettlement implements AsyncDisposable {
           admitted: false,
           refusal: 'hooks_not_configured',
           outcomes: [],
-          completedAt: this.#timestamp(),
+          completedAt: this.#now().getTime(),
         })
       }
       return { dispatch: null, dispatchError: null }
@@ -364,7 +368,7 @@ export class TurnSettlement implements AsyncDisposable {
           outcome: h.outcome,
           failureCode: h.failureCode,
         })),
-        completedAt: this.#timestamp(),
+        completedAt: this.#now().getTime(),
       })
     }
     return { dispatch, dispatchError: null }

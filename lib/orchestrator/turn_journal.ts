@@ -17,7 +17,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import { canonicalJson, LoopxHooksError, type LoopxHooksErrorCode } from '../index.js'
 import { claimSqliteFile, precheckSqliteFile } from '../sqlite_claim.js'
-import type { DispatchRequest } from '../../bindings/index'
+import type { DispatchRequest, IntegrityVerdict } from '../../bindings/index'
 import { expectMembers } from '../args.js'
 import { quotaSpendEligible, QUOTA_UNITS_PER_SETTLEMENT } from './quota.js'
 import type { ValidWriteback, WritebackKind } from './validate.js'
@@ -267,11 +267,11 @@ export class TurnJournal {
           receiptId,
           effectId: record.receipt.effect_id,
           units: QUOTA_UNITS_PER_SETTLEMENT,
-          spentAt: at,
+          spentAt: Date.parse(at),
         }
         this.#db
           .prepare(`INSERT INTO quota_spends (receipt_id, effect_id, units, spent_at) VALUES (?, ?, ?, ?)`)
-          .run(spend.receiptId, spend.effectId, spend.units, spend.spentAt)
+          .run(spend.receiptId, spend.effectId, spend.units, at)
         setStep.run('spent', at, record.settlement.effect_id)
         return { status: 'spent', spend }
       })
@@ -289,7 +289,7 @@ export class TurnJournal {
         marker.admitted ? 1 : 0,
         marker.refusal,
         storedOutcomes(marker.outcomes),
-        marker.completedAt,
+        new Date(marker.completedAt).toISOString(),
       )
   }
 
@@ -340,9 +340,11 @@ export class TurnJournal {
     return { settlements, steps, receipts, quotaSpends, dispatchMarkers }
   }
 
-  /** Whether SQLite's `PRAGMA integrity_check` says ok. */
-  integrityCheck(): boolean {
-    return this.#db.pragma('integrity_check', { simple: true }) === 'ok'
+  /** SQLite's `PRAGMA integrity_check` as a verdict: `ok` with no messages, or SQLite's messages. */
+  integrity(): IntegrityVerdict {
+    const rows = this.#db.pragma('integrity_check') as { integrity_check: string }[]
+    const messages = rows.map((r) => r.integrity_check).filter((m) => m !== 'ok')
+    return { ok: messages.length === 0, messages }
   }
 
   get open(): boolean {

@@ -88,16 +88,22 @@ export function settlementOf(s: SettlementRow): SettlementRecord {
     stateRevision: s.state_revision,
     factRefs: JSON.parse(s.fact_refs) as string[],
     requestDigest: s.request_digest,
-    createdAt: s.created_at,
+    createdAt: Date.parse(s.created_at),
   }
 }
 
 export function stepOf(s: StepSqlRow): StepRow {
-  return { effectId: s.effect_id, ordinal: s.ordinal, step: s.step, status: s.status, updatedAt: s.updated_at }
+  return {
+    effectId: s.effect_id,
+    ordinal: s.ordinal,
+    step: s.step,
+    status: s.status,
+    updatedAt: Date.parse(s.updated_at),
+  }
 }
 
 export function spendOf(s: SpendRow): QuotaSpend {
-  return { receiptId: s.receipt_id, effectId: s.effect_id, units: s.units, spentAt: s.spent_at }
+  return { receiptId: s.receipt_id, effectId: s.effect_id, units: s.units, spentAt: Date.parse(s.spent_at) }
 }
 
 export function storedOutcomes(outcomes: readonly MarkerOutcome[]): string {
@@ -122,6 +128,6 @@ export function markerOf(m: MarkerRow): DispatchMarker {
       outcome: o.outcome,
       failureCode: o.failure_code,
     })),
-    completedAt: m.completed_at,
+    completedAt: Date.parse(m.completed_at),
   }
 }

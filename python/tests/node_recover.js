@@ -12,7 +12,7 @@ const example = (name) => JSON.parse(readFileSync(join(__dirname, '..', '..', 'e
 
 async function main() {
   const [db, hookId, timeoutMs, invocations] = process.argv.slice(2)
-  const runtime = await lib.HookRuntime.open({ journalPath: db, profile: { enabled: true } })
+  const runtime = await lib.HookRuntime.open({ journal: db, profile: { enabled: true } })
   try {
     runtime.defineIntentKind(example('intent_kind'))
     const registration = example('registration')

@@ -279,17 +279,6 @@ impl NativeJournal {
         Read::Stats.off_thread(self.journal.clone()).await
     }
 
-    /// `PRAGMA integrity_check` is ok. Reads the whole file: off the JS thread.
-    #[napi]
-    pub async fn integrity_check(&self) -> napi::Result<String> {
-        let j = self.journal.clone();
-        let value = tokio::task::spawn_blocking(move || j.integrity_check())
-            .await
-            .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
-            .map_err(|e| async_error(journal_error(e)))?;
-        Ok(value.to_string())
-    }
-
     /// The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`.
     #[napi]
     pub async fn integrity(&self) -> napi::Result<String> {

@@ -58,6 +58,17 @@ fn define(kinds: &mut IntentKinds, kind: CompiledIntentKind) -> Result<(), Viola
     }
 }
 
+/// Adds `kind` to a runtime's kinds: the same definition again changes
+/// nothing (a hook carries the kinds it was made with, and `register`
+/// defines them); another definition of a defined intent_kind is
+/// `duplicate_item`, so the schema payloads were checked against never changes.
+fn define_once(kinds: &mut IntentKinds, kind: CompiledIntentKind) -> Result<(), Violation> {
+    match kinds.get(&kind.definition.intent_kind) {
+        Some(existing) if existing.definition == kind.definition => Ok(()),
+        _ => define(kinds, kind),
+    }
+}
+
 /// The intent kinds of a list of definitions, each read by the caller (a
 /// definition it could not read is its violations): all of them or, when
 /// any is invalid or defined twice, every violation, each path prefixed by
@@ -194,10 +205,11 @@ impl Dispatcher {
     }
 
     /// Defines an intent kind. Kinds are defined at the composition root,
-    /// before the registrations that name them.
+    /// before the registrations that name them; the same definition again is
+    /// a no-op, another one under a defined name `duplicate_item`.
     pub fn define_intent_kind(&self, doc: &Value) -> Result<(), Violations> {
         let kind = validate_intent_kind_definition(doc)?;
-        self.update(|installed| define(&mut installed.kinds, kind).map_err(|v| vec![v].into()))
+        self.update(|installed| define_once(&mut installed.kinds, kind).map_err(|v| vec![v].into()))
     }
 
     /// Installs a provider behind a validated registration (`registration_rejected`

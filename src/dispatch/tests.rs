@@ -371,6 +371,17 @@ async fn malformed_registration_is_rejected_before_anything_runs() {
     assert_eq!(f.dispatcher.register(&registration("b", 1, 50), p).unwrap_err()[0].rule, Rule::DuplicateItem);
 }
 
+#[test]
+fn an_intent_kind_defined_again_alike_is_a_no_op_and_differently_a_duplicate() {
+    let f = fixture(enabled());
+    // The fixture defined it once already.
+    f.dispatcher.define_intent_kind(&fixtures::kind_definition()).unwrap();
+    let mut other = fixtures::kind_definition();
+    other["operations"] = json!([fixtures::OPERATION]);
+    let violations = f.dispatcher.define_intent_kind(&other).unwrap_err();
+    assert_eq!((violations[0].path.as_str(), violations[0].rule), ("/intent_kind", Rule::DuplicateItem));
+}
+
 #[tokio::test]
 async fn recover_completes_checkpointed_dispatches_with_the_same_identity() {
     let f = fixture(enabled());

@@ -29,7 +29,7 @@ pub struct ExistingDecision {
 /// What `HookJournal.decide` did with a decision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum DecideOutcome {
     /// Recorded now.
     Decided,

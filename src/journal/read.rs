@@ -135,7 +135,7 @@ pub(crate) fn failure_from<C: Columns>(r: &C) -> Result<FailureRow, C::Error> {
         attempt: r.count(1)?,
         code: r.text(2)?,
         rule: r.opt_text(3)?,
-        at: r.int(4)?,
+        failed_at: r.int(4)?,
     })
 }
 

@@ -34,7 +34,9 @@ pub struct DispatchRow {
     /// The contract the row was written in.
     pub dialect: Dialect,
     /// The source's commit time, kept for the receipts of dialects that carry
-    /// it (`loopx-shipped-v0`); null otherwise.
+    /// it (`loopx-shipped-v0`); null otherwise. The source's own text, kept
+    /// byte for byte, so it is `...Iso`, not an epoch-ms `...At`.
+    #[serde(rename = "recordedAtIso")]
     pub recorded_at: Option<String>,
     /// The dispatch request, as recorded at the checkpoint; null once the
     /// identity is final (only `recover()` needs it).
@@ -70,8 +72,9 @@ pub struct FailureRow {
     pub attempt: u32,
     pub code: String,
     pub rule: Option<String>,
+    /// When the attempt failed (epoch ms, as every `...At` of the journal).
     #[ts(type = "number")]
-    pub at: i64,
+    pub failed_at: i64,
 }
 
 /// A proposed intent as the outbox holds it, with its executor's decision and done mark.

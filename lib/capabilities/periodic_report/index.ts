@@ -16,11 +16,25 @@ import { expectArgs, expectOptions } from '../../args.js'
 import { runtimeTriggerHook } from './hook.js'
 import { CAPABILITY_ID, triggerEvaluationKind } from './kind.js'
 
-export * from './kind.js'
-export * from './hook.js'
-export * from './reducer.js'
-export * from './store.js'
-export * from './scheduler.js'
+// What an application installs, runs and reads; the hook's parts, the
+// reducer's steps and the store's file are the capability's own (its tests
+// import them from their modules).
+export { CAPABILITY_ID, TRIGGER_EVALUATION, triggerEvaluationKind, type TriggerEvaluationKind } from './kind.js'
+export {
+  DEFAULT_COMPLETION_THRESHOLD,
+  type TriggerDecision,
+  type TriggerEvent,
+  type TriggerPolicy,
+  type TriggerReason,
+  type WindowState,
+} from './reducer.js'
+export type { StoredDecision, TriggerStore } from './store.js'
+export {
+  PeriodicReportScheduler,
+  type AdmissionReason,
+  type SchedulerOptions,
+  type SchedulerPass,
+} from './scheduler.js'
 
 /** How `installPeriodicReport` installs the capability. */
 export interface InstallOptions {
@@ -59,7 +73,7 @@ export function installPeriodicReport(runtime: HookRuntime, options?: InstallOpt
   const capabilityId = options.capabilityId ?? CAPABILITY_ID
   const kind = triggerEvaluationKind(capabilityId)
   const hook = runtimeTriggerHook(capabilityId, { timeoutMs: options.timeoutMs })
-  runtime.defineIntentKind(kind)
+  // The hook carries its kind: register defines it.
   runtime.register(hook)
   return {
     capabilityId,

@@ -158,7 +158,8 @@ export class PeriodicReportScheduler {
     const pass: SchedulerPass = { listed: 0, admitted: [], rejected: [], evaluated: [], duplicates: [], skipped: [] }
     let after: number | undefined
     for (;;) {
-      const page = await this.journal.pending({
+      const page = await this.journal.listIntents({
+        pendingOnly: true,
         capabilityId: this.capabilityId,
         intentKind: this.intentKind,
         after,
@@ -200,7 +201,7 @@ export class PeriodicReportScheduler {
         decision: reason === 'admitted' ? 'admit' : 'reject',
         reasonCode: reason,
       })
-      if (outcome.kind === 'conflict' || outcome.kind === 'unknown_intent') {
+      if (outcome.outcome === 'conflict' || outcome.outcome === 'unknown_intent') {
         pass.skipped.push(item.intentId)
         return
       }
@@ -221,7 +222,7 @@ export class PeriodicReportScheduler {
         window: isoWeek(this.#now()),
       },
       this.policy,
-      this.#now().toISOString(),
+      this.#now().getTime(),
     )
     if (evaluated.duplicate) pass.duplicates.push(item.intentId)
     else pass.evaluated.push(evaluated.decision)

@@ -27,8 +27,8 @@ export const TRIGGER_STORE_SCHEMA = 'loopx_periodic_report_trigger_store_v1'
 
 /** A recorded reducer decision. */
 export interface StoredDecision extends TriggerDecision {
-  /** When it was decided (ISO 8601). */
-  decidedAt: string
+  /** When it was decided (epoch ms). */
+  decidedAt: number
 }
 
 const SCHEMA = `
@@ -80,7 +80,7 @@ function decisionOf(r: DecisionRow): StoredDecision {
     decision: r.decision as TriggerDecision['decision'],
     reason: r.reason as TriggerDecision['reason'],
     completions: r.completions,
-    decidedAt: r.decided_at,
+    decidedAt: Date.parse(r.decided_at),
   }
 }
 
@@ -171,11 +171,13 @@ export class TriggerStore {
   evaluate(
     event: TriggerEvent,
     policy: TriggerPolicy,
-    decidedAt: string,
+    decidedAt: number,
   ): { duplicate: boolean; decision: StoredDecision } {
     expectMembers('evaluate', 'event', event, TRIGGER_EVENT_MEMBERS, 'object')
     checkPolicy(policy)
-    expectArgs('evaluate', { decidedAt: [decidedAt, 'string'] })
+    expectArgs('evaluate', { decidedAt: [decidedAt, 'number'] })
+    if (!Number.isFinite(decidedAt))
+      throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'evaluate: invalid argument: decidedAt (epoch ms)')
     return this.#db
       .transaction(() => {
         const existing = this.decision(event.intentId)
@@ -203,7 +205,7 @@ export class TriggerStore {
             decision.decision,
             decision.reason,
             decision.completions,
-            decidedAt,
+            new Date(decidedAt).toISOString(),
           )
         return { duplicate: false, decision: { ...decision, decidedAt } }
       })
