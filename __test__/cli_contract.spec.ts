@@ -50,7 +50,7 @@ function copy(name: string): string {
 
 beforeAll(async () => {
   db = tmp.path('journal.db')
-  const runtime = await HookRuntime.open({ journalPath: db, profile: { enabled: true } })
+  const runtime = await HookRuntime.open({ journal: db, profile: { enabled: true } })
   runtime.defineIntentKind(kind)
   runtime.register({ registration: registration('clic.hook'), provider: goodProvider() })
   for (const n of [1, 2, 3]) {
@@ -62,7 +62,7 @@ beforeAll(async () => {
       }),
     )
   }
-  intentIds = (await runtime.journal.pending()).items.map((i) => i.intentId)
+  intentIds = (await runtime.journal.listIntents({ pendingOnly: true })).items.map((i) => i.intentId)
   await runtime.close()
   expect(intentIds).toHaveLength(3)
 })
@@ -170,12 +170,12 @@ describe('--json prints what the library returns for the same call', () => {
         const returned = await journal.decide({ intentId, executorId, decision, reasonCode })
         // The two copies were decided at different instants: the rest is equal.
         expect(printed).toEqual(
-          returned.kind === 'conflict'
+          returned.outcome === 'conflict'
             ? { ...returned, existing: { ...returned.existing, decidedAt: expect.any(Number) } }
             : returned,
         )
-        expect(r.status).toBe(printed.kind === 'decided' || printed.kind === 'same_decision' ? 0 : 1)
-        kinds.push(printed.kind)
+        expect(r.status).toBe(printed.outcome === 'decided' || printed.outcome === 'same_decision' ? 0 : 1)
+        kinds.push(printed.outcome)
       }
       expect(kinds).toEqual(['decided', 'same_decision', 'conflict', 'unknown_intent'])
     } finally {

@@ -21,7 +21,7 @@ let files = 0
 /** A runtime on a fresh file with one synchronous and one asynchronous hook. */
 async function open(inlineCommit: boolean) {
   const journalPath = join(dir, `j${files++}.sqlite`)
-  const runtime = await HookRuntime.open({ journalPath, inlineCommit, profile: { enabled: true } })
+  const runtime = await HookRuntime.open({ journal: journalPath, inlineCommit, profile: { enabled: true } })
   runtime.defineIntentKind(signalKind('alpha'))
   runtime.defineIntentKind(signalKind('beta'))
   runtime.register({ registration: registration('alpha.one'), provider: (input) => signalResult(input) })
@@ -91,7 +91,7 @@ describe('inline commit', () => {
 
   it('an asynchronous provider: its flight settles with the inline commit', async () => {
     const journalPath = join(dir, `j${files++}.sqlite`)
-    const runtime = await HookRuntime.open({ journalPath, inlineCommit: true, profile: { enabled: true } })
+    const runtime = await HookRuntime.open({ journal: journalPath, inlineCommit: true, profile: { enabled: true } })
     try {
       runtime.defineIntentKind(signalKind('beta'))
       runtime.register({
@@ -135,7 +135,7 @@ describe('inline commit', () => {
     expect(error).toBeInstanceOf(LoopxHooksError)
     expect((error as LoopxHooksError).code).toBe('ERR_LOOPX_INVALID_ARGUMENT')
     const typo = await HookRuntime.open({
-      journalPath: join(dir, 'typo.sqlite'),
+      journal: join(dir, 'typo.sqlite'),
       inlineCommit: 'yes' as unknown as boolean,
     }).catch((e: unknown) => e)
     expect((typo as LoopxHooksError).code).toBe('ERR_LOOPX_INVALID_ARGUMENT')
