@@ -47,8 +47,10 @@ interface HookRuntimeTuning {
    * writer thread: a dispatch whose providers answer synchronously then
    * settles without an event-loop turn or a thread wake-up, but the event
    * loop waits for the commit (its fsync, and another process's write lock
-   * up to `busyTimeoutMs`). With more than one in flight the writer thread
-   * group-commits as without it. A SQLite journal only: with PostgreSQL,
+   * up to `busyTimeoutMs`). It pays at 1 in flight and costs under load,
+   * where a dispatch often finds itself alone between group commits and
+   * commits on the JS thread while the others wait (docs/benchmark.md). A
+   * SQLite journal only: with PostgreSQL,
    * every commit would hold the event loop for a network round trip.
    * @default false
    */
