@@ -4,26 +4,10 @@
 // comment, so a hover never comes up empty. The walk goes through the
 // TypeScript checker, so re-exports (`export *`, `export type *`, renamed
 // exports) resolve to the declaration a user's editor shows.
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
-const root = join(__dirname, '..')
-
-/** The TypeScript source behind each public entry point's declaration file. */
-function entryPoints(): Map<string, string> {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
-    exports: Record<string, string | { types?: string }>
-  }
-  const entries = new Map<string, string>()
-  for (const [subpath, target] of Object.entries(pkg.exports)) {
-    if (typeof target !== 'object' || target.types === undefined) continue
-    entries.set(subpath, join(root, target.types.replace(/\.d\.ts$/, '.ts')))
-  }
-  return entries
-}
+import { entryPoints, entryProgram } from './support/surface_names.js'
 
 function hasDoc(declaration: ts.Declaration): boolean {
   // Only a block with text of its own counts: bare tags (`@internal`, `@param x`) describe nothing on hover.
@@ -51,14 +35,7 @@ function documented(symbol: ts.Symbol): boolean {
 
 /** Names, `subpath: Export` or `subpath: Export.member`, of everything public that has no doc comment. */
 function undocumented(files: Map<string, string>): string[] {
-  const program = ts.createProgram([...files.values()], {
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.Node16,
-    moduleResolution: ts.ModuleResolutionKind.Node16,
-    strict: true,
-    noEmit: true,
-    types: ['node'],
-  })
+  const program = entryProgram(files)
   const checker = program.getTypeChecker()
   const missing: string[] = []
   for (const [subpath, file] of files) {

@@ -9,6 +9,31 @@ import ts from 'typescript'
 
 const root = join(__dirname, '..', '..')
 
+/** The TypeScript source behind each typed entry point's declaration file, by subpath. */
+export function entryPoints(): Map<string, string> {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | { types?: string }>
+  }
+  const entries = new Map<string, string>()
+  for (const [subpath, target] of Object.entries(pkg.exports)) {
+    if (typeof target !== 'object' || target.types === undefined) continue
+    entries.set(subpath, join(root, target.types.replace(/\.d\.ts$/, '.ts')))
+  }
+  return entries
+}
+
+/** One strict program over `files`, as a user's editor checks them. */
+export function entryProgram(files: Map<string, string>): ts.Program {
+  return ts.createProgram([...files.values()], {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.Node16,
+    moduleResolution: ts.ModuleResolutionKind.Node16,
+    strict: true,
+    noEmit: true,
+    types: ['node'],
+  })
+}
+
 /** One export of one entry point, its alias resolved. */
 export interface Exported {
   subpath: string
@@ -24,22 +49,8 @@ export class Surface {
   readonly shadowed: string[] = []
 
   constructor() {
-    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
-      exports: Record<string, string | { types?: string }>
-    }
-    const files = new Map<string, string>()
-    for (const [subpath, target] of Object.entries(pkg.exports)) {
-      if (typeof target === 'object' && target.types !== undefined)
-        files.set(subpath, join(root, target.types.replace(/\.d\.ts$/, '.ts')))
-    }
-    const program = ts.createProgram([...files.values()], {
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.Node16,
-      moduleResolution: ts.ModuleResolutionKind.Node16,
-      strict: true,
-      noEmit: true,
-      types: ['node'],
-    })
+    const files = entryPoints()
+    const program = entryProgram(files)
     this.checker = program.getTypeChecker()
     for (const [subpath, file] of files) {
       const source = program.getSourceFile(file)!
