@@ -863,4 +863,26 @@ describe('runtime and journal misuse', () => {
     expect(slow.calls).toBe(1)
     expect(after.calls).toBe(0)
   })
+
+  it('a limit is counted on the real clock: the signal never aborts before timeout_ms has passed', async () => {
+    // The event loop's timers count from a cached, millisecond-truncated time and
+    // can fire up to a millisecond early; an early cut of the wall let a later hook start.
+    const { runtime } = await fx.runtime({ capabilities: ['alpha'] })
+    const waited: number[] = []
+    runtime.register({
+      registration: registration('alpha.cut', { budget: { timeout_ms: 7, max_invocations_per_dispatch: 1 } }),
+      provider: (_input, { signal }) =>
+        new Promise<never>(() => {
+          const start = performance.now()
+          signal.addEventListener('abort', () => waited.push(performance.now() - start))
+        }),
+    })
+    for (let i = 0; i < 100; i++) {
+      const outcome = await runtime.dispatch(request({ settlement: { effect_id: `effect_${1000 + i}` } }))
+      expect(outcome.hooks[0]?.failureCode).toBe('producer_timed_out')
+    }
+    expect(waited).toHaveLength(100)
+    // The provider's clock starts a few microseconds after the runtime's; an early timer is up to a millisecond early.
+    expect(waited.filter((ms) => ms < 6.9)).toStrictEqual([])
+  })
 })
