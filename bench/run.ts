@@ -21,6 +21,7 @@ import { PlainRuntime, PlainValidators } from './baseline.js'
 import { exampleInput, exampleResult, intentKind, jcs, registration, request } from './fixtures.js'
 import { catchupBench, catchupNotes, catchupRows, type CatchupResults } from './catchup.js'
 import { twoHopRow } from './hops.js'
+import { jsThreadRound, jsThreadRows, type JsThreadRound } from './js_thread.js'
 import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
 import { pkg, require, ROOT } from './pkg.js'
 import { pythonOnly } from './python.js'
@@ -137,6 +138,8 @@ interface DurableRound {
   busyP99: Record<SideName, number>
   busyMean64: Record<SideName, number>
   cpuMean1: Record<SideName, number>
+  /** Ours at 64 in flight: the JS thread's time, split by addon call. */
+  jsThread: JsThreadRound
 }
 
 async function durableRun(
@@ -190,6 +193,10 @@ async function durable(): Promise<DurableRound[]> {
           out[inflight === 1 ? 'noLedger1' : 'noLedger64'] = (n / res.ms) * 1000
         },
       ]),
+      [
+        `ours ${INFLIGHT} in flight, the JS thread's time split by addon call`,
+        async () => void (out.jsThread = await jsThreadRound(tmp, n, INFLIGHT, `jt${r}`)),
+      ],
       ...([1, INFLIGHT] as const).map((inflight): [string, () => Promise<void>] => [
         `ours with the inline commit, ${inflight} in flight`,
         async () => {
@@ -636,6 +643,11 @@ function durableRows(d: DurableRound[], floor: Floor | undefined, add: Add): voi
       {},
     )
   }
+  jsThreadRows(
+    d.map((r) => r.jsThread),
+    INFLIGHT,
+    add,
+  )
 }
 
 function report(

@@ -1,0 +1,110 @@
+/**
+ * Where the JS thread's time goes in one fresh dispatch: the addon's three
+ * synchronous calls (`prepare` validates the request, derives the ids and
+ * reads the standing rows; `begin` queues the checkpoint; `complete`
+ * validates the result and queues the record), timed around each call, and
+ * everything else (the TypeScript layer, the provider, promise resolution).
+ * At 64 in flight the JS thread is what bounds the throughput, so this
+ * split says what a faster dispatch has to shrink.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+
+import { require } from './pkg.js'
+import { drive, open } from './sides.js'
+import type { Add } from './targets.js'
+
+/** The addon's calls a fresh dispatch makes on the JS thread. */
+const CALLS = ['prepare', 'begin', 'complete'] as const
+
+export interface JsThreadRound {
+  /** Main-thread busy µs per dispatch, all of it. */
+  busyUs: number
+  /** µs per dispatch inside each addon call. */
+  calls: Record<(typeof CALLS)[number], number>
+}
+
+type Method = (...args: unknown[]) => unknown
+
+/** Times every call of `CALLS` on the addon's runtime class until the returned function restores them. */
+function timeCalls(spent: Record<string, number>): () => void {
+  const proto = (require('./index.js') as { NativeHookRuntime: { prototype: Record<string, Method> } })
+    .NativeHookRuntime.prototype
+  const saved = CALLS.map((name) => [name, proto[name]!] as const)
+  for (const [name, fn] of saved) {
+    proto[name] = function (this: unknown, ...args: unknown[]): unknown {
+      const t0 = performance.now()
+      try {
+        return fn.apply(this, args)
+      } finally {
+        spent[name] = (spent[name] ?? 0) + performance.now() - t0
+      }
+    }
+  }
+  return () => {
+    for (const [name, fn] of saved) proto[name] = fn
+  }
+}
+
+/** One run of `n` fresh dispatches, `inflight` at a time, synchronous=FULL, on a fresh journal in `dir`. */
+export async function jsThreadRound(dir: string, n: number, inflight: number, tag: string): Promise<JsThreadRound> {
+  const work = mkdtempSync(join(dir, 'js-thread-'))
+  try {
+    const runner = await open('ours', join(work, 'journal.sqlite'), { synchronous: 'full' })
+    await drive(runner, `${tag}warm`, 20, 20, 'recorded')
+    const spent: Record<string, number> = {}
+    const restore = timeCalls(spent)
+    let res
+    try {
+      res = await drive(runner, tag, n, inflight, 'recorded')
+    } finally {
+      restore()
+      await runner.close()
+    }
+    const perDispatch = (ms: number): number => (ms * 1000) / n
+    return {
+      busyUs: perDispatch(res.activeMs),
+      calls: Object.fromEntries(CALLS.map((c) => [c, perDispatch(spent[c] ?? 0)])) as JsThreadRound['calls'],
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const us = (x: number): string => `${x.toFixed(1)} µs`
+
+/** The split's rows: each call's µs per dispatch against the whole busy time, and the rest. */
+export function jsThreadRows(rounds: JsThreadRound[], inflight: number, add: Add): void {
+  if (rounds.length === 0) return
+  const busy = median(rounds.map((r) => r.busyUs))
+  const share = (f: (r: JsThreadRound) => number): number => median(rounds.map((r) => f(r) / r.busyUs))
+  const inAddon = (r: JsThreadRound): number => CALLS.reduce((s, c) => s + r.calls[c], 0)
+  const what = `main-thread time per fresh dispatch, ${inflight} in flight`
+  const whole = '(plain column: ours, all main-thread busy time; ratio: the share)'
+  for (const c of CALLS) {
+    const f = (r: JsThreadRound): number => r.calls[c]
+    add(
+      `jsThread_${c}`,
+      `${what}, inside the addon's \`${c}\` ${whole}`,
+      us(median(rounds.map(f))),
+      us(busy),
+      share(f),
+      {
+        rounds: rounds.map((r) => [f(r), r.busyUs]),
+      },
+    )
+  }
+  const rest = (r: JsThreadRound): number => r.busyUs - inAddon(r)
+  add(
+    `jsThread_rest`,
+    `${what}, outside the addon (TypeScript layer, provider, promises) ${whole}`,
+    us(median(rounds.map(rest))),
+    us(busy),
+    share(rest),
+    {
+      rounds: rounds.map((r) => [rest(r), r.busyUs]),
+    },
+  )
+}
