@@ -4,6 +4,10 @@
 // comment, so a hover never comes up empty. The walk goes through the
 // TypeScript checker, so re-exports (`export *`, `export type *`, renamed
 // exports) resolve to the declaration a user's editor shows.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
@@ -70,5 +74,20 @@ describe('TSDoc on the public surface', () => {
 
   it('every export and every public class/interface member has a doc comment', { timeout: 60_000 }, () => {
     expect(undocumented(entries)).toEqual([])
+  })
+
+  it('the emitted declarations (stripInternal) hold nothing @internal, and the classes lib/ makes have private constructors there', () => {
+    const lib = fileURLToPath(new URL('../lib/', import.meta.url))
+    const emitted = readdirSync(lib, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+      .map((file) => [file, readFileSync(join(lib, file.replace(/\.ts$/, '.d.ts')), 'utf8')] as const)
+    expect(emitted.length).toBeGreaterThan(20)
+    const leaks = emitted.filter(([, dts]) => /@internal|\b(journalOf|sessionOf|shippedRuntimeOf)\b/.test(dts))
+    expect(leaks.map(([file]) => file)).toEqual([])
+    const made = ['journal', 'runtime', 'shipped_runtime', 'turn_start_session']
+    for (const file of made) {
+      const dts = emitted.find(([f]) => f === `${file}.ts`)?.[1] ?? ''
+      expect([file, /^\s*private constructor\(\);$/m.test(dts)]).toEqual([file, true])
+    }
   })
 })

@@ -86,6 +86,15 @@ export interface JournalOpenOptions {
 }
 
 /**
+ * Wraps an open native journal: how lib/ makes a `HookJournal`. The
+ * constructor is private so that `new HookJournal()` does not type-check for
+ * a user.
+ *
+ * @internal
+ */
+export let journalOf: (journal: NativeJournal) => HookJournal
+
+/**
  * A journal's readers and its outbox, for inspection and for governed
  * executors: `runtime.journal`, or `HookJournal.open` in a process without
  * a dispatcher. On SQLite the readers answer on the JS thread; on
@@ -105,8 +114,12 @@ export class HookJournal implements AsyncDisposable {
   /** PostgreSQL: each read is a round trip, made off the JS thread. */
   readonly #remote: boolean
 
-  /** @internal use `HookJournal.open` or `runtime.journal`. */
-  constructor(journal: NativeJournal) {
+  static {
+    journalOf = (journal) => new HookJournal(journal)
+  }
+
+  /** Use `HookJournal.open` or `runtime.journal`. */
+  private constructor(journal: NativeJournal) {
     this.#journal = journal
     this.#remote = journal.readsAreRemote
   }
@@ -123,7 +136,7 @@ export class HookJournal implements AsyncDisposable {
   static async open(journal: JournalTarget, options?: JournalOpenOptions): Promise<HookJournal> {
     const target = journalTarget(journal, 'HookJournal.open')
     const { busyTimeoutMs } = expectOptions('HookJournal.open', 'options', options, { busyTimeoutMs: 'number?' })
-    return new HookJournal(await openNativeJournal(target.path, target.postgres, busyTimeoutMs))
+    return journalOf(await openNativeJournal(target.path, target.postgres, busyTimeoutMs))
   }
 
   /**
@@ -137,7 +150,7 @@ export class HookJournal implements AsyncDisposable {
     const { busyTimeoutMs } = expectOptions('HookJournal.openReadOnly', 'options', options, {
       busyTimeoutMs: 'number?',
     })
-    return new HookJournal(await openNativeJournalReader(target.path, target.postgres, busyTimeoutMs))
+    return journalOf(await openNativeJournalReader(target.path, target.postgres, busyTimeoutMs))
   }
 
   /** A reader's JSON answer, read where the journal's reads belong (see the header). */

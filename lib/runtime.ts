@@ -19,11 +19,11 @@ import { LoopxHooksError } from './errors.js'
 import { Flights, type Answer } from './flights.js'
 import { histogram, type Histogram, type HookRuntimeMetrics } from './diagnostics.js'
 import { Gate } from './gate.js'
-import { HookJournal } from './journal.js'
+import { journalOf, type HookJournal } from './journal.js'
 import { providerScope, type RawProvider } from './provider.js'
 import type { HookDefinition } from './hooks.js'
 import type { JournalTarget } from './journal_target.js'
-import { ShippedHookRuntime, type ShippedEngine } from './shipped_runtime.js'
+import { shippedRuntimeOf, type ShippedHookRuntime, type ShippedEngine } from './shipped_runtime.js'
 import { mirrorInto } from './sidecar_mirror.js'
 
 interface HookRuntimeTuning {
@@ -145,7 +145,7 @@ export class HookRuntime implements AsyncDisposable {
     this.#native = runtime
     this.#flights = new Flights(runtime, this)
     this.#gate = new Gate(runtime.maxInFlight)
-    this.journal = new HookJournal(runtime.journal())
+    this.journal = journalOf(runtime.journal())
   }
 
   /**
@@ -183,7 +183,7 @@ export class HookRuntime implements AsyncDisposable {
     })
     const hooks = new HookRuntime(runtime)
     if (options.sidecarMirror !== undefined) mirrorInto(hooks, options.sidecarMirror)
-    return options.dialect === 'loopx-shipped-v0' ? new ShippedHookRuntime(hooks as unknown as ShippedEngine) : hooks
+    return options.dialect === 'loopx-shipped-v0' ? shippedRuntimeOf(hooks as unknown as ShippedEngine) : hooks
   }
 
   /**

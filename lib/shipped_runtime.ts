@@ -65,6 +65,15 @@ function shippedOf(outcome: { shipped?: ShippedDispatchResult }): ShippedDispatc
 }
 
 /**
+ * Wraps the engine in the shipped dialect: how `HookRuntime.open` makes a
+ * `ShippedHookRuntime`. The constructor is private so that
+ * `new ShippedHookRuntime()` does not type-check for a user.
+ *
+ * @internal
+ */
+export let shippedRuntimeOf: (engine: ShippedEngine) => ShippedHookRuntime
+
+/**
  * The post-writeback dispatcher speaking the contract LoopX shipped
  * (`loopx-shipped-v0`): sources in, shipped results and sidecar receipts
  * out, over the same journal and guarantees as `HookRuntime`.
@@ -83,8 +92,12 @@ export class ShippedHookRuntime implements AsyncDisposable {
   /** The journal: rows of this dialect carry their sidecar receipt as `receipt`. */
   readonly journal: HookJournal
 
-  /** @internal Built by `HookRuntime.open({ dialect: 'loopx-shipped-v0' })`. */
-  constructor(engine: ShippedEngine) {
+  static {
+    shippedRuntimeOf = (engine) => new ShippedHookRuntime(engine)
+  }
+
+  /** Built by `HookRuntime.open({ dialect: 'loopx-shipped-v0' })`. */
+  private constructor(engine: ShippedEngine) {
     this.#engine = engine
     this.journal = engine.journal
     this.#mirror = mirrorOf(engine)

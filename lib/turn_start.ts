@@ -18,7 +18,7 @@ import { checkHook, expectOptions } from './args.js'
 import { LoopxHooksError } from './errors.js'
 import { nativeInboxOf, type InboxStore } from './inbox.js'
 import { CallContext, FAILED, callProvider, providerScope, type RawProvider } from './provider.js'
-import { TurnStartSession } from './turn_start_session.js'
+import { sessionOf, type TurnStartSession } from './turn_start_session.js'
 import { tracedCall, turnStartChannel, turnStartMessage, type TurnStartMessage } from './turn_start_trace.js'
 
 /**
@@ -124,7 +124,7 @@ export class TurnStartKernel {
         get signal() {
           return call.signal
         },
-        session: session !== undefined ? new TurnStartSession(kernel, session) : undefined,
+        session: session !== undefined ? sessionOf(kernel, session) : undefined,
       }
       return hook.provider(own, context)
     }

@@ -23,6 +23,15 @@ import type {
 import { checkInboxArgs } from './inbox.js'
 
 /**
+ * Makes the session of one invocation: how the kernel's wrapper makes a
+ * `TurnStartSession`. The constructor is private so that a user cannot make
+ * one that no invocation holds.
+ *
+ * @internal
+ */
+export let sessionOf: (kernel: NativeTurnStartKernel, token: string) => TurnStartSession
+
+/**
  * One turn-start invocation's view of the owner-private inbox, handed to
  * its provider as `context.session` when the kernel has an inbox. Every
  * method rejects with `ERR_LOOPX_SCOPE_NOT_GRANTED` for a write the
@@ -35,8 +44,12 @@ export class TurnStartSession {
   readonly #kernel: NativeTurnStartKernel
   readonly #token: string
 
-  /** @internal made by the kernel for one invocation */
-  constructor(kernel: NativeTurnStartKernel, token: string) {
+  static {
+    sessionOf = (kernel, token) => new TurnStartSession(kernel, token)
+  }
+
+  /** Made by the kernel for one invocation. */
+  private constructor(kernel: NativeTurnStartKernel, token: string) {
     this.#kernel = kernel
     this.#token = token
   }
