@@ -27,6 +27,7 @@ import pg from 'pg'
 import { jcs, request } from './fixtures.js'
 import { pkg, ROOT } from './pkg.js'
 import { ddl } from './plain_pg.js'
+import { cpuBound, pgCost, type PgCost } from './pg_costs.js'
 import { drive, median, open, openPg, type Runner, type SideName } from './sides.js'
 import type { Add } from './targets.js'
 
@@ -60,6 +61,8 @@ export interface PgResults {
   oursMissing: string | null
   config: typeof P & { inflight: number; procs: number; latencyMs: number }
   rounds: PgRound[]
+  /** What one dispatch costs the server and this process, per side, at 1 and at 64 in flight (bench/pg_costs.ts). */
+  costs: Partial<Record<SideName, { one: PgCost; many: PgCost }>>
 }
 
 type Log = (msg: string) => void
@@ -333,12 +336,22 @@ export async function pgBench(log: Log): Promise<PgResults> {
       }
       rounds.push(out)
     }
+    const costs: PgResults['costs'] = {}
+    for (const side of sides) {
+      const run = (n: number, inflight: number, tag: string) =>
+        withSchema(url, side, (schema) =>
+          pgCost(url, () => openPg(side, { connectionString: url, schema }), tag, n, inflight),
+        )
+      costs[side] = { one: await run(P.n1, 1, 'c1'), many: await run(P.n64, INFLIGHT, 'c64') }
+      log(`PostgreSQL costs per dispatch: ${side} done`)
+    }
     return {
       server: own ? 'throwaway' : 'given',
       version,
       oursMissing: missing,
       config: { ...P, inflight: INFLIGHT, procs: PROCS, latencyMs: LATENCY_MS },
       rounds,
+      costs,
     }
   } finally {
     process.off('exit', cleanup)
@@ -440,11 +453,59 @@ export function pgRows(res: PgResults, add: Add, fmt: (x: number) => string): vo
     have ? med((r) => r.one.ours! / r.floor) : NaN,
     { plainVsFloor: med((r) => r.one.plain! / r.floor) },
   )
+  pgCostRows(res, add)
 }
 
 export function pgNotes(res: PgResults | { error: string } | undefined): string {
   if (!res) return ''
   if ('error' in res) return `\n- PostgreSQL rows left out: ${res.error}`
   const c = res.config
-  return `\n- PostgreSQL rows: PostgreSQL ${res.version}, ${res.server === 'throwaway' ? 'a throwaway server (scripts/pg-server.mjs) on the same disk' : 'the server named by LOOPX_BENCH_PG_URL / LOOPX_TEST_PG_URL'}, fsync and synchronous_commit on. Plain TS on PostgreSQL (\`bench/plain_pg.ts\`): the same validation, digests and documents through node-postgres 8 (a pool), its checkpoint committed with synchronous_commit off (flushed by the final record's commit, like the SQLite plain path's NORMAL checkpoint) and the final record in one synchronous transaction. ${c.n1.toLocaleString('en-US')} / ${c.n64.toLocaleString('en-US')} fresh receipts per side per round at 1 / ${c.inflight} in flight; the process rows run ${c.perProc.toLocaleString('en-US')} receipts per process (${c.inflight} in flight each, distinct identities, one schema), timed from the first child's start to the last one's end. Every measurement uses a fresh schema.${res.oursMissing ? ` loopx-hooks rows: n/a (${res.oursMissing}).` : ''}`
+  return `\n- PostgreSQL rows: PostgreSQL ${res.version}, ${res.server === 'throwaway' ? 'a throwaway server (scripts/pg-server.mjs) on the same disk' : 'the server named by LOOPX_BENCH_PG_URL / LOOPX_TEST_PG_URL'}, fsync and synchronous_commit on. Plain TS on PostgreSQL (\`bench/plain_pg.ts\`): the same validation, digests and documents through node-postgres 8 (a pool), its checkpoint committed with synchronous_commit off (flushed by the final record's commit, like the SQLite plain path's NORMAL checkpoint) and the final record in one synchronous transaction. ${c.n1.toLocaleString('en-US')} / ${c.n64.toLocaleString('en-US')} fresh receipts per side per round at 1 / ${c.inflight} in flight; the process rows run ${c.perProc.toLocaleString('en-US')} receipts per process (${c.inflight} in flight each, distinct identities, one schema), timed from the first child's start to the last one's end. Every measurement uses a fresh schema. The per-dispatch cost rows (\`bench/pg_costs.ts\`) are one more run per side after the rounds (the same counts of receipts at 1 and at ${c.inflight} in flight): the server's committed transactions (pg_stat_database, read after the runtime closed, so every session's statistics are in) and WAL bytes, the CPU of this process (\`process.cpuUsage\`, all threads) and of the server's processes (/proc: the postmaster's children, alive and reaped), and the dispatches that settle in one event-loop turn (counted between two \`setImmediate\`s).${res.oursMissing ? ` loopx-hooks rows: n/a (${res.oursMissing}).` : ''}`
+}
+
+/** The rows of what one dispatch costs (no targets: they say what bounds the rows above). */
+export function pgCostRows(res: PgResults, add: Add): void {
+  const ours = res.costs.ours
+  const plain = res.costs.plain
+  if (!ours || !plain) return
+  const m = res.config.inflight
+  const per = (key: string, what: string, of: (c: PgCost) => number, digits: number) => {
+    for (const [at, label] of [
+      ['one', '1 in flight'],
+      ['many', `${m} in flight`],
+    ] as const)
+      add(
+        `pg_cost_${key}_${at}`,
+        `PostgreSQL, per dispatch at ${label}: ${what} (lower is better)`,
+        of(ours[at]).toFixed(digits),
+        of(plain[at]).toFixed(digits),
+        of(ours[at]) / of(plain[at]),
+        { ours: ours[at], plain: plain[at] },
+      )
+  }
+  per('wall', 'wall µs', (c) => c.wallUs, 0)
+  per('commits', 'transactions the server commits', (c) => c.commits, 2)
+  per('wal', 'WAL bytes', (c) => c.walBytes, 0)
+  per('client_cpu', 'CPU µs of this process, all threads', (c) => c.clientCpuUs, 0)
+  per('server_cpu', "CPU µs of the server's processes", (c) => c.serverCpuUs, 0)
+  for (const [side, cost] of [
+    ['loopx-hooks', ours.many],
+    ['plain TS', plain.many],
+  ] as const)
+    add(
+      `pg_cpu_bound_${side === 'plain TS' ? 'plain' : 'ours'}`,
+      `PostgreSQL, ${side}, ${m} in flight: dispatches/s against the CPU bound (second column: this host's cores / (client + server CPU per dispatch); ratio: the share of the bound reached)`,
+      (1e6 / cost.wallUs).toFixed(0),
+      cpuBound(cost).toFixed(0),
+      1e6 / cost.wallUs / cpuBound(cost),
+      {},
+    )
+  add(
+    'pg_turn_p99',
+    `PostgreSQL, ${m} in flight: dispatches settled in one event-loop turn, p99 (lower is better)`,
+    String(ours.many.perTurn.p99),
+    String(plain.many.perTurn.p99),
+    ours.many.perTurn.p99 / plain.many.perTurn.p99,
+    { ours: ours.many.perTurn, plain: plain.many.perTurn },
+  )
 }
