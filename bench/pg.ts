@@ -469,6 +469,8 @@ export function pgCostRows(res: PgResults, add: Add): void {
   const plain = res.costs.plain
   if (!ours || !plain) return
   const m = res.config.inflight
+  const num = (x: number, digits: number) =>
+    x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
   const per = (key: string, what: string, of: (c: PgCost) => number, digits: number) => {
     for (const [at, label] of [
       ['one', '1 in flight'],
@@ -477,8 +479,8 @@ export function pgCostRows(res: PgResults, add: Add): void {
       add(
         `pg_cost_${key}_${at}`,
         `PostgreSQL, per dispatch at ${label}: ${what} (lower is better)`,
-        of(ours[at]).toFixed(digits),
-        of(plain[at]).toFixed(digits),
+        num(of(ours[at]), digits),
+        num(of(plain[at]), digits),
         of(ours[at]) / of(plain[at]),
         { ours: ours[at], plain: plain[at] },
       )
@@ -495,8 +497,8 @@ export function pgCostRows(res: PgResults, add: Add): void {
     add(
       `pg_cpu_bound_${side === 'plain TS' ? 'plain' : 'ours'}`,
       `PostgreSQL, ${side}, ${m} in flight: dispatches/s against the CPU bound (second column: this host's cores / (client + server CPU per dispatch); ratio: the share of the bound reached)`,
-      (1e6 / cost.wallUs).toFixed(0),
-      cpuBound(cost).toFixed(0),
+      num(1e6 / cost.wallUs, 0),
+      num(cpuBound(cost), 0),
       1e6 / cost.wallUs / cpuBound(cost),
       {},
     )
