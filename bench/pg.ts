@@ -469,8 +469,11 @@ export function pgCostRows(res: PgResults, add: Add): void {
   const plain = res.costs.plain
   if (!ours || !plain) return
   const m = res.config.inflight
+  // The CPU figures are NaN when the server runs on another host.
   const num = (x: number, digits: number) =>
-    x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    Number.isFinite(x)
+      ? x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+      : 'n/a'
   const per = (key: string, what: string, of: (c: PgCost) => number, digits: number) => {
     for (const [at, label] of [
       ['one', '1 in flight'],
@@ -490,12 +493,12 @@ export function pgCostRows(res: PgResults, add: Add): void {
   per('wal', 'WAL bytes', (c) => c.walBytes, 0)
   per('client_cpu', 'CPU µs of this process, all threads', (c) => c.clientCpuUs, 0)
   per('server_cpu', "CPU µs of the server's processes", (c) => c.serverCpuUs, 0)
-  for (const [side, cost] of [
-    ['loopx-hooks', ours.many],
-    ['plain TS', plain.many],
+  for (const [key, side, cost] of [
+    ['ours', 'loopx-hooks', ours.many],
+    ['plain', 'plain TS', plain.many],
   ] as const)
     add(
-      `pg_cpu_bound_${side === 'plain TS' ? 'plain' : 'ours'}`,
+      `pg_cpu_bound_${key}`,
       `PostgreSQL, ${side}, ${m} in flight: dispatches/s against the CPU bound (second column: this host's cores / (client + server CPU per dispatch); ratio: the share of the bound reached)`,
       num(1e6 / cost.wallUs, 0),
       num(cpuBound(cost), 0),
