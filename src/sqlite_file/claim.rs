@@ -62,6 +62,9 @@ pub(crate) enum SqliteError {
     /// A hot rollback journal a read-only connection cannot roll back.
     NeedsRecovery,
     ReadOnly,
+    /// SQLITE_FULL: the disk (or the file system's quota) is full; a file
+    /// problem like any other I/O error, not a database one.
+    Full,
     /// An SQLite extended result code and SQLite's static description of it.
     Code {
         code: i32,
@@ -85,6 +88,7 @@ impl From<rusqlite::Error> for SqliteError {
                 ErrorCode::NotADatabase => SqliteError::NotADatabase,
                 ErrorCode::ReadOnly if f.extended_code == SQLITE_READONLY_ROLLBACK => SqliteError::NeedsRecovery,
                 ErrorCode::ReadOnly => SqliteError::ReadOnly,
+                ErrorCode::DiskFull => SqliteError::Full,
                 _ => SqliteError::Code { code: f.extended_code, what: rusqlite::ffi::code_to_str(f.extended_code) },
             },
             rusqlite::Error::QueryReturnedNoRows => SqliteError::Driver { what: "query returned no rows" },

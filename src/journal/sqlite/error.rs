@@ -31,6 +31,7 @@ impl From<SqliteError> for JournalError {
             SqliteError::NotADatabase => JournalError::NotAJournal,
             SqliteError::NeedsRecovery => JournalError::NeedsRecovery,
             SqliteError::ReadOnly => JournalError::ReadOnly,
+            SqliteError::Full => JournalError::Io { kind: std::io::ErrorKind::StorageFull },
             SqliteError::Code { code, what } => JournalError::Sqlite { code, what },
             SqliteError::Driver { what } => JournalError::Internal { what },
         }
@@ -46,5 +47,20 @@ impl From<ClaimError> for JournalError {
             ClaimError::File(e) => e.into(),
             ClaimError::Sqlite(e) => e.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full disk is a file problem (`ERR_LOOPX_JOURNAL_IO`, as docs/errors.md
+    /// says), not an SQLite one: SQLite's own SQLITE_FULL, made real by a page cap.
+    #[test]
+    fn a_full_disk_is_an_io_error() {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE t (b BLOB); PRAGMA max_page_count = 4;").unwrap();
+        let e = c.execute("INSERT INTO t VALUES (zeroblob(100000))", []).unwrap_err();
+        assert_eq!(JournalError::from(e), JournalError::Io { kind: std::io::ErrorKind::StorageFull });
     }
 }

@@ -155,6 +155,7 @@ impl From<crate::sqlite_file::SqliteError> for InboxError {
             SqliteError::Busy => InboxError::Busy,
             SqliteError::NotADatabase => InboxError::NotAnInbox,
             SqliteError::NeedsRecovery | SqliteError::ReadOnly => InboxError::ReadOnly,
+            SqliteError::Full => InboxError::Io { kind: std::io::ErrorKind::StorageFull },
             SqliteError::Code { code, what } => InboxError::Sqlite { code, what },
             // Driver-side errors can hold values: keep a fixed text.
             SqliteError::Driver { .. } => InboxError::Sqlite { code: -1, what: "sqlite driver error" },
