@@ -15,7 +15,7 @@ use crate::contract::Dialect;
 /// the last, only for rows of a dialect other than the default, is what
 /// its receipt embeds beyond the columns (see `DispatchRow::receipt_extra`).
 macro_rules! dispatch_cols {
-    ($agg:literal) => {
+    ($agg:literal, $holder_ended:expr) => {
         concat!(
             "seq, dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, ",
             "event_kind, registration_digest, result_digest, created_at, updated_at, dialect, recorded_at, ",
@@ -27,7 +27,8 @@ macro_rules! dispatch_cols {
             "WHEN state = 'proposed' THEN (SELECT i.intent_kind || ' ' || i.doc FROM intents i ",
             "WHERE i.dispatch_id = dispatches.dispatch_id ORDER BY i.seq LIMIT 1) ",
             "WHEN state = 'failed' THEN (SELECT f.code FROM failures f ",
-            "WHERE f.dispatch_id = dispatches.dispatch_id ORDER BY f.attempt DESC LIMIT 1) END"
+            "WHERE f.dispatch_id = dispatches.dispatch_id ORDER BY f.attempt DESC LIMIT 1) END, ",
+            $holder_ended
         )
     };
 }
@@ -91,6 +92,7 @@ pub(crate) fn dispatch_from<C: Columns>(r: &C) -> Result<DispatchRow, C::Error> 
         request_json: r.opt_text(15)?,
         intent_ids: r.opt_text(16)?.map(|ids| ids.split(',').map(str::to_owned).collect()).unwrap_or_default(),
         receipt_extra: r.opt_text(17)?,
+        holder_ended: r.int(18)? != 0,
         receipt_json: None,
     })
 }
@@ -288,7 +290,7 @@ impl Journal {
     /// once, for a caller that retries with timers. For a thread that blocks
     /// but drives no async tasks (`tokio::task::spawn_blocking`).
     pub fn reads_without_backoff<T>(f: impl FnOnce() -> T) -> T {
-        super::postgres::reads_here(f)
+        super::caller::reads_here(f)
     }
 
     /// The integrity verdict is clean (see [`Journal::integrity`]).

@@ -11,7 +11,6 @@
 //! reads fail at once until a reader thread's probe gets an answer, so a
 //! stuck server costs the JS thread one bound, not one per read.
 
-use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -35,27 +34,6 @@ const READ_RETRIES: u32 = 6;
 /// such reads fail at once for this long instead of each trying to connect
 /// (with a black-holed host, a connect waits its whole timeout).
 const UNREACHABLE_FOR: Duration = Duration::from_millis(250);
-
-thread_local! {
-    /// Set while a thread that blocks but drives no async runtime (tokio's
-    /// blocking pool) reads for a caller that awaits it: such a read has the
-    /// caller's-thread semantics, one statement bound and no backoff, so an
-    /// outage answers at once and the caller retries with timers.
-    static CALLER_WAITS: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` with reads on this thread as a caller's (see `CALLER_WAITS`).
-/// Only for a thread that is not driving async tasks.
-pub(crate) fn reads_here<T>(f: impl FnOnce() -> T) -> T {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            CALLER_WAITS.with(|c| c.set(self.0));
-        }
-    }
-    let _reset = Reset(CALLER_WAITS.with(|c| c.replace(true)));
-    f()
-}
 
 pub(super) struct ReadPool {
     tx: Mutex<Option<mpsc::Sender<Job>>>,
@@ -126,7 +104,7 @@ impl ReadPool {
         T: Send + 'static,
         F: Fn(&mut Link) -> Result<T> + Send + 'static,
     {
-        if tokio::runtime::Handle::try_current().is_err() || CALLER_WAITS.with(Cell::get) {
+        if tokio::runtime::Handle::try_current().is_err() || super::super::caller::waits() {
             return self.read_here(f);
         }
         let (answer, rx) = mpsc::sync_channel(1);
