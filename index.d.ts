@@ -106,6 +106,18 @@ export declare class NativeHookRuntime {
    */
   begin(ticketId: number, slot: number): NativeLimit | null
   /**
+   * Step 2 on a journal that counts attempts on its server
+   * (`countsAttemptsOnServer`): commits the call's checkpoint there, off
+   * this thread, then answers as `begin` does; null also when the attempt
+   * could not be counted (do not call the provider).
+   */
+  beginCounted(ticketId: number, slot: number): Promise<NativeLimit | null>
+  /**
+   * Whether each attempt is committed on the journal's server before its
+   * provider runs (PostgreSQL): call `beginCounted` instead of `begin`.
+   */
+  get countsAttemptsOnServer(): boolean
+  /**
    * Step 3: the calls' replies (text, or a `\u0000` marker), in plan order.
    * Returns the outcome as JSON text when nothing needs recording;
    * otherwise null, and the outcome arrives through `onFinished`.
@@ -187,6 +199,8 @@ export declare class NativeJournal {
 export declare class NativeRecovery {
   /** Checkpointed identities left out (another dialect, or a hook not installed). */
   get skipped(): number
+  /** Ledger-folder entries left alone (not a regular file of this user's). */
+  get ledgersSkipped(): number
   /** The next `limit` identities (at least one); empty once all are taken. */
   take(limit: number): NativeRecoveryPage
 }

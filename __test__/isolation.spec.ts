@@ -627,7 +627,7 @@ describe('budgets, retries and recovery', () => {
     expect(good.calls).toBe(2)
     expect(await runtime.journal.stats()).toStrictEqual({ ...EMPTY_STATS, proposed: 4, intents: 4, intentsOpen: 4 })
     // Nothing left to recover.
-    expect(await runtime.recover()).toStrictEqual({ outcomes: [], skipped: 0 })
+    expect(await runtime.recover()).toStrictEqual({ outcomes: [], skipped: 0, ledgersSkipped: 0 })
 
     // An identity whose hook (with that exact registration) is not installed here is skipped, not dropped.
     const gamma = counted((): never => {
@@ -644,7 +644,7 @@ describe('budgets, retries and recovery', () => {
       registration: registration('gamma.gone', { budget: { max_invocations_per_dispatch: 3 } }),
       provider: goodProvider(),
     })
-    expect(await other.runtime.recover()).toStrictEqual({ outcomes: [], skipped: 1 })
+    expect(await other.runtime.recover()).toStrictEqual({ outcomes: [], skipped: 1, ledgersSkipped: 0 })
     expect((await other.runtime.journal.stats()).failed).toBe(1)
   })
 

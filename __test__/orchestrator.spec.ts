@@ -693,14 +693,14 @@ describe('crash after the primary writeback, and recover()', () => {
       const report = await w.seam.recover()
       if (!expected.committed) {
         // Nothing was committed, so there is nothing to recover; the orchestrator re-runs the Turn.
-        expect(report).toEqual({ quotaSpends: [], redispatched: [], hooks: { outcomes: [], skipped: 0 } })
+        expect(report).toEqual({ quotaSpends: [], redispatched: [], hooks: { outcomes: [], skipped: 0, ledgersSkipped: 0 } })
         expect(stepsOf(await w.seam.settle(request(1)))).toEqual(COMMITTED_STEPS)
       } else {
         expect(report.quotaSpends).toHaveLength(expected.spentBefore ? 0 : 1)
         expect(report.redispatched.map((r) => r.dispatch!.hooks.map((h) => h.outcome))).toEqual([
           [expected.dispatchedBefore ? 'replayed' : 'recorded'],
         ])
-        expect(report.hooks).toEqual({ outcomes: [], skipped: 0 })
+        expect(report.hooks).toEqual({ outcomes: [], skipped: 0, ledgersSkipped: 0 })
       }
       expect(p.calls + p2.calls).toBe(1)
       const got = await expectSettled(w, 'effect_1', 'todo_completed')
@@ -711,7 +711,7 @@ describe('crash after the primary writeback, and recover()', () => {
       })
 
       // A second recover() finds nothing.
-      expect(await w.seam.recover()).toEqual({ quotaSpends: [], redispatched: [], hooks: { outcomes: [], skipped: 0 } })
+      expect(await w.seam.recover()).toEqual({ quotaSpends: [], redispatched: [], hooks: { outcomes: [], skipped: 0, ledgersSkipped: 0 } })
       expect(p2.calls).toBe(expected.dispatchedBefore ? 0 : 1)
     })
   }
@@ -804,6 +804,6 @@ describe('crash after the primary writeback, and recover()', () => {
     expect(hook.attempt).toBe(2)
     expect(p.calls).toBe(1)
     await expectSettled(w, 'effect_8', 'replan_recorded')
-    expect(await w.seam.recover()).toEqual({ quotaSpends: [], redispatched: [], hooks: { outcomes: [], skipped: 0 } })
+    expect(await w.seam.recover()).toEqual({ quotaSpends: [], redispatched: [], hooks: { outcomes: [], skipped: 0, ledgersSkipped: 0 } })
   })
 })

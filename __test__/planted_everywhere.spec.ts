@@ -10,7 +10,7 @@
 // by hand. A child runs every case against one journal, then dispatches once
 // more and is SIGKILLed inside the provider call; every persisted byte of the
 // journal (SQLite: every file beside it, the attempt ledgers included;
-// PostgreSQL: pg_dump of the schema and this host's ledgers) is searched for
+// PostgreSQL: pg_dump of the schema) is searched for
 // every planted value, in several encodings; then again after recover().
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

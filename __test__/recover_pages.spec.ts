@@ -40,7 +40,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('recover() in
     )
     expect([a.calls, b.calls]).toStrictEqual([10, 5])
     // Nothing is owed any more, and nothing runs again.
-    expect(await runtime.recover()).toStrictEqual({ outcomes: [], skipped: 0 })
+    expect(await runtime.recover()).toStrictEqual({ outcomes: [], skipped: 0, ledgersSkipped: 0 })
     expect([a.calls, b.calls]).toStrictEqual([10, 5])
   })
 })

@@ -13,4 +13,10 @@ outcomes: Array<HookOutcome>,
  * Checkpointed identities whose hook (with that exact registration) is
  * not installed in this process, so they could not be re-dispatched.
  */
-skipped: number, };
+skipped: number, 
+/**
+ * Entries of a SQLite journal's attempt-ledger folder that are not a
+ * regular file of this user's (a symlink, a FIFO, a folder, another
+ * user's file): left alone, never read.
+ */
+ledgersSkipped: number, };

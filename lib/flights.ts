@@ -2,7 +2,8 @@
  * Drives the addon's dispatch steps on the JS thread: `prepare` (admission,
  * identities, standings, replays; off this thread when the journal's reads
  * are network round trips), then each provider called here directly
- * after `begin` (which queues its checkpoint and gives its limit), then
+ * after `begin` (which queues its checkpoint and gives its limit; where the
+ * journal's server counts attempts, `beginCounted` commits it there first), then
  * `complete` (validation, one record command). A dispatch whose records need
  * a commit is finished by `onFinished`, which the addon calls once per group
  * commit with every dispatch that commit finished.
@@ -19,7 +20,7 @@
  * Diagnostics (see diagnostics.ts) are published here, only while someone
  * subscribes; the runtime's tally is kept always.
  */
-import { prepareRetryDelayMs, type NativeHookRuntime, type NativePlan } from './addon.js'
+import { prepareRetryDelayMs, type NativeHookRuntime, type NativeLimit, type NativePlan } from './addon.js'
 import type { DispatchOutcome } from '../bindings/index'
 import { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 import { CallContext, FAILED, NOT_STARTED, callProvider, type RawProvider } from './provider.js'
@@ -81,6 +82,8 @@ export class Flights {
   readonly #native: NativeHookRuntime
   /** The journal's reads are network round trips: prepare off this thread. */
   readonly #remote: boolean
+  /** Each attempt is committed on the journal's server before its provider runs (`beginCounted`). */
+  readonly #counted: boolean
   readonly providers = new Map<string, RawProvider>()
   /** Signals handed out and not yet settled, for `close()`. */
   readonly active = new Set<CallContext>()
@@ -96,6 +99,7 @@ export class Flights {
   constructor(addon: NativeHookRuntime, owner: object) {
     this.#native = addon
     this.#remote = addon.readsAreRemote
+    this.#counted = addon.countsAttemptsOnServer
     this.#owner = owner
     addon.onFinished((text) => this.#finished(text))
   }
@@ -324,34 +328,53 @@ export class Flights {
   ): string[] | Promise<string[]> {
     const calls = plan.calls ?? []
     for (let i = from; i < calls.length; i++) {
-      const call = calls[i]!
-      const limit = this.#native.begin(plan.ticket, call.slot)
-      if (limit == null) {
-        replies.push(NOT_STARTED)
-        continue
+      const slot = calls[i]!.slot
+      if (this.#counted) {
+        // The attempt commits on the journal's server before its provider runs.
+        return this.#native
+          .beginCounted(plan.ticket, slot)
+          .then((limit) => this.#call(plan, i, limit, replies, trace) ?? this.#calls(plan, i + 1, replies, trace))
       }
-      const provider = this.providers.get(call.hookId)
-      const context = new CallContext(this.active, this.closing)
-      const hook = hookChannel.hasSubscribers ? this.#hookMessage(trace, call.hookId, call.inputJson) : undefined
-      if (hook) hookChannel.start.publish(hook)
-      const probe = this.#probe(hook)
-      const reply = provider
-        ? callProvider(provider, call.inputJson, limit, call.maxReplyLength, context, probe)
-        : probe.settled(FAILED, 0, undefined)
-      if (hook) hookChannel.end.publish(hook)
-      if (typeof reply !== 'string') {
-        return reply.then((text) => {
-          if (hook) {
-            hookChannel.asyncStart.publish(hook)
-            hookChannel.asyncEnd.publish(hook)
-          }
-          replies.push(text)
-          return this.#calls(plan, i + 1, replies, trace)
-        })
-      }
-      replies.push(reply)
+      const rest = this.#call(plan, i, this.#native.begin(plan.ticket, slot), replies, trace)
+      if (rest !== undefined) return rest
     }
     return replies
+  }
+
+  /** Makes call `i` within `limit`: undefined once its reply is pushed, or the promise of every reply from it on. */
+  #call(
+    plan: NativePlan,
+    i: number,
+    limit: NativeLimit | null,
+    replies: string[],
+    trace: DispatchMessage | undefined,
+  ): Promise<string[]> | undefined {
+    if (limit == null) {
+      replies.push(NOT_STARTED)
+      return undefined
+    }
+    const call = plan.calls![i]!
+    const provider = this.providers.get(call.hookId)
+    const context = new CallContext(this.active, this.closing)
+    const hook = hookChannel.hasSubscribers ? this.#hookMessage(trace, call.hookId, call.inputJson) : undefined
+    if (hook) hookChannel.start.publish(hook)
+    const probe = this.#probe(hook)
+    const reply = provider
+      ? callProvider(provider, call.inputJson, limit, call.maxReplyLength, context, probe)
+      : probe.settled(FAILED, 0, undefined)
+    if (hook) hookChannel.end.publish(hook)
+    if (typeof reply !== 'string') {
+      return reply.then((text) => {
+        if (hook) {
+          hookChannel.asyncStart.publish(hook)
+          hookChannel.asyncEnd.publish(hook)
+        }
+        replies.push(text)
+        return this.#calls(plan, i + 1, replies, trace)
+      })
+    }
+    replies.push(reply)
+    return undefined
   }
 
   #hookMessage(dispatch: DispatchMessage | undefined, hookId: string, inputJson: string): HookMessage {

@@ -357,7 +357,11 @@ export class HookRuntime implements AsyncDisposable {
         yield { texts: page.requests, hookIds: page.hookIds }
       }
     }, {})
-    return { outcomes: outcomes.flatMap((o) => o.hooks), skipped: recovery.skipped }
+    return {
+      outcomes: outcomes.flatMap((o) => o.hooks),
+      skipped: recovery.skipped,
+      ledgersSkipped: recovery.ledgersSkipped,
+    }
   }
 
   /**

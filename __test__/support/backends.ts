@@ -104,9 +104,6 @@ export function filesUnder(dir: string): Haystack[] {
     .map((p) => ({ name: p, bytes: readFileSync(p) }))
 }
 
-/** Where a PostgreSQL journal keeps this host's attempt ledgers. */
-export const PG_LEDGERS = join(tmpdir(), `loopx-hooks-attempts-${process.getuid?.() ?? ''}`)
-
 // ---------------------------------------------------------------- SQLite
 
 export class SqliteTarget implements JournalTarget {
@@ -241,8 +238,8 @@ export class PostgresTarget implements JournalTarget {
     const dump = execFileSync('pg_dump', ['--dbname', this.connectionString, '--schema', this.schema], {
       maxBuffer: 256 * 1024 * 1024,
     })
-    // This host's attempt ledgers of every PostgreSQL journal (named by a digest of the target).
-    return [{ name: `pg_dump --schema=${this.schema}`, bytes: dump }, ...filesUnder(PG_LEDGERS)]
+    // The server counts attempts: a PostgreSQL journal writes nothing on the host.
+    return [{ name: `pg_dump --schema=${this.schema}`, bytes: dump }]
   }
   async readRaw(): Promise<RawJournal> {
     return withPg(this.connectionString, async (c) => {

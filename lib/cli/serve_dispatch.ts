@@ -8,7 +8,8 @@
  *
  *   open    {journal, profile?, dialect?, kinds?, registrations}
  *   prepare {request, only_hook_id?} -> {done: OUTCOME} | {ticket, calls}
- *   begin   {ticket, slot}           -> {limit: {ms, wall} | null}
+ *   begin   {ticket, slot}           -> {limit: {ms, wall} | null} (on PostgreSQL,
+ *           answered once the attempt is committed on the server)
  *   finish  {ticket, outcomes}       -> {done: OUTCOME}
  *   cancel  {ticket}; recover_items; close
  *
@@ -87,7 +88,7 @@ export class DispatchSession {
       requests.push(...page.requests)
       hookIds.push(...page.hookIds)
     }
-    return { requests, hookIds, skipped: recovery.skipped }
+    return { requests, hookIds, skipped: recovery.skipped, ledgersSkipped: recovery.ledgersSkipped }
   }
 
   async #open(request: Request): Promise<unknown> {
@@ -176,14 +177,19 @@ export class DispatchSession {
     return [ticket, prepared]
   }
 
-  /** Queues the checkpoint of a call about to be made; its limit, or null: do not make it. */
-  #begin(request: Request): unknown {
+  /**
+   * Counts a call about to be made (its checkpoint queued, or committed on
+   * the journal's server where that counts attempts); its limit, or null: do not make it.
+   */
+  async #begin(request: Request): Promise<unknown> {
     const runtime = open(this.#runtime)
     const [ticket, prepared] = this.#ticket(request)
     const slot = count(request, 'slot')
     const call = prepared.calls.find((c) => c.slot === slot)
     if (call === undefined) throw badRequest('unknown slot for this ticket')
-    const limit = runtime.begin(ticket, slot)
+    const limit = runtime.countsAttemptsOnServer
+      ? await runtime.beginCounted(ticket, slot)
+      : runtime.begin(ticket, slot)
     if (limit != null) call.wall = limit.wall
     return { limit: limit == null ? null : { ms: limit.ms, wall: limit.wall } }
   }
@@ -232,7 +238,14 @@ export class DispatchSession {
       if (done != null) resolve(JSON.parse(done) as unknown)
       else this.#waiting.set(ticket, { resolve, reject })
     })
-    return { done: await settled }
+    // The addon's callback does not keep the process alive: once the input
+    // ended, nothing else would while the commit is awaited.
+    const keepAlive = setInterval(() => undefined, 1 << 30)
+    try {
+      return { done: await settled }
+    } finally {
+      clearInterval(keepAlive)
+    }
   }
 
   #cancel(request: Request): unknown {

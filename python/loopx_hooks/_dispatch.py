@@ -132,4 +132,4 @@ class Dispatching:
             for request, hook_id in zip(items["requests"], items["hookIds"]):
                 plan = self._adapter.call("prepare", request=request, only_hook_id=hook_id)
                 hooks.extend(self._run(plan)["hooks"])
-        return {"outcomes": hooks, "skipped": items["skipped"]}
+        return {"outcomes": hooks, "skipped": items["skipped"], "ledgersSkipped": items["ledgersSkipped"]}

@@ -96,7 +96,7 @@ class HookRegistry:
         """Re-dispatches every identity left owed in `journal` (checkpointed
         and never finished, e.g. by a host killed mid-dispatch, or failed with
         attempts left), oldest first; returns the Node.js RecoverReport:
-        {"outcomes": [HookOutcome...], "skipped": N}."""
+        {"outcomes": [HookOutcome...], "skipped": N, "ledgersSkipped": M}."""
         return self._dispatching.recover(journal, profile)
 
     @property

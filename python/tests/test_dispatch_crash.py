@@ -73,7 +73,7 @@ class AcrossTheProcessBoundary(unittest.TestCase):
                 [(HOOK_ID, "not_applicable", 2)],
             )
             self.assertEqual(report["outcomes"][0]["receipt"]["attempt"], 2)
-            self.assertEqual(registry.recover(journal=db, profile=ENABLED), {"outcomes": [], "skipped": 0})
+            self.assertEqual(registry.recover(journal=db, profile=ENABLED), {"outcomes": [], "skipped": 0, "ledgersSkipped": 0})
         self.assertEqual([(r["state"], r["attempts"]) for r in journal_rows(db)], [("not_applicable", 2)])
 
     def test_a_host_killed_mid_dispatch_is_finished_by_recover_from_node(self):

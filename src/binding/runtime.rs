@@ -93,6 +93,7 @@ pub struct NativeRecoveryPage {
 pub struct NativeRecovery {
     items: std::sync::Mutex<std::collections::VecDeque<(Source, String)>>,
     skipped: u32,
+    ledgers_skipped: u32,
 }
 
 #[napi]
@@ -101,6 +102,12 @@ impl NativeRecovery {
     #[napi(getter)]
     pub fn skipped(&self) -> u32 {
         self.skipped
+    }
+
+    /// Ledger-folder entries left alone (not a regular file of this user's).
+    #[napi(getter)]
+    pub fn ledgers_skipped(&self) -> u32 {
+        self.ledgers_skipped
     }
 
     /// The next `limit` identities (at least one); empty once all are taken.
@@ -212,6 +219,10 @@ fn prepare_many(
         }
     }
     Ok(plans)
+}
+
+fn native_limit(l: crate::dispatch::Limit) -> NativeLimit {
+    NativeLimit { ms: u32::try_from(l.ms).unwrap_or(u32::MAX), wall: l.wall }
 }
 
 fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
@@ -355,7 +366,29 @@ impl NativeHookRuntime {
     #[napi]
     pub fn begin(&self, ticket_id: i64, slot: u32) -> Result<Option<NativeLimit>, Code> {
         let limit = self.dispatcher.begin(ticket(ticket_id)?, slot as usize).map_err(journal_error)?;
-        Ok(limit.map(|l| NativeLimit { ms: u32::try_from(l.ms).unwrap_or(u32::MAX), wall: l.wall }))
+        Ok(limit.map(native_limit))
+    }
+
+    /// Step 2 on a journal that counts attempts on its server
+    /// (`countsAttemptsOnServer`): commits the call's checkpoint there, off
+    /// this thread, then answers as `begin` does; null also when the attempt
+    /// could not be counted (do not call the provider).
+    #[napi]
+    pub async fn begin_counted(&self, ticket_id: i64, slot: u32) -> napi::Result<Option<NativeLimit>> {
+        let (t, slot) = (ticket(ticket_id).map_err(async_error)?, slot as usize);
+        let begun = match self.dispatcher.count_attempt(t, slot) {
+            Ok(Some(counting)) => self.dispatcher.counted(t, slot, counting.await),
+            Ok(None) => self.dispatcher.begin(t, slot),
+            Err(e) => Err(e),
+        };
+        Ok(begun.map_err(|e| async_error(journal_error(e)))?.map(native_limit))
+    }
+
+    /// Whether each attempt is committed on the journal's server before its
+    /// provider runs (PostgreSQL): call `beginCounted` instead of `begin`.
+    #[napi(getter)]
+    pub fn counts_attempts_on_server(&self) -> bool {
+        self.dispatcher.journal().counts_attempts_on_server()
     }
 
     /// Step 3: the calls' replies (text, or a `\u0000` marker), in plan order.
@@ -386,11 +419,12 @@ impl NativeHookRuntime {
     #[napi]
     pub async fn recovery(&self) -> napi::Result<NativeRecovery> {
         let dispatcher = self.dispatcher.clone();
-        let (items, skipped) = tokio::task::spawn_blocking(move || dispatcher.recovery_items())
+        let r = tokio::task::spawn_blocking(move || dispatcher.recovery_items())
             .await
             .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
             .map_err(|e| async_error(journal_error(e)))?;
-        Ok(NativeRecovery { items: std::sync::Mutex::new(items.into()), skipped })
+        let items = std::sync::Mutex::new(r.items.into());
+        Ok(NativeRecovery { items, skipped: r.skipped, ledgers_skipped: r.ledgers_skipped })
     }
 
     /// The journal this runtime writes, for readers and the outbox.

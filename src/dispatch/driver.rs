@@ -8,7 +8,7 @@ use super::outcome::DispatchOutcome;
 use super::run::CallResult;
 use super::source::Source;
 use super::steps::{Completion, Prepared};
-use super::{Dispatcher, ProviderReply, RecoverReport};
+use super::{Dispatcher, ProviderReply, RecoverReport, Recovery};
 use crate::journal::JournalError;
 
 impl Dispatcher {
@@ -31,7 +31,12 @@ impl Dispatcher {
         };
         let mut results = Vec::with_capacity(plan.calls.len());
         for call in &plan.calls {
-            let limit = match self.begin(plan.ticket, call.slot) {
+            let begun = match self.count_attempt(plan.ticket, call.slot) {
+                Ok(Some(counting)) => self.counted(plan.ticket, call.slot, counting.await),
+                Ok(None) => self.begin(plan.ticket, call.slot),
+                Err(e) => Err(e),
+            };
+            let limit = match begun {
                 Ok(limit) => limit,
                 Err(e) => {
                     self.cancel(plan.ticket);
@@ -70,13 +75,13 @@ impl Dispatcher {
     /// What `recover()` re-dispatches: each checkpointed identity without a
     /// final receipt whose hook (with that exact registration) is installed,
     /// as its request and hook_id, oldest first; and how many were skipped.
-    pub fn recovery_items(&self) -> Result<(Vec<(Source, String)>, u32), JournalError> {
+    pub fn recovery_items(&self) -> Result<Recovery, JournalError> {
         if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(JournalError::Closed);
         }
         // Attempts of processes that ended since this journal was opened
         // count before anything is re-dispatched.
-        self.journal.fold_ended_attempts();
+        let folded = self.journal.fold_ended_attempts();
         let installed = self.snapshot();
         let mut items = Vec::new();
         let mut skipped = 0;
@@ -96,13 +101,13 @@ impl Dispatcher {
                 _ => skipped += 1,
             }
         }
-        Ok((items, skipped))
+        Ok(Recovery { items, skipped, ledgers_skipped: folded.skipped_files })
     }
 
     /// Re-dispatches every checkpointed identity without a final receipt.
     pub async fn recover(&self) -> Result<RecoverReport, JournalError> {
-        let (items, skipped) = self.recovery_items()?;
-        let mut report = RecoverReport { outcomes: Vec::new(), skipped };
+        let Recovery { items, skipped, ledgers_skipped } = self.recovery_items()?;
+        let mut report = RecoverReport { outcomes: Vec::new(), skipped, ledgers_skipped };
         for (request, hook_id) in items {
             report.outcomes.extend(self.drive(&request, Some(&hook_id)).await?.hooks);
         }

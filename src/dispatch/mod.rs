@@ -114,6 +114,20 @@ pub struct RecoverReport {
     /// Checkpointed identities whose hook (with that exact registration) is
     /// not installed in this process, so they could not be re-dispatched.
     pub skipped: u32,
+    /// Entries of a SQLite journal's attempt-ledger folder that are not a
+    /// regular file of this user's (a symlink, a FIFO, a folder, another
+    /// user's file): left alone, never read.
+    pub ledgers_skipped: u32,
+}
+
+/// What a `recover()` re-dispatches ([`Dispatcher::recovery_items`]).
+pub struct Recovery {
+    /// Each owed identity's request and hook_id, oldest first.
+    pub items: Vec<(Source, String)>,
+    /// As [`RecoverReport::skipped`].
+    pub skipped: u32,
+    /// As [`RecoverReport::ledgers_skipped`].
+    pub ledgers_skipped: u32,
 }
 
 pub struct Dispatcher {

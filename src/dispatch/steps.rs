@@ -2,7 +2,9 @@
 //! thread) drives it with no hop of its own: [`Dispatcher::prepare`]
 //! (`prepare.rs`) decides everything that needs no provider,
 //! [`Dispatcher::begin`] queues a hook's checkpoint just before its provider
-//! is called and gives the call's limit, and [`Dispatcher::complete`] (`complete.rs`) validates what the providers
+//! is called and gives the call's limit (on a journal that counts attempts
+//! on its server, [`Dispatcher::count_attempt`] commits that checkpoint
+//! first and `begin` follows its answer), and [`Dispatcher::complete`] (`complete.rs`) validates what the providers
 //! answered and hands all the dispatch's records to the writer as one
 //! command. The dispatch finishes on the writer thread after that command's
 //! group commit.
@@ -14,7 +16,7 @@ use super::outcome::{DispatchOutcome, HookOutcome};
 use super::registry::RegisteredHook;
 use super::source::Source;
 use super::{Dispatcher, Installed};
-use crate::journal::{DispatchRow, DispatchState, JournalError};
+use crate::journal::{CheckpointState, DispatchRow, DispatchState, JournalError, Reply};
 
 /// A provider call the caller makes, in hook_id order.
 pub struct PlannedCall {
@@ -138,6 +140,57 @@ impl Dispatcher {
     }
 }
 
+impl Dispatcher {
+    /// For a journal that counts attempts on its server
+    /// ([`crate::journal::Journal::counts_attempts_on_server`]), called before
+    /// [`Dispatcher::begin`]: commits the checkpoint of `slot`'s attempt,
+    /// where every host sees it, and answers when it did. Then call
+    /// [`Dispatcher::counted`] with the answer. None when nothing is to be
+    /// counted (a verify-mode replay, a slot begun already, a spent wall
+    /// budget, or a journal that counts in its attempt ledger file): call
+    /// `begin` at once.
+    pub fn count_attempt(&self, ticket: u64, slot: usize) -> Result<Option<Reply<CheckpointState>>, JournalError> {
+        if !self.journal.counts_attempts_on_server() {
+            return Ok(None);
+        }
+        let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+        let flight = flights.get_mut(&ticket).ok_or_else(bad_ticket)?;
+        if Instant::now() >= flight.deadline {
+            return Ok(None);
+        }
+        let Some(Slot::Call { hook, dispatch_id, attempt, verify, begun, .. }) = flight.slots.get_mut(slot) else {
+            return Err(bad_ticket());
+        };
+        if verify.is_some() || *begun {
+            return Ok(None);
+        }
+        let c = flight.request.checkpoint(hook, dispatch_id, *attempt);
+        *begun = true;
+        Ok(Some(self.journal.count_attempt(c)))
+    }
+
+    /// After [`Dispatcher::count_attempt`]'s answer: the call's limit as
+    /// [`Dispatcher::begin`] gives it, or `None` when the attempt could not
+    /// be counted (the provider is then not called; the error explains the
+    /// dispatch's own).
+    pub fn counted(
+        &self,
+        ticket: u64,
+        slot: usize,
+        answer: Result<CheckpointState, JournalError>,
+    ) -> Result<Option<Limit>, JournalError> {
+        match answer {
+            Ok(_) => self.begin(ticket, slot),
+            Err(e) => {
+                let flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+                let flight = flights.get(&ticket).ok_or_else(bad_ticket)?;
+                *flight.checkpoint_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                Ok(None)
+            }
+        }
+    }
+}
+
 /// How long past its hook's timeout a checkpointed attempt is still presumed
 /// live (the time its dispatch needs to record the outcome).
 pub(super) const LIVE_GRACE_MS: i64 = 250;
@@ -145,14 +198,17 @@ pub(super) const LIVE_GRACE_MS: i64 = 250;
 /// Whether the last counted attempt of an unfinished identity may still be
 /// running in another process: it has no recorded outcome and its checkpoint
 /// is younger than the hook's timeout plus [`LIVE_GRACE_MS`]. Past that it was
-/// cut short (a crash) and stays counted. A claim serializes runs within this
-/// process, so only another process (or a cancelled flight) gets here.
+/// cut short (a crash) and stays counted; so it is at once when the process
+/// that counted it is known to have ended (`DispatchRow::holder_ended`). A
+/// claim serializes runs within this process, so only another process (or a
+/// cancelled flight) gets here.
 pub(super) fn may_be_live(row: &DispatchRow, hook: &RegisteredHook, wall_ms: u32) -> bool {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     row.state == DispatchState::Checkpointed
         && row.attempts >= 1
+        && !row.holder_ended
         && now.saturating_sub(row.updated_at) <= i64::from(hook.timeout_ms.unwrap_or(wall_ms)) + LIVE_GRACE_MS
 }
 

@@ -17,6 +17,9 @@ pub type Answer<T> = Box<dyn FnOnce(Result<T>) + Send>;
 /// A queued command, type-erased so the writer knows no command types.
 pub(super) trait Job<C>: Send {
     fn durable(&self) -> bool;
+    /// Its caller waits for the answer before going on (every durable command
+    /// does): a batch holding it does not linger for more commands.
+    fn awaited(&self) -> bool;
     /// Runs the command, keeping its outcome; reports whether it failed.
     fn run(&mut self, conn: &mut C, now: i64) -> Step;
     /// Answers the caller once the batch's fate is known.
@@ -42,6 +45,7 @@ pub(super) struct Task<C, A, T> {
     pub(super) op: Op<C, A, T>,
     pub(super) merge: Option<Merge<C, A, T>>,
     pub(super) durable: bool,
+    pub(super) awaited: bool,
     pub(super) out: Option<Result<T>>,
     pub(super) reply: Answer<T>,
 }
@@ -60,6 +64,10 @@ const INTERNAL: JournalError = JournalError::Internal { what: "internal error in
 impl<C: 'static, A: Send + 'static, T: Send + 'static> Job<C> for Task<C, A, T> {
     fn durable(&self) -> bool {
         self.durable
+    }
+
+    fn awaited(&self) -> bool {
+        self.durable || self.awaited
     }
 
     fn run(&mut self, conn: &mut C, now: i64) -> Step {

@@ -29,6 +29,7 @@
 //! Errors carry a stable [`JournalError::code`] and never the journal's path,
 //! connection string or any stored text.
 
+mod caller;
 mod commit;
 mod job;
 mod lease;
@@ -60,7 +61,7 @@ use commit::CommitSignal;
 pub use job::Answer;
 pub use lease::{ClaimRequest, MAX_CLAIM_BATCH, MAX_LEASE_MS};
 pub use outbox::{DecideOutcome, DoneOutcome, ExistingDecision};
-pub use record::{RecordAnswer, RecordCommand};
+pub use record::{FoldedAttempts, RecordAnswer, RecordCommand};
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 pub use sqlite::schema::SCHEMA_VERSION;
 pub use states::{Decision, DispatchState, FinalStatus};
@@ -206,8 +207,12 @@ pub struct Journal {
     store: Box<dyn store::Store>,
     /// Bumped after commits holding records or decisions (see `lease.rs`).
     commits: CommitSignal,
-    /// Where a queued checkpoint's attempt survives this process (none when read-only).
+    /// Where a queued checkpoint's attempt survives this process (none when
+    /// read-only); in memory only when the server counts attempts.
     ledger: Option<std::sync::Arc<ledger::Ledger>>,
+    /// Each attempt is committed on the server before its provider runs
+    /// ([`Journal::count_attempt`]), where every host sees it.
+    attempts_on_server: bool,
     /// Bumped to end every pending [`Journal::wait_for_commit`] (see
     /// `lease.rs`); [`lease::CLOSED`] once closed.
     waits: tokio::sync::watch::Sender<u64>,
@@ -247,16 +252,22 @@ impl Journal {
             return Err(JournalError::InvalidArgument { what: "inline_commit" });
         }
         let (store, commits) = target.open_store(options, mode)?;
-        let ledger_dir = match mode {
-            OpenMode::ReadWrite if options.attempt_ledger => Some(target.ledger_dir()?),
-            OpenMode::ReadWrite | OpenMode::ReadOnly => None,
-        };
-        let ledger = ledger_dir.map(|dir| ledger::Ledger::create(&dir)).transpose()?.map(std::sync::Arc::new);
+        let counting = mode == OpenMode::ReadWrite && options.attempt_ledger;
+        let attempts_on_server = counting && matches!(target, JournalTarget::Postgres(_));
+        let ledger = match &target {
+            JournalTarget::File(path) if counting => Some(ledger::Ledger::create(&sqlite::ledger_dir(path)?)?),
+            // The server counts each attempt; the note in memory only rewrites
+            // a checkpoint the server lost (`record/rule.rs`).
+            JournalTarget::Postgres(_) if counting => Some(ledger::Ledger::in_memory()),
+            _ => None,
+        }
+        .map(std::sync::Arc::new);
         if let Some(l) = &ledger {
             store.attach_ledger(std::sync::Arc::clone(l));
         }
         let waits = tokio::sync::watch::channel(0).0;
-        let journal = Journal { store, commits, ledger, waits, inline_commit: options.inline_commit };
+        let journal =
+            Journal { store, commits, ledger, attempts_on_server, waits, inline_commit: options.inline_commit };
         journal.fold_ended_attempts();
         Ok(journal)
     }
@@ -333,14 +344,6 @@ impl JournalTarget {
                 (Box::new(store), commits)
             }
         })
-    }
-
-    /// The folder of this journal's attempt ledgers on this host (`ledger.rs`).
-    pub(crate) fn ledger_dir(&self) -> Result<std::path::PathBuf> {
-        match self {
-            JournalTarget::File(path) => sqlite::ledger_dir(path),
-            JournalTarget::Postgres(target) => target.ledger_dir(),
-        }
     }
 }
 

@@ -14,6 +14,16 @@ pub(crate) use rule::{
     checkpoint_existing, final_unchanged, run_checkpoint, run_failure, run_final, run_many, RecordSql,
 };
 
+/// What [`Journal::fold_ended_attempts`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FoldedAttempts {
+    /// Attempts of ended processes recorded as failed attempts.
+    pub folded: u32,
+    /// Entries of the ledger folder that are not a regular file of this
+    /// user's (a symlink, a FIFO, a folder, another user's file): not read.
+    pub skipped_files: u32,
+}
+
 /// One record of a dispatch's final command (see [`Journal::record_many`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecordCommand {
@@ -46,7 +56,7 @@ impl Journal {
     /// durable record syncs every frame written before it.
     pub fn checkpoint(&self, c: Checkpoint) -> Reply<CheckpointState> {
         match check_checkpoint(&c) {
-            Ok(()) => self.queue(|then| self.store.checkpoint(c, then)),
+            Ok(()) => self.queue(|then| self.store.checkpoint(c, false, then)),
             Err(e) => Reply::ready(Err(e)),
         }
     }
@@ -67,7 +77,7 @@ impl Journal {
             }
             _ => None,
         };
-        let queued = self.store.checkpoint(c, then);
+        let queued = self.store.checkpoint(c, false, then);
         // Nothing was queued (closed, read-only), so the provider is not
         // called either: no attempt to count.
         if let (Err(_), Some((ledger, id))) = (&queued, noted) {
@@ -101,16 +111,17 @@ impl Journal {
     /// it ended without an outcome), so it counts against the lifetime
     /// budget and is never presumed still running. A ledger is removed once
     /// all its attempts are recorded; one the journal refused stays for the
-    /// next try. Blocks until done: call it off an async worker thread.
-    /// Returns how many attempts were folded.
-    pub fn fold_ended_attempts(&self) -> u32 {
-        let Some(ledger) = &self.ledger else { return 0 };
-        let mut folded = 0;
-        for orphan in ledger.orphans() {
+    /// next try. What is not a ledger of this user's is skipped and counted.
+    /// Blocks until done: call it off an async worker thread.
+    pub fn fold_ended_attempts(&self) -> FoldedAttempts {
+        let Some(ledger) = &self.ledger else { return FoldedAttempts::default() };
+        let scan = ledger.orphans();
+        let mut report = FoldedAttempts { folded: 0, skipped_files: scan.skipped };
+        for orphan in scan.orphans {
             let mut whole = true;
             for c in &orphan.entries {
                 match self.fold_one(c) {
-                    Ok(true) => folded += 1,
+                    Ok(true) => report.folded += 1,
                     // Already recorded, or refused by the grammar (a tampered
                     // file): it can never fold, so it does not hold the file.
                     Ok(false) | Err(JournalError::InvalidArgument { .. } | JournalError::CredentialLike { .. }) => {}
@@ -124,13 +135,58 @@ impl Journal {
                 orphan.remove();
             }
         }
-        folded
+        report
+    }
+
+    /// Whether each attempt is committed on the journal's server before its
+    /// provider is called ([`Journal::count_attempt`]), so every host sees
+    /// it; otherwise this process's attempt ledger file counts it.
+    pub fn counts_attempts_on_server(&self) -> bool {
+        self.attempts_on_server
+    }
+
+    /// Commits the checkpoint of an attempt about to be made, without
+    /// lingering for other commands: call the provider once this answered
+    /// `Ok`. It is also noted in this process's memory first, so that a
+    /// record whose checkpoint the server lost writes it again.
+    pub fn count_attempt(&self, c: Checkpoint) -> Reply<CheckpointState> {
+        if let Err(e) = check_checkpoint(&c) {
+            return Reply::ready(Err(e));
+        }
+        let noted = match &self.ledger {
+            Some(ledger) => match ledger.note(&c) {
+                Ok(()) => Some((ledger.clone(), c.dispatch_id.clone())),
+                Err(e) => return Reply::ready(Err(e)),
+            },
+            None => None,
+        };
+        let forget = move || {
+            if let Some((ledger, id)) = &noted {
+                ledger.clear(id);
+            }
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let forget_later = forget.clone();
+        // Not counted, so its provider is not called: nothing to remember.
+        let then: Answer<CheckpointState> = Box::new(move |r| {
+            if r.is_err() {
+                forget_later();
+            }
+            let _ = tx.send(r);
+        });
+        match self.store.checkpoint(c, true, then) {
+            Ok(()) => Reply::waiting(rx),
+            Err(e) => {
+                forget();
+                Reply::ready(Err(e))
+            }
+        }
     }
 
     fn fold_one(&self, c: &Checkpoint) -> Result<bool> {
         check_checkpoint(c)?;
         let (tx, rx) = std::sync::mpsc::channel();
-        self.store.checkpoint(c.clone(), Box::new(move |r| drop(tx.send(r))))?;
+        self.store.checkpoint(c.clone(), false, Box::new(move |r| drop(tx.send(r))))?;
         let used = match rx.recv().unwrap_or(Err(JournalError::Closed))? {
             CheckpointState::Fresh => 0,
             CheckpointState::Pending { attempts_used } => attempts_used,

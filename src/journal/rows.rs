@@ -54,6 +54,13 @@ pub struct DispatchRow {
     #[serde(skip)]
     #[ts(skip)]
     pub receipt_extra: Option<String>,
+    /// A checkpointed row whose last attempt was counted by a process known
+    /// to have ended (PostgreSQL: its session's lock is gone), so that
+    /// attempt is not running anywhere. Always false on SQLite, whose ended
+    /// processes' attempts are folded in as failed attempts instead.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub holder_ended: bool,
     // Not stored: journal readers leave it `None`, and
     // `dispatch::receipt_from_row` builds it from the columns and
     // `intent_ids` (the binding fills it before handing rows to JS).

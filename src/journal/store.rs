@@ -18,7 +18,8 @@ use super::{
 pub(crate) trait Store: Send + Sync {
     // Writes: queued; `then` hears the answer after its commit. An `Err`
     // return means nothing was queued (closed, read-only) and `then` is dropped.
-    fn checkpoint(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()>;
+    // `awaited`: its caller waits for the answer (see `Job::awaited`).
+    fn checkpoint(&self, c: Checkpoint, awaited: bool, then: Answer<CheckpointState>) -> Result<()>;
     fn record_many(&self, records: Vec<RecordCommand>, then: Answer<Vec<Result<RecordAnswer>>>) -> Result<()>;
     fn record_final(&self, r: FinalRecord, then: Answer<RecordOutcome>) -> Result<()>;
     fn record_failure(&self, r: FailureRecord, then: Answer<FailureOutcome>) -> Result<()>;

@@ -10,8 +10,10 @@
 //! kind as one operation instead (`merge.rs`, `job.rs`).
 //!
 //! A batch holding only checkpoints lingers up to [`CHECKPOINT_LINGER`] for
-//! more commands first: a checkpoint is never awaited, and the record of a
-//! provider that answered at once then shares its transaction.
+//! more commands first: a queued checkpoint is not awaited, and the record
+//! of a provider that answered at once then shares its transaction. A
+//! checkpoint that counts an attempt on the server is awaited before its
+//! provider runs, so a batch holding one does not linger.
 //!
 //! Durability per batch: a batch of checkpoints only commits with
 //! `synchronous=NORMAL`, which in WAL mode writes the frames without an fsync;
@@ -250,7 +252,7 @@ impl<C: BatchConn> Writer<C> {
         A: Send + 'static,
         T: Send + 'static,
     {
-        self.submit(Box::new(Task { args, op, merge: None, durable, out: None, reply: then }))
+        self.submit(Box::new(Task { args, op, merge: None, durable, awaited: false, out: None, reply: then }))
     }
 
     /// [`Writer::submit_then`] for a command that may run merged with others of its kind.
@@ -265,7 +267,24 @@ impl<C: BatchConn> Writer<C> {
         A: Send + 'static,
         T: Send + 'static,
     {
-        self.submit(Box::new(Task { args, op, merge: Some(merge), durable, out: None, reply: then }))
+        self.submit(Box::new(Task { args, op, merge: Some(merge), durable, awaited: false, out: None, reply: then }))
+    }
+
+    /// Queues a command that is not durable but whose caller waits for its
+    /// answer: its batch commits without lingering. `merge` as for
+    /// [`Writer::submit_merged`].
+    pub(crate) fn submit_awaited<A, T>(
+        &self,
+        args: A,
+        op: Op<C, A, T>,
+        merge: Option<Merge<C, A, T>>,
+        then: Answer<T>,
+    ) -> Result<()>
+    where
+        A: Send + 'static,
+        T: Send + 'static,
+    {
+        self.submit(Box::new(Task { args, op, merge, durable: false, awaited: true, out: None, reply: then }))
     }
 
     fn submit(&self, job: Box<dyn Job<C>>) -> Result<()> {
@@ -382,10 +401,10 @@ fn run<C: BatchConn>(conn: &Mutex<C>, rx: mpsc::Receiver<Box<dyn Job<C>>>, synch
         // record that usually follows (a provider that answers at once) joins
         // it in one transaction, one commit per dispatch instead of two.
         let until = Instant::now() + CHECKPOINT_LINGER;
-        if !batch.iter().any(|j| j.durable()) {
+        if !batch.iter().any(|j| j.awaited()) {
             lock().open_early();
         }
-        while batch.len() < MAX_BATCH && !batch.iter().any(|j| j.durable()) {
+        while batch.len() < MAX_BATCH && !batch.iter().any(|j| j.awaited()) {
             let left = until.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(job) => {

@@ -146,6 +146,19 @@ impl Link {
         self
     }
 
+    /// Holds the session-level advisory lock `key` for the life of each
+    /// connection, taken again on every reconnect: while it is granted,
+    /// other hosts know the process that counted an attempt under `key` is
+    /// alive (`read.rs`). A lost connection lets it go, and another host then
+    /// treats that process's attempts as ended, which spends a new attempt
+    /// instead of sharing it, so the bound on attempts still holds.
+    pub(super) fn holding(mut self, key: Option<i64>) -> Link {
+        if let Some(key) = key {
+            self.setup += &format!("; SELECT pg_advisory_lock({key})");
+        }
+        self
+    }
+
     /// Connects when there is no connection or it was lost.
     pub(super) fn client(&mut self) -> Result<&Client> {
         if self.session.as_ref().is_some_and(|s| s.client.is_closed()) {

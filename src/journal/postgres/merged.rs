@@ -88,8 +88,9 @@ WITH t AS (
     WITH ORDINALITY AS t(id, hook, cap, rid, eid, kind, reg, att, req, dia, rat, n)),
 d AS (
   INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
-    event_kind, registration_digest, created_at, updated_at, dialect, recorded_at)
-  SELECT id, 'checkpointed', att, hook, cap, rid, eid, kind, reg, $10::int8, $10::int8, dia, rat FROM t ORDER BY n
+    event_kind, registration_digest, created_at, updated_at, dialect, recorded_at, holder)
+  SELECT id, 'checkpointed', att, hook, cap, rid, eid, kind, reg, $10::int8, $10::int8, dia, rat, $13::int8
+  FROM t ORDER BY n
   ON CONFLICT (dispatch_id) DO NOTHING RETURNING seq, dispatch_id),
 r AS (INSERT INTO requests (seq, request) SELECT d.seq, t.req FROM d JOIN t ON t.id = d.dispatch_id)
 SELECT dispatch_id FROM d";
@@ -132,7 +133,7 @@ fn run_checkpoints(conn: &mut PgWriteConn, cps: &[&Checkpoint], now: i64) -> Res
     let rows = statement(
         conn,
         CHECKPOINTS,
-        &[ids, hooks, caps, rids, eids, kinds, regs, &atts, reqs, &now, &dialects, &recorded],
+        &[ids, hooks, caps, rids, eids, kinds, regs, &atts, reqs, &now, &dialects, &recorded, &conn.holder.clone()],
     )?;
     let fresh: HashSet<String> = rows.iter().map(|r| r.get(0)).collect();
     for (i, c) in cps.iter().enumerate() {

@@ -305,7 +305,7 @@ fn the_transaction_opened_with_commit_holds_the_next_batch_closes_when_idle_and_
     let schema = s.target.schema.as_str();
     let bounds = Bounds { connect: Duration::from_secs(5), statement: Duration::from_secs(5) };
     let link = Link::new(url().parse().unwrap(), None, schema, false, bounds);
-    let mut w = PgWriteConn::new(link, schema, true, Duration::from_secs(15));
+    let mut w = PgWriteConn::new(link, schema, true, Duration::from_secs(15), None);
     // `SAVEPOINT` fails outside a transaction block: it tells whether one is open.
     let in_transaction = |w: &mut PgWriteConn| w.link.batch("SAVEPOINT probe");
     w.begin(true).unwrap();

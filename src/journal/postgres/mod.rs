@@ -54,7 +54,6 @@ use super::{
 };
 use conn::{Bounds, Link};
 use listen::Listener;
-pub(crate) use pool::reads_here;
 use pool::ReadPool;
 use writer::PgWriteConn;
 
@@ -91,22 +90,6 @@ impl PgTarget {
         }
     }
 
-    /// The folder of this journal's attempt ledgers on this host (`ledger.rs`):
-    /// under the system temporary folder, one folder per user (a shared
-    /// temporary folder must not let one user's folder block another's),
-    /// named by a digest of the server, database and schema, so it holds no
-    /// host name or credential.
-    pub(crate) fn ledger_dir(&self) -> Result<std::path::PathBuf> {
-        let key = self.signal_key(&self.config()?);
-        let digest = crate::identity::sha256_hex(key.as_bytes());
-        #[cfg(unix)]
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let user = unsafe { libc::geteuid() }.to_string();
-        #[cfg(not(unix))]
-        let user = std::env::var("USERNAME").unwrap_or_default();
-        Ok(std::env::temp_dir().join(format!("loopx-hooks-attempts-{user}")).join(&digest[..32]))
-    }
-
     /// Names the journal for the in-process commit signal: server, database
     /// and schema, without credentials.
     fn signal_key(&self, config: &Config) -> String {
@@ -134,8 +117,11 @@ fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Res
     let tls = conn::tls(&config, target.ca_file.as_deref())?;
     let schema = target.schema.as_str();
     let bounds = target.bounds(&config);
-    let mut link =
-        Link::new(config.clone(), tls.clone(), schema, read_only, bounds).lock_timeout(options.busy_timeout_ms);
+    // A journal that counts attempts holds a lock of its own while open (`Link::holding`).
+    let holder = (!read_only && options.attempt_ledger).then(holder_key);
+    let mut link = Link::new(config.clone(), tls.clone(), schema, read_only, bounds)
+        .lock_timeout(options.busy_timeout_ms)
+        .holding(holder);
     let commits = commit_signal(&target.signal_key(&config));
     let writer = if read_only {
         schema::check_readable(&mut link, schema)?;
@@ -143,11 +129,22 @@ fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Res
     } else {
         schema::ensure(&mut link, schema)?;
         let retry_for = Duration::from_millis(u64::from(target.limits.write_retry_ms));
-        Writer::spawn(PgWriteConn::new(link, schema, options.synchronous_full, retry_for), options, commits.clone())?
+        let conn = PgWriteConn::new(link, schema, options.synchronous_full, retry_for, holder);
+        Writer::spawn(conn, options, commits.clone())?
     };
     let readers = ReadPool::spawn(&config, &tls, schema, options.busy_timeout_ms, bounds)?;
     let listener = Listener::spawn(&config, &tls, schema, bounds, commits.clone())?;
     Ok((PgStore { writer, readers, listener }, commits))
+}
+
+/// A key no other open journal holds: positive, from the process, the time
+/// and a counter, mixed by SHA-256.
+fn holder_key() -> i64 {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let digest = crate::identity::sha256_hex(format!("{}:{nanos}:{n}", std::process::id()).as_bytes());
+    i64::from_str_radix(&digest[..15], 16).unwrap_or(1)
 }
 
 impl Store for PgStore {
@@ -155,8 +152,11 @@ impl Store for PgStore {
         true
     }
 
-    fn checkpoint(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
-        self.writer.submit_merged(false, c, (records::run_checkpoint, merged::checkpoints()), then)
+    fn checkpoint(&self, c: Checkpoint, awaited: bool, then: Answer<CheckpointState>) -> Result<()> {
+        match awaited {
+            true => self.writer.submit_awaited(c, records::run_checkpoint, Some(merged::checkpoints()), then),
+            false => self.writer.submit_merged(false, c, (records::run_checkpoint, merged::checkpoints()), then),
+        }
     }
 
     fn record_many(&self, records: Vec<RecordCommand>, then: Answer<Vec<Result<RecordAnswer>>>) -> Result<()> {

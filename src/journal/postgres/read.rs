@@ -15,18 +15,32 @@ use super::super::{
 use super::conn::{to_u32, Link};
 use super::schema::{INTENT_OPEN, PG_SCHEMA_VERSION};
 
+/// Whether the session that counted a checkpointed row's attempt is gone:
+/// no granted advisory lock under its key (`schema.rs`, V3), whose two
+/// halves `pg_locks` shows as classid and objid.
+macro_rules! holder_ended {
+    () => {
+        "(CASE WHEN state = 'checkpointed' AND holder IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_locks l \
+         WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted \
+         AND l.classid::bigint = holder >> 32 AND l.objid::bigint = holder & 4294967295) THEN 1 ELSE 0 END)::bigint"
+    };
+}
+
 const DISPATCH_BY_ID: &str =
-    concat!("SELECT ", dispatch_cols!("string_agg"), " FROM dispatches WHERE dispatch_id = $1");
+    concat!("SELECT ", dispatch_cols!("string_agg", holder_ended!()), " FROM dispatches WHERE dispatch_id = $1");
 /// Inside a write transaction: the row, locked until the transaction ends.
-pub(super) const DISPATCH_BY_ID_FOR_UPDATE: &str =
-    concat!("SELECT ", dispatch_cols!("string_agg"), " FROM dispatches WHERE dispatch_id = $1 FOR UPDATE");
+pub(super) const DISPATCH_BY_ID_FOR_UPDATE: &str = concat!(
+    "SELECT ",
+    dispatch_cols!("string_agg", holder_ended!()),
+    " FROM dispatches WHERE dispatch_id = $1 FOR UPDATE"
+);
 const UNFINISHED: &str = concat!(
     "SELECT ",
-    dispatch_cols!("string_agg"),
+    dispatch_cols!("string_agg", holder_ended!()),
     " FROM dispatches WHERE state IN ('checkpointed','failed') ORDER BY seq"
 );
 const DISPATCHES_BY_IDS: &str =
-    concat!("SELECT ", dispatch_cols!("string_agg"), " FROM dispatches WHERE dispatch_id = ANY($1)");
+    concat!("SELECT ", dispatch_cols!("string_agg", holder_ended!()), " FROM dispatches WHERE dispatch_id = ANY($1)");
 const FAILURES: &str = concat!("SELECT ", failure_cols!(), " FROM failures WHERE dispatch_id = $1 ORDER BY attempt");
 
 const SQL_DIALECT: SqlDialect = SqlDialect { mark: |n| format!("${n}"), intent_open: INTENT_OPEN };
@@ -96,7 +110,7 @@ pub(super) fn get_dispatches(link: &mut Link, ids: &[String]) -> Result<Vec<Opti
 }
 
 pub(super) fn list_dispatches(link: &mut Link, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {
-    let q = dispatches_query(&SQL_DIALECT, dispatch_cols!("string_agg"), f, limit);
+    let q = dispatches_query(&SQL_DIALECT, dispatch_cols!("string_agg", holder_ended!()), f, limit);
     dispatch_rows(link.query_dynamic(&q.sql, &bind(&q.params))?)
 }
 

@@ -21,8 +21,8 @@ pub(super) use super::super::record::{run_checkpoint, run_failure, run_final, ru
 const CHECKPOINT: &str = "
 WITH d AS (
   INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
-    event_kind, registration_digest, created_at, updated_at, dialect, recorded_at)
-  VALUES ($1, 'checkpointed', $9, $2, $3, $4, $5, $6, $7, $8, $8, $11, $12)
+    event_kind, registration_digest, created_at, updated_at, dialect, recorded_at, holder)
+  VALUES ($1, 'checkpointed', $9, $2, $3, $4, $5, $6, $7, $8, $8, $11, $12, $13)
   ON CONFLICT (dispatch_id) DO NOTHING RETURNING seq)
 INSERT INTO requests (seq, request) SELECT seq, $10 FROM d RETURNING seq";
 
@@ -64,6 +64,7 @@ impl RecordSql for PgWriteConn {
                 &c.request_json,
                 &stored_dialect(c.dialect),
                 &c.recorded_at,
+                &self.holder,
             ],
         )?;
         Ok(fresh.is_some())
@@ -76,8 +77,8 @@ impl RecordSql for PgWriteConn {
     fn raise_attempts(&mut self, dispatch_id: &str, attempt: u32, now: i64) -> Result<()> {
         let attempt = to_i32(attempt, "attempt")?;
         self.link.execute(
-            "UPDATE dispatches SET attempts = $2, updated_at = $3 WHERE dispatch_id = $1",
-            &[&dispatch_id, &attempt, &now],
+            "UPDATE dispatches SET attempts = $2, updated_at = $3, holder = $4 WHERE dispatch_id = $1",
+            &[&dispatch_id, &attempt, &now, &self.holder],
         )?;
         Ok(())
     }

@@ -30,7 +30,8 @@ pub(super) struct Migration {
 }
 
 /// Every migration of the PostgreSQL layout, in order.
-pub(super) const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }, Migration { to: 2, sql: V2 }];
+pub(super) const MIGRATIONS: &[Migration] =
+    &[Migration { to: 1, sql: V1 }, Migration { to: 2, sql: V2 }, Migration { to: 3, sql: V3 }];
 
 /// The version this build writes and reads.
 pub const PG_SCHEMA_VERSION: i32 = MIGRATIONS[MIGRATIONS.len() - 1].to;
@@ -157,6 +158,12 @@ SELECT i.intent_id AS id,
        ) END AS payload
 FROM intents i JOIN dispatches d ON d.dispatch_id = i.dispatch_id;
 ";
+
+/// Version 3: the session that counted a checkpointed attempt
+/// (`holder`, the key of an advisory lock its journal's writer connection
+/// holds while it is open), so that another host knows when that process
+/// ended (`read.rs`); null for rows written before, or without counting.
+const V3: &str = "ALTER TABLE dispatches ADD COLUMN holder bigint;";
 
 /// The SQL condition of open intents (matches the partial index `intents_open`).
 pub(super) const INTENT_OPEN: &str = "done_at IS NULL AND decision IS DISTINCT FROM 'rejected'";

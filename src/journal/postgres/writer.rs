@@ -57,12 +57,23 @@ pub(crate) struct PgWriteConn {
     /// A batch ran out of retries and nothing committed since: the next
     /// batch tries once, so a long outage answers queued commands quickly.
     gave_up: Cell<bool>,
+    /// The advisory lock key this connection holds while the journal is
+    /// open (its link was made `Link::holding` it), stored with each attempt
+    /// it counts.
+    pub(super) holder: Option<i64>,
 }
 
 impl PgWriteConn {
-    pub(super) fn new(link: Link, schema: &str, synchronous_full: bool, retry_for: Duration) -> Self {
+    pub(super) fn new(
+        link: Link,
+        schema: &str,
+        synchronous_full: bool,
+        retry_for: Duration,
+        holder: Option<i64>,
+    ) -> Self {
         PgWriteConn {
             link,
+            holder,
             notify: format!("NOTIFY \"{schema}\"; "),
             open: false,
             lazy: false,

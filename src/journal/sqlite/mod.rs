@@ -134,8 +134,11 @@ impl BatchConn for Connection {
 }
 
 impl Store for SqliteStore {
-    fn checkpoint(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
-        self.writer.submit_then(false, c, run_checkpoint, then)
+    fn checkpoint(&self, c: Checkpoint, awaited: bool, then: Answer<CheckpointState>) -> Result<()> {
+        match awaited {
+            true => self.writer.submit_awaited(c, run_checkpoint, None, then),
+            false => self.writer.submit_then(false, c, run_checkpoint, then),
+        }
     }
 
     fn record_many(&self, records: Vec<RecordCommand>, then: Answer<Vec<Result<RecordAnswer>>>) -> Result<()> {

@@ -24,7 +24,7 @@ use super::schema::{DISPATCH_UNFINISHED, INTENT_OPEN};
 /// SQLite's primary result code for a damaged database file.
 const SQLITE_CORRUPT: i32 = 11;
 
-pub(crate) const DISPATCH_COLS: &str = dispatch_cols!("group_concat");
+pub(crate) const DISPATCH_COLS: &str = dispatch_cols!("group_concat", "0");
 
 const SQL_DIALECT: SqlDialect = SqlDialect { mark: |n| format!("?{n}"), intent_open: INTENT_OPEN };
 

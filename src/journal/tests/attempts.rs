@@ -10,10 +10,71 @@ use super::*;
 both!(
     an_invocation_whose_checkpoint_reached_the_journal_counts_as_an_attempt,
     a_hook_that_did_not_get_its_turn_is_journaled_as_owed_with_no_attempt_used,
-    attempts_an_ended_process_noted_are_counted_by_the_next_opener,
-    a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none,
-    a_final_record_whose_checkpoint_the_journal_lost_writes_it_again_with_its_attempt
+    a_final_record_whose_checkpoint_the_journal_lost_writes_it_again_with_its_attempt,
+    a_counted_attempt_is_committed_where_another_handle_sees_it_when_it_answers
 );
+
+// The attempt ledger file is a file journal's; a PostgreSQL journal's server counts attempts.
+#[test]
+fn attempts_an_ended_process_noted_are_counted_by_the_next_opener_sqlite() {
+    attempts_an_ended_process_noted_are_counted_by_the_next_opener(&Backend::sqlite("ended-noted"));
+}
+
+#[test]
+fn a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none_sqlite() {
+    a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none(&Backend::sqlite("live-ledger"));
+}
+
+#[test]
+fn a_postgres_journal_counts_attempts_on_its_server_and_keeps_no_ledger_file() {
+    let b = Backend::postgres("server-counts");
+    let j = b.open();
+    assert!(j.counts_attempts_on_server());
+    assert!(j.ledger.as_ref().is_some_and(|l| l.orphans().orphans.is_empty()));
+    let sqlite = Backend::sqlite("file-counts");
+    assert!(!sqlite.open().counts_attempts_on_server());
+    let options = JournalOptions { attempt_ledger: false, ..JournalOptions::default() };
+    assert!(!b.open_with(options).unwrap().counts_attempts_on_server());
+}
+
+/// The server knows when the process that counted an attempt ended: its
+/// writer connection's lock goes with it (a closed journal, a killed
+/// process), so that attempt is not presumed still running elsewhere.
+#[test]
+fn another_host_sees_that_the_process_that_counted_an_attempt_ended() {
+    let b = Backend::postgres("holder-ended");
+    let (j, other) = (b.open(), b.open());
+    j.count_attempt(at("a", 1)).wait().unwrap();
+    let row = |j: &Journal| j.get_dispatch(&dispatch_id("a")).unwrap().unwrap();
+    assert!(!row(&other).holder_ended, "its process is alive");
+    j.close();
+    assert!(row(&other).holder_ended, "its process closed the journal");
+    // Counted again by a live process: alive again, and the ended attempt is
+    // a failed one, as folding an ended process's ledger records it.
+    other.count_attempt(at("a", 2)).wait().unwrap();
+    assert!(!row(&b.open()).holder_ended);
+    assert_eq!(failures(&other, "a"), vec![(1, "producer_failed".to_owned())]);
+    let sqlite = Backend::sqlite("holder-sqlite");
+    let s = sqlite.open();
+    s.count_attempt(at("a", 1)).wait().unwrap();
+    s.close();
+    assert!(!row(&sqlite.open()).holder_ended, "SQLite folds ended processes' ledgers instead");
+}
+
+/// `count_attempt` answers once the checkpoint committed: another handle (a
+/// process on another host) then sees the attempt, and an attempt counted
+/// again is counted once.
+fn a_counted_attempt_is_committed_where_another_handle_sees_it_when_it_answers(b: &Backend) {
+    let (j, other) = (b.open(), b.open());
+    assert_eq!(j.count_attempt(at("a", 1)).wait(), Ok(CheckpointState::Fresh));
+    assert_eq!(attempts(&other, "a"), (DispatchState::Checkpointed, 1));
+    assert_eq!(other.count_attempt(at("a", 2)).wait(), Ok(CheckpointState::Pending { attempts_used: 1 }));
+    assert_eq!(attempts(&j, "a"), (DispatchState::Checkpointed, 2));
+    // What was noted rewrites a checkpoint the server lost (see the test above).
+    assert!(j.ledger.as_ref().unwrap().noted(&dispatch_id("a")).is_some());
+    j.close();
+    assert_eq!(j.count_attempt(at("b", 1)).wait(), Err(JournalError::Closed));
+}
 
 fn at(seed: &str, attempt: u32) -> Checkpoint {
     Checkpoint { attempt, ..checkpoint(seed) }
@@ -144,7 +205,7 @@ fn attempts_an_ended_process_noted_are_counted_by_the_next_opener(b: &Backend) {
     let ledger_dir = b.ledger_dir();
     assert_eq!(std::fs::read_dir(&ledger_dir).unwrap().count(), 1);
     // Folding again changes nothing.
-    assert_eq!(j.fold_ended_attempts(), 0);
+    assert_eq!(j.fold_ended_attempts().folded, 0);
     j.close();
     // A clean close removes the opener's own (empty) ledger, and its folder.
     assert!(!ledger_dir.exists());
@@ -158,7 +219,7 @@ fn a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none(b: &
     live.checkpoint_then(at("a", 1), Box::new(move |r| tx.send(r).unwrap())).unwrap();
     rx.recv().unwrap().unwrap();
     let other = b.open();
-    assert_eq!(other.fold_ended_attempts(), 0);
+    assert_eq!(other.fold_ended_attempts().folded, 0);
     assert_eq!(attempts(&other, "a"), (DispatchState::Checkpointed, 1));
     live.record_final(proposed("a", 1, "a", &[])).wait().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -166,7 +227,7 @@ fn a_live_process_s_ledger_is_not_folded_and_a_recorded_attempt_leaves_none(b: &
     rx.recv().unwrap().unwrap();
     // The live journal ends without closing: as a killed process would.
     std::mem::forget(live);
-    assert_eq!(other.fold_ended_attempts(), 0, "its lock is still held by this process's handle");
+    assert_eq!(other.fold_ended_attempts().folded, 0, "its lock is still held by this process's handle");
     other.close();
 }
 

@@ -97,11 +97,6 @@ impl Schema {
 
 impl Drop for Schema {
     fn drop(&mut self) {
-        // The schema's attempt ledgers too, as a file journal's go with its
-        // folder: a test process's leftovers are not another journal's to scan.
-        if let Ok(dir) = self.target.ledger_dir() {
-            let _ = std::fs::remove_dir_all(dir);
-        }
         let drop = format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.target.schema);
         let _ = std::thread::spawn(move || {
             if let Ok(mut c) = ::postgres::Client::connect(&url(), ::postgres::NoTls) {
@@ -212,12 +207,10 @@ impl Backend {
         }
     }
 
-    /// The folder of this journal's attempt ledgers on this host.
+    /// The folder of a file journal's attempt ledgers (a PostgreSQL journal
+    /// has none: its server counts attempts).
     pub(crate) fn ledger_dir(&self) -> PathBuf {
-        match self {
-            Backend::Sqlite { path, .. } => JournalTarget::from(path).ledger_dir().unwrap(),
-            Backend::Postgres(s) => s.target.ledger_dir().unwrap(),
-        }
+        crate::journal::sqlite::ledger_dir(self.path()).unwrap()
     }
 
     /// Runs the statements `sql` (written in the dialect both understand)

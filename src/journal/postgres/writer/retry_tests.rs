@@ -12,7 +12,7 @@ const RETRY_FOR: Duration = Duration::from_millis(300);
 fn conn() -> PgWriteConn {
     let config = tokio_postgres::Config::from_str("host=127.0.0.1 port=1 user=nobody").unwrap();
     let bounds = Bounds { connect: Duration::from_secs(1), statement: Duration::from_secs(1) };
-    PgWriteConn::new(Link::new(config, None, "s", false, bounds), "s", true, RETRY_FOR)
+    PgWriteConn::new(Link::new(config, None, "s", false, bounds), "s", true, RETRY_FOR, None)
 }
 
 /// Asks `retry_after` as the writer's loop does, with the batch's first try
