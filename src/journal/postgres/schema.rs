@@ -1,7 +1,7 @@
 //! The journal's tables in a PostgreSQL schema the caller names, and their
 //! versions.
 //!
-//! The layout mirrors the SQLite one (`../schema.rs`) column for column, so
+//! The layout mirrors the SQLite one (`../sqlite/schema.rs`) column for column, so
 //! both backends answer the same rows. The schema's version lives in its
 //! `meta` table (one row, with the journal's application id); opening runs,
 //! under a transaction-scoped advisory lock so that hosts opening one new
