@@ -693,7 +693,11 @@ describe('crash after the primary writeback, and recover()', () => {
       const report = await w.seam.recover()
       if (!expected.committed) {
         // Nothing was committed, so there is nothing to recover; the orchestrator re-runs the Turn.
-        expect(report).toEqual({ quotaSpends: [], redispatched: [], hooks: { outcomes: [], skipped: 0, ledgersSkipped: 0 } })
+        expect(report).toEqual({
+          quotaSpends: [],
+          redispatched: [],
+          hooks: { outcomes: [], skipped: 0, ledgersSkipped: 0 },
+        })
         expect(stepsOf(await w.seam.settle(request(1)))).toEqual(COMMITTED_STEPS)
       } else {
         expect(report.quotaSpends).toHaveLength(expected.spentBefore ? 0 : 1)
@@ -711,7 +715,11 @@ describe('crash after the primary writeback, and recover()', () => {
       })
 
       // A second recover() finds nothing.
-      expect(await w.seam.recover()).toEqual({ quotaSpends: [], redispatched: [], hooks: { outcomes: [], skipped: 0, ledgersSkipped: 0 } })
+      expect(await w.seam.recover()).toEqual({
+        quotaSpends: [],
+        redispatched: [],
+        hooks: { outcomes: [], skipped: 0, ledgersSkipped: 0 },
+      })
       expect(p2.calls).toBe(expected.dispatchedBefore ? 0 : 1)
     })
   }
@@ -804,6 +812,10 @@ describe('crash after the primary writeback, and recover()', () => {
     expect(hook.attempt).toBe(2)
     expect(p.calls).toBe(1)
     await expectSettled(w, 'effect_8', 'replan_recorded')
-    expect(await w.seam.recover()).toEqual({ quotaSpends: [], redispatched: [], hooks: { outcomes: [], skipped: 0, ledgersSkipped: 0 } })
+    expect(await w.seam.recover()).toEqual({
+      quotaSpends: [],
+      redispatched: [],
+      hooks: { outcomes: [], skipped: 0, ledgersSkipped: 0 },
+    })
   })
 })

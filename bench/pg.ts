@@ -52,6 +52,8 @@ export interface PgRound {
   delayFar?: Partial<Record<SideName, { p50: number; p99: number; rate: number }>>
   proc1: Partial<Record<SideName, number>>
   proc4: Partial<Record<SideName, number>>
+  /** Ours with `attemptLedger: false` (its attempts not committed before each call): at 1 and at 64 in flight. */
+  uncounted?: { one?: number; many?: number }
 }
 
 export interface PgResults {
@@ -190,9 +192,10 @@ async function inProcess(
   inflight: number,
   tag: string,
   reads = false,
+  attemptLedger?: boolean,
 ): Promise<{ rate: number; p50: number; p99: number }> {
   return withSchema(url, side, async (schema) => {
-    const runner = await openPg(side, { connectionString: url, schema })
+    const runner = await openPg(side, { connectionString: url, schema, attemptLedger })
     try {
       await drive(runner, `${tag}w`, 20, Math.min(inflight, 20), 'recorded')
       let done = false
@@ -296,6 +299,7 @@ export async function pgBench(log: Log): Promise<PgResults> {
         delayFar: {},
         proc1: {},
         proc4: {},
+        uncounted: {},
       }
       const steps: Array<[string, () => Promise<void>]> = [
         ['commit floor', async () => void (out.floor = await commitFloor(url, P.floor))],
@@ -329,6 +333,23 @@ export async function pgBench(log: Log): Promise<PgResults> {
             async () => void (out.proc4[side] = await processes(url, side, PROCS, P.perProc, `b${r}`)),
           ],
         ]),
+        // What committing each attempt on the server before its call costs: ours without it.
+        ...(sides.includes('ours')
+          ? ([
+              [
+                'ours 1 in flight, attempts not counted',
+                async () =>
+                  void (out.uncounted!.one = (await inProcess(url, 'ours', P.n1, 1, `u${r}`, false, false)).rate),
+              ],
+              [
+                `ours ${INFLIGHT} in flight, attempts not counted`,
+                async () =>
+                  void (out.uncounted!.many = (
+                    await inProcess(url, 'ours', P.n64, INFLIGHT, `v${r}`, false, false)
+                  ).rate),
+              ],
+            ] as Array<[string, () => Promise<void>]>)
+          : []),
       ]
       for (const [name, step] of r % 2 === 0 ? steps : [...steps].reverse()) {
         await step()
@@ -380,6 +401,22 @@ export function pgRows(res: PgResults, add: Add, fmt: (x: number) => string): vo
   }
   vs('one', '1 in flight')
   vs('many', `${res.config.inflight} in flight`)
+  if (have) {
+    for (const [key, label] of [
+      ['one', '1 in flight'],
+      ['many', `${res.config.inflight} in flight`],
+    ] as const) {
+      const off = (r: PgRound) => r.uncounted?.[key]
+      add(
+        `pg_counted_${key}`,
+        `PostgreSQL, attempts committed on the server before each call: durable dispatches/s with it vs without (attemptLedger: false), ${label} (plain column: ours without)`,
+        show(med((r) => r[key].ours)),
+        show(med(off)),
+        med((r) => r[key].ours! / off(r)!),
+        { rounds: rounds.map((r) => [r[key].ours ?? null, off(r) ?? null]) },
+      )
+    }
+  }
   const p = res.config.procs
   {
     const ratio = have ? med((r) => r.proc4.ours! / r.proc1.ours!) : NaN

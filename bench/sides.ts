@@ -60,6 +60,8 @@ export interface PgOpenOptions {
   replay?: 'return' | 'verify'
   /** The plain side creates its tables (ours creates its schema on first use by itself). */
   create?: boolean
+  /** Ours only: `false` leaves attempts uncounted before the call, to measure what counting costs. */
+  attemptLedger?: boolean
 }
 
 /** Either side on PostgreSQL (bench/pg.ts): ours through the journal option, the plain path through node-postgres. */
@@ -69,6 +71,7 @@ export async function openPg(side: SideName, options: PgOpenOptions): Promise<Ru
     const runtime = await pkg.HookRuntime.open({
       journal: { postgres: { connectionString: options.connectionString, schema: options.schema } },
       profile: { enabled: true, replay },
+      attemptLedger: options.attemptLedger,
     })
     runtime.defineIntentKind(intentKind)
     runtime.register({ registration, provider })
