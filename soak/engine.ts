@@ -224,7 +224,9 @@ async function checkRound(
   books.kept(resolved, beforeById, 'after the kills')
   const unfinished = await reader.unfinished()
   for (const r of unfinished)
-    if (r.state !== 'checkpointed' || r.attempts !== 1)
+    // One attempt per killed process that began it at most (PostgreSQL: a
+    // process that took over a killed one's identity spent its own).
+    if (r.state !== 'checkpointed' || r.attempts < 1 || r.attempts > killed.length)
       books.flag('unexpected', `${r.receipt_id} left ${r.state} with ${r.attempts} attempts by the kill`)
   if (unfinished.length > 0) s.midRunRounds++
   s.unrecordedAtKill += ids.filter((id) => !beforeById.has(id)).length
@@ -239,12 +241,15 @@ async function checkRound(
   if (!rec.integrity) books.flag('integrity', `the journal's integrity(): ${rec.messages.join('; ')}`)
   checkRecovery(books, rec.report, unfinished, started, beforeById, new Set(resolved.map((l) => l.d)), s)
   // An attempt a killed process began counts once its identity is recovered: as a failure row,
-  // folded from the process's ledger. Without one, recover() ran it again under the same attempt,
-  // which is right only if the provider never ran in the killed process.
+  // folded from the process's ledger (SQLite), or as the attempt the server counted before the
+  // call, which recover() then passes (PostgreSQL: completed under a later attempt than the
+  // row held after the kills). Without either, recover() ran it again
+  // under the same attempt, which is right only if the provider never ran in the killed process.
   const failed = await reader.failedOf(rec.report.outcomes.map((x) => x.dispatchId))
+  const attemptsAtKill = new Map(unfinished.map((r) => [r.dispatch_id, r.attempts]))
   for (const x of rec.report.outcomes) {
     const rid = beforeById.get(x.dispatchId)?.receipt_id
-    if (failed.has(x.dispatchId)) continue
+    if (failed.has(x.dispatchId) || (x.receipt?.attempt ?? 0) > (attemptsAtKill.get(x.dispatchId) ?? 1)) continue
     s.uncounted++
     if (rid === undefined) books.flag('unexpected', `${x.dispatchId} was folded from a ledger without a failure row`)
     else if (invoked.has(rid))

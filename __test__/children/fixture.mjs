@@ -31,8 +31,10 @@ export const REGISTRATION = {
   budget: {
     // Every invocation whose checkpoint reached the journal counts, crashes
     // included (contract-v0 §1): a killed dispatcher's attempt plus the
-    // recovery's one. One would leave a crashed identity exhausted.
-    max_invocations_per_dispatch: 2,
+    // recovery's one. On PostgreSQL a process that takes over an identity
+    // whose dispatcher was killed spends an attempt of its own, so a soak
+    // round can leave more than one before its recovery (4 is the contract's most).
+    max_invocations_per_dispatch: 4,
     max_intents_per_dispatch: 1,
     max_result_bytes: 4096,
     timeout_ms: 10_000,

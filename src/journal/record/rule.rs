@@ -62,12 +62,6 @@ pub(crate) fn checkpoint_existing<S: RecordSql>(sql: &mut S, c: &Checkpoint, now
         return Ok(CheckpointState::Final { row: Box::new(s) });
     }
     if c.attempt > s.attempts {
-        if s.holder_ended {
-            // Its last attempt was cut short in a process that ended: a failed
-            // attempt, as folding an ended process's ledger records it.
-            let code = crate::contract::FailureCode::ProducerFailed.as_str();
-            sql.insert_failure(&c.dispatch_id, s.attempts, code, None, now)?;
-        }
         sql.raise_attempts(&c.dispatch_id, c.attempt, now)?;
     }
     Ok(CheckpointState::Pending { attempts_used: s.attempts })
