@@ -11,11 +11,17 @@
 //! checkpoint itself) into a slot of this process's ledger file, and the slot
 //! is cleared once a final record or a failure of that identity committed.
 //!
-//! Each process holds an exclusive lock on its own file for its life. A file
-//! whose lock can be taken belongs to a process that ended: [`Ledger::orphans`]
-//! reads its entries, and the journal folds each into the journal as the
-//! checkpoint plus a failed attempt (`producer_failed`: the attempt ended
-//! without an outcome), then removes the file.
+//! Each process holds an exclusive lock on its own file while its journal is
+//! open. A file whose lock can be taken belongs to a process that ended (or
+//! closed): [`Ledger::orphans`] reads its entries, and the journal folds each
+//! into the journal as the checkpoint plus a failed attempt
+//! (`producer_failed`: the attempt ended without an outcome), then removes
+//! the file.
+//!
+//! A file journal only: a PostgreSQL journal's server counts each attempt
+//! before its call (`Journal::count_attempt`), and its ledger
+//! ([`Ledger::in_memory`]) only remembers what was noted, so that a record
+//! whose checkpoint the server lost can write it again.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
