@@ -726,7 +726,7 @@ if (!nativeBinding) {
     // Patched by scripts/loader.mjs: an error that names the platform and says what to do.
     let error
     try {
-      error = require('./lib/native_error.js').missingBinding(__dirname, process.platform, process.arch, isMusl())
+      error = require('./dist/native_error.js').missingBinding(__dirname, process.platform, process.arch, isMusl())
     } catch {
       error = new Error('Cannot find native binding for ' + process.platform + '-' + process.arch)
     }

@@ -1,8 +1,9 @@
 // scripts/setup.sh keeps its promise that a second run does nothing. It runs
 // in a scratch copy of the project layout with a fake `npx` on PATH that
-// records each call and, for tsc, writes outputs beside the sources the way
-// tsc does (lib/index.js first, declarations after it: the order that made
-// the old staleness check rebuild every time).
+// records each call and, for tsc, writes outputs the way tsc -b does
+// (dist/index.js first, declarations after it, and bindings/' declarations
+// beside their sources: the order that made an old staleness check rebuild
+// every time).
 import { spawnSync } from 'node:child_process'
 import {
   chmodSync,
@@ -27,10 +28,12 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 const FAKE_NPX = `#!/usr/bin/env bash
 echo "$*" >> "$CALLS"
 if [ "$1" = tsc ]; then
-  echo js > lib/index.js
+  mkdir -p dist
+  echo js > dist/index.js
   sleep 0.05
-  echo dts > lib/index.d.ts
+  echo dts > dist/index.d.ts
   echo dts > bindings/Doc.d.ts
+  echo dts > bindings/index.d.ts
 fi
 `
 
@@ -63,7 +66,14 @@ describe('scripts/setup.sh', () => {
     write(join(p, 'node_modules', '.package-lock.json'), '{}', 500)
     for (const f of ['src/lib.rs', 'Cargo.toml', 'Cargo.lock', 'build.rs']) write(join(p, f), '', 600)
     write(join(p, 'loopx-hooks.linux-x64-gnu.node'), '', 500)
-    for (const f of ['lib/index.ts', 'bindings/Doc.ts', 'index.d.ts', 'tsconfig.base.json', 'tsconfig.build.json'])
+    for (const f of [
+      'lib/index.ts',
+      'bindings/Doc.ts',
+      'index.d.ts',
+      'tsconfig.base.json',
+      'tsconfig.build.json',
+      'tsconfig.bindings.json',
+    ])
       write(join(p, f), '', 600)
     for (const dir of ['src', 'lib', 'bindings'])
       utimesSync(join(p, dir), Date.now() / 1000 - 600, Date.now() / 1000 - 600)
@@ -72,13 +82,20 @@ describe('scripts/setup.sh', () => {
     write(join(p, 'fakebin', 'npx'), FAKE_NPX)
     chmodSync(join(p, 'fakebin', 'npx'), 0o755)
 
-    expect(setup(p)).toEqual(['tsc -p tsconfig.build.json'])
+    expect(setup(p)).toEqual(['tsc -b tsconfig.build.json'])
     expect(setup(p), 'the second run is a no-op').toEqual([])
     expect(setup(p)).toEqual([])
 
     // An edited source makes it stale again; tsc's own outputs never do.
     write(join(p, 'lib', 'index.ts'), 'export {}')
-    expect(setup(p)).toEqual(['tsc -p tsconfig.build.json'])
+    expect(setup(p)).toEqual(['tsc -b tsconfig.build.json'])
     expect(setup(p)).toEqual([])
+
+    // So does a missing output: the compiled layer in dist/, or bindings/' declarations.
+    for (const output of ['dist/index.js', 'bindings/index.d.ts']) {
+      rmSync(join(p, output))
+      expect(setup(p), output).toEqual(['tsc -b tsconfig.build.json'])
+      expect(setup(p)).toEqual([])
+    }
   })
 })

@@ -1,9 +1,10 @@
 // Post-processes the loader that `napi build` generates (index.js): where napi
 // throws "Cannot find native binding ... npm has a bug", the loader throws
-// lib/native_error.ts's error instead, which names the platform, lists the
-// supported ones and says what to do. Run after every `napi build`
-// (`node scripts/loader.mjs [file]`); __test__/generated.spec.ts regenerates
-// the loader, applies this and compares, so the committed file stays honest.
+// lib/native_error.ts's error (compiled to dist/native_error.js) instead,
+// which names the platform, lists the supported ones and says what to do.
+// Run after every `napi build` (`node scripts/loader.mjs [file]`);
+// __test__/generated.spec.ts regenerates the loader, applies this and
+// compares, so the committed file stays honest.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
@@ -13,11 +14,11 @@ const ANCHOR = `    const error = new Error(
         'Please try \`npm i\` again after removing both package-lock.json and node_modules directory.',
     )`
 
-// Falls back to napi's own error if lib/ was not compiled (a bare `napi build`).
+// Falls back to napi's own error if lib/ was not compiled into dist/ (a bare `napi build`).
 const REPLACEMENT = `    // Patched by scripts/loader.mjs: an error that names the platform and says what to do.
     let error
     try {
-      error = require('./lib/native_error.js').missingBinding(__dirname, process.platform, process.arch, isMusl())
+      error = require('./dist/native_error.js').missingBinding(__dirname, process.platform, process.arch, isMusl())
     } catch {
       error = new Error('Cannot find native binding for ' + process.platform + '-' + process.arch)
     }`

@@ -52,14 +52,15 @@ if [ ! -f "$addon" ] || [ -n "$(find src Cargo.toml Cargo.lock build.rs -newer "
   node scripts/loader.mjs
 fi
 
-# tsc writes its .js and .d.ts beside the sources, so the inputs are the .ts
-# files that are not declarations (plus the napi declarations it reads), and
-# the stamp is touched after tsc, so its own outputs never count as newer.
-stamp=lib/.tsc-stamp
-if [ ! -f "$stamp" ] || [ ! -f lib/index.js ] \
+# tsc -b compiles bindings/ beside its sources (tsconfig.bindings.json) and
+# lib/ into dist/ (tsconfig.build.json). The inputs are the .ts files that are
+# not declarations (plus the napi declarations it reads), and the stamp is
+# touched after tsc, so its own outputs never count as newer.
+stamp=dist/.tsc-stamp
+if [ ! -f "$stamp" ] || [ ! -f dist/index.js ] || [ ! -f bindings/index.d.ts ] \
   || [ -n "$(find lib bindings -name '*.ts' ! -name '*.d.ts' -newer "$stamp" -print -quit)" ] \
-  || [ -n "$(find index.d.ts tsconfig.base.json tsconfig.build.json -newer "$stamp" -print -quit)" ]; then
-  echo "== tsc (lib)"
-  npx tsc -p tsconfig.build.json
+  || [ -n "$(find index.d.ts tsconfig.base.json tsconfig.build.json tsconfig.bindings.json -newer "$stamp" -print -quit)" ]; then
+  echo "== tsc (lib into dist)"
+  npx tsc -b tsconfig.build.json
   touch "$stamp"
 fi
