@@ -91,7 +91,15 @@ describe('scripts/setup.sh', () => {
     expect(setup(p)).toEqual(['tsc -b tsconfig.build.json'])
     expect(setup(p)).toEqual([])
 
-    // So does a missing output: the compiled layer in dist/, or bindings/' declarations.
+    // The outputs of a source removed from lib/ go, without a rebuild; the others stay.
+    write(join(p, 'dist', 'gone.js'), 'js')
+    write(join(p, 'dist', 'cli', 'gone.d.ts'), 'dts')
+    expect(setup(p)).toEqual([])
+    expect(
+      ['dist/gone.js', 'dist/cli/gone.d.ts', 'dist/index.js', 'dist/index.d.ts'].map((f) => existsSync(join(p, f))),
+    ).toEqual([false, false, true, true])
+
+    // A missing output makes it stale: the compiled layer in dist/, or bindings/' declarations.
     for (const output of ['dist/index.js', 'bindings/index.d.ts']) {
       rmSync(join(p, output))
       expect(setup(p), output).toEqual(['tsc -b tsconfig.build.json'])

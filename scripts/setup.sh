@@ -52,6 +52,17 @@ if [ ! -f "$addon" ] || [ -n "$(find src Cargo.toml Cargo.lock build.rs -newer "
   node scripts/loader.mjs
 fi
 
+# tsc never deletes an output: a source removed from lib/ would leave its .js
+# and .d.ts in dist/, and they would ship. Drop those whose source is gone.
+if [ -d dist ]; then
+  find dist \( -name '*.js' -o -name '*.d.ts' \) -print | while IFS= read -r out; do
+    rel=${out#dist/}
+    rel=${rel%.d.ts}
+    rel=${rel%.js}
+    [ -f "lib/$rel.ts" ] || rm -f -- "$out"
+  done
+fi
+
 # tsc -b compiles bindings/ beside its sources (tsconfig.bindings.json) and
 # lib/ into dist/ (tsconfig.build.json). The inputs are the .ts files that are
 # not declarations (plus the napi declarations it reads), and the stamp is
