@@ -1,4 +1,4 @@
-// The `loopx-hooks` command line (bin/loopx-hooks.js over lib/cli.js), run as
+// The `loopx-hooks` command line (bin/loopx-hooks.js over dist/cli.js), run as
 // a real child process: validate verdicts and exit statuses, usage errors as
 // one line without a stack, and the journal readers against a journal made
 // here with HookRuntime (proposing, failing and not-applicable hooks).

@@ -28,22 +28,22 @@ interface Run {
 }
 
 /**
- * The package's runtime files (the CLI, the compiled lib, the loader, the
- * addon) copied under `dir`, opened to all: the checkout itself may sit in a
- * folder `nobody` cannot enter (a `mktemp -d` clone is 0700).
+ * The package's runtime files (the CLI, the compiled layer in dist/, the
+ * loader, the addon) copied under `dir`, opened to all: the checkout itself may
+ * sit in a folder `nobody` cannot enter (a `mktemp -d` clone is 0700).
  */
 function reachableCopy(dir: string): string {
   const wanted = (rel: string) =>
     rel === 'package.json' ||
     rel === 'index.js' ||
     /^loopx-hooks\.[a-z0-9-]+\.node$/.test(rel) ||
-    /^(bin|lib|bindings)\/.*\.js$/.test(rel)
+    /^(bin|dist|bindings)\/.*\.js$/.test(rel)
   for (const top of [
     'package.json',
     'index.js',
     ...readdirSync(ROOT).filter((f) => f.endsWith('.node')),
     'bin',
-    'lib',
+    'dist',
     'bindings',
   ]) {
     const from = join(ROOT, top)

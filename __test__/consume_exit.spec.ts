@@ -14,7 +14,7 @@ import { describe, expect, inject, it } from 'vitest'
 
 import { withPg } from './support/backends'
 
-const LIB = pathToFileURL(join(__dirname, '..', 'lib', 'index.js')).href
+const LIB = pathToFileURL(join(__dirname, '..', 'dist', 'index.js')).href
 
 /** The child: opens the journal, consumes with a one-minute poll, then stops it as `how` says. */
 const CHILD = `

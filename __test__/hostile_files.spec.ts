@@ -51,7 +51,7 @@ afterAll(() => {
 function packageForAnyUser(): string {
   const at = tempDir()
   chmodSync(at, 0o755)
-  for (const entry of ['bin', 'lib', 'index.js', 'package.json', 'loopx-hooks.linux-x64-gnu.node']) {
+  for (const entry of ['bin', 'dist', 'index.js', 'package.json', 'loopx-hooks.linux-x64-gnu.node']) {
     cpSync(join(root, entry), join(at, entry), { recursive: true })
   }
   return at
@@ -282,14 +282,14 @@ describe('inspecting only reads', () => {
     expect(shown.status, shown.stderr).toBe(0)
     expect(JSON.parse(shown.stdout).items).toHaveLength(2)
     // The writer refuses it at open with a code, not at the first dispatch.
-    const script = `import('${join(pkg, 'lib', 'index.js')}').then(({ HookRuntime }) => HookRuntime.open({ journal: ${JSON.stringify(path)} })).then(() => console.log('opened'), (e) => console.log(e.code))`
+    const script = `import('${join(pkg, 'dist', 'index.js')}').then(({ HookRuntime }) => HookRuntime.open({ journal: ${JSON.stringify(path)} })).then(() => console.log('opened'), (e) => console.log(e.code))`
     const opened = spawnSync(process.execPath, ['-e', script], asNobody)
     expect(opened.stdout.trim(), opened.stderr).toBe('ERR_LOOPX_JOURNAL_READONLY')
     // The turn-start inbox likewise, for a read-only inbox file.
     const inboxPath = join(dir, 'inbox.sqlite')
     await (await InboxStore.open(inboxPath)).close()
     chmodSync(inboxPath, 0o444)
-    const inboxScript = `import('${join(pkg, 'lib', 'index.js')}').then(({ InboxStore }) => InboxStore.open(${JSON.stringify(inboxPath)})).then(() => console.log('opened'), (e) => console.log(e.code))`
+    const inboxScript = `import('${join(pkg, 'dist', 'index.js')}').then(({ InboxStore }) => InboxStore.open(${JSON.stringify(inboxPath)})).then(() => console.log('opened'), (e) => console.log(e.code))`
     const inbox = spawnSync(process.execPath, ['-e', inboxScript], asNobody)
     expect(inbox.stdout.trim(), inbox.stderr).toBe('ERR_LOOPX_INBOX_READONLY')
     expect(hashes(path)[0]).toEqual(before[0])

@@ -206,7 +206,7 @@ describe('the checkpoint is queued, not awaited, before the provider is called',
   it('a crash before it commits still spends the attempt (the attempt ledger): the same request then records once', async () => {
     const dir = fx.tempDir()
     const journalPath = dir.path('crash.journal')
-    const lib = join(__dirname, '..', 'lib', 'index.js')
+    const lib = join(__dirname, '..', 'dist', 'index.js')
     // A long timeout: the re-dispatch below starts well within it; the crashed attempt is known ended all the same.
     const reg = registration('alpha.crash', { budget: { timeout_ms: 20_000, max_invocations_per_dispatch: 2 } })
     const { signalKind } = await import('./support/runtime')

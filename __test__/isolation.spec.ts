@@ -651,7 +651,7 @@ describe('budgets, retries and recovery', () => {
   it('recover() re-dispatches an identity checkpointed by a process that died during invocation', async () => {
     const dir = fx.tempDir()
     const journalPath = dir.path('crash.journal')
-    const lib = join(__dirname, '..', 'lib', 'index.js')
+    const lib = join(__dirname, '..', 'dist', 'index.js')
     // A long timeout: the recovery below starts well within it; the crashed attempt is known
     // ended all the same (its process's attempt ledger is folded), so it is not presumed live.
     const reg = registration('alpha.crash', { budget: { timeout_ms: 20_000, max_invocations_per_dispatch: 2 } })

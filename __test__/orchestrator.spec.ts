@@ -4,7 +4,7 @@
 // the steps, disabled by default. Hooks here are inert synthetic ones
 // (capability `synth`): the seam never names a capability.
 //
-// Everything runs the built package (lib/*.js and the addon) on real files in
+// Everything runs the built package (dist/*.js and the addon) on real files in
 // temp dirs under os.tmpdir(), removed afterwards; crashes are real child
 // processes killed with SIGKILL, or the seam's simulated crash points.
 import { spawnSync } from 'node:child_process'
@@ -731,8 +731,8 @@ describe('crash after the primary writeback, and recover()', () => {
   function crashChild(dir: string, mode: 'kill_after_writeback' | 'kill_in_provider', req: WritebackRequest) {
     const code = `
       const [root, hookPath, turnPath, mode, kindJson, regJson, reqJson] = process.argv.slice(1)
-      const { HookRuntime, intent, proposed } = require(root + '/lib/index.js')
-      const { TurnSettlement } = require(root + '/lib/orchestrator/index.js')
+      const { HookRuntime, intent, proposed } = require(root + '/dist/index.js')
+      const { TurnSettlement } = require(root + '/dist/orchestrator/index.js')
       const kind = JSON.parse(kindJson)
       ;(async () => {
         const hooks = await HookRuntime.open({ journal: hookPath, profile: { enabled: true }, synchronous: 'full' })

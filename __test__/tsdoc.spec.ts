@@ -78,9 +78,10 @@ describe('TSDoc on the public surface', () => {
 
   it('the emitted declarations (stripInternal) hold nothing @internal, and the classes lib/ makes have private constructors there', () => {
     const lib = fileURLToPath(new URL('../lib/', import.meta.url))
+    const dist = fileURLToPath(new URL('../dist/', import.meta.url))
     const emitted = readdirSync(lib, { recursive: true, encoding: 'utf8' })
       .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
-      .map((file) => [file, readFileSync(join(lib, file.replace(/\.ts$/, '.d.ts')), 'utf8')] as const)
+      .map((file) => [file, readFileSync(join(dist, file.replace(/\.ts$/, '.d.ts')), 'utf8')] as const)
     expect(emitted.length).toBeGreaterThan(20)
     const leaks = emitted.filter(([, dts]) => /@internal|\b(journalOf|sessionOf|shippedRuntimeOf)\b/.test(dts))
     expect(leaks.map(([file]) => file)).toEqual([])

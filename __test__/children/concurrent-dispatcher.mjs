@@ -4,7 +4,7 @@
 // order), <inflight> at a time, printing every provider invocation and every
 // outcome.
 //   node concurrent-dispatcher.mjs <target json> <seed> <count> <inflight>
-import { HookRuntime } from '../../lib/index.js'
+import { HookRuntime } from '../../dist/index.js'
 import { PROFILE, emit, install, receiptId, request } from './fixture.mjs'
 import { parseTarget } from './target.mjs'
 

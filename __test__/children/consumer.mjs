@@ -3,7 +3,7 @@
 // admits an undecided one and marks it done, printing every step; "stop" on
 // stdin ends the loop.
 //   node consumer.mjs <target json> <executorId> <leaseMs> <holdMs>
-import { HookJournal } from '../../lib/index.js'
+import { HookJournal } from '../../dist/index.js'
 import { emit } from './fixture.mjs'
 import { parseTarget } from './target.mjs'
 

@@ -6,7 +6,7 @@
 // Prints `fds` {start, afterRuntime, end}, or `error` {code, message, cycle}.
 import { readdirSync } from 'node:fs'
 
-import { HookJournal, HookRuntime } from '../../lib/index.js'
+import { HookJournal, HookRuntime } from '../../dist/index.js'
 import { emit } from './fixture.mjs'
 import { parseTarget } from './target.mjs'
 

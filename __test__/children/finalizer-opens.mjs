@@ -13,7 +13,7 @@
 //     and remove that folder. Prints `done` {collected, removed}.
 import { existsSync, mkdirSync, rmdirSync } from 'node:fs'
 
-import { HookJournal } from '../../lib/index.js'
+import { HookJournal } from '../../dist/index.js'
 import { emit } from './fixture.mjs'
 
 const [journalPath, mode, roundsArg] = process.argv.slice(2)

@@ -3,7 +3,7 @@
 // dispatch_id and intent_id is a pure function of the receipt id.
 import { writeSync } from 'node:fs'
 
-import { defineHook, dispatchId, intent, intentId, proposed, registrationDigest } from '../../lib/index.js'
+import { defineHook, dispatchId, intent, intentId, proposed, registrationDigest } from '../../dist/index.js'
 
 export const KIND = {
   intent_kind: 'crashtest.mark',

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-import { IntentKinds, validateRegistration } from '../../lib/index.js'
+import { IntentKinds, validateRegistration } from '../../dist/index.js'
 
 const examples = join(import.meta.dirname, '..', '..', 'examples')
 const registration = JSON.parse(readFileSync(join(examples, 'registration.json'), 'utf8'))

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { HookRuntime, defineHook } from '../../lib/index.js'
+import { HookRuntime, defineHook } from '../../dist/index.js'
 import { KIND, PROFILE, REGISTRATION, emit, request } from './fixture.mjs'
 
 const SIZE = 100_000_000

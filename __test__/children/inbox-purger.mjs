@@ -3,7 +3,7 @@
 // its payload at the acknowledgement), prints `purged`, then SIGKILLs its own
 // process, so nothing runs on close. The second message stays pending.
 //   node inbox-purger.mjs <inbox> <purged text> <kept text>
-import { InboxStore } from '../../lib/index.js'
+import { InboxStore } from '../../dist/index.js'
 import { emit } from './fixture.mjs'
 
 const [path, purged, kept] = process.argv.slice(2)

@@ -2,7 +2,7 @@
 // the invocation's queued checkpoint can commit: by SIGKILL, or by
 // process.exit(). It prints `invoked` first (one synchronous write).
 //   node instant-killer.mjs <target json> dispatch|recover sigkill|exit
-import { HookRuntime, defineHook } from '../../lib/index.js'
+import { HookRuntime, defineHook } from '../../dist/index.js'
 import { KIND, PROFILE, REGISTRATION, emit, request } from './fixture.mjs'
 import { parseTarget } from './target.mjs'
 

@@ -13,7 +13,7 @@
 import { readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 
-import { HookJournal, HookRuntime } from '../../lib/index.js'
+import { HookJournal, HookRuntime } from '../../dist/index.js'
 import { emit } from './fixture.mjs'
 import { parseTarget } from './target.mjs'
 

@@ -1,7 +1,7 @@
 // N concurrent dispatches of instant providers (one sync, one promise) in one
 // process; prints the outcome counts and the heap/RSS growth as one JSON line.
 //   node many-dispatches.mjs <journal> <n>
-import { HookRuntime, defineIntentKind, intent, proposed } from '../../lib/index.js'
+import { HookRuntime, defineIntentKind, intent, proposed } from '../../dist/index.js'
 
 const [journalPath, nArg] = process.argv.slice(2)
 const n = Number(nArg)

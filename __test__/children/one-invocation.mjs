@@ -8,7 +8,7 @@
 import { readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 
-import { HookRuntime, defineHook, intent, proposed } from '../../lib/index.js'
+import { HookRuntime, defineHook, intent, proposed } from '../../dist/index.js'
 import { KIND, POLICY_VERSION, PROFILE, REGISTRATION, emit, payloadFor, request } from './fixture.mjs'
 import { parseTarget } from './target.mjs'
 

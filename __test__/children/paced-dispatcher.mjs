@@ -2,7 +2,7 @@
 // <pauseMs> until "stop" arrives on stdin, printing each outcome, then
 // closes and prints {t:'finished', n}.
 //   node paced-dispatcher.mjs <target json> <pauseMs>
-import { HookRuntime } from '../../lib/index.js'
+import { HookRuntime } from '../../dist/index.js'
 import { PROFILE, emit, install, receiptId, request } from './fixture.mjs'
 import { parseTarget } from './target.mjs'
 

@@ -2,7 +2,7 @@
 // process's cwd), dispatches one writeback and reads it back through the
 // readers: prints {recorded, found, pending} as one JSON line.
 //   node path-open.mjs <journalPath>
-import { HookRuntime } from '../../lib/index.js'
+import { HookRuntime } from '../../dist/index.js'
 import { PROFILE, emit, expected, install, request } from './fixture.mjs'
 
 const [journalPath] = process.argv.slice(2)

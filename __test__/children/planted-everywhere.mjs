@@ -7,7 +7,7 @@
 //   node planted-everywhere.mjs <target json> <cases json file> dispatch|recover
 import { readFileSync } from 'node:fs'
 
-import { HookRuntime, defineHook, intent, notApplicable, proposed } from '../../lib/index.js'
+import { HookRuntime, defineHook, intent, notApplicable, proposed } from '../../dist/index.js'
 import { emit } from './fixture.mjs'
 import { parseTarget } from './target.mjs'
 

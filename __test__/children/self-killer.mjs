@@ -3,7 +3,7 @@
 // `invoked`, then SIGKILLs its own process, as an out-of-memory or a native
 // fault would. Without a crash nothing else is printed but the report.
 //   node self-killer.mjs <journal> dispatch|recover <attempt the call is>
-import { HookRuntime, defineHook } from '../../lib/index.js'
+import { HookRuntime, defineHook } from '../../dist/index.js'
 import { KIND, PROFILE, REGISTRATION, emit, request } from './fixture.mjs'
 
 const INVOCATIONS = 3

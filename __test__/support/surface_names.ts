@@ -9,7 +9,7 @@ import ts from 'typescript'
 
 const root = join(__dirname, '..', '..')
 
-/** The TypeScript source behind each typed entry point's declaration file, by subpath. */
+/** The TypeScript source behind each typed entry point's declaration file (dist/x.d.ts: lib/x.ts), by subpath. */
 export function entryPoints(): Map<string, string> {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
     exports: Record<string, string | { types?: string }>
@@ -17,7 +17,7 @@ export function entryPoints(): Map<string, string> {
   const entries = new Map<string, string>()
   for (const [subpath, target] of Object.entries(pkg.exports)) {
     if (typeof target !== 'object' || target.types === undefined) continue
-    entries.set(subpath, join(root, target.types.replace(/\.d\.ts$/, '.ts')))
+    entries.set(subpath, join(root, target.types.replace(/^\.\/dist\//, 'lib/').replace(/\.d\.ts$/, '.ts')))
   }
   return entries
 }

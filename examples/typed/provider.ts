@@ -6,11 +6,12 @@
  * Everything here is typed from the definitions: the provider may only return
  * intents of the kinds its registration names, with payloads that match the
  * kind's schema. A wrong payload field, an unknown operation or an intent of
- * another kind does not compile. Inside the package this imports the
- * compiled layer by path; an application imports the same names from
- * 'loopx-hooks'.
+ * another kind does not compile. It imports the package by its name, as an
+ * application does (installed, that is the package's dist/index.js; in this
+ * repository, tsconfig.json maps the name to lib/index.ts for the type check
+ * and the tests run dist/index.js).
  */
-import { defineHook, defineIntentKind, intent, notApplicable, proposed, type HookRuntime } from '../../lib/index.js'
+import { defineHook, defineIntentKind, intent, notApplicable, proposed, type HookRuntime } from 'loopx-hooks'
 
 /** The intent kind, with its literal types kept (no `as const` needed). */
 export const triggerEvaluation = defineIntentKind({
