@@ -7,8 +7,8 @@
 //    usually the debug build the tests use) and the bench processes load it
 //    through NAPI_RS_NATIVE_LIBRARY_PATH (nothing else they load uses napi-rs;
 //    do not export that variable to other tools: vitest's rolldown obeys it).
-// 2. The TypeScript layer (`tsc -p tsconfig.build.json`) when lib/*.js is
-//    missing or older than lib/*.ts.
+// 2. The TypeScript layer (`tsc -b tsconfig.build.json`, lib/ into dist/) when
+//    dist/*.js is missing or older than lib/*.ts.
 // 3. The crossing probe (`bench/probe`, one napi function) into `.bench/`;
 //    without cargo the validation-vs-crossing rows are left out.
 // 4. The bench itself: `tsc -p bench/tsconfig.json` into `.bench/out/` (ESM).
@@ -79,11 +79,11 @@ if (existsSync(own) && mtime(own) >= rustSources && isRelease(own)) {
 
 // 2. the TypeScript layer
 const libTs = newest(join(root, 'lib'), (n) => n.endsWith('.ts') && !n.endsWith('.d.ts'))
-const libJs = newest(join(root, 'lib'), (n) => n.endsWith('.js'))
-if (libJs < libTs || !existsSync(join(root, 'lib', 'index.js'))) {
+const distJs = newest(join(root, 'dist'), (n) => n.endsWith('.js'))
+if (distJs < libTs || !existsSync(join(root, 'dist', 'index.js'))) {
   // tsc emits even when work in progress elsewhere in lib/ does not type-check.
-  say('tsc -p tsconfig.build.json')
-  const built = spawnSync(bin('tsc'), ['-p', 'tsconfig.build.json'], {
+  say('tsc -b tsconfig.build.json')
+  const built = spawnSync(bin('tsc'), ['-b', 'tsconfig.build.json'], {
     cwd: root,
     stdio: ['ignore', 'inherit', 'inherit'],
   })

@@ -1,7 +1,7 @@
 /**
  * Loads the package under test. The bench compiles to `.bench/out/` (ESM),
  * so it reaches the package by absolute path from the repository root: the
- * compiled `lib/index.js` (CommonJS), which loads the addon named by
+ * compiled `dist/index.js` (CommonJS), which loads the addon named by
  * `NAPI_RS_NATIVE_LIBRARY_PATH` when `bench/bench.mjs` set it (a release build).
  */
 import { existsSync, readFileSync } from 'node:fs'
@@ -63,4 +63,4 @@ function findRoot(): string {
 
 export const ROOT = process.env.LOOPX_BENCH_ROOT ?? findRoot()
 export const require = createRequire(join(ROOT, 'package.json'))
-export const pkg: Package = require(join(ROOT, 'lib', 'index.js'))
+export const pkg: Package = require(join(ROOT, 'dist', 'index.js'))

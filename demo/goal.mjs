@@ -7,9 +7,9 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { HookRuntime, defineIntentKind, notApplicable } from '../lib/index.js'
-import { TurnSettlement } from '../lib/orchestrator/index.js'
-import { installPeriodicReport, PeriodicReportScheduler } from '../lib/capabilities/periodic_report/index.js'
+import { HookRuntime, defineIntentKind, notApplicable } from '../dist/index.js'
+import { TurnSettlement } from '../dist/orchestrator/index.js'
+import { installPeriodicReport, PeriodicReportScheduler } from '../dist/capabilities/periodic_report/index.js'
 
 const tty = process.stdout.isTTY && !process.env.NO_COLOR
 const paint = (code) => (text) => (tty ? `\x1b[${code}m${text}\x1b[0m` : String(text))

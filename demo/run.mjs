@@ -22,7 +22,7 @@ import {
   validateHookResult,
   validateIntentKindDefinition,
   validateRegistration,
-} from '../lib/index.js'
+} from '../dist/index.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const example = (name) => JSON.parse(readFileSync(join(root, 'examples', `${name}.json`), 'utf8'))

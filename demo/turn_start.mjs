@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { InboxStore, TurnStartKernel, validateTurnStartReceipt, validateTurnStartRegistration } from '../lib/index.js'
+import { InboxStore, TurnStartKernel, validateTurnStartReceipt, validateTurnStartRegistration } from '../dist/index.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const example = (name) => JSON.parse(readFileSync(join(root, 'examples', `${name}.json`), 'utf8'))

@@ -10,7 +10,7 @@
 //   {"c":"recover","target":...}      opens, recover(), integrity(), close(): `recovered`
 import { createInterface } from 'node:readline'
 
-import { HookRuntime } from '../lib/index.js'
+import { HookRuntime } from '../dist/index.js'
 import { PROFILE, emit, install, receiptId, request } from '../__test__/children/fixture.mjs'
 import { parseTarget } from '../__test__/children/target.mjs'
 

@@ -33,7 +33,7 @@ class NodeNotFoundError(AdapterError):
 
 
 class PackageNotFoundError(AdapterError):
-    """The loopx-hooks package (with its built lib/ and addon) was not found."""
+    """The loopx-hooks package (with its built dist/ and addon) was not found."""
 
 
 class AdapterTimeoutError(AdapterError, TimeoutError):

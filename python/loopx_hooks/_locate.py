@@ -39,7 +39,7 @@ def _package_dir(node: str, given: Optional[str]) -> Path:
             continue
         if name != "loopx-hooks":
             continue
-        if not (root / "lib" / "cli.js").is_file():
+        if not (root / "dist" / "cli.js").is_file():
             raise PackageNotFoundError(f"loopx-hooks at {root} is not built (run: npm run build)")
         return root
     raise PackageNotFoundError(

@@ -6,7 +6,7 @@
 'use strict'
 /* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS helper script run by plain node */
 const { join } = require('node:path')
-const lib = require(join(__dirname, '..', '..', 'lib', 'index.js'))
+const lib = require(join(__dirname, '..', '..', 'dist', 'index.js'))
 
 const validators = {
   registration: (doc, r) => lib.validateRegistration(doc, new lib.IntentKinds(r.kinds)),

@@ -6,7 +6,7 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS helper script run by plain node */
 const { readFileSync } = require('node:fs')
 const { join } = require('node:path')
-const lib = require(join(__dirname, '..', '..', 'lib', 'index.js'))
+const lib = require(join(__dirname, '..', '..', 'dist', 'index.js'))
 
 const example = (name) => JSON.parse(readFileSync(join(__dirname, '..', '..', 'examples', `${name}.json`), 'utf8'))
 
