@@ -12,11 +12,24 @@
 // module and a CommonJS one (.cts).
 //
 // The package must be built first (`bash scripts/setup.sh`); packing uses
-// --ignore-scripts so this test never starts a build itself.
+// --ignore-scripts so this test never starts a build itself. The build's
+// layout is checked on a copy of the sources: `tsc -b tsconfig.build.json`
+// writes lib/x.ts to dist/x.js and dist/x.d.ts and nothing beside the sources.
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, posix } from 'node:path'
+import { dirname, join, posix } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
 
@@ -66,13 +79,13 @@ const NEEDED = [
   'docs/spec/rfc-turn-start-inbox-hook-v0.en.txt',
   'index.js',
   'index.d.ts',
-  'lib/native_error.js',
-  'lib/index.js',
-  'lib/index.d.ts',
-  'lib/runtime.js',
-  'lib/runtime.d.ts',
-  'lib/hooks.d.ts',
-  'lib/payload.d.ts',
+  'dist/native_error.js',
+  'dist/index.js',
+  'dist/index.d.ts',
+  'dist/runtime.js',
+  'dist/runtime.d.ts',
+  'dist/hooks.d.ts',
+  'dist/payload.d.ts',
   'bindings/index.d.ts',
   'bindings/PostWritebackHookRegistration.d.ts',
   'bindings/DispatchOutcome.d.ts',
@@ -187,7 +200,14 @@ describe('npm pack, install and use', () => {
     'the main and linux-x64-gnu packages install from a registry into a fresh project, type-check strictly and run',
     { timeout: 240_000 },
     async () => {
-      for (const built of ['index.js', 'index.d.ts', BINARY, 'lib/index.js', 'lib/index.d.ts', 'bindings/index.d.ts']) {
+      for (const built of [
+        'index.js',
+        'index.d.ts',
+        BINARY,
+        'dist/index.js',
+        'dist/index.d.ts',
+        'bindings/index.d.ts',
+      ]) {
         expect(
           existsSync(join(root, built)),
           `${built} is missing: build the package first (bash scripts/setup.sh)`,
@@ -201,6 +221,31 @@ describe('npm pack, install and use', () => {
       const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
       const files = info!.files.map((f) => f.path)
       for (const needed of NEEDED) expect(files, `the tarball lacks ${needed}`).toContain(needed)
+      // What package.json points a consumer at ships: main, types, bin and every exports target.
+      const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, any>
+      const targets = [manifest.main, manifest.types, ...Object.values(manifest.bin as Record<string, string>)]
+      for (const target of Object.values(manifest.exports as Record<string, string | Record<string, string>>))
+        targets.push(...(typeof target === 'string' ? [target] : Object.values(target)))
+      for (const target of targets.filter((t: string) => !t.includes('*')))
+        expect(files, `package.json points at ${target}, which the tarball lacks`).toContain(posix.normalize(target))
+      // The compiled layer ships from dist/ (its JavaScript and declarations
+      // only, no build bookkeeping); lib/ holds the sources and stays out.
+      expect(
+        files.filter((f) => f.startsWith('lib/')),
+        'nothing of lib/ ships',
+      ).toEqual([])
+      expect(
+        files.filter((f) => f.startsWith('dist/') && !/\.(js|d\.ts)$/.test(f)),
+        'dist/ ships .js and .d.ts only',
+      ).toEqual([])
+      expect(
+        files.filter(
+          (f) =>
+            f.startsWith('dist/') &&
+            !existsSync(join(root, f.replace(/^dist/, 'lib').replace(/(\.d)?\.ts$|\.js$/, '.ts'))),
+        ),
+        'every file of dist/ is compiled from a source in lib/ (scripts/setup.sh drops the outputs of a removed one)',
+      ).toEqual([])
       // Every page ships, and what it links to ships with it: an npm user's
       // copy of the docs has no dangling relative link.
       for (const page of pages()) {
@@ -226,7 +271,7 @@ describe('npm pack, install and use', () => {
       // .d.ts, so shipped sources would be type-checked under the consumer's
       // options (see the exactOptionalPropertyTypes check below).
       for (const path of files)
-        expect(path, 'only declarations of the TS layer ship').not.toMatch(/^(lib|bindings)\/.*(?<!\.d)\.ts$/)
+        expect(path, 'only declarations of the TS layer ship').not.toMatch(/^(dist|bindings)\/.*(?<!\.d)\.ts$/)
       const tarball = join(packDir, info!.filename)
       expect(existsSync(tarball)).toBe(true)
 
@@ -341,6 +386,63 @@ describe('npm pack, install and use', () => {
       })
       const cjs = JSON.parse(run(process.execPath, ['dist/check.cjs'], app).stdout.trim())
       expect(cjs).toEqual({ canonical: '{"a":[2],"b":1}', rules: 9, cjs: true })
+    },
+  )
+})
+
+/** Files under `dir`, recursively, as sorted `/`-separated paths relative to it. */
+function filesUnder(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[])
+    .filter((f) => statSync(join(dir, f)).isFile())
+    .map((f) => f.split('\\').join('/'))
+    .sort()
+}
+
+describe('the build', () => {
+  it(
+    'tsc -b tsconfig.build.json compiles lib/x.ts to dist/x.js and dist/x.d.ts, writes nothing into lib/, and dist/ loads',
+    { timeout: 120_000 },
+    () => {
+      // A copy of what the build reads: the sources, napi's loader and declarations, the configs.
+      const copy = join(tmp, 'build')
+      const sources = (dir: string) =>
+        filesUnder(join(root, dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+      const libSources = sources('lib')
+      for (const dir of ['lib', 'bindings'])
+        for (const f of sources(dir)) {
+          mkdirSync(dirname(join(copy, dir, f)), { recursive: true })
+          cpSync(join(root, dir, f), join(copy, dir, f))
+        }
+      for (const f of [
+        'package.json',
+        'index.js',
+        'index.d.ts',
+        'tsconfig.base.json',
+        'tsconfig.build.json',
+        'tsconfig.bindings.json',
+      ])
+        cpSync(join(root, f), join(copy, f))
+      for (const f of ['node_modules', BINARY]) symlinkSync(join(root, f), join(copy, f))
+
+      run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', 'tsconfig.build.json'], copy)
+
+      expect(libSources.length).toBeGreaterThan(20)
+      expect(filesUnder(join(copy, 'lib')), 'lib/ holds its sources only').toEqual(libSources)
+      const emitted = filesUnder(join(copy, 'dist')).filter((f) => !f.startsWith('.tsbuildinfo/'))
+      expect(emitted, 'dist/ mirrors lib/').toEqual(
+        libSources.flatMap((f) => [f.replace(/\.ts$/, '.d.ts'), f.replace(/\.ts$/, '.js')]).sort(),
+      )
+      expect(existsSync(join(copy, 'bindings', 'index.d.ts')), 'what dist/*.d.ts import').toBe(true)
+      // The relative imports out of lib/ hold from dist/ (../index.js is the addon's loader).
+      const loaded = run(
+        process.execPath,
+        [
+          '-e',
+          "process.stdout.write([require('./dist/index.js').HookRuntime, require('./dist/orchestrator/index.js').TurnSettlement, require('./dist/cli.js').run].map((f) => typeof f).join(' '))",
+        ],
+        copy,
+      )
+      expect(loaded.stdout).toBe('function function function')
     },
   )
 })
