@@ -142,11 +142,23 @@ export declare class NativeHookRuntime {
 
 /** An open owner-private inbox file. */
 export declare class NativeInboxStore {
-  /**
-   * Runs one store operation (`op`, arguments as JSON text); resolves to
-   * its result as JSON text.
-   */
-  call(op: string, argsJson: string): Promise<string>
+  capture(argsJson: string): Promise<string>
+  contains(argsJson: string): Promise<string>
+  recordFirstReads(argsJson: string): Promise<string>
+  pendingCount(): Promise<string>
+  pending(argsJson: string): Promise<string>
+  dispose(argsJson: string): Promise<string>
+  ack(argsJson: string): Promise<string>
+  purgeExpired(): Promise<string>
+  retentionCounts(): Promise<string>
+  reactionCandidates(argsJson: string): Promise<string>
+  beginReaction(argsJson: string): Promise<string>
+  finishReaction(argsJson: string): Promise<string>
+  resolveReaction(argsJson: string): Promise<string>
+  claimCursor(argsJson: string): Promise<string>
+  advanceCursor(argsJson: string): Promise<string>
+  releaseCursor(argsJson: string): Promise<string>
+  cursor(argsJson: string): Promise<string>
   /** Closes the file; later calls fail with `ERR_LOOPX_INBOX_CLOSED`. */
   close(): Promise<void>
 }
@@ -239,11 +251,10 @@ export declare class NativeTurnStartKernel {
    */
   useInbox(inbox: NativeInboxStore): void
   /**
-   * One operation of an invocation's session (`op`, arguments as JSON
-   * text); resolves to its result as JSON text. Refused with
-   * `ERR_LOOPX_SESSION_CLOSED` once the invocation is over.
+   * The session of the invocation `token` names, for its provider (see
+   * `NativeTurnStartSession`); it refuses every call once that invocation is over.
    */
-  sessionCall(token: string, op: string, argsJson: string): Promise<string>
+  session(token: string): NativeTurnStartSession
   /** The installed hook_ids, in dispatch order. */
   get hookIds(): Array<string>
   /**
@@ -270,6 +281,20 @@ export declare class NativeTurnStartKernel {
 export declare class NativeTurnStartPlan {
   get done(): string | null
   get calls(): Array<NativeTurnStartCall>
+}
+
+/** The session of one invocation, named by its token. */
+export declare class NativeTurnStartSession {
+  readRoute(argsJson: string): Promise<string>
+  capture(argsJson: string): Promise<string>
+  recordFirstReads(argsJson: string): Promise<string>
+  claimCursor(argsJson: string): Promise<string>
+  advanceCursor(argsJson: string): Promise<string>
+  releaseCursor(argsJson: string): Promise<string>
+  reactionCandidates(argsJson: string): Promise<string>
+  beginReaction(argsJson: string): Promise<string>
+  finishReaction(argsJson: string): Promise<string>
+  resolveReaction(argsJson: string): Promise<string>
 }
 
 /**
@@ -402,32 +427,23 @@ export declare function openNativeInbox(path: string, options?: InboxOpenOptions
 
 /**
  * Opens (creating on first use) a journal for reading and outbox decisions:
- * the SQLite file at `journal_path`, or the PostgreSQL schema of `postgres`.
+ * where `targetJson` (a `JournalTarget`) says, with `optionsJson` (`JournalOpenOptions`).
  */
-export declare function openNativeJournal(journalPath?: string | undefined | null, postgres?: PostgresTarget | undefined | null, busyTimeoutMs?: number | undefined | null): Promise<NativeJournal>
+export declare function openNativeJournal(at: string, targetJson: string, optionsJson?: string | undefined | null): Promise<NativeJournal>
 
 /**
  * Opens an existing journal for reading only (SQLite: SQLITE_OPEN_READONLY;
  * PostgreSQL: read-only transactions): it creates, migrates and changes
  * nothing, and works on a read-only file.
  */
-export declare function openNativeJournalReader(journalPath?: string | undefined | null, postgres?: PostgresTarget | undefined | null, busyTimeoutMs?: number | undefined | null): Promise<NativeJournal>
+export declare function openNativeJournalReader(at: string, targetJson: string, optionsJson?: string | undefined | null): Promise<NativeJournal>
 
-/** Opens (creating on first use) the journal and builds a runtime over it. */
-export declare function openNativeRuntime(options: RuntimeOptions): Promise<NativeHookRuntime>
-
-/** Where a journal lives on PostgreSQL (see `journal::postgres`). */
-export interface PostgresTarget {
-  connectionString: string
-  /** Default `loopx_hooks`. */
-  schema?: string
-  /** PEM certificates that verify the server under `sslmode=require`. */
-  caFile?: string
-  /** The bound of one statement's round trip (default 5000). */
-  statementTimeoutMs?: number
-  /** How long a write retries an unreachable server (default 15000). */
-  writeRetryMs?: number
-}
+/**
+ * Opens (creating on first use) the journal and builds a runtime over it;
+ * `optionsJson` is a `RuntimeOptions` as JSON text, and `at` how an error
+ * names it (`HookRuntime.open: options`).
+ */
+export declare function openNativeRuntime(optionsJson: string, at: string): Promise<NativeHookRuntime>
 
 /**
  * Milliseconds to wait before trying again a `prepare` that threw `code`,
@@ -462,23 +478,6 @@ export declare function quotaSpendEligible(receipt: WritebackReceipt, settlement
  * registration as a JS value or JSON text.
  */
 export declare function registrationDigest(registration: PostWritebackHookRegistration | string): string
-
-export interface RuntimeOptions {
-  /** The SQLite journal file; or else `postgres`. */
-  journalPath?: string
-  postgres?: PostgresTarget
-  /** The profile as JSON text (see `Profile`). */
-  profileJson?: string
-  /** `false` commits final records with synchronous=NORMAL. Default true. */
-  synchronousFull?: boolean
-  busyTimeoutMs?: number
-  /** `false` turns the attempt ledger off (see `JournalOptions`). Default true. */
-  attemptLedger?: boolean
-  /** `true` commits on the calling thread when the writer is idle (see `JournalOptions`). Default false. */
-  inlineCommit?: boolean
-  /** The contract the runtime speaks: `contract-v0` (the default) or `loopx-shipped-v0`. */
-  dialect?: string
-}
 
 /** What is at a path, read from `stat` and the header's first 100 bytes. */
 export interface SqliteFileProbe {

@@ -846,6 +846,7 @@ module.exports.NativeRecovery = nativeBinding.NativeRecovery
 module.exports.NativeShippedTurnStartPlan = nativeBinding.NativeShippedTurnStartPlan
 module.exports.NativeTurnStartKernel = nativeBinding.NativeTurnStartKernel
 module.exports.NativeTurnStartPlan = nativeBinding.NativeTurnStartPlan
+module.exports.NativeTurnStartSession = nativeBinding.NativeTurnStartSession
 module.exports.buildIntent = nativeBinding.buildIntent
 module.exports.canonicalJson = nativeBinding.canonicalJson
 module.exports.checkHookInputText = nativeBinding.checkHookInputText

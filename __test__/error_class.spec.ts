@@ -14,12 +14,9 @@ import * as addon from '../index.js'
 import { paramNames, publicClass, type Callable } from './support/walk.js'
 import { ENTRIES, instances, repo, sampleFor, state, tmp } from './support/walk_samples.js'
 
-const errorsTs = readFileSync(join(repo, 'lib', 'errors.ts'), 'utf8')
-const CODES = new Set(
-  [
-    ...(/export type LoopxHooksErrorCode =([^]*?)\n\n/.exec(errorsTs)?.[1] ?? '').matchAll(/'(ERR_LOOPX_[A-Z0-9_]+)'/g),
-  ].map((m) => m[1]!),
-)
+// The union generated from src/error_code.rs.
+const generated = readFileSync(join(repo, 'bindings', 'LoopxHooksErrorCode.ts'), 'utf8')
+const CODES = new Set([...generated.matchAll(/"(ERR_LOOPX_[A-Z0-9_]+)"/g)].map((m) => m[1]!))
 
 /** What one call threw, as a finding (or nothing when it is a LoopxHooksError with a known code). */
 function misfit(where: string, error: unknown): string | undefined {

@@ -59,108 +59,35 @@ function serializable(value: unknown): boolean {
   }
 }
 
-/** Where a journal is, as the native open functions take it. */
-export interface NativeJournalTarget {
-  path?: string
-  postgres?: {
-    connectionString: string
-    schema?: string
-    caFile?: string
-    statementTimeoutMs?: number
-    writeRetryMs?: number
-  }
-}
-
-/** A u32 the native side takes as is (its range is the core's to check). */
-const isU32 = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 0xffff_ffff
-
-/** Whether a journal given as a string is a PostgreSQL URL (`postgres://`, `postgresql://`) rather than a path. */
+/** Whether a journal given as a string is a PostgreSQL URL (`postgres://`, `postgresql://`), as src/options.rs `is_postgres_url` reads it: for the CLI's labels. */
 export function isPostgresUrl(target: string): boolean {
   return /^postgres(ql)?:\/\//.test(target)
 }
 
 /**
- * A journal target: a SQLite path, a `postgres://` / `postgresql://` URL, or
- * `{ path }` / `{ postgres: { connectionString, schema? } }`. The messages
- * never hold the connection string (it may carry a password).
+ * An options object (or a journal target) as the JSON text the addon reads:
+ * src/options.rs checks every member and names it, refusing an unknown one.
+ * Only what JSON cannot carry is refused here, before it is written: a
+ * member whose value is a BigInt, a cycle, a throwing getter or nested too
+ * deep. The message names the member when it is one of `names` (the
+ * generated lib/generated/options.ts), never an unknown name or a value.
  */
-export function journalTarget(target: unknown, where: string): NativeJournalTarget {
-  if (typeof target === 'string' && target.length > 0) {
-    return isPostgresUrl(target) ? { postgres: { connectionString: target } } : { path: target }
-  }
-  if (isPlainObject(target)) {
-    const { path, postgres } = target
-    onlyKnown(where, target, ['path', 'postgres'])
-    if (typeof path === 'string' && path.length > 0 && postgres === undefined) return { path }
-    if (path === undefined && isPlainObject(postgres)) {
-      onlyKnown(`${where}.postgres`, postgres, POSTGRES_OPTIONS)
-      const { connectionString, schema, caFile, statementTimeoutMs, writeRetryMs } = postgres
-      if (typeof connectionString !== 'string' || connectionString.length === 0)
-        invalid(`${where}: postgres.connectionString must be a non-empty string`)
-      if (schema !== undefined && typeof schema !== 'string') invalid(`${where}: postgres.schema must be a string`)
-      if (caFile !== undefined && typeof caFile !== 'string') invalid(`${where}: postgres.caFile must be a string`)
-      if (statementTimeoutMs !== undefined && !isU32(statementTimeoutMs))
-        invalid(`${where}: postgres.statementTimeoutMs must be a non-negative integer`)
-      if (writeRetryMs !== undefined && !isU32(writeRetryMs))
-        invalid(`${where}: postgres.writeRetryMs must be a non-negative integer`)
-      return {
-        postgres: {
-          connectionString,
-          ...(schema !== undefined ? { schema } : {}),
-          ...(caFile !== undefined ? { caFile } : {}),
-          ...(statementTimeoutMs !== undefined ? { statementTimeoutMs } : {}),
-          ...(writeRetryMs !== undefined ? { writeRetryMs } : {}),
-        },
+export function optionsJson(where: string, value: unknown, names: readonly string[] = []): string {
+  if (isPlainObject(value)) {
+    for (const key of Object.keys(value)) {
+      let fits: boolean
+      try {
+        fits = serializable(value[key])
+      } catch {
+        fits = false
+      }
+      if (!fits) {
+        const member = names.includes(key) ? `.${key}` : ' (an unknown member)'
+        invalid(`${where}${member} is not a JSON value (a BigInt, a cycle, a throwing getter or too deep)`)
       }
     }
-  }
-  invalid(`${where}: the journal must be a path, a postgres:// URL, { path } or { postgres: { connectionString } }`)
-}
-
-const POSTGRES_OPTIONS = ['connectionString', 'schema', 'caFile', 'statementTimeoutMs', 'writeRetryMs'] as const
-
-const RUNTIME_OPTIONS = [
-  'journal',
-  'profile',
-  'synchronous',
-  'busyTimeoutMs',
-  'attemptLedger',
-  'inlineCommit',
-  'dialect',
-  'sidecarMirror',
-] as const
-
-/** `HookRuntime.open(options)`: answers where its journal is. */
-export function checkRuntimeOptions(options: unknown): NativeJournalTarget {
-  if (!isPlainObject(options)) invalid('HookRuntime.open: options must be an object')
-  onlyKnown('HookRuntime.open: options', options, RUNTIME_OPTIONS)
-  const { journal, profile, synchronous, busyTimeoutMs, attemptLedger, inlineCommit, dialect, sidecarMirror } = options
-  // One option says where the journal is; a postgres:// string goes to PostgreSQL, never to a file of that name.
-  const target = journalTarget(journal, 'HookRuntime.open: options.journal')
-  if (profile !== undefined && !(isPlainObject(profile) && serializable(profile)))
-    invalid('HookRuntime.open: options.profile must be a JSON object')
-  if (synchronous !== undefined && synchronous !== 'full' && synchronous !== 'normal')
-    invalid("HookRuntime.open: options.synchronous must be 'full' or 'normal'")
-  if (
-    busyTimeoutMs !== undefined &&
-    !(
-      typeof busyTimeoutMs === 'number' &&
-      Number.isInteger(busyTimeoutMs) &&
-      busyTimeoutMs >= 0 &&
-      busyTimeoutMs <= 0xffffffff
-    )
-  )
-    invalid('HookRuntime.open: options.busyTimeoutMs must be an integer from 0 to 4294967295')
-  if (attemptLedger !== undefined && typeof attemptLedger !== 'boolean')
-    invalid('HookRuntime.open: options.attemptLedger must be a boolean')
-  if (inlineCommit !== undefined && typeof inlineCommit !== 'boolean')
-    invalid('HookRuntime.open: options.inlineCommit must be a boolean')
-  if (dialect !== undefined) expectDialect('HookRuntime.open', dialect)
-  if (sidecarMirror !== undefined && (typeof sidecarMirror !== 'string' || sidecarMirror.length === 0))
-    invalid('HookRuntime.open: options.sidecarMirror must be a non-empty string')
-  if (sidecarMirror !== undefined && dialect !== 'loopx-shipped-v0')
-    invalid("HookRuntime.open: options.sidecarMirror needs dialect 'loopx-shipped-v0'")
-  return target
+  } else if (!serializable(value)) invalid(`${where} is not a JSON value`)
+  return JSON.stringify(value) ?? 'null'
 }
 
 /** `register(hook)`: a registration (object or JSON text) and a provider function. */

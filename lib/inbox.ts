@@ -104,6 +104,17 @@ export function checkInboxArgs(op: string, args: Record<string, unknown>): void 
   for (const ref of refs) expectMembers(op, 'message', ref as MessageRef, MESSAGE_REF, 'object')
 }
 
+/** `args` of `op`, their kinds checked, as the JSON text the addon reads. */
+export function inboxArgs(op: string, args: Record<string, unknown>): string {
+  checkInboxArgs(op, args)
+  return JSON.stringify(args)
+}
+
+/** The parsed JSON text `call` resolves to; a throw in `call` is a rejection. */
+export async function answer<T>(call: () => Promise<string>): Promise<T> {
+  return JSON.parse(await call()) as T
+}
+
 /**
  * The owner-private inbox of a turn-start provider: its own SQLite file.
  * Every method rejects with `ERR_LOOPX_INVALID_ARGUMENT` for an argument
@@ -142,81 +153,80 @@ export class InboxStore implements AsyncDisposable {
     return new InboxStore(await openNativeInbox(path, o))
   }
 
-  async #call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
-    checkInboxArgs(op, args)
-    return JSON.parse(await this.#native.call(op, JSON.stringify(args)))
-  }
-
   /** Captures a message, collapsing a repeat of its provider message identity; applies the self filter. */
   capture(input: CaptureInput): Promise<CaptureOutcome> {
-    return this.#call('capture', { input })
+    return answer(() => this.#native.capture(inboxArgs('capture', { input })))
   }
 
   /** Whether the message is in the inbox (readback before a cursor advance). */
   contains(message: MessageRef): Promise<boolean> {
-    return this.#call('contains', { message })
+    return answer(() => this.#native.contains(inboxArgs('contains', { message })))
   }
 
   /** First Agent-read receipts for every unread pending message, once each; the counts for the receipt. */
   recordFirstReads(readRef: string): Promise<FirstReads> {
-    return this.#call('recordFirstReads', { readRef })
+    return answer(() => this.#native.recordFirstReads(inboxArgs('recordFirstReads', { readRef })))
   }
 
   /** How many captured messages are pending (not yet acknowledged). */
   pendingCount(): Promise<number> {
-    return this.#call('pendingCount')
+    return answer(() => this.#native.pendingCount())
   }
 
   /** The private drain: pending messages after `after` (a seq), oldest first; limit 1..=1000, default 100. */
   pending(query?: { after?: number; limit?: number }): Promise<PendingMessage[]> {
     query = expectOptions('pending', 'query', query, { after: 'number?', limit: 'number?' })
-    return this.#call('pending', { after: query.after ?? null, limit: query.limit ?? null })
+    return answer(() =>
+      this.#native.pending(inboxArgs('pending', { after: query.after ?? null, limit: query.limit ?? null })),
+    )
   }
 
   /** Records the Agent's disposition, with its durable effect receipt when it has one. */
   dispose(message: MessageRef, disposition: Disposition, effectReceiptId?: string): Promise<DisposeOutcome> {
     expectArgs('dispose', { effectReceiptId: [effectReceiptId, 'string?'] })
-    return this.#call('dispose', { message, disposition, effectReceiptId: effectReceiptId ?? null })
+    return answer(() =>
+      this.#native.dispose(inboxArgs('dispose', { message, disposition, effectReceiptId: effectReceiptId ?? null })),
+    )
   }
 
   /** Acknowledges: refused until read, disposed and (when material) bound to an effect receipt. */
   ack(message: MessageRef): Promise<AckOutcome> {
-    return this.#call('ack', { message })
+    return answer(() => this.#native.ack(inboxArgs('ack', { message })))
   }
 
   /** Purges the payloads of acknowledged messages past retention now; how many were purged. */
   purgeExpired(): Promise<number> {
-    return this.#call('purgeExpired')
+    return answer(() => this.#native.purgeExpired())
   }
 
   /** Acknowledged messages by whether their private payload is still kept (counts only). */
   retentionCounts(): Promise<RetentionCounts> {
-    return this.#call('retentionCounts')
+    return answer(() => this.#native.retentionCounts())
   }
 
   /** Up to `max` messages due an acknowledgement reaction, fairly across routes and messages. */
   reactionCandidates(collectorId: string, max: number): Promise<MessageRef[]> {
-    return this.#call('reactionCandidates', { collectorId, max })
+    return answer(() => this.#native.reactionCandidates(inboxArgs('reactionCandidates', { collectorId, max })))
   }
 
   /** Records an attempt before the provider creates a reaction; only `proceed` admits the create. */
   beginReaction(message: MessageRef): Promise<ReactionBegin> {
-    return this.#call('beginReaction', { message })
+    return answer(() => this.#native.beginReaction(inboxArgs('beginReaction', { message })))
   }
 
   /** Records how a begun reaction attempt ended (created, or failed). */
   finishReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
-    return this.#call('finishReaction', { message, result })
+    return answer(() => this.#native.finishReaction(inboxArgs('finishReaction', { message, result })))
   }
 
   /** Settles an uncertain attempt after a provider readback. */
   resolveReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
-    return this.#call('resolveReaction', { message, result })
+    return answer(() => this.#native.resolveReaction(inboxArgs('resolveReaction', { message, result })))
   }
 
   /** Claims a provider cursor (single-flight) for `leaseMs`. */
   claimCursor(scope: string, kind: CursorKind, leaseMs: number): Promise<ClaimOutcome> {
-    return this.#call('claimCursor', { scope, kind, leaseMs })
+    return answer(() => this.#native.claimCursor(inboxArgs('claimCursor', { scope, kind, leaseMs })))
   }
 
   /** Advances a claimed cursor once every message in `read` is in the inbox; reads it back; releases the claim. */
@@ -227,17 +237,17 @@ export class InboxStore implements AsyncDisposable {
     value: string,
     read: MessageRef[],
   ): Promise<AdvanceOutcome> {
-    return this.#call('advanceCursor', { scope, kind, token, value, read })
+    return answer(() => this.#native.advanceCursor(inboxArgs('advanceCursor', { scope, kind, token, value, read })))
   }
 
   /** Releases a cursor claim without advancing it; `false` when `token` no longer holds it. */
   releaseCursor(scope: string, kind: CursorKind, token: string): Promise<boolean> {
-    return this.#call('releaseCursor', { scope, kind, token })
+    return answer(() => this.#native.releaseCursor(inboxArgs('releaseCursor', { scope, kind, token })))
   }
 
   /** A provider cursor's stored value, `null` before its first advance. */
   cursor(scope: string, kind: CursorKind): Promise<string | null> {
-    return this.#call('cursor', { scope, kind })
+    return answer(() => this.#native.cursor(inboxArgs('cursor', { scope, kind })))
   }
 
   /** Closes the inbox; later calls reject with `ERR_LOOPX_INBOX_CLOSED`. */

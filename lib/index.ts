@@ -42,7 +42,6 @@ export {
   type HookRuntimeOptions,
   type ShippedHookRuntimeOptions,
 } from './runtime.js'
-export type { JournalTarget, PostgresJournalTarget } from './journal_target.js'
 export {
   channels,
   type CommitMessage,
@@ -62,7 +61,6 @@ export {
   type DecideRequest,
   type ClaimOptions,
   type ConsumeOptions,
-  type JournalOpenOptions,
 } from './journal.js'
 export {
   defineHook,

@@ -16,13 +16,15 @@ import type {
   DoneOutcome,
   FailureRow,
   IntegrityVerdict,
+  JournalOpenOptions,
   JournalStats,
+  JournalTarget,
   Page,
   SidecarImportReport,
   StoredIntent,
 } from '../bindings/index'
-import { expectArgs, expectOptions, journalTarget } from './args.js'
-import type { JournalTarget } from './journal_target.js'
+import { expectArgs, expectOptions, optionsJson } from './args.js'
+import { JOURNAL_OPEN_OPTIONS } from './generated/options.js'
 import { claim, consume, type ClaimOptions, type ConsumeOptions } from './consume.js'
 import { tracedOutbox } from './diagnostics.js'
 
@@ -74,15 +76,10 @@ export interface DecideRequest {
   reasonCode: string
 }
 
-/** How `HookJournal.open` and `HookJournal.openReadOnly` open the journal. */
-export interface JournalOpenOptions {
-  /**
-   * How long a read or write waits for another process's lock before
-   * `ERR_LOOPX_JOURNAL_BUSY`: SQLite's busy timeout, PostgreSQL's
-   * `lock_timeout`.
-   * @default 5000
-   */
-  busyTimeoutMs?: number
+/** The journal and its options as the JSON texts the native open functions read. */
+function openArgs(at: string, journal: unknown, options: unknown): [string, string | undefined] {
+  const json = options === undefined ? undefined : optionsJson(`${at}: options`, options, JOURNAL_OPEN_OPTIONS)
+  return [optionsJson(`${at}: journal`, journal), json]
 }
 
 /**
@@ -134,9 +131,7 @@ export class HookJournal implements AsyncDisposable {
    *   `ERR_LOOPX_JOURNAL_TOO_NEW`, `ERR_LOOPX_JOURNAL_UNAVAILABLE` and the other journal codes.
    */
   static async open(journal: JournalTarget, options?: JournalOpenOptions): Promise<HookJournal> {
-    const target = journalTarget(journal, 'HookJournal.open')
-    const { busyTimeoutMs } = expectOptions('HookJournal.open', 'options', options, { busyTimeoutMs: 'number?' })
-    return journalOf(await openNativeJournal(target.path, target.postgres, busyTimeoutMs))
+    return journalOf(await openNativeJournal('HookJournal.open', ...openArgs('HookJournal.open', journal, options)))
   }
 
   /**
@@ -146,11 +141,8 @@ export class HookJournal implements AsyncDisposable {
    * `ERR_LOOPX_JOURNAL_READONLY`.
    */
   static async openReadOnly(journal: JournalTarget, options?: JournalOpenOptions): Promise<HookJournal> {
-    const target = journalTarget(journal, 'HookJournal.openReadOnly')
-    const { busyTimeoutMs } = expectOptions('HookJournal.openReadOnly', 'options', options, {
-      busyTimeoutMs: 'number?',
-    })
-    return journalOf(await openNativeJournalReader(target.path, target.postgres, busyTimeoutMs))
+    const at = 'HookJournal.openReadOnly'
+    return journalOf(await openNativeJournalReader(at, ...openArgs(at, journal, options)))
   }
 
   /** A reader's JSON answer, read where the journal's reads belong (see the header). */

@@ -13,8 +13,10 @@ import type {
   PostWritebackHookResult,
   Profile,
   RecoverReport,
+  RuntimeOptions,
 } from '../bindings/index'
-import { checkHook, checkJsonObject, checkRuntimeOptions, expectOptions } from './args.js'
+import { checkHook, checkJsonObject, expectOptions, optionsJson } from './args.js'
+import { RUNTIME_OPTIONS } from './generated/options.js'
 import { LoopxHooksError } from './errors.js'
 import { Flights, type Answer } from './flights.js'
 import { histogram, type Histogram, type HookRuntimeMetrics } from './diagnostics.js'
@@ -22,69 +24,22 @@ import { Gate } from './gate.js'
 import { journalOf, type HookJournal } from './journal.js'
 import { providerScope, type RawProvider } from './provider.js'
 import type { HookDefinition } from './hooks.js'
-import type { JournalTarget } from './journal_target.js'
 import { shippedRuntimeOf, type ShippedHookRuntime, type ShippedEngine } from './shipped_runtime.js'
 import { mirrorInto } from './sidecar_mirror.js'
 
-interface HookRuntimeTuning {
-  /** Defaults: phase disabled, all hooks, `return` replays, 16 hooks and 60 s per dispatch, 256 in flight. */
-  profile?: Partial<Profile>
-  /** `'full'` (default) fsyncs each group commit of final records; `'normal'` survives a process crash, not a power cut. */
-  synchronous?: 'full' | 'normal'
-  /** How long to wait for another process's write lock. Default 5000. */
-  busyTimeoutMs?: number
-  /**
-   * Note each invocation in this process's attempt ledger before its provider
-   * runs, so it counts even if the process ends before its checkpoint
-   * commits (docs/durability.md, "Dispatch"). `false` saves a `pwrite` per invocation and
-   * gives up that guarantee; the bench uses it to show the cost. Default true.
-   */
-  attemptLedger?: boolean
-  /**
-   * Commit a dispatch's checkpoint and records on the calling thread when it
-   * is the only dispatch of this runtime in flight and the journal's writer
-   * has nothing queued and no batch open, instead of handing them to the
-   * writer thread: a dispatch whose providers answer synchronously then
-   * settles without an event-loop turn or a thread wake-up, but the event
-   * loop waits for the commit (its fsync, and another process's write lock
-   * up to `busyTimeoutMs`). It pays at 1 in flight and costs under load,
-   * where a dispatch often finds itself alone between group commits and
-   * commits on the JS thread while the others wait (docs/benchmark.md). A
-   * SQLite journal only: with PostgreSQL,
-   * every commit would hold the event loop for a network round trip.
-   * @default false
-   */
-  inlineCommit?: boolean
-}
-
-/** Where the journal is. */
-interface JournalPlace {
-  /**
-   * A SQLite file path (created on first use), a `postgres://` or
-   * `postgresql://` URL, `{ path }`, or `{ postgres: { connectionString, ... } }`.
-   */
-  journal: JournalTarget
-}
-
 /**
- * `HookRuntime.open`'s options. `dialect` is the contract the runtime speaks:
+ * `HookRuntime.open`'s options (declared once, in src/options.rs, as
+ * `RuntimeOptions`). `dialect` is the contract the runtime speaks:
  * `'contract-v0'` (the default: the RFC drafts with contract-v0's decisions);
  * see `ShippedHookRuntimeOptions` for the contract LoopX shipped.
  */
-export type HookRuntimeOptions = HookRuntimeTuning &
-  JournalPlace & { dialect?: 'contract-v0'; sidecarMirror?: undefined }
+export type HookRuntimeOptions = RuntimeOptionsOf<{ dialect?: 'contract-v0'; sidecarMirror?: undefined }>
 
 /** `HookRuntime.open`'s options for the contract LoopX shipped: it returns a `ShippedHookRuntime`. */
-export type ShippedHookRuntimeOptions = HookRuntimeTuning &
-  JournalPlace & {
-    dialect: 'loopx-shipped-v0'
-    /**
-     * A LoopX runtime root where each settled dispatch's receipts are also
-     * written as LoopX's sidecar files, so LoopX's consumer of that folder
-     * keeps working during a migration.
-     */
-    sidecarMirror?: string
-  }
+export type ShippedHookRuntimeOptions = RuntimeOptionsOf<{ dialect: 'loopx-shipped-v0' }>
+
+/** `RuntimeOptions` narrowed to one dialect; a profile names only the members it changes. */
+type RuntimeOptionsOf<D> = Omit<RuntimeOptions, 'profile' | keyof D> & { profile?: Partial<Profile> } & D
 
 /** Per-call options of `HookRuntime.dispatch` and `dispatchMany`. */
 export interface DispatchOptions {
@@ -170,17 +125,10 @@ export class HookRuntime implements AsyncDisposable {
   static async open(
     options: HookRuntimeOptions | ShippedHookRuntimeOptions,
   ): Promise<HookRuntime | ShippedHookRuntime> {
-    const target = checkRuntimeOptions(options)
-    const runtime = await openNativeRuntime({
-      journalPath: target.path,
-      postgres: target.postgres,
-      profileJson: options.profile ? JSON.stringify(options.profile) : undefined,
-      synchronousFull: options.synchronous ? options.synchronous === 'full' : undefined,
-      busyTimeoutMs: options.busyTimeoutMs,
-      attemptLedger: options.attemptLedger,
-      inlineCommit: options.inlineCommit,
-      dialect: options.dialect,
-    })
+    const runtime = await openNativeRuntime(
+      optionsJson('HookRuntime.open: options', options, RUNTIME_OPTIONS),
+      'HookRuntime.open: options',
+    )
     const hooks = new HookRuntime(runtime)
     if (options.sidecarMirror !== undefined) mirrorInto(hooks, options.sidecarMirror)
     return options.dialect === 'loopx-shipped-v0' ? shippedRuntimeOf(hooks as unknown as ShippedEngine) : hooks

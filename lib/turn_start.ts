@@ -124,7 +124,7 @@ export class TurnStartKernel {
         get signal() {
           return call.signal
         },
-        session: session !== undefined ? sessionOf(kernel, session) : undefined,
+        session: session !== undefined ? sessionOf(kernel.session(session)) : undefined,
       }
       return hook.provider(own, context)
     }

@@ -7,7 +7,7 @@
  * once the invocation is over. A composition root that gives providers only
  * their session (not the `InboxStore`) has these bounds enforced by core.
  */
-import type { NativeTurnStartKernel } from '../index.js'
+import type { NativeTurnStartSession } from '../index.js'
 import type {
   AdvanceOutcome,
   CaptureInput,
@@ -20,7 +20,7 @@ import type {
   ReactionFinish,
   ReactionResult,
 } from '../bindings/index'
-import { checkInboxArgs } from './inbox.js'
+import { answer, inboxArgs } from './inbox.js'
 
 /**
  * Makes the session of one invocation: how the kernel's wrapper makes a
@@ -29,7 +29,7 @@ import { checkInboxArgs } from './inbox.js'
  *
  * @internal
  */
-export let sessionOf: (kernel: NativeTurnStartKernel, token: string) => TurnStartSession
+export let sessionOf: (native: NativeTurnStartSession) => TurnStartSession
 
 /**
  * One turn-start invocation's view of the owner-private inbox, handed to
@@ -41,22 +41,15 @@ export let sessionOf: (kernel: NativeTurnStartKernel, token: string) => TurnStar
  * not what the signature says, and the inbox's own codes (see `InboxStore`).
  */
 export class TurnStartSession {
-  readonly #kernel: NativeTurnStartKernel
-  readonly #token: string
+  readonly #native: NativeTurnStartSession
 
   static {
-    sessionOf = (kernel, token) => new TurnStartSession(kernel, token)
+    sessionOf = (native) => new TurnStartSession(native)
   }
 
   /** Made by the kernel for one invocation. */
-  private constructor(kernel: NativeTurnStartKernel, token: string) {
-    this.#kernel = kernel
-    this.#token = token
-  }
-
-  async #call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
-    checkInboxArgs(op, args)
-    return JSON.parse(await this.#kernel.sessionCall(this.#token, op, JSON.stringify(args)))
+  private constructor(native: NativeTurnStartSession) {
+    this.#native = native
   }
 
   /**
@@ -65,22 +58,22 @@ export class TurnStartSession {
    * either, `ERR_LOOPX_BUDGET_EXHAUSTED` and the read must not be made.
    */
   readRoute(routeId: string): Promise<void> {
-    return this.#call('readRoute', { routeId })
+    return answer(() => this.#native.readRoute(inboxArgs('readRoute', { routeId })))
   }
 
   /** A turn-start capture (`owner_private_inbox`); a `collector` capture is refused. */
   capture(input: CaptureInput): Promise<CaptureOutcome> {
-    return this.#call('capture', { input })
+    return answer(() => this.#native.capture(inboxArgs('capture', { input })))
   }
 
   /** First Agent-read receipts for every unread pending message, once each; the counts for the receipt. */
   recordFirstReads(readRef: string): Promise<FirstReads> {
-    return this.#call('recordFirstReads', { readRef })
+    return answer(() => this.#native.recordFirstReads(inboxArgs('recordFirstReads', { readRef })))
   }
 
   /** Cursor writes need `owner_private_cursor`. */
   claimCursor(scope: string, kind: CursorKind, leaseMs: number): Promise<ClaimOutcome> {
-    return this.#call('claimCursor', { scope, kind, leaseMs })
+    return answer(() => this.#native.claimCursor(inboxArgs('claimCursor', { scope, kind, leaseMs })))
   }
 
   /** Advances a claimed cursor once every message in `read` is in the inbox (see `InboxStore.advanceCursor`). */
@@ -91,31 +84,31 @@ export class TurnStartSession {
     value: string,
     read: MessageRef[],
   ): Promise<AdvanceOutcome> {
-    return this.#call('advanceCursor', { scope, kind, token, value, read })
+    return answer(() => this.#native.advanceCursor(inboxArgs('advanceCursor', { scope, kind, token, value, read })))
   }
 
   /** Releases a cursor claim without advancing it; `false` when `token` no longer holds it. */
   releaseCursor(scope: string, kind: CursorKind, token: string): Promise<boolean> {
-    return this.#call('releaseCursor', { scope, kind, token })
+    return answer(() => this.#native.releaseCursor(inboxArgs('releaseCursor', { scope, kind, token })))
   }
 
   /** Reactions need `provider_message_reaction`; each `beginReaction` is one attempt. */
   reactionCandidates(collectorId: string, max: number): Promise<MessageRef[]> {
-    return this.#call('reactionCandidates', { collectorId, max })
+    return answer(() => this.#native.reactionCandidates(inboxArgs('reactionCandidates', { collectorId, max })))
   }
 
   /** Records an attempt before the provider creates a reaction; only `proceed` admits the create. */
   beginReaction(message: MessageRef): Promise<ReactionBegin> {
-    return this.#call('beginReaction', { message })
+    return answer(() => this.#native.beginReaction(inboxArgs('beginReaction', { message })))
   }
 
   /** Records how a begun reaction attempt ended. */
   finishReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
-    return this.#call('finishReaction', { message, result })
+    return answer(() => this.#native.finishReaction(inboxArgs('finishReaction', { message, result })))
   }
 
   /** Settles an uncertain attempt after a provider readback. */
   resolveReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
-    return this.#call('resolveReaction', { message, result })
+    return answer(() => this.#native.resolveReaction(inboxArgs('resolveReaction', { message, result })))
   }
 }

@@ -18,7 +18,8 @@
  * `shipped`, which is what `ShippedHookRuntime.dispatch` resolves to).
  */
 import type { NativeHookRuntime, NativePlan } from '../../index.js'
-import { checkRuntimeOptions } from '../args.js'
+import { optionsJson } from '../args.js'
+import { RUNTIME_OPTIONS } from '../generated/options.js'
 import { LoopxHooksError } from '../errors.js'
 import { NOT_STARTED, TIMED_OUT, TOO_LARGE, WALL } from '../provider.js'
 import type { Addon } from './io.js'
@@ -96,13 +97,7 @@ export class DispatchSession {
     const registrations = texts(request, 'registrations')
     const kinds = request['kinds'] === undefined ? [] : texts(request, 'kinds')
     const options = { journal: request['journal'], profile: request['profile'], dialect: request['dialect'] }
-    const target = checkRuntimeOptions(options)
-    const runtime = await this.addon().openNativeRuntime({
-      journalPath: target.path,
-      postgres: target.postgres,
-      profileJson: options.profile === undefined ? undefined : JSON.stringify(options.profile),
-      dialect: options.dialect as string | undefined,
-    })
+    const runtime = await this.addon().openNativeRuntime(optionsJson('open', options, RUNTIME_OPTIONS), 'open')
     try {
       for (const [i, kind] of kinds.entries()) {
         const verdict = runtime.defineIntentKind(kind)

@@ -7,10 +7,11 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::context::HookContext;
-use super::error::{internal, journal_code, Code};
+use super::error::{internal, Code};
 use super::js_value::{read_document, read_value, JsAny};
 use super::validators::set_rejection;
 use crate::dispatch;
+use crate::error_code::Coded;
 
 /// The input a hook of `context`'s registration would get for `request` (a
 /// `DispatchRequest`-shaped document whose members may be anything), judged
@@ -52,6 +53,6 @@ pub fn quota_spend_eligible(receipt: JsAny, settlement: JsAny) -> bool {
 /// `tries` retries in; null when the failure is final.
 #[napi]
 pub fn prepare_retry_delay_ms(code: String, tries: u32) -> Option<u32> {
-    let error = dispatch::PREPARE_RETRYABLE.iter().find(|e| journal_code(e) == code)?;
+    let error = dispatch::PREPARE_RETRYABLE.iter().find(|e| e.error_code().as_str() == code)?;
     dispatch::prepare_retry_after(error, tries).map(|wait| u32::try_from(wait.as_millis()).unwrap_or(u32::MAX))
 }

@@ -1,11 +1,13 @@
-//! The owner-private inbox store, exported to JS for turn-start providers.
-//! One async entry point per operation name keeps the conversions in one
-//! place: arguments cross as JSON text, results come back as JSON text, and
-//! every call runs off the JS thread. No rule lives here.
+//! The owner-private inbox store, exported to JS for turn-start providers:
+//! one async method per operation, each running off the JS thread, with
+//! arguments and results as JSON text (so core's JSON rule reads them). No
+//! rule lives here.
 
 use std::sync::Arc;
 
 use napi_derive::napi;
+
+use super::error::{coded, misuse, rejection, task_failed, Code};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -14,17 +16,12 @@ use crate::turn_start::inbox::{
     MessageRef, ReactionResult, Sender, DEFAULT_PAGE,
 };
 
-/// A failure as the TS layer reads it back: `CODE|message`.
-pub(crate) fn fail(code: &str, message: &str) -> napi::Error {
-    napi::Error::new(napi::Status::GenericFailure, format!("{code}|{message}"))
-}
-
 pub(crate) fn inbox_error(e: InboxError) -> napi::Error {
-    fail(e.stable_code(), &e.to_string())
+    rejection(coded(e))
 }
 
 pub(crate) fn invalid(what: &str) -> napi::Error {
-    fail("ERR_LOOPX_INVALID_ARGUMENT", &format!("invalid argument: {what}"))
+    rejection(misuse(Code::InvalidArgument, &format!("invalid argument: {what}")))
 }
 
 /// Member `name` of the arguments, as `T`.
@@ -54,56 +51,14 @@ pub(crate) fn capture_arg(args: &Value) -> napi::Result<CaptureInput> {
     })
 }
 
-fn out<T: serde::Serialize>(v: Result<T, InboxError>) -> napi::Result<String> {
-    let v = v.map_err(inbox_error)?;
-    serde_json::to_string(&v).map_err(|_| fail("ERR_LOOPX_INTERNAL", "result could not be serialized"))
+/// The `message` argument, a `MessageRef`.
+pub(crate) fn message(args: &Value) -> napi::Result<MessageRef> {
+    arg::<MessageRef>(args, "message")
 }
 
-fn run(store: &InboxStore, op: &str, args: &Value) -> napi::Result<String> {
-    let m = || arg::<MessageRef>(args, "message");
-    match op {
-        "capture" => out(store.capture(&capture_arg(args)?)),
-        "contains" => out(store.contains(&m()?)),
-        "recordFirstReads" => out(store.record_first_reads(&arg::<String>(args, "readRef")?)),
-        "pendingCount" => out(store.pending_count()),
-        "pending" => {
-            let after = arg::<Option<i64>>(args, "after")?;
-            let limit = arg::<Option<u32>>(args, "limit")?.unwrap_or(DEFAULT_PAGE);
-            out(store.pending(after, limit))
-        }
-        "dispose" => {
-            let effect = arg::<Option<String>>(args, "effectReceiptId")?;
-            out(store.dispose(&m()?, arg::<Disposition>(args, "disposition")?, effect.as_deref()))
-        }
-        "ack" => out(store.ack(&m()?)),
-        "purgeExpired" => out(store.purge_expired()),
-        "retentionCounts" => out(store.retention_counts()),
-        "reactionCandidates" => {
-            out(store.reaction_candidates(&arg::<String>(args, "collectorId")?, arg::<u32>(args, "max")?))
-        }
-        "beginReaction" => out(store.begin_reaction(&m()?)),
-        "finishReaction" => out(store.finish_reaction(&m()?, arg::<ReactionResult>(args, "result")?)),
-        "resolveReaction" => out(store.resolve_reaction(&m()?, arg::<ReactionResult>(args, "result")?)),
-        "claimCursor" => out(store.claim_cursor(
-            &arg::<String>(args, "scope")?,
-            arg::<CursorKind>(args, "kind")?,
-            arg::<u32>(args, "leaseMs")?,
-        )),
-        "advanceCursor" => out(store.advance_cursor(
-            &arg::<String>(args, "scope")?,
-            arg::<CursorKind>(args, "kind")?,
-            &arg::<String>(args, "token")?,
-            &arg::<String>(args, "value")?,
-            &arg::<Vec<MessageRef>>(args, "read")?,
-        )),
-        "releaseCursor" => out(store.release_cursor(
-            &arg::<String>(args, "scope")?,
-            arg::<CursorKind>(args, "kind")?,
-            &arg::<String>(args, "token")?,
-        )),
-        "cursor" => out(store.cursor(&arg::<String>(args, "scope")?, arg::<CursorKind>(args, "kind")?)),
-        _ => Err(invalid("op")),
-    }
+fn out<T: serde::Serialize>(v: Result<T, InboxError>) -> napi::Result<String> {
+    let v = v.map_err(inbox_error)?;
+    serde_json::to_string(&v).map_err(|_| task_failed("result could not be serialized"))
 }
 
 /// An open owner-private inbox file.
@@ -138,29 +93,147 @@ pub async fn open_native_inbox(path: String, options: Option<InboxOpenOptions>) 
     };
     let store = tokio::task::spawn_blocking(move || InboxStore::open(path, options))
         .await
-        .map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox open task failed"))?
+        .map_err(|_| task_failed("inbox open task failed"))?
         .map_err(inbox_error)?;
     Ok(NativeInboxStore { store: Arc::new(store) })
 }
 
+impl NativeInboxStore {
+    /// Runs `op` off the JS thread on the arguments' JSON text; resolves to
+    /// its result as JSON text.
+    async fn run<T, F>(&self, args_json: String, op: F) -> napi::Result<String>
+    where
+        T: serde::Serialize,
+        F: FnOnce(&InboxStore, &Value) -> napi::Result<Result<T, InboxError>> + Send + 'static,
+    {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || out(op(&store, &parse(&args_json)?)?))
+            .await
+            .map_err(|_| task_failed("inbox task failed"))?
+    }
+}
+
+/// One method per store operation, each named as in lib/inbox.ts; arguments
+/// (`{ input }`, `{ message }`, ...) and results cross as JSON text.
 #[napi]
 impl NativeInboxStore {
-    /// Runs one store operation (`op`, arguments as JSON text); resolves to
-    /// its result as JSON text.
     #[napi]
-    pub async fn call(&self, op: String, args_json: String) -> napi::Result<String> {
-        let store = self.store.clone();
-        tokio::task::spawn_blocking(move || run(&store, &op, &parse(&args_json)?))
+    pub async fn capture(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| Ok(s.capture(&capture_arg(a)?))).await
+    }
+
+    #[napi]
+    pub async fn contains(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| Ok(s.contains(&message(a)?))).await
+    }
+
+    #[napi]
+    pub async fn record_first_reads(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| Ok(s.record_first_reads(&arg::<String>(a, "readRef")?))).await
+    }
+
+    #[napi]
+    pub async fn pending_count(&self) -> napi::Result<String> {
+        self.run(String::from("{}"), |s, _| Ok(s.pending_count())).await
+    }
+
+    #[napi]
+    pub async fn pending(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| {
+            let after = arg::<Option<i64>>(a, "after")?;
+            Ok(s.pending(after, arg::<Option<u32>>(a, "limit")?.unwrap_or(DEFAULT_PAGE)))
+        })
+        .await
+    }
+
+    #[napi]
+    pub async fn dispose(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| {
+            let effect = arg::<Option<String>>(a, "effectReceiptId")?;
+            Ok(s.dispose(&message(a)?, arg::<Disposition>(a, "disposition")?, effect.as_deref()))
+        })
+        .await
+    }
+
+    #[napi]
+    pub async fn ack(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| Ok(s.ack(&message(a)?))).await
+    }
+
+    #[napi]
+    pub async fn purge_expired(&self) -> napi::Result<String> {
+        self.run(String::from("{}"), |s, _| Ok(s.purge_expired())).await
+    }
+
+    #[napi]
+    pub async fn retention_counts(&self) -> napi::Result<String> {
+        self.run(String::from("{}"), |s, _| Ok(s.retention_counts())).await
+    }
+
+    #[napi]
+    pub async fn reaction_candidates(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| Ok(s.reaction_candidates(&arg::<String>(a, "collectorId")?, arg::<u32>(a, "max")?)))
             .await
-            .map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox task failed"))?
+    }
+
+    #[napi]
+    pub async fn begin_reaction(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| Ok(s.begin_reaction(&message(a)?))).await
+    }
+
+    #[napi]
+    pub async fn finish_reaction(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| Ok(s.finish_reaction(&message(a)?, arg::<ReactionResult>(a, "result")?))).await
+    }
+
+    #[napi]
+    pub async fn resolve_reaction(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| Ok(s.resolve_reaction(&message(a)?, arg::<ReactionResult>(a, "result")?))).await
+    }
+
+    #[napi]
+    pub async fn claim_cursor(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| {
+            Ok(s.claim_cursor(&arg::<String>(a, "scope")?, arg::<CursorKind>(a, "kind")?, arg::<u32>(a, "leaseMs")?))
+        })
+        .await
+    }
+
+    #[napi]
+    pub async fn advance_cursor(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| {
+            Ok(s.advance_cursor(
+                &arg::<String>(a, "scope")?,
+                arg::<CursorKind>(a, "kind")?,
+                &arg::<String>(a, "token")?,
+                &arg::<String>(a, "value")?,
+                &arg::<Vec<MessageRef>>(a, "read")?,
+            ))
+        })
+        .await
+    }
+
+    #[napi]
+    pub async fn release_cursor(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| {
+            Ok(s.release_cursor(
+                &arg::<String>(a, "scope")?,
+                arg::<CursorKind>(a, "kind")?,
+                &arg::<String>(a, "token")?,
+            ))
+        })
+        .await
+    }
+
+    #[napi]
+    pub async fn cursor(&self, args_json: String) -> napi::Result<String> {
+        self.run(args_json, |s, a| Ok(s.cursor(&arg::<String>(a, "scope")?, arg::<CursorKind>(a, "kind")?))).await
     }
 
     /// Closes the file; later calls fail with `ERR_LOOPX_INBOX_CLOSED`.
     #[napi]
     pub async fn close(&self) -> napi::Result<()> {
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || store.close())
-            .await
-            .map_err(|_| fail("ERR_LOOPX_INTERNAL", "inbox close task failed"))
+        tokio::task::spawn_blocking(move || store.close()).await.map_err(|_| task_failed("inbox close task failed"))
     }
 }

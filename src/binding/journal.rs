@@ -16,12 +16,13 @@ use std::time::Duration;
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 
-use super::error::{async_error, journal_error, misuse, Code, Result as BindingResult};
+use super::error::{coded, misuse, rejection, task_failed, Code, Result as BindingResult};
 use crate::dispatch::{with_intent_doc, with_receipt};
 use crate::journal::{
     ClaimRequest, Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, JournalTarget,
-    OpenMode, Page, PgLimits, PgTarget, DEFAULT_SCHEMA,
+    OpenMode, Page,
 };
+use crate::options::{self, JournalOpenOptions};
 
 #[napi]
 pub struct NativeJournal {
@@ -69,42 +70,28 @@ fn query<T: for<'de> Deserialize<'de> + Default>(json: Option<String>) -> Bindin
 
 /// A reader's value as JSON text.
 fn read<T: Serialize>(value: crate::journal::Result<T>) -> napi::Result<String, Code> {
-    let value = value.map_err(journal_error)?;
+    let value = value.map_err(coded)?;
     serde_json::to_string(&value).map_err(|_| misuse(Code::Internal, "value could not be serialized"))
 }
 
 /// Where a journal lives on PostgreSQL (see `journal::postgres`).
-#[napi(object)]
-pub struct PostgresTarget {
-    pub connection_string: String,
-    /// Default `loopx_hooks`.
-    pub schema: Option<String>,
-    /// PEM certificates that verify the server under `sslmode=require`.
-    pub ca_file: Option<String>,
-    /// The bound of one statement's round trip (default 5000).
-    pub statement_timeout_ms: Option<u32>,
-    /// How long a write retries an unreachable server (default 15000).
-    pub write_retry_ms: Option<u32>,
-}
-
-impl From<PostgresTarget> for PgTarget {
-    fn from(pg: PostgresTarget) -> Self {
-        PgTarget {
-            connection_string: pg.connection_string,
-            schema: pg.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_owned()),
-            ca_file: pg.ca_file.map(Into::into),
-            limits: PgLimits {
-                statement_timeout_ms: pg.statement_timeout_ms.unwrap_or(PgLimits::default().statement_timeout_ms),
-                write_retry_ms: pg.write_retry_ms.unwrap_or(PgLimits::default().write_retry_ms),
-            },
+/// The journal a `JournalTarget` (JSON text) names, and the open options
+/// (JSON text) that go with it, as core reads them; `at` names the method in errors.
+fn journal_args(
+    at: &str,
+    target_json: &str,
+    options_json: Option<&str>,
+) -> BindingResult<(JournalTarget, JournalOptions)> {
+    let value = serde_json::from_str(target_json).map_err(|_| misuse(Code::InvalidArgument, "journal is not JSON"))?;
+    let target = options::journal_target(&format!("{at}: journal"), value).map_err(coded)?;
+    let options = match options_json {
+        Some(text) => {
+            let value = serde_json::from_str(text).map_err(|_| misuse(Code::InvalidArgument, "options is not JSON"))?;
+            JournalOpenOptions::read(&format!("{at}: options"), value).map_err(coded)?
         }
-    }
-}
-
-/// The journal the JS options name: the SQLite file at `path` or the
-/// PostgreSQL schema of `postgres`.
-pub(crate) fn journal_target(path: Option<String>, postgres: Option<PostgresTarget>) -> BindingResult<JournalTarget> {
-    JournalTarget::either(path.map(Into::into), postgres.map(Into::into)).map_err(journal_error)
+        None => JournalOpenOptions { busy_timeout_ms: None },
+    };
+    Ok((target, options.journal_options()))
 }
 
 /// Opens `target` off the JS thread.
@@ -117,20 +104,19 @@ pub(crate) async fn open_journal(
     tokio::task::spawn_blocking(open)
         .await
         .map_err(|_| misuse(Code::Internal, "journal open task failed"))?
-        .map_err(journal_error)
+        .map_err(coded)
 }
 
 /// Opens (creating on first use) a journal for reading and outbox decisions:
-/// the SQLite file at `journal_path`, or the PostgreSQL schema of `postgres`.
+/// where `targetJson` (a `JournalTarget`) says, with `optionsJson` (`JournalOpenOptions`).
 #[napi]
 pub async fn open_native_journal(
-    journal_path: Option<String>,
-    postgres: Option<PostgresTarget>,
-    busy_timeout_ms: Option<u32>,
+    at: String,
+    target_json: String,
+    options_json: Option<String>,
 ) -> napi::Result<NativeJournal> {
-    let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
-    let target = journal_target(journal_path, postgres).map_err(async_error)?;
-    let journal = open_journal(target, options, OpenMode::ReadWrite).await.map_err(async_error)?;
+    let (target, options) = journal_args(&at, &target_json, options_json.as_deref()).map_err(rejection)?;
+    let journal = open_journal(target, options, OpenMode::ReadWrite).await.map_err(rejection)?;
     Ok(NativeJournal { journal: Arc::new(journal) })
 }
 
@@ -139,13 +125,12 @@ pub async fn open_native_journal(
 /// nothing, and works on a read-only file.
 #[napi]
 pub async fn open_native_journal_reader(
-    journal_path: Option<String>,
-    postgres: Option<PostgresTarget>,
-    busy_timeout_ms: Option<u32>,
+    at: String,
+    target_json: String,
+    options_json: Option<String>,
 ) -> napi::Result<NativeJournal> {
-    let options = JournalOptions { busy_timeout_ms: busy_timeout_ms.unwrap_or(5_000), ..JournalOptions::default() };
-    let target = journal_target(journal_path, postgres).map_err(async_error)?;
-    let journal = open_journal(target, options, OpenMode::ReadOnly).await.map_err(async_error)?;
+    let (target, options) = journal_args(&at, &target_json, options_json.as_deref()).map_err(rejection)?;
+    let journal = open_journal(target, options, OpenMode::ReadOnly).await.map_err(rejection)?;
     Ok(NativeJournal { journal: Arc::new(journal) })
 }
 
@@ -212,8 +197,8 @@ impl Read {
     async fn off_thread(self, journal: Arc<Journal>) -> napi::Result<String> {
         tokio::task::spawn_blocking(move || Journal::reads_without_backoff(|| self.run(&journal)))
             .await
-            .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
-            .map_err(async_error)
+            .map_err(|_| task_failed("journal task failed"))?
+            .map_err(rejection)
     }
 }
 
@@ -245,7 +230,7 @@ impl NativeJournal {
 
     #[napi(ts_args_type = "queryJson?: string")]
     pub async fn list_dispatches_off_thread(&self, query_json: Option<String>) -> napi::Result<String> {
-        Read::dispatches(query_json).map_err(async_error)?.off_thread(self.journal.clone()).await
+        Read::dispatches(query_json).map_err(rejection)?.off_thread(self.journal.clone()).await
     }
 
     #[napi]
@@ -266,7 +251,7 @@ impl NativeJournal {
 
     #[napi(ts_args_type = "queryJson?: string")]
     pub async fn list_intents_off_thread(&self, query_json: Option<String>) -> napi::Result<String> {
-        Read::intents(query_json).map_err(async_error)?.off_thread(self.journal.clone()).await
+        Read::intents(query_json).map_err(rejection)?.off_thread(self.journal.clone()).await
     }
 
     #[napi]
@@ -285,17 +270,16 @@ impl NativeJournal {
         let j = self.journal.clone();
         let verdict = tokio::task::spawn_blocking(move || j.integrity())
             .await
-            .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
-            .map_err(|e| async_error(journal_error(e)))?;
-        serde_json::to_string(&verdict)
-            .map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+            .map_err(|_| task_failed("journal task failed"))?
+            .map_err(|e| rejection(coded(e)))?;
+        serde_json::to_string(&verdict).map_err(|_| task_failed("value could not be serialized"))
     }
 
     /// Claims up to `batch` open intents for `leaseMs` (see `journal::lease`).
     #[napi(ts_args_type = "claimJson: string")]
     pub async fn claim(&self, claim_json: String) -> napi::Result<String> {
         let q: ClaimQuery = serde_json::from_str(&claim_json)
-            .map_err(|_| async_error(misuse(Code::InvalidArgument, "unknown or mistyped claim field")))?;
+            .map_err(|_| rejection(misuse(Code::InvalidArgument, "unknown or mistyped claim field")))?;
         let request = ClaimRequest {
             executor_id: q.executor_id,
             lease_ms: q.lease_ms,
@@ -303,10 +287,9 @@ impl NativeJournal {
             capability_id: q.capability_id,
             intent_kind: q.intent_kind,
         };
-        let claimed = self.journal.claim(request).await.map_err(|e| async_error(journal_error(e)))?;
+        let claimed = self.journal.claim(request).await.map_err(|e| rejection(coded(e)))?;
         let claimed: Vec<_> = claimed.into_iter().map(with_intent_doc).collect();
-        serde_json::to_string(&claimed)
-            .map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+        serde_json::to_string(&claimed).map_err(|_| task_failed("value could not be serialized"))
     }
 
     /// This file's commit generation in this process (grows on records and decisions).
@@ -341,21 +324,19 @@ impl NativeJournal {
         let decision = match decision.as_str() {
             "admit" => Decision::Admit,
             "reject" => Decision::Reject,
-            _ => return Err(async_error(misuse(Code::InvalidArgument, "decision is 'admit' or 'reject'"))),
+            _ => return Err(rejection(misuse(Code::InvalidArgument, "decision is 'admit' or 'reject'"))),
         };
         let reply = self.journal.decide(&intent_id, &executor_id, decision, &reason_code);
-        let outcome = reply.await.map_err(|e| async_error(journal_error(e)))?;
-        serde_json::to_string(&outcome)
-            .map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+        let outcome = reply.await.map_err(|e| rejection(coded(e)))?;
+        serde_json::to_string(&outcome).map_err(|_| task_failed("value could not be serialized"))
     }
 
     /// Marks an intent this executor admitted as done.
     #[napi]
     pub async fn mark_done(&self, intent_id: String, executor_id: String) -> napi::Result<String> {
         let reply = self.journal.mark_done(&intent_id, &executor_id);
-        let outcome = reply.await.map_err(|e| async_error(journal_error(e)))?;
-        serde_json::to_string(&outcome)
-            .map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+        let outcome = reply.await.map_err(|e| rejection(coded(e)))?;
+        serde_json::to_string(&outcome).map_err(|_| task_failed("value could not be serialized"))
     }
 
     /// Imports LoopX's sidecar receipts under `runtimeRoot` (see
@@ -366,16 +347,14 @@ impl NativeJournal {
         let root = std::path::PathBuf::from(runtime_root);
         let report = tokio::task::spawn_blocking(move || crate::sidecar::import_sidecars(&j, &root))
             .await
-            .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
-            .map_err(|_| async_error(misuse(Code::InvalidArgument, "the runtime root cannot be listed")))?;
-        serde_json::to_string(&report).map_err(|_| async_error(misuse(Code::Internal, "value could not be serialized")))
+            .map_err(|_| task_failed("journal task failed"))?
+            .map_err(|_| rejection(misuse(Code::InvalidArgument, "the runtime root cannot be listed")))?;
+        serde_json::to_string(&report).map_err(|_| task_failed("value could not be serialized"))
     }
 
     #[napi]
     pub async fn close(&self) -> napi::Result<()> {
         let j = self.journal.clone();
-        tokio::task::spawn_blocking(move || j.close())
-            .await
-            .map_err(|_| async_error(misuse(Code::Internal, "journal close task failed")))
+        tokio::task::spawn_blocking(move || j.close()).await.map_err(|_| task_failed("journal close task failed"))
     }
 }

@@ -13,5 +13,6 @@ mod runtime;
 mod sidecar;
 mod sqlite_probe;
 mod turn_start;
+mod turn_start_session;
 mod turn_start_shipped;
 mod validators;

@@ -9,15 +9,16 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use super::error::{async_error, internal, journal_error, misuse, Code, Result as BindingResult};
+use super::error::{coded, internal, misuse, rejection, task_failed, Code, Result as BindingResult};
 use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
 use crate::contract::Dialect;
 use crate::dispatch::{
-    max_reply_len, shipped_dispatch_result, DispatchOutcome, Dispatcher, Finished, Prepared, Profile, Source,
+    max_reply_len, shipped_dispatch_result, DispatchOutcome, Dispatcher, Finished, Prepared, Source,
 };
-use crate::journal::{BatchInfo, JournalOptions, OpenMode};
+use crate::journal::{BatchInfo, OpenMode};
+use crate::options::RuntimeOptions;
 use crate::validate::Violations;
 
 fn verdict(env: &Env, result: std::result::Result<(), Violations>) -> BindingResult<Object<'_>> {
@@ -31,24 +32,6 @@ fn verdict(env: &Env, result: std::result::Result<(), Violations>) -> BindingRes
 
 fn to_json<T: serde::Serialize>(value: &T) -> BindingResult<String> {
     serde_json::to_string(value).map_err(|_| misuse(Code::Internal, "value could not be serialized"))
-}
-
-#[napi(object)]
-pub struct RuntimeOptions {
-    /// The SQLite journal file; or else `postgres`.
-    pub journal_path: Option<String>,
-    pub postgres: Option<super::journal::PostgresTarget>,
-    /// The profile as JSON text (see `Profile`).
-    pub profile_json: Option<String>,
-    /// `false` commits final records with synchronous=NORMAL. Default true.
-    pub synchronous_full: Option<bool>,
-    pub busy_timeout_ms: Option<u32>,
-    /// `false` turns the attempt ledger off (see `JournalOptions`). Default true.
-    pub attempt_ledger: Option<bool>,
-    /// `true` commits on the calling thread when the writer is idle (see `JournalOptions`). Default false.
-    pub inline_commit: Option<bool>,
-    /// The contract the runtime speaks: `contract-v0` (the default) or `loopx-shipped-v0`.
-    pub dialect: Option<String>,
 }
 
 /// One provider call the caller makes, in hook_id order.
@@ -129,35 +112,19 @@ pub struct NativeHookRuntime {
     dispatcher: Arc<Dispatcher>,
 }
 
-/// Opens (creating on first use) the journal and builds a runtime over it.
+/// Opens (creating on first use) the journal and builds a runtime over it;
+/// `optionsJson` is a `RuntimeOptions` as JSON text, and `at` how an error
+/// names it (`HookRuntime.open: options`).
 #[napi]
-pub async fn open_native_runtime(options: RuntimeOptions) -> napi::Result<NativeHookRuntime> {
-    open_runtime(options).await.map_err(async_error)
+pub async fn open_native_runtime(options_json: String, at: String) -> napi::Result<NativeHookRuntime> {
+    open_runtime(&options_json, &at).await.map_err(rejection)
 }
 
-/// The dialect a caller named; an unknown name is misuse, never the default.
-pub(super) fn dialect(name: Option<&str>) -> BindingResult<Dialect> {
-    match name {
-        None => Ok(Dialect::default()),
-        Some(name) => Dialect::parse(name).ok_or_else(|| misuse(Code::InvalidArgument, "unknown dialect")),
-    }
-}
-
-async fn open_runtime(options: RuntimeOptions) -> BindingResult<NativeHookRuntime> {
-    let dialect = dialect(options.dialect.as_deref())?;
-    let profile: Profile = match options.profile_json.as_deref() {
-        Some(text) => serde_json::from_str(text)
-            .map_err(|_| misuse(Code::InvalidArgument, "profile does not have the Profile shape"))?,
-        None => Profile::default(),
-    };
-    let journal_options = JournalOptions {
-        synchronous_full: options.synchronous_full.unwrap_or(true),
-        busy_timeout_ms: options.busy_timeout_ms.unwrap_or(JournalOptions::default().busy_timeout_ms),
-        attempt_ledger: options.attempt_ledger.unwrap_or(true),
-        inline_commit: options.inline_commit.unwrap_or(false),
-    };
-    let target = super::journal::journal_target(options.journal_path, options.postgres)?;
-    let journal = super::journal::open_journal(target, journal_options, OpenMode::ReadWrite).await?;
+async fn open_runtime(options_json: &str, at: &str) -> BindingResult<NativeHookRuntime> {
+    let options = RuntimeOptions::parse(at, options_json).map_err(coded)?;
+    let journal_options = options.journal_options();
+    let journal = super::journal::open_journal(options.journal, journal_options, OpenMode::ReadWrite).await?;
+    let (profile, dialect) = (options.profile.unwrap_or_default(), options.dialect.unwrap_or_default());
     Ok(NativeHookRuntime { dispatcher: Arc::new(Dispatcher::in_dialect(Arc::new(journal), profile, dialect)) })
 }
 
@@ -202,7 +169,7 @@ fn prepare_many(
         return Err(misuse(Code::InvalidArgument, "onlyHookIds must have one hook_id per request"));
     }
     let requests = requests.into_iter().enumerate().map(|(i, r)| (r, only_hook_ids.map(|ids| ids[i].as_str())));
-    let prepared = dispatcher.prepare_many(requests.collect()).map_err(journal_error)?;
+    let prepared = dispatcher.prepare_many(requests.collect()).map_err(coded)?;
     let run_tickets: Vec<u64> =
         prepared.iter().filter_map(|p| if let Prepared::Run(run) = p { Some(run.ticket) } else { None }).collect();
     let mut plans = Vec::with_capacity(prepared.len());
@@ -264,7 +231,7 @@ fn finished_json(dialect: Dialect, registered: u32, batch: Vec<Finished>, info: 
         .map(|f| match f.outcome {
             Ok(outcome) => serde_json::json!([f.ticket, outcome_value(dialect, registered, &outcome), null]),
             Err(e) => {
-                let err = journal_error(e);
+                let err = coded(e);
                 serde_json::json!([f.ticket, null, [err.status.as_ref(), err.reason]])
             }
         })
@@ -323,7 +290,7 @@ impl NativeHookRuntime {
     #[napi]
     pub fn prepare(&self, request_json: String) -> Result<NativePlan, Code> {
         let request = parse_request(self.dispatcher.dialect(), &request_json)?;
-        plan(&self.dispatcher, self.dispatcher.prepare(request).map_err(journal_error)?)
+        plan(&self.dispatcher, self.dispatcher.prepare(request).map_err(coded)?)
     }
 
     /// `prepare` for many requests in one call; with `onlyHookIds`, request i
@@ -350,8 +317,8 @@ impl NativeHookRuntime {
         let prepare = move || prepare_many(&dispatcher, &requests_json, only_hook_ids.as_deref());
         tokio::task::spawn_blocking(move || crate::journal::Journal::reads_without_backoff(prepare))
             .await
-            .map_err(|_| async_error(misuse(Code::Internal, "dispatch task failed")))?
-            .map_err(async_error)
+            .map_err(|_| task_failed("dispatch task failed"))?
+            .map_err(rejection)
     }
 
     /// Whether the journal's reads wait on a network round trip (PostgreSQL).
@@ -365,7 +332,7 @@ impl NativeHookRuntime {
     /// is spent (do not call it).
     #[napi]
     pub fn begin(&self, ticket_id: i64, slot: u32) -> Result<Option<NativeLimit>, Code> {
-        let limit = self.dispatcher.begin(ticket(ticket_id)?, slot as usize).map_err(journal_error)?;
+        let limit = self.dispatcher.begin(ticket(ticket_id)?, slot as usize).map_err(coded)?;
         Ok(limit.map(native_limit))
     }
 
@@ -375,13 +342,13 @@ impl NativeHookRuntime {
     /// could not be counted (do not call the provider).
     #[napi]
     pub async fn begin_counted(&self, ticket_id: i64, slot: u32) -> napi::Result<Option<NativeLimit>> {
-        let (t, slot) = (ticket(ticket_id).map_err(async_error)?, slot as usize);
+        let (t, slot) = (ticket(ticket_id).map_err(rejection)?, slot as usize);
         let begun = match self.dispatcher.count_attempt(t, slot) {
             Ok(Some(counting)) => self.dispatcher.counted(t, slot, counting.await),
             Ok(None) => self.dispatcher.begin(t, slot),
             Err(e) => Err(e),
         };
-        Ok(begun.map_err(|e| async_error(journal_error(e)))?.map(native_limit))
+        Ok(begun.map_err(|e| rejection(coded(e)))?.map(native_limit))
     }
 
     /// Whether each attempt is committed on the journal's server before its
@@ -397,7 +364,7 @@ impl NativeHookRuntime {
     #[napi]
     pub fn complete(&self, ticket_id: i64, replies: Vec<String>) -> Result<Option<String>, Code> {
         let results = replies.into_iter().map(call_result).collect();
-        match self.dispatcher.complete(ticket(ticket_id)?, results).map_err(journal_error)? {
+        match self.dispatcher.complete(ticket(ticket_id)?, results).map_err(coded)? {
             crate::dispatch::Completion::Done(outcome) => Ok(Some(
                 outcome_value(self.dispatcher.dialect(), self.dispatcher.registered_count(), &outcome).to_string(),
             )),
@@ -421,8 +388,8 @@ impl NativeHookRuntime {
         let dispatcher = self.dispatcher.clone();
         let r = tokio::task::spawn_blocking(move || dispatcher.recovery_items())
             .await
-            .map_err(|_| async_error(misuse(Code::Internal, "journal task failed")))?
-            .map_err(|e| async_error(journal_error(e)))?;
+            .map_err(|_| task_failed("journal task failed"))?
+            .map_err(|e| rejection(coded(e)))?;
         let items = std::sync::Mutex::new(r.items.into());
         Ok(NativeRecovery { items, skipped: r.skipped, ledgers_skipped: r.ledgers_skipped })
     }

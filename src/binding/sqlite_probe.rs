@@ -3,7 +3,8 @@
 
 use napi_derive::napi;
 
-use super::error::{journal_code, misuse, Code, Result};
+use super::error::{misuse, Result};
+use crate::error_code::Coded;
 use crate::journal::JournalError;
 use crate::sqlite_file::{probe, FileError, Probe};
 
@@ -28,7 +29,7 @@ pub fn probe_sqlite_file(path: String) -> Result<SqliteFileProbe> {
     let found = probe(std::path::Path::new(&path)).map_err(|e| {
         let reason =
             if e == FileError::NotAFile { "the path is not a regular file" } else { "the file could not be read" };
-        misuse(Code::Journal(journal_code(&JournalError::from(e))), reason)
+        misuse(JournalError::from(e).error_code(), reason)
     })?;
     let (kind, application_id, user_version) = match found {
         Probe::Missing => ("missing", 0, 0),

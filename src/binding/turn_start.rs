@@ -7,16 +7,14 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::Value;
 
 use super::error::{internal, misuse, Code};
-use super::inbox::{arg, capture_arg, fail, inbox_error, invalid, parse, NativeInboxStore};
+use super::inbox::NativeInboxStore;
 use super::js_provider::turn_start_call_result;
 use super::js_value::{read_document, JsAny};
+use super::turn_start_session::NativeTurnStartSession;
 use super::validators::run;
-use crate::turn_start::inbox::{CursorKind, MessageRef, ReactionResult};
 use crate::turn_start::{self, Registered, TurnStartKernel, TurnStartPlan, TurnStartPrepared, TurnStartProfile};
-use crate::turn_start::{SessionError, TurnStartSession};
 
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<TurnStartHookRegistration>")]
 pub fn validate_turn_start_registration<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
@@ -78,15 +76,11 @@ impl NativeTurnStartKernel {
         self.kernel.use_inbox(inbox.store.clone());
     }
 
-    /// One operation of an invocation's session (`op`, arguments as JSON
-    /// text); resolves to its result as JSON text. Refused with
-    /// `ERR_LOOPX_SESSION_CLOSED` once the invocation is over.
+    /// The session of the invocation `token` names, for its provider (see
+    /// `NativeTurnStartSession`); it refuses every call once that invocation is over.
     #[napi]
-    pub async fn session_call(&self, token: String, op: String, args_json: String) -> napi::Result<String> {
-        let session = self.kernel.session(&token).ok_or_else(|| session_error(SessionError::Closed))?;
-        tokio::task::spawn_blocking(move || session_op(&session, &op, &parse(&args_json)?))
-            .await
-            .map_err(|_| fail("ERR_LOOPX_INTERNAL", "session task failed"))?
+    pub fn session(&self, token: String) -> NativeTurnStartSession {
+        NativeTurnStartSession { kernel: self.kernel.clone(), token }
     }
 
     /// The installed hook_ids, in dispatch order.
@@ -166,50 +160,5 @@ impl NativeTurnStartPlan {
                 })
                 .collect()
         })
-    }
-}
-
-fn session_error(e: SessionError) -> napi::Error {
-    match e {
-        SessionError::Inbox(inner) => inbox_error(inner),
-        other => fail(other.code(), &other.to_string()),
-    }
-}
-
-fn session_out<T: serde::Serialize>(v: std::result::Result<T, SessionError>) -> napi::Result<String> {
-    let v = v.map_err(session_error)?;
-    serde_json::to_string(&v).map_err(|_| fail("ERR_LOOPX_INTERNAL", "result could not be serialized"))
-}
-
-fn session_op(session: &TurnStartSession, op: &str, args: &Value) -> napi::Result<String> {
-    let m = || arg::<MessageRef>(args, "message");
-    match op {
-        "readRoute" => session_out(session.read_route(&arg::<String>(args, "routeId")?).map(|_| ())),
-        "capture" => session_out(session.capture(&capture_arg(args)?)),
-        "recordFirstReads" => session_out(session.record_first_reads(&arg::<String>(args, "readRef")?)),
-        "claimCursor" => session_out(session.claim_cursor(
-            &arg::<String>(args, "scope")?,
-            arg::<CursorKind>(args, "kind")?,
-            arg::<u32>(args, "leaseMs")?,
-        )),
-        "advanceCursor" => session_out(session.advance_cursor(
-            &arg::<String>(args, "scope")?,
-            arg::<CursorKind>(args, "kind")?,
-            &arg::<String>(args, "token")?,
-            &arg::<String>(args, "value")?,
-            &arg::<Vec<MessageRef>>(args, "read")?,
-        )),
-        "releaseCursor" => session_out(session.release_cursor(
-            &arg::<String>(args, "scope")?,
-            arg::<CursorKind>(args, "kind")?,
-            &arg::<String>(args, "token")?,
-        )),
-        "reactionCandidates" => {
-            session_out(session.reaction_candidates(&arg::<String>(args, "collectorId")?, arg::<u32>(args, "max")?))
-        }
-        "beginReaction" => session_out(session.begin_reaction(&m()?)),
-        "finishReaction" => session_out(session.finish_reaction(&m()?, arg::<ReactionResult>(args, "result")?)),
-        "resolveReaction" => session_out(session.resolve_reaction(&m()?, arg::<ReactionResult>(args, "result")?)),
-        _ => Err(invalid("op")),
     }
 }

@@ -8,7 +8,7 @@ use napi::sys;
 use napi_derive::napi;
 use serde_json::Value;
 
-use super::error::{internal, misuse, throw_with_violations, Code, Result as BindingResult};
+use super::error::{internal, misuse, with_violations, Code, Result as BindingResult};
 use super::js_value::{read_document, Document, JsAny};
 use crate::contract::PostWritebackHookRegistration;
 use crate::identity;
@@ -32,7 +32,7 @@ impl IntentKinds {
         constructor,
         ts_args_type = "definitions: ReadonlyArray<IntentKindDefinition | { readonly intent_kind: string } | string>"
     )]
-    pub fn new(env: Env, definitions: Vec<JsAny>) -> Result<Self, Code> {
+    pub fn new(definitions: Vec<JsAny>) -> Result<Self, Code> {
         let read = definitions.into_iter().map(|d| {
             read_document(d).map(|doc| match doc {
                 Document::Text(v) | Document::Object(v) => v,
@@ -44,7 +44,7 @@ impl IntentKinds {
                 let listed: Vec<String> =
                     violations.iter().map(|v| format!("{} {}", v.path, v.rule.as_str())).collect();
                 let message = format!("invalid intent kind definitions: {}", listed.join(", "));
-                Err(throw_with_violations(&env, Code::InvalidIntentKind, &message, &violations))
+                Err(with_violations(Code::InvalidIntentKind, &message, violations))
             }
         }
     }
@@ -207,12 +207,12 @@ pub fn validate_failure_receipt<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'
 
 /// A shipped-dialect context registration: the caller's own, so one the
 /// shipped validator rejects is misuse (its violations on the error).
-fn shipped_registration(env: &Env, registration: JsAny) -> BindingResult<shipped::Registration> {
+fn shipped_registration(registration: JsAny) -> BindingResult<shipped::Registration> {
     let doc =
         read_document(registration).map_err(|_| misuse(Code::InvalidArgument, "registration is not a JSON value"))?;
     shipped::validate_registration(doc.value()).map_err(|violations| {
         let message = "registration is not a valid loopx-shipped-v0 registration";
-        throw_with_violations(env, Code::InvalidArgument, message, &violations)
+        with_violations(Code::InvalidArgument, message, violations.into())
     })
 }
 
@@ -242,7 +242,7 @@ pub fn validate_shipped_source<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e
     ts_return_type = "ValidationResult<ShippedHookInput>"
 )]
 pub fn validate_shipped_hook_input<'e>(env: &'e Env, doc: JsAny, registration: JsAny) -> Result<Object<'e>, Code> {
-    let registration = shipped_registration(env, registration)?;
+    let registration = shipped_registration(registration)?;
     run(env, doc, |v| shipped::validate_hook_input(v, &registration))
 }
 
@@ -256,7 +256,7 @@ pub fn validate_shipped_result<'e>(
     registration: JsAny,
     event_id: String,
 ) -> Result<Object<'e>, Code> {
-    let registration = shipped_registration(env, registration)?;
+    let registration = shipped_registration(registration)?;
     let ctx = shipped::ResultContext { registration: &registration, event_id: &event_id };
     run(env, doc, |v| shipped::validate_result(v, &ctx))
 }

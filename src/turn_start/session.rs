@@ -42,18 +42,6 @@ pub enum SessionError {
     Inbox(#[from] InboxError),
 }
 
-impl SessionError {
-    /// The stable code at the JS boundary.
-    pub fn code(&self) -> &'static str {
-        match self {
-            SessionError::ScopeNotGranted(_) | SessionError::CollectorCapture => "ERR_LOOPX_SCOPE_NOT_GRANTED",
-            SessionError::BudgetExhausted(_) => "ERR_LOOPX_BUDGET_EXHAUSTED",
-            SessionError::Closed => "ERR_LOOPX_SESSION_CLOSED",
-            SessionError::Inbox(e) => e.stable_code(),
-        }
-    }
-}
-
 type Result<T> = std::result::Result<T, SessionError>;
 
 /// What core counted in one session: what the provider did through it,

@@ -41,8 +41,6 @@ mod types;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_hostile;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -95,21 +93,6 @@ pub enum InboxError {
 }
 
 impl InboxError {
-    /// The stable `ERR_LOOPX_*` code this error carries across the JS boundary.
-    pub fn stable_code(&self) -> &'static str {
-        match self {
-            InboxError::NotAnInbox => "ERR_LOOPX_NOT_AN_INBOX",
-            InboxError::TooNew { .. } => "ERR_LOOPX_INBOX_TOO_NEW",
-            InboxError::NotAFile => "ERR_LOOPX_NOT_A_FILE",
-            InboxError::ReadOnly => "ERR_LOOPX_INBOX_READONLY",
-            InboxError::Closed => "ERR_LOOPX_INBOX_CLOSED",
-            InboxError::Busy => "ERR_LOOPX_INBOX_BUSY",
-            InboxError::Io { .. } => "ERR_LOOPX_INBOX_IO",
-            InboxError::Sqlite { .. } => "ERR_LOOPX_INBOX_SQLITE",
-            InboxError::InvalidArgument { .. } => "ERR_LOOPX_INVALID_ARGUMENT",
-        }
-    }
-
     pub fn code(&self) -> &'static str {
         match self {
             InboxError::NotAnInbox => "not_an_inbox",

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use super::*;
+use crate::error_code::{Coded, ErrorCode};
 use crate::turn_start::inbox::{
     Attention, CaptureInput, CaptureOutcome, CaptureSource, CursorKind, InboxOptions, InboxStore, MessageRef,
     ReactionBegin, ReactionResult, Sender, SenderKind,
@@ -110,7 +111,7 @@ async fn a_write_outside_the_registrations_scopes_is_a_coded_error() {
                 Err(SessionError::ScopeNotGranted("provider_message_reaction"))
             );
             let err = session.claim_cursor("route", CursorKind::History, 1000).unwrap_err();
-            assert_eq!(err.code(), "ERR_LOOPX_SCOPE_NOT_GRANTED");
+            assert_eq!(err.error_code(), ErrorCode::ScopeNotGranted);
             empty()
         }),
     );
@@ -135,7 +136,7 @@ async fn a_realtime_collection_capture_cannot_use_the_reaction_scope() {
     );
     s.kernel.dispatch(&request()).await;
     assert!(!s.store.contains(&msg("c1")).unwrap(), "nothing captured");
-    assert_eq!(SessionError::CollectorCapture.code(), "ERR_LOOPX_SCOPE_NOT_GRANTED");
+    assert_eq!(SessionError::CollectorCapture.error_code(), ErrorCode::ScopeNotGranted);
 }
 
 #[tokio::test]
@@ -189,5 +190,4 @@ async fn without_an_inbox_store_no_session_is_offered() {
     assert!(f.log.lock().unwrap().iter().all(|i| i.session.is_none()));
 }
 
-#[path = "enforcement_tests.rs"]
 mod enforcement;
