@@ -6,7 +6,7 @@
 // after a crash and in a live reopened store. Each test quotes the RFC
 // sentence it holds; every receipt a dispatch here publishes passes core's
 // own validator. The rules themselves are tested where they live, in
-// src/turn_start/enforcement_tests.rs.
+// src/turn_start/tests/kernel/session/enforcement.rs.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -249,13 +249,4 @@ impl Dispatcher {
 }
 
 #[cfg(test)]
-mod budget_tests;
-// Under tests/: its LoopX-shaped fixtures name the periodic-report hook,
-// which core code outside test folders never does.
-#[cfg(test)]
-#[path = "tests/shipped.rs"]
-mod shipped_tests;
-#[cfg(test)]
-mod steps_tests;
-#[cfg(test)]
 mod tests;

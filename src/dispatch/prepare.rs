@@ -246,7 +246,7 @@ impl Dispatcher {
 }
 
 #[cfg(test)]
-mod retry_tests {
+mod tests {
     use super::*;
 
     /// An unavailable journal is tried again six times, 25 ms doubling (about

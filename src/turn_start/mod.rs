@@ -33,6 +33,4 @@ pub use steps::{TurnStartCall, TurnStartPlan, TurnStartPrepared};
 pub use validate::{command, is_command_word, validate_turn_start_receipt, validate_turn_start_registration};
 
 #[cfg(test)]
-mod kernel_tests;
-#[cfg(test)]
 mod tests;

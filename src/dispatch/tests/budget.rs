@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use super::tests::{enabled, fixture, install, registration, request, Behaviour, TestProvider};
 use super::*;
 use crate::contract::FailureCode;
 use crate::journal::DispatchState;
@@ -64,7 +63,7 @@ async fn a_hook_the_wall_ceiling_left_without_its_turn_stays_owed() {
 /// the provider was called, and nothing else happened (the flight is dropped).
 fn invoke_and_die(f: &tests::Fixture, only_hook: Option<&str>) -> bool {
     let prepared = f.dispatcher.prepare_for(request("r1"), only_hook).unwrap();
-    let steps::Prepared::Run(plan) = prepared else { return false };
+    let crate::dispatch::steps::Prepared::Run(plan) = prepared else { return false };
     f.dispatcher.begin(plan.ticket, plan.calls[0].slot).unwrap().unwrap();
     f.dispatcher.cancel(plan.ticket);
     true
@@ -81,7 +80,7 @@ async fn max_invocations_bounds_an_identity_s_whole_life_crashes_included() {
     let (id, hook) = (row.dispatch_id, row.hook_id);
     wait_for(|| standing(&f, &id) == Some((DispatchState::Checkpointed, 1)));
     // Each recovery comes once the crashed attempt can no longer be live.
-    let presumed_lost = Duration::from_millis(50 + steps::LIVE_GRACE_MS as u64 + 50);
+    let presumed_lost = Duration::from_millis(50 + crate::dispatch::steps::LIVE_GRACE_MS as u64 + 50);
     // Within that window another process may still be running it: a run then shares the attempt.
     assert!(invoke_and_die(&f, Some(&hook)));
     std::thread::sleep(Duration::from_millis(20));
@@ -159,16 +158,17 @@ async fn several_processes_invoking_one_fresh_identity_at_once_share_its_first_a
     let q = TestProvider::new(Behaviour::Propose("s"));
     other.register(&registration("a", 1, 5_000), q.clone()).unwrap();
     // The other process has begun attempt 1 (its checkpoint committed) and is still calling.
-    let steps::Prepared::Run(plan) = other.prepare(request("r1")).unwrap() else { panic!("expected a plan") };
+    let crate::dispatch::steps::Prepared::Run(plan) = other.prepare(request("r1")).unwrap() else {
+        panic!("expected a plan")
+    };
     other.begin(plan.ticket, plan.calls[0].slot).unwrap().unwrap();
     wait_for(|| !f.dispatcher.journal().unfinished().unwrap().is_empty());
     // This process does not exhaust the identity under that live call: it shares attempt 1.
     let out = f.dispatcher.dispatch(&request("r1")).await.unwrap();
     assert_eq!((out.hooks[0].outcome, out.hooks[0].attempt), (HookOutcomeKind::Recorded, 1));
-    let reply =
-        super::run::CallResult::Reply(super::tests::result_for(&plan.calls[0].input_json, &Behaviour::Propose("s")));
+    let reply = super::run::CallResult::Reply(result_for(&plan.calls[0].input_json, &Behaviour::Propose("s")));
     let finished = other.shared.wait_for(plan.ticket);
-    assert!(matches!(other.complete(plan.ticket, vec![reply]).unwrap(), steps::Completion::Pending));
+    assert!(matches!(other.complete(plan.ticket, vec![reply]).unwrap(), crate::dispatch::steps::Completion::Pending));
     let theirs = finished.await.unwrap().unwrap();
     assert_eq!(theirs.hooks[0].outcome, HookOutcomeKind::Replayed);
     assert_eq!(theirs.hooks[0].receipt, out.hooks[0].receipt);

@@ -31,7 +31,8 @@ trait Speaks: Sync {
     fn registration(&self, name: &str) -> Value;
     /// The `n`th distinct source.
     fn source(&self, n: u32) -> Source;
-    fn reply(&self, input_json: &str, act: Act) -> ProviderReply;
+    /// What hook `hook_id` answers to `input_json`.
+    fn reply(&self, hook_id: &str, input_json: &str, act: Act) -> ProviderReply;
 }
 
 struct ContractV0;
@@ -44,14 +45,14 @@ impl Speaks for ContractV0 {
         d.define_intent_kind(&crate::validate::fixtures::kind_definition()).unwrap();
     }
     fn registration(&self, name: &str) -> Value {
-        super::tests::registration(name, 2, 5_000)
+        super::registration(name, 2, 5_000)
     }
     fn source(&self, n: u32) -> Source {
-        super::tests::request(&format!("receipt-{n}")).into()
+        super::request(&format!("receipt-{n}")).into()
     }
-    fn reply(&self, input_json: &str, act: Act) -> ProviderReply {
+    fn reply(&self, _: &str, input_json: &str, act: Act) -> ProviderReply {
         match act {
-            Act::Propose(marker) => super::tests::result_for(input_json, &super::tests::Behaviour::Propose(marker)),
+            Act::Propose(marker) => super::result_for(input_json, &super::Behaviour::Propose(marker)),
             Act::Throw => ProviderReply::Threw,
         }
     }
@@ -65,19 +66,19 @@ impl Speaks for LoopxShippedV0 {
     }
     fn prepare(&self, _: &Dispatcher) {}
     fn registration(&self, name: &str) -> Value {
-        super::shipped_tests::registration(&format!("periodic_report.{name}"))
+        super::loopx_shipped::registration(&format!("periodic_report.{name}"))
     }
     fn source(&self, n: u32) -> Source {
         let at = format!("2026-09-02T12:00:{n:02}Z");
-        super::shipped_tests::parsed(&super::shipped_tests::source("refresh_state", None, &at))
+        super::loopx_shipped::parsed(&super::loopx_shipped::source("refresh_state", None, &at))
     }
-    fn reply(&self, input_json: &str, act: Act) -> ProviderReply {
+    fn reply(&self, hook_id: &str, input_json: &str, act: Act) -> ProviderReply {
+        // A shipped input does not name its hook: the producer knows its own.
         let input: Value = serde_json::from_str(input_json).unwrap();
-        let hook_id = input["hook_id"].as_str().unwrap_or_default().to_owned();
         match act {
             Act::Propose(marker) => {
                 let key = "periodic-report:stage-1";
-                let doc = super::shipped_tests::result(&hook_id, &input, Some((key, marker)));
+                let doc = super::loopx_shipped::result(hook_id, &input, Some((key, marker)));
                 ProviderReply::Json(doc.to_string())
             }
             Act::Throw => ProviderReply::Threw,
@@ -87,6 +88,7 @@ impl Speaks for LoopxShippedV0 {
 
 struct Scripted {
     speaker: &'static dyn Speaks,
+    hook_id: String,
     act: Mutex<Act>,
     calls: AtomicU32,
 }
@@ -103,7 +105,7 @@ impl Scripted {
 impl Provider for Scripted {
     fn invoke(&self, input_json: String) -> ReplyFuture {
         self.calls.fetch_add(1, Ordering::SeqCst);
-        let reply = self.speaker.reply(&input_json, *self.act.lock().unwrap());
+        let reply = self.speaker.reply(&self.hook_id, &input_json, *self.act.lock().unwrap());
         Box::pin(async move { reply })
     }
 }
@@ -135,8 +137,10 @@ impl Bench {
     }
 
     fn install(&self, name: &str, act: Act) -> Arc<Scripted> {
-        let p = Arc::new(Scripted { speaker: self.s, act: Mutex::new(act), calls: AtomicU32::new(0) });
-        self.d.register(&self.s.registration(name), p.clone()).unwrap();
+        let registration = self.s.registration(name);
+        let hook_id = registration["hook_id"].as_str().unwrap().to_owned();
+        let p = Arc::new(Scripted { speaker: self.s, hook_id, act: Mutex::new(act), calls: AtomicU32::new(0) });
+        self.d.register(&registration, p.clone()).unwrap();
         p
     }
 
@@ -221,13 +225,14 @@ async fn recover_finishes_what_a_crash_left_checkpointed_under_the_same_identity
     let hook = b.hook("a");
     let source = s.source(1);
     let id = source.dispatch_id(&hook);
-    // A process that checkpointed attempt 1 and died before its record.
+    // A process that checkpointed attempt 1 and died before its provider
+    // began (no attempt ledger saw it begin, so the attempt is not spent).
     b.d.journal().checkpoint(source.checkpoint(&hook, &id, 1)).await.unwrap();
     let report = b.d.recover().await.unwrap();
     assert_eq!(report.outcomes.len(), 1);
     assert_eq!(report.outcomes[0].dispatch_id, id);
     assert_eq!(report.outcomes[0].outcome, HookOutcomeKind::Recorded);
-    assert_eq!(report.outcomes[0].attempt, 2, "the crashed attempt stays spent");
+    assert_eq!(report.outcomes[0].attempt, 1);
     assert_eq!(p.calls(), 1);
     assert!(b.d.journal().unfinished().unwrap().is_empty());
     assert_eq!(b.dispatch(1).await.hooks[0].outcome, HookOutcomeKind::Replayed);

@@ -62,7 +62,7 @@ impl Provider for Producer {
 }
 
 /// The result of hook `hook_id` for `input`.
-fn result(hook_id: &str, input: &Value, intent: Option<(&str, &str)>) -> Value {
+pub(super) fn result(hook_id: &str, input: &Value, intent: Option<(&str, &str)>) -> Value {
     json!({
         "schema_version": "loopx_post_writeback_capability_hook_result_v0",
         "hook_id": hook_id,
@@ -80,7 +80,7 @@ fn result(hook_id: &str, input: &Value, intent: Option<(&str, &str)>) -> Value {
     })
 }
 
-fn registration(hook_id: &str) -> Value {
+pub(super) fn registration(hook_id: &str) -> Value {
     json!({
         "schema_version": "loopx_post_writeback_capability_hook_registration_v0",
         "hook_id": hook_id,
@@ -97,7 +97,7 @@ fn registration(hook_id: &str) -> Value {
 }
 
 /// A source; `unread_note` sits under a key no hook reads.
-fn source(event_kind: &str, todo_id: Option<&str>, committed_at: &str) -> Value {
+pub(super) fn source(event_kind: &str, todo_id: Option<&str>, committed_at: &str) -> Value {
     json!({
         "schema_version": "loopx_post_writeback_hook_source_v0",
         "event_kind": event_kind,
@@ -114,7 +114,7 @@ fn source(event_kind: &str, todo_id: Option<&str>, committed_at: &str) -> Value 
     })
 }
 
-fn parsed(doc: &Value) -> Source {
+pub(super) fn parsed(doc: &Value) -> Source {
     Source::from_json(Dialect::LoopxShippedV0, &doc.to_string()).unwrap()
 }
 
@@ -353,7 +353,7 @@ async fn past_ten_thousand_attempts_the_producer_is_not_called() {
 
 fn registration_digest_of(hook_id: &str) -> String {
     let r = crate::shipped::validate_registration(&registration(hook_id)).unwrap();
-    super::shipped::registration_digest(&r)
+    crate::dispatch::shipped::registration_digest(&r)
 }
 
 /// A shipped input may be far larger than the attempt ledger's slot: the

@@ -1,4 +1,7 @@
-//! Dispatcher tests with Rust providers over a real journal file.
+//! Dispatcher tests with Rust providers over a real journal file: the
+//! engine's own here, then one file per subject (`budget`, `steps`, the
+//! shipped dialect driven as LoopX drives it, and `conformance`: the same
+//! scenarios over every dialect).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -11,6 +14,11 @@ use crate::builder::{build_intent, IntentOrigin, IntentSpec};
 use crate::contract::{FailureCode, PostWritebackHookInput};
 use crate::journal::{JournalError, JournalOptions, OpenMode};
 use crate::validate::fixtures;
+
+mod budget;
+mod conformance;
+mod loopx_shipped;
+mod steps;
 
 /// What a test provider does when invoked.
 #[derive(Clone)]

@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::tests::{enabled, fixture, registration, request, result_for, Behaviour};
 use super::*;
 use crate::contract::FailureCode;
 use crate::journal::{DispatchState, JournalError};

@@ -26,12 +26,6 @@ mod schema;
 mod writer;
 
 #[cfg(test)]
-mod lock_tests;
-#[cfg(test)]
-mod merged_tests;
-#[cfg(test)]
-mod outage_tests;
-#[cfg(test)]
 mod tests;
 
 use std::str::FromStr;

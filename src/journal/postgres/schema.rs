@@ -14,14 +14,14 @@
 //! the whole intent document: a team streaming its database with CDC gets the
 //! intents on its bus without a poller, and without this build's code. The
 //! view is therefore the SQL face of `dispatch::intent_from_stored`, which
-//! defines the document; `schema/view_tests.rs` proves the two equal.
+//! defines the document; `schema/tests.rs` proves the two equal.
 
 use super::super::APPLICATION_ID;
 use super::super::{JournalError, Result};
 use super::conn::Link;
 
 #[cfg(test)]
-mod view_tests;
+mod tests;
 
 /// One step: applying `sql` to a schema at `to - 1` yields version `to`.
 pub(super) struct Migration {

@@ -263,4 +263,4 @@ impl BatchConn for PgWriteConn {
 }
 
 #[cfg(test)]
-mod retry_tests;
+mod tests;

@@ -22,8 +22,4 @@ pub use result::{validate_invocation, validate_result};
 pub use text::{is_token, js_trim};
 
 #[cfg(test)]
-mod dispatch_tests;
-#[cfg(test)]
-mod result_tests;
-#[cfg(test)]
 mod tests;

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::*;
 use crate::contract::FailureCode;
+use crate::turn_start::*;
 use crate::validate::Rule;
 
 /// What a test provider answers.
@@ -487,10 +487,8 @@ async fn lane_decisions() {
     assert_eq!(second.required_reads.len(), 2);
 }
 
-// Issue 12, item 6: an outage does not drop the read obligation.
-#[path = "outage_tests.rs"]
+// An outage does not drop the read obligation.
 mod outage;
 
-// Issue 12, item 7: budgets and scopes enforced by core, not self-reported.
-#[path = "session_tests.rs"]
+// Budgets and scopes enforced by core, not self-reported.
 mod session;

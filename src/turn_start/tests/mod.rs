@@ -5,6 +5,8 @@
 use serde_json::{json, Value};
 
 use super::*;
+
+mod kernel;
 use crate::validate::fixtures::{assert_one, assert_violations, with, without};
 use crate::validate::Rule::*;
 use crate::validate::Verdict;

@@ -4,9 +4,9 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::super::tests::{checkpoint, intent_id, proposed};
-use super::super::*;
-use super::tests::{url, Schema};
+use super::{url, Schema};
+use crate::journal::tests::{checkpoint, intent_id, proposed};
+use crate::journal::*;
 
 #[test]
 fn a_row_lock_held_past_the_busy_timeout_answers_busy_and_the_journal_goes_on() {

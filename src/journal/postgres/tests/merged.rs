@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::super::tests::{checkpoint, dispatch_id, failure, intent_id, open, proposed, TempDir};
-use super::super::*;
-use super::tests::{url, Schema};
+use super::{url, Schema};
+use crate::journal::tests::{checkpoint, dispatch_id, failure, intent_id, open, proposed, TempDir};
+use crate::journal::*;
 
 mod generated;
 
@@ -281,7 +281,7 @@ fn two_writers_racing_merged_batches_commit_exactly_one_final_receipt_per_identi
     assert_eq!(recorded.len(), seeds.len());
     for (seed, digest) in lost {
         // The loser reads the winner's receipt.
-        assert_eq!(digest, Some(super::super::tests::hex(&recorded[&seed])), "{seed}");
+        assert_eq!(digest, Some(crate::journal::tests::hex(&recorded[&seed])), "{seed}");
     }
     let stats = hosts[0].stats().unwrap();
     assert_eq!((stats.proposed, stats.intents), (42, 40));
@@ -296,9 +296,9 @@ fn two_writers_racing_merged_batches_commit_exactly_one_final_receipt_per_identi
 
 #[test]
 fn the_transaction_opened_with_commit_holds_the_next_batch_closes_when_idle_and_dies_with_its_connection() {
-    use super::super::writer::BatchConn;
-    use super::conn::{Bounds, Link};
-    use super::writer::PgWriteConn;
+    use crate::journal::postgres::conn::{Bounds, Link};
+    use crate::journal::postgres::writer::PgWriteConn;
+    use crate::journal::writer::BatchConn;
 
     let s = Schema::new("preopen");
     drop(s.open());

@@ -7,12 +7,16 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-// `merged_tests.rs` reaches the harness through here.
+// `merged.rs` reaches the harness through here.
 pub(super) use super::super::tests::{url, Schema};
 
 use super::super::tests::{checkpoint, dispatch_id, intent_doc, intent_id, open_target, proposed};
 use super::super::*;
 use super::PgTarget;
+
+mod lock;
+mod merged;
+mod outage;
 
 fn record_proposed(j: &Journal, seed: &str, intents: &[&str]) -> RecordOutcome {
     assert_eq!(j.checkpoint(checkpoint(seed)).wait(), Ok(CheckpointState::Fresh));

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::super::tests::{checkpoint, dispatch_id, url, Schema};
-use super::super::*;
+use crate::journal::tests::{checkpoint, dispatch_id, url, Schema};
+use crate::journal::*;
 
 const PASS: u8 = 0;
 const HOLD: u8 = 1;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::*;
+use crate::turn_start::inbox::*;
 
 /// A unique directory under the system temp dir, removed on drop.
 struct Dir(PathBuf);

@@ -7,6 +7,8 @@ use serde_json::json;
 
 use super::*;
 
+mod hostile;
+
 struct Dir(PathBuf);
 
 impl Dir {

@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 
-use super::tests::{registration, result, LARK_COMMAND};
-use super::*;
+use super::{registration, result, LARK_COMMAND};
 use crate::provider_reply::ProviderReply;
+use crate::turn_start::shipped::*;
 use crate::turn_start::TurnStartCallResult;
 use crate::validate::{Rule, Violation};
 

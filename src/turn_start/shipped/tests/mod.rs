@@ -1,10 +1,13 @@
 //! One test per rule of the shipped registration (the result's are in
-//! `result_tests`): each names the pointer and rule it expects, so it fails
+//! `result.rs`): each names the pointer and rule it expects, so it fails
 //! when its rule is removed.
 
 use serde_json::{json, Value};
 
 use super::*;
+
+mod dispatch;
+mod result;
 use crate::validate::{Rule, Violation};
 
 pub(super) const LARK_COMMAND: &str = "loopx --registry /abs/registry.json lark-inbox drain --goal-id G";

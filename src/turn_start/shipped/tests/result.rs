@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use super::tests::{admitted, one, reg_rules, registration, result, result_rules, with, without};
-use super::*;
+use super::{admitted, one, reg_rules, registration, result, result_rules, with, without};
+use crate::turn_start::shipped::*;
 use crate::validate::{Rule, Violation};
 
 #[test]

@@ -3,7 +3,7 @@
 //! command by command (a batch of one runs the rule alone, `../../record/rule.rs`),
 //! and every answer and the resulting rows must agree.
 
-use super::super::tests::Schema;
+use super::super::Schema;
 use super::*;
 
 /// A small deterministic generator (xorshift64*), so a failure reproduces.
