@@ -85,7 +85,7 @@ describe('TSDoc on the public surface', () => {
     expect(emitted.length).toBeGreaterThan(20)
     const leaks = emitted.filter(([, dts]) => /@internal|\b(journalOf|sessionOf|shippedRuntimeOf)\b/.test(dts))
     expect(leaks.map(([file]) => file)).toEqual([])
-    const made = ['journal', 'runtime', 'shipped_runtime', 'turn_start_session']
+    const made = ['journal', 'runtime', 'shipped/runtime', 'turn_start_session']
     for (const file of made) {
       const dts = emitted.find(([f]) => f === `${file}.ts`)?.[1] ?? ''
       expect([file, /^\s*private constructor\(\);$/m.test(dts)]).toEqual([file, true])

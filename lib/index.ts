@@ -35,7 +35,7 @@ export {
   validateShippedRegistration,
   validateShippedResult,
   validateShippedSource,
-} from './shipped_validators.js'
+} from './shipped/validators.js'
 export {
   HookRuntime,
   type DispatchOptions,
@@ -84,7 +84,7 @@ export {
   validateShippedTurnStartDispatch,
   validateShippedTurnStartInvocation,
   validateShippedTurnStartRegistration,
-} from './turn_start_shipped.js'
+} from './shipped/turn_start.js'
 export { InboxStore, type InboxOptions } from './inbox.js'
 export { TurnStartSession } from './turn_start_session.js'
 export {
@@ -100,5 +100,9 @@ export {
   type HookInputFor,
   type SettlementMember,
 } from './payload.js'
-export { ShippedHookRuntime, type ShippedDispatchOptions, type ShippedHookDefinition } from './shipped_runtime.js'
-export { SIDECAR_MIRROR_CHANNEL, type SidecarMirrorMessage, type SidecarMirrorMetrics } from './sidecar_mirror.js'
+export { ShippedHookRuntime, type ShippedDispatchOptions, type ShippedHookDefinition } from './shipped/runtime.js'
+export {
+  SIDECAR_MIRROR_CHANNEL,
+  type SidecarMirrorMessage,
+  type SidecarMirrorMetrics,
+} from './shipped/sidecar_mirror.js'

@@ -24,8 +24,8 @@ import { Gate } from './gate.js'
 import { journalOf, type HookJournal } from './journal.js'
 import { providerScope, type RawProvider } from './provider.js'
 import type { HookDefinition } from './hooks.js'
-import { shippedRuntimeOf, type ShippedHookRuntime, type ShippedEngine } from './shipped_runtime.js'
-import { mirrorInto } from './sidecar_mirror.js'
+import { shippedRuntimeOf, type ShippedHookRuntime, type ShippedEngine } from './shipped/runtime.js'
+import { mirrorInto } from './shipped/sidecar_mirror.js'
 
 /**
  * `HookRuntime.open`'s options (declared once, in src/options.rs, as

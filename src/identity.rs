@@ -9,8 +9,6 @@ use sha2::{Digest, Sha256};
 
 use crate::canonical::canonical_json;
 
-pub mod shipped;
-
 /// Domain of dispatch ids; part of the hashed object, never to change in v0.
 pub const DISPATCH_DOMAIN: &str = "loopx_post_writeback_dispatch_v0";
 /// Domain of intent ids; part of the hashed object, never to change in v0.

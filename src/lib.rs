@@ -6,14 +6,12 @@
 pub mod builder;
 pub mod canonical;
 pub mod contract;
+pub mod dialect;
 pub mod dispatch;
 pub mod error_code;
 pub mod identity;
 pub mod journal;
 pub mod options;
-pub mod pyjson;
-pub mod shipped;
-pub mod sidecar;
 pub mod turn_start;
 pub mod validate;
 

@@ -12,8 +12,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use loopx_hooks::contract::*;
-use loopx_hooks::turn_start::shipped as shipped_ts;
-use loopx_hooks::{dispatch, error_code, identity, journal, options, shipped, sidecar, turn_start};
+use loopx_hooks::dialect::shipped::{self, sidecar, turn_start as shipped_ts};
+use loopx_hooks::{dispatch, error_code, identity, journal, options, turn_start};
 use schemars::generate::SchemaSettings;
 use schemars::transform::RestrictFormats;
 use schemars::{JsonSchema, Schema};

@@ -56,6 +56,28 @@ pub(crate) fn message(args: &Value) -> napi::Result<MessageRef> {
     arg::<MessageRef>(args, "message")
 }
 
+/// `{ scope, kind, leaseMs }` of a cursor claim.
+pub(crate) fn claim_args(a: &Value) -> napi::Result<(String, CursorKind, u32)> {
+    Ok((arg(a, "scope")?, arg(a, "kind")?, arg(a, "leaseMs")?))
+}
+
+/// `{ scope, kind, token, value, read }` of a cursor advance.
+pub(crate) type AdvanceArgs = (String, CursorKind, String, String, Vec<MessageRef>);
+
+pub(crate) fn advance_args(a: &Value) -> napi::Result<AdvanceArgs> {
+    Ok((arg(a, "scope")?, arg(a, "kind")?, arg(a, "token")?, arg(a, "value")?, arg(a, "read")?))
+}
+
+/// `{ scope, kind, token }` of a cursor release.
+pub(crate) fn release_args(a: &Value) -> napi::Result<(String, CursorKind, String)> {
+    Ok((arg(a, "scope")?, arg(a, "kind")?, arg(a, "token")?))
+}
+
+/// `{ message, result }` of a reaction's end.
+pub(crate) fn reaction_end(a: &Value) -> napi::Result<(MessageRef, ReactionResult)> {
+    Ok((message(a)?, arg(a, "result")?))
+}
+
 fn out<T: serde::Serialize>(v: Result<T, InboxError>) -> napi::Result<String> {
     let v = v.map_err(inbox_error)?;
     serde_json::to_string(&v).map_err(|_| task_failed("result could not be serialized"))
@@ -183,46 +205,32 @@ impl NativeInboxStore {
 
     #[napi]
     pub async fn finish_reaction(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| Ok(s.finish_reaction(&message(a)?, arg::<ReactionResult>(a, "result")?))).await
+        self.run(args_json, |s, a| reaction_end(a).map(|(m, r)| s.finish_reaction(&m, r))).await
     }
 
     #[napi]
     pub async fn resolve_reaction(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| Ok(s.resolve_reaction(&message(a)?, arg::<ReactionResult>(a, "result")?))).await
+        self.run(args_json, |s, a| reaction_end(a).map(|(m, r)| s.resolve_reaction(&m, r))).await
     }
 
     #[napi]
     pub async fn claim_cursor(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| {
-            Ok(s.claim_cursor(&arg::<String>(a, "scope")?, arg::<CursorKind>(a, "kind")?, arg::<u32>(a, "leaseMs")?))
-        })
-        .await
+        self.run(args_json, |s, a| claim_args(a).map(|(scope, kind, lease)| s.claim_cursor(&scope, kind, lease))).await
     }
 
     #[napi]
     pub async fn advance_cursor(&self, args_json: String) -> napi::Result<String> {
         self.run(args_json, |s, a| {
-            Ok(s.advance_cursor(
-                &arg::<String>(a, "scope")?,
-                arg::<CursorKind>(a, "kind")?,
-                &arg::<String>(a, "token")?,
-                &arg::<String>(a, "value")?,
-                &arg::<Vec<MessageRef>>(a, "read")?,
-            ))
+            advance_args(a)
+                .map(|(scope, kind, token, value, read)| s.advance_cursor(&scope, kind, &token, &value, &read))
         })
         .await
     }
 
     #[napi]
     pub async fn release_cursor(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| {
-            Ok(s.release_cursor(
-                &arg::<String>(a, "scope")?,
-                arg::<CursorKind>(a, "kind")?,
-                &arg::<String>(a, "token")?,
-            ))
-        })
-        .await
+        self.run(args_json, |s, a| release_args(a).map(|(scope, kind, token)| s.release_cursor(&scope, kind, &token)))
+            .await
     }
 
     #[napi]

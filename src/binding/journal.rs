@@ -17,7 +17,7 @@ use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 
 use super::error::{coded, misuse, rejection, task_failed, Code, Result as BindingResult};
-use crate::dispatch::{with_intent_doc, with_receipt};
+use crate::dialect::{with_intent_doc, with_receipt};
 use crate::journal::{
     ClaimRequest, Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, JournalTarget,
     OpenMode, Page,
@@ -345,7 +345,7 @@ impl NativeJournal {
     pub async fn import_sidecars(&self, runtime_root: String) -> napi::Result<String> {
         let j = self.journal.clone();
         let root = std::path::PathBuf::from(runtime_root);
-        let report = tokio::task::spawn_blocking(move || crate::sidecar::import_sidecars(&j, &root))
+        let report = tokio::task::spawn_blocking(move || crate::dialect::shipped::sidecar::import_sidecars(&j, &root))
             .await
             .map_err(|_| task_failed("journal task failed"))?
             .map_err(|_| rejection(misuse(Code::InvalidArgument, "the runtime root cannot be listed")))?;

@@ -13,10 +13,7 @@ use super::error::{coded, internal, misuse, rejection, task_failed, Code, Result
 use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
-use crate::contract::Dialect;
-use crate::dispatch::{
-    max_reply_len, shipped_dispatch_result, DispatchOutcome, Dispatcher, Finished, Prepared, Source,
-};
+use crate::dispatch::{max_reply_len, DialectRules, DispatchOutcome, Dispatcher, Finished, Prepared, Source};
 use crate::journal::{BatchInfo, OpenMode};
 use crate::options::RuntimeOptions;
 use crate::validate::Violations;
@@ -128,30 +125,21 @@ async fn open_runtime(options_json: &str, at: &str) -> BindingResult<NativeHookR
     Ok(NativeHookRuntime { dispatcher: Arc::new(Dispatcher::in_dialect(Arc::new(journal), profile, dialect)) })
 }
 
-fn parse_request(dialect: Dialect, text: &str) -> BindingResult<Source> {
-    Source::from_json(dialect, text).map_err(|_| {
-        misuse(
-            Code::InvalidArgument,
-            match dialect {
-                Dialect::ContractV0 => "request does not have the DispatchRequest shape",
-                Dialect::LoopxShippedV0 => "source does not have the shipped source shape",
-            },
-        )
-    })
+fn parse_request(rules: &'static dyn DialectRules, text: &str) -> BindingResult<Source> {
+    rules.parse_source(text).map_err(|_| misuse(Code::InvalidArgument, rules.source_shape()))
 }
 
 fn ticket(t: i64) -> BindingResult<u64> {
     u64::try_from(t).map_err(|_| misuse(Code::InvalidArgument, "unknown ticket"))
 }
 
-/// An outcome as the JS side reads it: the engine's outcome, and for a
-/// `loopx-shipped-v0` runtime the shipped dispatch result beside it under
-/// `shipped` (what that runtime's `dispatch` resolves to).
-fn outcome_value(dialect: Dialect, registered: u32, outcome: &DispatchOutcome) -> serde_json::Value {
+/// An outcome as the JS side reads it: the engine's outcome, and beside it
+/// under `shipped` the dialect's own dispatch result when it has one (what a
+/// `loopx-shipped-v0` runtime's `dispatch` resolves to).
+fn outcome_value(rules: &'static dyn DialectRules, registered: u32, outcome: &DispatchOutcome) -> serde_json::Value {
     let mut v = serde_json::to_value(outcome).unwrap_or_default();
-    if dialect == Dialect::LoopxShippedV0 {
-        let shipped = shipped_dispatch_result(outcome, registered);
-        v["shipped"] = serde_json::to_value(shipped).unwrap_or_default();
+    if let Some(own) = rules.dispatch_result(outcome, registered) {
+        v["shipped"] = own;
     }
     v
 }
@@ -163,8 +151,8 @@ fn prepare_many(
     requests_json: &[String],
     only_hook_ids: Option<&[String]>,
 ) -> Result<Vec<NativePlan>, Code> {
-    let dialect = dispatcher.dialect();
-    let requests = requests_json.iter().map(|t| parse_request(dialect, t)).collect::<BindingResult<Vec<_>>>()?;
+    let rules = dispatcher.rules();
+    let requests = requests_json.iter().map(|t| parse_request(rules, t)).collect::<BindingResult<Vec<_>>>()?;
     if only_hook_ids.is_some_and(|ids| ids.len() != requests.len()) {
         return Err(misuse(Code::InvalidArgument, "onlyHookIds must have one hook_id per request"));
     }
@@ -196,7 +184,7 @@ fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
     Ok(match prepared {
         Prepared::Done(outcome) => NativePlan {
             ticket: 0,
-            done: Some(outcome_value(d.dialect(), d.registered_count(), &outcome).to_string()),
+            done: Some(outcome_value(d.rules(), d.registered_count(), &outcome).to_string()),
             wait: None,
             calls: None,
         },
@@ -225,11 +213,11 @@ fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
 /// One group commit as JSON text: `{ batch, finished }`, `batch` its
 /// [`BatchInfo`] and `finished` its dispatches, `[ticket, outcome, null]` or
 /// `[ticket, null, [code, message]]` each.
-fn finished_json(dialect: Dialect, registered: u32, batch: Vec<Finished>, info: &BatchInfo) -> String {
+fn finished_json(rules: &'static dyn DialectRules, registered: u32, batch: Vec<Finished>, info: &BatchInfo) -> String {
     let items: Vec<serde_json::Value> = batch
         .into_iter()
         .map(|f| match f.outcome {
-            Ok(outcome) => serde_json::json!([f.ticket, outcome_value(dialect, registered, &outcome), null]),
+            Ok(outcome) => serde_json::json!([f.ticket, outcome_value(rules, registered, &outcome), null]),
             Err(e) => {
                 let err = coded(e);
                 serde_json::json!([f.ticket, null, [err.status.as_ref(), err.reason]])
@@ -267,10 +255,10 @@ impl NativeHookRuntime {
     /// process alive by itself.
     #[napi(ts_args_type = "callback: (finishedJson: string) => void")]
     pub fn on_finished(&self, callback: ThreadsafeFunction<String, (), String, Status, false, true>) {
-        let (dialect, registered) = (self.dispatcher.dialect(), self.dispatcher.registered_counter());
+        let (rules, registered) = (self.dispatcher.rules(), self.dispatcher.registered_counter());
         self.dispatcher.set_deliver(Box::new(move |batch, info| {
             let registered = registered.load(std::sync::atomic::Ordering::Relaxed);
-            callback.call(finished_json(dialect, registered, batch, info), ThreadsafeFunctionCallMode::NonBlocking);
+            callback.call(finished_json(rules, registered, batch, info), ThreadsafeFunctionCallMode::NonBlocking);
         }));
     }
 
@@ -289,7 +277,7 @@ impl NativeHookRuntime {
     /// Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous.
     #[napi]
     pub fn prepare(&self, request_json: String) -> Result<NativePlan, Code> {
-        let request = parse_request(self.dispatcher.dialect(), &request_json)?;
+        let request = parse_request(self.dispatcher.rules(), &request_json)?;
         plan(&self.dispatcher, self.dispatcher.prepare(request).map_err(coded)?)
     }
 
@@ -366,7 +354,7 @@ impl NativeHookRuntime {
         let results = replies.into_iter().map(call_result).collect();
         match self.dispatcher.complete(ticket(ticket_id)?, results).map_err(coded)? {
             crate::dispatch::Completion::Done(outcome) => Ok(Some(
-                outcome_value(self.dispatcher.dialect(), self.dispatcher.registered_count(), &outcome).to_string(),
+                outcome_value(self.dispatcher.rules(), self.dispatcher.registered_count(), &outcome).to_string(),
             )),
             crate::dispatch::Completion::Pending => Ok(None),
         }

@@ -11,8 +11,13 @@ use napi_derive::napi;
 /// a dispatch's.
 #[napi]
 pub async fn mirror_sidecar_receipt(runtime_root: String, source_json: String, receipt_json: String) -> String {
-    let write =
-        move || crate::sidecar::mirror_for_source(std::path::Path::new(&runtime_root), &source_json, &receipt_json);
+    let write = move || {
+        crate::dialect::shipped::sidecar::mirror_for_source(
+            std::path::Path::new(&runtime_root),
+            &source_json,
+            &receipt_json,
+        )
+    };
     match tokio::task::spawn_blocking(write).await {
         Ok(Ok(outcome)) => outcome.as_str().to_owned(),
         Ok(Err(e)) => e.code().to_owned(),

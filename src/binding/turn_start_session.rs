@@ -10,8 +10,7 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use super::error::{coded, rejection, task_failed};
-use super::inbox::{arg, capture_arg, message, parse};
-use crate::turn_start::inbox::{CursorKind, MessageRef, ReactionResult};
+use super::inbox::{advance_args, arg, capture_arg, claim_args, message, parse, reaction_end, release_args};
 use crate::turn_start::{SessionError, TurnStartKernel, TurnStartSession};
 
 /// The session of one invocation, named by its token.
@@ -55,36 +54,22 @@ impl NativeTurnStartSession {
 
     #[napi]
     pub async fn claim_cursor(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| {
-            Ok(s.claim_cursor(&arg::<String>(a, "scope")?, arg::<CursorKind>(a, "kind")?, arg::<u32>(a, "leaseMs")?))
-        })
-        .await
+        self.run(args_json, |s, a| claim_args(a).map(|(scope, kind, lease)| s.claim_cursor(&scope, kind, lease))).await
     }
 
     #[napi]
     pub async fn advance_cursor(&self, args_json: String) -> napi::Result<String> {
         self.run(args_json, |s, a| {
-            Ok(s.advance_cursor(
-                &arg::<String>(a, "scope")?,
-                arg::<CursorKind>(a, "kind")?,
-                &arg::<String>(a, "token")?,
-                &arg::<String>(a, "value")?,
-                &arg::<Vec<MessageRef>>(a, "read")?,
-            ))
+            advance_args(a)
+                .map(|(scope, kind, token, value, read)| s.advance_cursor(&scope, kind, &token, &value, &read))
         })
         .await
     }
 
     #[napi]
     pub async fn release_cursor(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| {
-            Ok(s.release_cursor(
-                &arg::<String>(a, "scope")?,
-                arg::<CursorKind>(a, "kind")?,
-                &arg::<String>(a, "token")?,
-            ))
-        })
-        .await
+        self.run(args_json, |s, a| release_args(a).map(|(scope, kind, token)| s.release_cursor(&scope, kind, &token)))
+            .await
     }
 
     #[napi]
@@ -100,11 +85,11 @@ impl NativeTurnStartSession {
 
     #[napi]
     pub async fn finish_reaction(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| Ok(s.finish_reaction(&message(a)?, arg::<ReactionResult>(a, "result")?))).await
+        self.run(args_json, |s, a| reaction_end(a).map(|(m, r)| s.finish_reaction(&m, r))).await
     }
 
     #[napi]
     pub async fn resolve_reaction(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| Ok(s.resolve_reaction(&message(a)?, arg::<ReactionResult>(a, "result")?))).await
+        self.run(args_json, |s, a| reaction_end(a).map(|(m, r)| s.resolve_reaction(&m, r))).await
     }
 }

@@ -11,7 +11,7 @@ use super::error::{misuse, Code};
 use super::js_provider::turn_start_call_result;
 use super::js_value::JsAny;
 use super::validators::run;
-use crate::turn_start::shipped::{self, ShippedPlan};
+use crate::dialect::shipped::turn_start::{self as shipped, ShippedPlan};
 
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<ShippedTurnStartRegistration>")]
 pub fn validate_shipped_turn_start_registration<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {

@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::error::{internal, misuse, with_violations, Code, Result as BindingResult};
 use super::js_value::{read_document, Document, JsAny};
 use crate::contract::PostWritebackHookRegistration;
+use crate::dialect::shipped;
 use crate::identity;
-use crate::shipped;
 use crate::validate::{self, Verdict, Violations};
 use serde::Deserialize;
 

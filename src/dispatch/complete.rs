@@ -4,10 +4,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::dialect::RegisteredHook;
+use super::judged::{Accepted, Failure};
 use super::outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
 use super::profile::Profile;
-use super::registry::RegisteredHook;
-use super::run::{accept, failed, from_final, outcome, set_receipt, Accepted, CallResult, Failure};
+use super::run::{accept, failed, from_final, outcome, set_receipt, CallResult};
 use super::steps::{admitted, bad_ticket, Completion, Slot};
 use super::{Dispatcher, Finished};
 use crate::contract::{DispatchStatus, FailureCode, FailureDetail, ResultStatus};
@@ -48,7 +49,7 @@ impl Dispatcher {
         let mut records = Vec::new();
         let mut pending = Vec::new();
         let mut totals = Totals::new(&self.profile);
-        let dialect = flight.request.dialect();
+        let rules = flight.request.rules();
         let mut keys = IntentKeys::default();
         for (i, (slot, result)) in flight.slots.into_iter().zip(by_slot).enumerate() {
             let result = result.unwrap_or(CallResult::NotStarted);
@@ -112,7 +113,7 @@ impl Dispatcher {
                             let record = RecordCommand::Failure(FailureRecord {
                                 dispatch_id: dispatch_id.clone(),
                                 attempt,
-                                code: f.stored_code(dialect).into(),
+                                code: rules.stored_code(&f).into(),
                                 rule: f.rule.map(|r| r.as_str().into()),
                             });
                             (record, failed(&hook, &dispatch_id, attempt, &f), None)

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use super::dialect::Source;
 use super::outcome::DispatchOutcome;
 use super::run::CallResult;
-use super::source::Source;
 use super::steps::{Completion, Prepared};
 use super::{Dispatcher, ProviderReply, RecoverReport, Recovery};
 use crate::journal::JournalError;
@@ -88,8 +88,8 @@ impl Dispatcher {
         for row in self.journal.unfinished()? {
             let hook = installed.registry.find(&row.hook_id, &row.registration_digest);
             // A row of another dialect is another runtime's to recover.
-            let request = match row.dialect == self.dialect {
-                true => row.request_json.as_deref().and_then(|text| Source::from_stored(row.dialect, text)),
+            let request = match row.dialect == self.rules.dialect() {
+                true => row.request_json.as_deref().and_then(|text| self.rules.parse_source(text).ok()),
                 false => None,
             };
             match (hook, request) {

@@ -4,8 +4,10 @@
 //! about JavaScript.
 
 mod complete;
+mod dialect;
 mod driver;
 mod flight;
+mod judged;
 mod outcome;
 mod prepare;
 mod profile;
@@ -14,8 +16,6 @@ mod provider;
 mod registry;
 mod request;
 mod run;
-mod shipped;
-mod source;
 mod steps;
 mod stored;
 
@@ -25,25 +25,22 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
 
+pub use dialect::{CheckpointParts, DialectRules, Doc, RegisteredHook, Source};
 pub use flight::{Deliver, Finished};
+pub use judged::{Accepted, Failure};
 pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind, ShippedEnd};
 pub use prepare::{prepare_retry_after, PREPARE_RETRYABLE};
 pub use profile::{Profile, ReplayMode};
-pub use projection::project_document;
+pub use projection::{dispatch_id_for, project, project_document, recoverable_request};
 pub use provider::{Provider, ProviderReply, ReplyFuture};
-pub use registry::{HookContract, RegisteredHook, Registry};
+pub use registry::Registry;
 pub use request::{
-    admit, quota_spend_eligible, AdmissionRefusal, DispatchRequest, EventFacts, SettlementIdentity, WritebackReceipt,
+    admit, quota_spend_eligible, AdmissionRefusal, DispatchRequest, EventFacts, NotADispatchRequest,
+    SettlementIdentity, WritebackReceipt,
 };
 pub use run::{max_reply_len, CallResult};
-pub use shipped::{dispatch_result as shipped_dispatch_result, ShippedSource};
-pub(crate) use shipped::{receipt_from_row as shipped_receipt_from_row, stored_intent as shipped_stored_intent};
-pub use source::Source;
 pub use steps::{Completion, Limit, Plan, PlannedCall, Prepared};
-pub use stored::{
-    intent_from_stored, receipt_from_row, stored_intent, with_intent_doc, with_receipt, RowIntent, RowReceipt,
-    RowRequest,
-};
+pub use stored::{intent_from_stored, receipt_from_row, stored_intent, RowIntent, RowReceipt, RowRequest};
 
 use crate::contract::Dialect;
 use crate::journal::Journal;
@@ -133,7 +130,7 @@ pub struct Recovery {
 pub struct Dispatcher {
     journal: Arc<Journal>,
     profile: Profile,
-    dialect: Dialect,
+    rules: &'static dyn DialectRules,
     registered: Arc<std::sync::atomic::AtomicU32>,
     installed: RwLock<Arc<Installed>>,
     shared: Arc<flight::Shared>,
@@ -143,20 +140,17 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    pub fn new(journal: Arc<Journal>, profile: Profile) -> Self {
-        Self::in_dialect(journal, profile, Dialect::ContractV0)
-    }
-
     /// A dispatcher whose registrations, sources, inputs, results and
-    /// receipts are those of `dialect`; the journal and the engine are the same.
-    pub fn in_dialect(journal: Arc<Journal>, profile: Profile, dialect: Dialect) -> Self {
+    /// receipts are `rules`'s dialect's; the journal and the engine are the
+    /// same (`crate::dialect` picks the rules by name).
+    pub fn with_rules(journal: Arc<Journal>, profile: Profile, rules: &'static dyn DialectRules) -> Self {
         let shared = Arc::new(flight::Shared::new());
         let flush = Arc::clone(&shared);
         journal.after_batch(Arc::new(move |batch| flush.flush(batch)));
         Dispatcher {
             journal,
             profile,
-            dialect,
+            rules,
             registered: Arc::default(),
             installed: RwLock::new(Arc::new(Installed::default())),
             shared,
@@ -192,7 +186,12 @@ impl Dispatcher {
     }
 
     pub fn dialect(&self) -> Dialect {
-        self.dialect
+        self.rules.dialect()
+    }
+
+    /// The dialect's answers (its source parser, its dispatch result).
+    pub fn rules(&self) -> &'static dyn DialectRules {
+        self.rules
     }
 
     /// How many hooks are installed (a shipped dispatch result's `registered_count`).
@@ -241,7 +240,7 @@ impl Dispatcher {
     fn install(&self, doc: &Value, provider: Option<Arc<dyn Provider>>) -> Result<String, Violations> {
         self.update(|installed| {
             let kinds = installed.kinds.clone();
-            let hook = installed.registry.register(self.dialect, doc, &kinds, provider)?;
+            let hook = installed.registry.register(self.rules, doc, &kinds, provider)?;
             self.registered.store(u32::try_from(installed.registry.len()).unwrap_or(u32::MAX), Ordering::Relaxed);
             Ok(hook.digest.clone())
         })

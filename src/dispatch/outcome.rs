@@ -74,8 +74,8 @@ impl DispatchOutcome {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ShippedEnd {
     pub capability_id: String,
-    pub error_code: Option<crate::shipped::FailureCode>,
-    pub receipt: Option<crate::shipped::SidecarReceipt>,
+    pub error_code: Option<crate::dialect::shipped::FailureCode>,
+    pub receipt: Option<crate::dialect::shipped::SidecarReceipt>,
     /// Its provider was called in this dispatch.
     pub invoked: bool,
 }

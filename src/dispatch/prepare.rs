@@ -9,14 +9,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::dialect::RegisteredHook;
+use super::dialect::Source;
+use super::judged::Failure;
 use super::outcome::DispatchOutcome;
 use super::profile::ReplayMode;
-use super::registry::RegisteredHook;
-use super::run::{failed, from_final, Failure};
-use super::source::Source;
+use super::run::{failed, from_final};
 use super::steps::{done_outcome, may_be_live, Flight, Plan, PlannedCall, Prepared, Slot};
 use super::{Dispatcher, Installed};
-use crate::contract::{Dialect, FailureCode};
+use crate::contract::FailureCode;
 use crate::journal::{DispatchRow, JournalError};
 
 /// A request past admission whose identities its ticket now holds: what is
@@ -75,7 +76,7 @@ impl Dispatcher {
         }
         // The binding parses each source in its runtime's dialect; a Rust
         // caller handing another is misuse, refused before anything runs.
-        if requests.iter().any(|(r, _)| r.dialect() != self.dialect) {
+        if requests.iter().any(|(r, _)| r.dialect() != self.rules.dialect()) {
             return Err(JournalError::InvalidArgument { what: "dialect" });
         }
         let admissions: Vec<Admission> = requests
@@ -188,11 +189,9 @@ impl Dispatcher {
                         && row.attempts >= hook.max_attempts
                         && !may_be_live(row, &hook, self.profile.max_dispatch_wall_ms) =>
                 {
-                    // The shipped contract has no exhausted receipt: the
-                    // identity stays a retryable failure, isolated before its
-                    // provider runs, and nothing more is recorded.
-                    if hook.dialect() == Dialect::LoopxShippedV0 {
-                        let f = Failure::attempts_spent_shipped();
+                    // A dialect without an exhausted receipt isolates the
+                    // identity before its provider runs and records nothing.
+                    if let Some(f) = hook.rules.attempts_spent() {
                         slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, row.attempts, &f))));
                         unclaim.push(dispatch_id);
                     } else {

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::registry::RegisteredHook;
+use super::dialect::RegisteredHook;
 use super::request::DispatchRequest;
 use crate::contract::{
     EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, PostWritebackHookRegistration, ReadScope,
@@ -229,14 +229,15 @@ mod tests {
 
     fn hook(scopes: &[&str]) -> RegisteredHook {
         let doc = with(registration(), "/requested_read_scope", json!(scopes));
-        RegisteredHook::contract_v0(typed(&doc), identity::registration_digest(&doc), Some(Arc::new(Never)))
+        crate::dialect::contract_v0::registered_hook(
+            typed(&doc),
+            identity::registration_digest(&doc),
+            Some(Arc::new(Never)),
+        )
     }
 
     fn reg(hook: &RegisteredHook) -> &PostWritebackHookRegistration {
-        match &hook.contract {
-            crate::dispatch::HookContract::ContractV0(r) => r,
-            crate::dispatch::HookContract::LoopxShippedV0(_) => unreachable!("a contract-v0 fixture"),
-        }
+        hook.registration::<PostWritebackHookRegistration>().expect("a contract-v0 fixture")
     }
 
     fn projected(scopes: &[&str]) -> Value {

@@ -12,9 +12,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::dialect::RegisteredHook;
+use super::dialect::Source;
 use super::outcome::{DispatchOutcome, HookOutcome};
-use super::registry::RegisteredHook;
-use super::source::Source;
 use super::{Dispatcher, Installed};
 use crate::journal::{CheckpointState, DispatchRow, DispatchState, JournalError, Reply};
 

@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use crate::contract::{
-    Dialect, DispatchReceipt, DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureDetail,
+    DispatchReceipt, DispatchReceiptSchemaVersion, DispatchStatus, EventKind, FailureCode, FailureDetail,
     FailurePolicy, IntentBudget, IntentSchemaVersion, PostWritebackIntent,
 };
 use crate::journal::{DispatchRow, DispatchState, IntentRow, StoredIntent};
@@ -50,17 +50,6 @@ pub fn receipt_from_row(row: &DispatchRow) -> Option<DispatchReceipt> {
         result_digest: row.result_digest.clone(),
         failure,
     })
-}
-
-/// Fills `row.receipt_json` from the columns (for readers that hand rows out).
-/// The receipt is the one of the row's dialect: a `loopx-shipped-v0` row's
-/// is its sidecar receipt (a `retryable_failure` one too).
-pub fn with_receipt(mut row: DispatchRow) -> DispatchRow {
-    row.receipt_json = match row.dialect {
-        Dialect::ContractV0 => receipt_from_row(&row).and_then(|r| serde_json::to_string(&r).ok()),
-        Dialect::LoopxShippedV0 => super::shipped::receipt_from_row(&row).and_then(|r| serde_json::to_string(&r).ok()),
-    };
-    row
 }
 
 /// What an intent row stores beyond its columns: the fields neither the
@@ -110,17 +99,6 @@ pub fn intent_from_stored(s: &StoredIntent) -> Option<PostWritebackIntent> {
     })
 }
 
-/// Fills `intent.doc_json` with the rebuilt document (for readers that hand rows out).
-/// The document is the one of the intent's dialect.
-pub fn with_intent_doc(mut intent: StoredIntent) -> StoredIntent {
-    intent.doc_json = match intent.dialect {
-        Dialect::ContractV0 => intent_from_stored(&intent).and_then(|d| serde_json::to_string(&d).ok()),
-        Dialect::LoopxShippedV0 => super::shipped::intent_from_stored(&intent.intent_kind, &intent.stored_json)
-            .and_then(|d| serde_json::to_string(&d).ok()),
-    };
-    intent
-}
-
 /// A journal row's receipt in its dialect's document (what readers hand
 /// out as `receipt`); TypeScript tells them apart by `schema_version`.
 #[derive(serde::Serialize, ts_rs::TS)]
@@ -128,7 +106,7 @@ pub fn with_intent_doc(mut intent: StoredIntent) -> StoredIntent {
 #[ts(export)]
 pub enum RowReceipt {
     ContractV0(DispatchReceipt),
-    LoopxShippedV0(crate::shipped::SidecarReceipt),
+    LoopxShippedV0(crate::dialect::shipped::SidecarReceipt),
 }
 
 /// A stored intent's document in its dialect (what readers hand out as `intent`).
@@ -137,7 +115,7 @@ pub enum RowReceipt {
 #[ts(export)]
 pub enum RowIntent {
     ContractV0(PostWritebackIntent),
-    LoopxShippedV0(crate::shipped::Intent),
+    LoopxShippedV0(crate::dialect::shipped::Intent),
 }
 
 /// An unfinished row's request in its dialect (what recovery re-dispatches).
@@ -146,5 +124,5 @@ pub enum RowIntent {
 #[ts(export)]
 pub enum RowRequest {
     ContractV0(super::DispatchRequest),
-    LoopxShippedV0(crate::shipped::Source),
+    LoopxShippedV0(crate::dialect::shipped::Source),
 }

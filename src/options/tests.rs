@@ -28,7 +28,7 @@ fn a_path_alone_takes_every_default() {
 #[test]
 fn a_postgres_url_goes_to_postgres_never_to_a_file_of_that_name() {
     for url in ["postgres://u@h/db", "postgresql://u@h/db"] {
-        let o = runtime(&String::from(r#"{"journal":"{url}"}"#)).unwrap();
+        let o = runtime(&format!(r#"{{"journal":"{url}"}}"#)).unwrap();
         let JournalTarget::Postgres(pg) = o.journal else { panic!("{url} is a file") };
         assert_eq!((pg.connection_string.as_str(), pg.schema.as_str()), (url, DEFAULT_SCHEMA));
     }

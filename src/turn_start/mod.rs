@@ -14,7 +14,6 @@ mod outcome;
 mod reconcile;
 mod request;
 mod session;
-pub mod shipped;
 mod steps;
 mod validate;
 

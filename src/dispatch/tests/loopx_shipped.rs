@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use super::*;
+use crate::dialect::shipped::{self as doc, FailureCode, SidecarStatus};
 use crate::journal::{JournalOptions, OpenMode};
-use crate::shipped::{self as doc, FailureCode, SidecarStatus};
 
 #[derive(Clone)]
 enum Does {
@@ -161,7 +161,7 @@ impl Host {
 }
 
 fn result_of(d: &Dispatcher, outcome: &DispatchOutcome) -> doc::DispatchResult {
-    let r = shipped_dispatch_result(outcome, d.registered_count());
+    let r = crate::dialect::shipped::engine::dispatch_result(outcome, d.registered_count());
     doc::validate_dispatch_result(&serde_json::to_value(&r).unwrap()).expect("a valid shipped dispatch result");
     r
 }
@@ -334,12 +334,12 @@ async fn past_ten_thousand_attempts_the_producer_is_not_called() {
     let src = parsed(&source("refresh_state", None, "2026-09-02T12:00:00Z"));
     let hook = d.snapshot().registry.find(STAGE, &registration_digest_of(STAGE)).unwrap().clone();
     let id = src.dispatch_id(&hook);
-    let mut c = src.checkpoint(&hook, &id, crate::shipped::MAX_ATTEMPT_COUNT);
-    c.attempt = crate::shipped::MAX_ATTEMPT_COUNT;
+    let mut c = src.checkpoint(&hook, &id, crate::dialect::shipped::MAX_ATTEMPT_COUNT);
+    c.attempt = crate::dialect::shipped::MAX_ATTEMPT_COUNT;
     d.journal().checkpoint(c).await.unwrap();
     let failure = crate::journal::FailureRecord {
         dispatch_id: id.clone(),
-        attempt: crate::shipped::MAX_ATTEMPT_COUNT,
+        attempt: crate::dialect::shipped::MAX_ATTEMPT_COUNT,
         code: "producer_failed".into(),
         rule: None,
     };
@@ -352,8 +352,8 @@ async fn past_ten_thousand_attempts_the_producer_is_not_called() {
 }
 
 fn registration_digest_of(hook_id: &str) -> String {
-    let r = crate::shipped::validate_registration(&registration(hook_id)).unwrap();
-    crate::dispatch::shipped::registration_digest(&r)
+    let r = crate::dialect::shipped::validate_registration(&registration(hook_id)).unwrap();
+    crate::dialect::shipped::engine::registration_digest(&r)
 }
 
 /// A shipped input may be far larger than the attempt ledger's slot: the

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::builder::{build_intent, IntentOrigin, IntentSpec};
 use crate::contract::{FailureCode, PostWritebackHookInput};
+pub(super) use crate::dialect::{with_intent_doc, with_receipt};
 use crate::journal::{JournalError, JournalOptions, OpenMode};
 use crate::validate::fixtures;
 

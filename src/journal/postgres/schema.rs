@@ -123,7 +123,7 @@ FROM intents i JOIN dispatches d ON d.dispatch_id = i.dispatch_id;
 /// default `contract-v0`) and the source's commit time for dialects whose
 /// receipt carries it; the outbox view builds each intent in its dispatch's
 /// dialect. A `loopx-shipped-v0` intent stores `[idempotency_key,
-/// source_receipt_id, payload]` (`dispatch::shipped::stored_intent`); its
+/// source_receipt_id, payload]` (`dialect::shipped::engine::stored_intent`); its
 /// write scope is always empty.
 const V2: &str = "
 ALTER TABLE dispatches ADD COLUMN dialect text, ADD COLUMN recorded_at text;

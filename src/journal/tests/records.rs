@@ -29,7 +29,7 @@ fn checkpoint_is_fresh_then_pending_then_final(b: &Backend) {
     // No receipt is stored: the dispatch layer builds it from the columns.
     assert_eq!(row.receipt_json, None);
     assert_eq!(
-        crate::dispatch::with_receipt(row.clone()).receipt_json,
+        crate::dialect::with_receipt(row.clone()).receipt_json,
         Some(proposed_receipt("a", 1, "result-1", &["a1"]))
     );
     // The request serves only recover(): a final identity drops it.

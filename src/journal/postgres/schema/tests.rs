@@ -9,7 +9,7 @@ use super::super::super::tests::{checkpoint, dispatch_id, hex, intent_id};
 use super::super::super::{FinalRecord, FinalStatus, IntentFilter, IntentRow, RecordOutcome};
 use super::super::tests::Schema;
 use crate::contract::Dialect;
-use crate::dispatch::with_intent_doc;
+use crate::dialect::with_intent_doc;
 use crate::journal::Checkpoint;
 
 /// A stored document as `dispatch::stored_intent` writes it.
