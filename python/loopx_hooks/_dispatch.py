@@ -9,17 +9,17 @@ gives, and reduces what happened to an outcome: a result, a raised error
 import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ._adapter import Adapter, Document, _context_text, _not_json
 from ._errors import LoopxHooksError
 
-if TYPE_CHECKING:  # the registry imports this module; the type only names it
-    from ._registry import HookRegistry
-
 # A journal target as the Node.js API takes it: a SQLite path, a postgres://
 # URL, {"path": ...}, or {"postgres": {"connectionString": ..., "schema"?, "caFile"?}}.
 JournalTarget = Any
+
+# A producer: the hook's input (a dict) in, its result (a dict) out.
+Producer = Callable[[Any], Any]
 
 _producing = threading.local()
 
@@ -64,23 +64,37 @@ def _call(provider: Any, call: Dict[str, Any], limit: Dict[str, Any]) -> Dict[st
 
 
 class Dispatching:
-    """The two phases for one registry over one adapter's serve process."""
+    """The two phases for one set of registrations over one adapter's serve
+    process. It sees only what dispatching needs (the registrations' texts,
+    a producer by hook_id, the dialect and the kinds), so it depends on no
+    registry type."""
 
-    def __init__(self, registry: "HookRegistry", adapter: Adapter):
-        self._registry = registry
+    def __init__(
+        self,
+        adapter: Adapter,
+        *,
+        dialect: Optional[str],
+        kind_texts: Sequence[str],
+        registrations: Callable[[], Sequence[Tuple[str, str]]],
+        provider: Callable[[str], Optional[Producer]],
+    ):
         self._adapter = adapter
+        self._dialect = dialect
+        self._kind_texts = list(kind_texts)
+        # (hook_id, accepted JSON text) of each registration, in hook_id order.
+        self._registrations = registrations
+        self._provider = provider
 
     def _open(self, journal: JournalTarget, profile: Optional[Dict[str, Any]]) -> None:
-        registry = self._registry
-        hooks = list(registry)
-        missing = [h.hook_id for h in hooks if h.provider is None]
+        hooks = list(self._registrations())
+        missing = [hook_id for hook_id, _ in hooks if self._provider(hook_id) is None]
         if missing:
             raise LoopxHooksError("ERR_LOOPX_INVALID_ARGUMENT", f"hook {missing[0]} has no producer to dispatch to")
-        fields: Dict[str, Any] = {"journal": journal, "registrations": [h.text for h in hooks]}
-        if registry.dialect is not None:
-            fields["dialect"] = registry.dialect
+        fields: Dict[str, Any] = {"journal": journal, "registrations": [text for _, text in hooks]}
+        if self._dialect is not None:
+            fields["dialect"] = self._dialect
         else:
-            fields["kinds"] = registry.kind_texts
+            fields["kinds"] = self._kind_texts
         if profile is not None:
             fields["profile"] = profile
         self._adapter.open_journal(fields)
@@ -98,8 +112,7 @@ class Dispatching:
                 if limit is None:
                     outcomes.append({"status": "not_started"})
                     continue
-                hook = self._registry.get(call["hook_id"])
-                outcomes.append(_call(hook.provider if hook is not None else None, call, limit))
+                outcomes.append(_call(self._provider(call["hook_id"]), call, limit))
         except BaseException:
             # Interrupted (KeyboardInterrupt, a lost serve process): the checkpoints stay owed for recover().
             try:
@@ -121,7 +134,7 @@ class Dispatching:
         with self._adapter.dispatch_lock:
             self._open(journal, profile)
             outcome = self._run(self._adapter.call("prepare", request=text))
-        return outcome["shipped"] if self._registry.dialect is not None else outcome
+        return outcome["shipped"] if self._dialect is not None else outcome
 
     def recover(self, journal: JournalTarget, profile: Optional[Dict[str, Any]]) -> Dict[str, Any]:
         self._guard()

@@ -51,7 +51,13 @@ class HookRegistry:
         self.dialect = SHIPPED if dialect == SHIPPED else None
         self.kind_texts = [_context_text(k, "an intent kind definition") for k in self._kinds]
         self._hooks: List[RegisteredHook] = []
-        self._dispatching = Dispatching(self, adapter)
+        self._dispatching = Dispatching(
+            adapter,
+            dialect=self.dialect,
+            kind_texts=self.kind_texts,
+            registrations=lambda: [(h.hook_id, h.text) for h in self._hooks],
+            provider=self._provider,
+        )
 
     def register(self, registration: Document, provider: Optional[Callable[..., Any]] = None) -> Verdict:
         """Installs `registration` when the library accepts it and its hook_id
@@ -106,6 +112,10 @@ class HookRegistry:
 
     def get(self, hook_id: str) -> Optional[RegisteredHook]:
         return next((h for h in self._hooks if h.hook_id == hook_id), None)
+
+    def _provider(self, hook_id: str) -> Optional[Callable[..., Any]]:
+        hook = self.get(hook_id)
+        return hook.provider if hook is not None else None
 
     def subscribed(self, event_kind: str) -> Tuple[RegisteredHook, ...]:
         """The hooks subscribed to `event_kind`, in hook_id order."""
