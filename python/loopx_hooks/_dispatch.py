@@ -2,9 +2,9 @@
 process's one open journal, with the registered producers called here in
 between. Admission, order, identities, checkpoints, validation, records and
 replays are the engine's (serve's `prepare`, `begin` and `finish` ops); this
-module only calls the producers, measures each against the limit the engine
-gives, and reduces what happened to an outcome: a result, a raised error
-(only a code crosses, never its text), or a timeout."""
+module only calls the producers, each on a thread of its own waited for at
+most the limit the engine gives, and reduces what happened to an outcome: a
+result, a raised error (only a code crosses, never its text), or a timeout."""
 
 import json
 import threading
@@ -45,22 +45,43 @@ def _reply(result: Any) -> Dict[str, Any]:
     return {"status": "returned", "result": text}
 
 
-def _call(provider: Any, call: Dict[str, Any], limit: Dict[str, Any]) -> Dict[str, Any]:
-    """One producer call, timed on the monotonic clock from its start."""
-    value = json.loads(call["input"])
-    _producing.active = True
-    started = time.monotonic()
-    try:
-        result = provider(value)
-    except Exception as error:  # isolated: the engine records producer_failed
-        return {"status": "raised", "code": _code_of(error)}
-    finally:
-        elapsed_ms = (time.monotonic() - started) * 1000.0
-        _producing.active = False
-    if elapsed_ms > limit["ms"]:
-        # A synchronous callable cannot be stopped; its late answer is not taken.
-        return {"status": "timed_out"}
-    return _reply(result)
+# How many of one hook's timed-out producer calls may still be running before
+# the hook is quarantined: its calls then time out without being started, so
+# a producer that never returns holds at most this many threads.
+ABANDONED_PER_HOOK = 4
+
+
+class _Call:
+    """One producer call on a daemon thread of its own, so that the
+    dispatching thread can stop waiting for it at the engine's limit; a
+    synchronous callable cannot be stopped, so its thread runs on until the
+    callable returns, and what it returns then is dropped."""
+
+    def __init__(self, hook_id: str, provider: Any, value: Any, limit_ms: float):
+        self._provider = provider
+        self._value = value
+        self._limit_ms = limit_ms
+        self.outcome: Optional[Dict[str, Any]] = None
+        # Not an Exception (SystemExit, KeyboardInterrupt): ends the dispatch, as it would in process.
+        self.escaped: Optional[BaseException] = None
+        self.thread = threading.Thread(target=self._run, name=f"loopx-hooks producer {hook_id}", daemon=True)
+
+    def _run(self) -> None:
+        # Thread-local: the guard sees a dispatch from inside the producer on the producer's own thread.
+        _producing.active = True
+        started = time.monotonic()
+        try:
+            result = self._provider(self._value)
+        except Exception as error:  # isolated: the engine records producer_failed
+            self.outcome = {"status": "raised", "code": _code_of(error)}
+            return
+        except BaseException as error:
+            self.escaped = error
+            return
+        if (time.monotonic() - started) * 1000.0 > self._limit_ms:
+            self.outcome = {"status": "timed_out"}
+        else:
+            self.outcome = _reply(result)
 
 
 class Dispatching:
@@ -84,6 +105,8 @@ class Dispatching:
         # (hook_id, accepted JSON text) of each registration, in hook_id order.
         self._registrations = registrations
         self._provider = provider
+        # Per hook_id, the threads of its calls that timed out and may still run.
+        self._abandoned: Dict[str, List[threading.Thread]] = {}
 
     def _open(self, journal: JournalTarget, profile: Optional[Dict[str, Any]]) -> None:
         hooks = list(self._registrations())
@@ -99,6 +122,29 @@ class Dispatching:
             fields["profile"] = profile
         self._adapter.open_journal(fields)
 
+    def _call(self, call: Dict[str, Any], limit: Dict[str, Any]) -> Dict[str, Any]:
+        """One producer call's outcome, waited for at most the engine's limit."""
+        hook_id = call["hook_id"]
+        running = [t for t in self._abandoned.get(hook_id, ()) if t.is_alive()]
+        self._abandoned[hook_id] = running
+        if len(running) >= ABANDONED_PER_HOOK:
+            # Quarantined: the attempt is counted (begin) and timed out, and no thread is spent on it.
+            return {"status": "timed_out"}
+        worker = _Call(hook_id, self._provider(hook_id), json.loads(call["input"]), limit["ms"])
+        worker.thread.start()
+        try:
+            worker.thread.join(limit["ms"] / 1000.0)
+        finally:
+            late = worker.thread.is_alive()
+            if late:
+                running.append(worker.thread)
+        if late:
+            return {"status": "timed_out"}
+        if worker.escaped is not None:
+            raise worker.escaped
+        assert worker.outcome is not None
+        return worker.outcome
+
     def _run(self, plan: Dict[str, Any]) -> Dict[str, Any]:
         """The engine outcome of a prepared plan: producers in plan (hook_id) order, then finish."""
         if "done" in plan:
@@ -112,7 +158,7 @@ class Dispatching:
                 if limit is None:
                     outcomes.append({"status": "not_started"})
                     continue
-                outcomes.append(_call(self._provider(call["hook_id"]), call, limit))
+                outcomes.append(self._call(call, limit))
         except BaseException:
             # Interrupted (KeyboardInterrupt, a lost serve process): the checkpoints stay owed for recover().
             try:

@@ -91,8 +91,11 @@ class HookRegistry:
         or in the shipped dialect the shipped dispatch result.
 
         A producer is called with its input (a dict) and returns its result
-        (a dict). Each call is measured on the monotonic clock against its
-        hook's time limit; a late result is reported as timed out. A raised
+        (a dict), on a daemon thread of its own: the dispatch waits for it
+        at most the limit the engine gives (the hook's timeout_ms, or what
+        is left of the wall budget), then reports it timed out and goes on;
+        its late result is dropped. A hook with ABANDONED_PER_HOOK such calls
+        still running is not called: its calls time out at once. A raised
         exception is isolated (producer_failed) and never crosses as text.
         `profile` is the engine's Profile (camelCase keys, phase disabled by
         default). Journal failures raise JournalError."""

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
@@ -134,3 +135,54 @@ def until(check: Callable[[], Any], seconds: float = 20.0) -> Any:
         if answer or time.monotonic() > deadline:
             return answer
         time.sleep(0.05)
+
+
+def returns_within(seconds: float, call: Callable[[], Any]) -> Any:
+    """What `call` returns, run on a thread of its own; an AssertionError
+    when it has not returned after `seconds` (a generous bound that proves
+    a hang absent, never a measure of speed)."""
+    answer: List[Any] = []
+    raised: List[BaseException] = []
+
+    def run() -> None:
+        try:
+            answer.append(call())
+        except BaseException as error:
+            raised.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise AssertionError(f"no answer after {seconds} s")
+    if raised:
+        raise raised[0]
+    return answer[0]
+
+
+class Hangs:
+    """A producer that does not return until released (the test releases it
+    when it ends, so that no thread outlives the test), then answers with
+    `answer`; it counts its calls and keeps the threads it ran on."""
+
+    def __init__(self, answer: Callable[[dict], Any] = not_applicable) -> None:
+        self.answer = answer
+        self.release = threading.Event()
+        self.threads: List[threading.Thread] = []
+
+    @property
+    def calls(self) -> int:
+        return len(self.threads)
+
+    def __call__(self, value: dict) -> Any:
+        self.threads.append(threading.current_thread())
+        self.release.wait(3600)
+        return self.answer(value)
+
+    def end(self) -> None:
+        """Releases every call and waits until every producer thread ended,
+        also one started and not yet in this producer: then `calls` is final."""
+        self.release.set()
+        for thread in threading.enumerate():
+            if thread.name.startswith("loopx-hooks producer"):
+                thread.join(60)
