@@ -7,6 +7,7 @@ most the limit the engine gives, and reduces what happened to an outcome: a
 result, a raised error (only a code crosses, never its text), or a timeout."""
 
 import json
+import os
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -17,6 +18,30 @@ from ._errors import LoopxHooksError
 # A journal target as the Node.js API takes it: a SQLite path, a postgres://
 # URL, {"path": ...}, or {"postgres": {"connectionString": ..., "schema"?, "caFile"?}}.
 JournalTarget = Any
+
+
+def _absolute(journal: JournalTarget) -> JournalTarget:
+    """`journal` with its file paths (a SQLite path, {"path": ...}, and a
+    PostgreSQL target's caFile) made absolute against this process's working
+    directory: the serve process runs elsewhere (in the package's folder), and
+    a relative path means the caller's."""
+    if isinstance(journal, os.PathLike):
+        journal = os.fspath(journal)
+    if isinstance(journal, str):
+        if not journal or journal.startswith(("postgres://", "postgresql://")):
+            return journal
+        return os.path.abspath(journal)
+    if isinstance(journal, dict):
+        path = journal.get("path")
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if isinstance(path, str) and path:
+            return {**journal, "path": os.path.abspath(path)}
+        postgres = journal.get("postgres")
+        if isinstance(postgres, dict) and isinstance(postgres.get("caFile"), str) and postgres["caFile"]:
+            return {**journal, "postgres": {**postgres, "caFile": os.path.abspath(postgres["caFile"])}}
+    return journal
+
 
 # A producer: the hook's input (a dict) in, its result (a dict) out.
 Producer = Callable[[Any], Any]
@@ -113,7 +138,7 @@ class Dispatching:
         missing = [hook_id for hook_id, _ in hooks if self._provider(hook_id) is None]
         if missing:
             raise LoopxHooksError("ERR_LOOPX_INVALID_ARGUMENT", f"hook {missing[0]} has no producer to dispatch to")
-        fields: Dict[str, Any] = {"journal": journal, "registrations": [text for _, text in hooks]}
+        fields: Dict[str, Any] = {"journal": _absolute(journal), "registrations": [text for _, text in hooks]}
         if self._dialect is not None:
             fields["dialect"] = self._dialect
         else:

@@ -4,8 +4,10 @@ serve's prepare and finish), and the outcomes, the journal and the failure
 codes are the ones the Node.js runtime gives for the same rows."""
 
 import json
+import os
 import time
 import unittest
+from pathlib import Path
 
 from dispatch_support import (
     ENABLED,
@@ -18,6 +20,8 @@ from dispatch_support import (
     request,
     trigger_evaluation,
 )
+
+from support import ROOT
 
 from loopx_hooks import Adapter, LoopxHooksError, Violation
 
@@ -201,6 +205,27 @@ class TheMatrixFromPython(unittest.TestCase):
         outcome = registry.dispatch(request("outer"), journal=self.tmp.db("reentrant"), profile=ENABLED)
         self.assertEqual(inner, ["ERR_LOOPX_REENTRANT_DISPATCH"])
         self.assertEqual(outcome["hooks"][0]["failureCode"], "producer_failed")
+
+    def test_a_relative_journal_path_is_the_callers_not_the_serve_processs(self):
+        registry = new_registry(self.adapter)
+        registry.register(registration("periodic_report.one"), not_applicable)
+        here = Path(self.tmp.path) / "caller"
+        here.mkdir()
+        before = os.getcwd()
+        os.chdir(here)
+        self.addCleanup(os.chdir, before)
+        for tag, journal, name in (
+            ("str", "j.sqlite", "j.sqlite"),
+            ("dict", {"path": "k.sqlite"}, "k.sqlite"),
+            ("pathlike", Path("sub") / "l.sqlite", "sub/l.sqlite"),
+        ):
+            if tag == "pathlike":
+                (here / "sub").mkdir()
+            outcome = registry.dispatch(request(f"relative_{tag}"), journal=journal, profile=ENABLED)
+            self.assertEqual([h["outcome"] for h in outcome["hooks"]], ["not_applicable"])
+            self.assertTrue((here / name).is_file(), name)
+            self.assertEqual(len(journal_rows(str(here / name))), 1)
+            self.assertFalse((ROOT / name).exists(), name)
 
     def test_a_request_that_is_not_a_dispatch_request_is_the_librarys_coded_error(self):
         registry = new_registry(self.adapter)
