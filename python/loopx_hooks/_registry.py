@@ -38,6 +38,11 @@ def _order(hook_id: str) -> bytes:
     return hook_id.encode("utf-8")
 
 
+def _rejected(violations: Tuple[Violation, ...]) -> LoopxHooksError:
+    # The code and message the Node.js runtime's register throws with.
+    return LoopxHooksError("ERR_LOOPX_REGISTRATION_REJECTED", "registration_rejected", violations)
+
+
 class HookRegistry:
     """Hook registrations validated against `kinds` (the intent kind
     definitions of the composition root) through `adapter`; with
@@ -60,19 +65,22 @@ class HookRegistry:
         )
 
     def register(self, registration: Document, provider: Optional[Callable[..., Any]] = None) -> Verdict:
-        """Installs `registration` when the library accepts it and its hook_id
-        is new; otherwise installs nothing and returns the violations (a taken
-        hook_id is duplicate_item at /hook_id, as in the Node.js runtime)."""
+        """Installs `registration` with its `provider` and returns the
+        library's verdict (ok). Raises LoopxHooksError with code
+        ERR_LOOPX_REGISTRATION_REJECTED and the `violations`, installing
+        nothing, when the library rejects the registration or its hook_id is
+        taken (duplicate_item at /hook_id), as the Node.js runtime's
+        `register` throws."""
         if self.dialect == SHIPPED:
             verdict = self._adapter.validate_shipped_registration(registration)
         else:
             verdict = self._adapter.validate_registration(registration, self._kinds)
         if not verdict.ok:
-            return verdict
+            raise _rejected(verdict.violations)
         accepted: Dict[str, Any] = verdict.value
         hook_id = accepted["hook_id"]
         if any(h.hook_id == hook_id for h in self._hooks):
-            return Verdict(False, (Violation("/hook_id", "duplicate_item"),))
+            raise _rejected((Violation("/hook_id", "duplicate_item"),))
         digest = None if self.dialect == SHIPPED else self._adapter.registration_digest(registration)
         text, _ = _text(registration)
         at = 0

@@ -53,9 +53,10 @@ class TheMatrixFromPython(unittest.TestCase):
         registry = new_registry(self.adapter)
         bad = registration("periodic_report.bad", timeout_ms=10_000_000)
         bad_producer = Counted(not_applicable)
-        verdict = registry.register(bad, bad_producer)
-        self.assertFalse(verdict.ok)
-        self.assertIn("/budget/timeout_ms", [v.path for v in verdict.violations])
+        with self.assertRaises(LoopxHooksError) as rejected:
+            registry.register(bad, bad_producer)
+        self.assertEqual(rejected.exception.code, "ERR_LOOPX_REGISTRATION_REJECTED")
+        self.assertIn("/budget/timeout_ms", [v.path for v in rejected.exception.violations or ()])
         good = Counted(not_applicable)
         self.assertTrue(registry.register(registration("periodic_report.good"), good).ok)
         outcome = registry.dispatch(request("m"), journal=self.tmp.db("malformed"), profile=ENABLED)

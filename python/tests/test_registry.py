@@ -1,7 +1,8 @@
 """RFC section 11, slice 1: "add a Python callable adapter and deterministic
 registry". Registrations are kept in byte order of hook_id whatever order
 they come in, a second registration of one hook_id is refused, and each is
-judged by the library through the adapter."""
+judged by the library through the adapter; a refused one raises, as the
+Node.js runtime's register throws."""
 
 import copy
 import itertools
@@ -10,7 +11,7 @@ import unittest
 
 from support import KIND_TEXT, example
 
-from loopx_hooks import Adapter, HookRegistry, Verdict, Violation
+from loopx_hooks import SHIPPED, Adapter, HookRegistry, LoopxHooksError, Verdict, Violation
 
 
 def registration(hook_suffix: str, event_kinds=("todo_completed",)) -> dict:
@@ -50,7 +51,10 @@ class DeterministicRegistry(unittest.TestCase):
         changed = copy.deepcopy(first)
         changed["budget"]["timeout_ms"] = 50
         for again in (first, changed, json.dumps(first)):
-            self.assertEqual(registry.register(again), Verdict(False, (Violation("/hook_id", "duplicate_item"),)))
+            with self.assertRaises(LoopxHooksError) as refused:
+                registry.register(again, provider=str)
+            self.assertEqual(refused.exception.code, "ERR_LOOPX_REGISTRATION_REJECTED")
+            self.assertEqual(refused.exception.violations, (Violation("/hook_id", "duplicate_item"),))
         self.assertEqual(len(registry), 1)
         self.assertIs(registry.get("periodic_report.one").provider, len)
         self.assertEqual(registry.get("periodic_report.one").registration, first)
@@ -60,13 +64,25 @@ class DeterministicRegistry(unittest.TestCase):
         bad = registration("bad")
         bad["failure_policy"] = "retry_forever"
         bad["api_key"] = "sk-live-secret"
-        verdict = registry.register(bad)
-        self.assertEqual(verdict, self.adapter.validate_registration(bad, [KIND_TEXT]))
+        with self.assertRaises(LoopxHooksError) as rejected:
+            registry.register(bad)
+        verdict = self.adapter.validate_registration(bad, [KIND_TEXT])
         self.assertFalse(verdict.ok)
+        self.assertEqual(rejected.exception.code, "ERR_LOOPX_REGISTRATION_REJECTED")
+        self.assertEqual(rejected.exception.violations, verdict.violations)
+        self.assertNotIn("sk-live-secret", str(rejected.exception))
         self.assertEqual(len(registry), 0)
         good = registration("good")
-        self.assertTrue(registry.register(good).ok)
+        self.assertEqual(registry.register(good), Verdict(True))
         self.assertEqual(registry.get("periodic_report.good").digest, self.adapter.registration_digest(good))
+
+    def test_a_refused_shipped_registration_raises_too(self):
+        registry = HookRegistry(self.adapter, dialect=SHIPPED)
+        with self.assertRaises(LoopxHooksError) as rejected:
+            registry.register({"schema_version": "loopx_post_writeback_capability_hook_registration_v0"}, provider=len)
+        self.assertEqual(rejected.exception.code, "ERR_LOOPX_REGISTRATION_REJECTED")
+        self.assertTrue(rejected.exception.violations)
+        self.assertEqual(len(registry), 0)
 
 
 if __name__ == "__main__":
