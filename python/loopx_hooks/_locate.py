@@ -1,6 +1,8 @@
 """Where the adapter finds what it runs: the Node.js executable and the
-built loopx-hooks package (given, named by the environment, beside this
-checkout, or found by Node's module resolution)."""
+built loopx-hooks package (given, named by the environment, around this
+folder when it is the package's own python/, or found by Node's module
+resolution from the working directory, which is how a pip-installed copy
+finds it)."""
 
 import json
 import os
@@ -19,8 +21,12 @@ def _package_dir(node: str, given: Optional[str]) -> Path:
     elif os.environ.get("LOOPX_HOOKS_PACKAGE"):
         candidates.append(Path(os.environ["LOOPX_HOOKS_PACKAGE"]))
     else:
-        # A checkout of the repository: python/loopx_hooks/ sits beside package.json.
-        candidates.append(Path(__file__).resolve().parents[2])
+        # Run from a checkout or from node_modules/loopx-hooks/python: the package
+        # is two folders up. A pip-installed copy has none there and goes on to
+        # Node's resolution from the working directory.
+        here = Path(__file__).resolve().parents
+        if len(here) > 2:
+            candidates.append(here[2])
         try:
             found = subprocess.run(
                 [node, "-e", "process.stdout.write(require.resolve('loopx-hooks/package.json'))"],
