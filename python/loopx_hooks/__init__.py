@@ -16,11 +16,13 @@ import threading
 from typing import Any, Iterable, Optional
 
 from ._adapter import SHIPPED, Adapter, Document
+from ._dispatch import ABANDONED_PER_HOOK
 from ._errors import AdapterError, AdapterTimeoutError, JournalError, LoopxHooksError, NodeNotFoundError, PackageNotFoundError
 from ._registry import HookRegistry, RegisteredHook
 from ._verdict import Verdict, Violation
 
 __all__ = [
+    "ABANDONED_PER_HOOK",
     "Adapter",
     "AdapterError",
     "AdapterTimeoutError",

@@ -6,6 +6,7 @@ module only calls the producers, each on a thread of its own waited for at
 most the limit the engine gives, and reduces what happened to an outcome: a
 result, a raised error (only a code crosses, never its text), or a timeout."""
 
+import contextvars
 import json
 import os
 import threading
@@ -89,7 +90,11 @@ class _Call:
         self.outcome: Optional[Dict[str, Any]] = None
         # Not an Exception (SystemExit, KeyboardInterrupt): ends the dispatch, as it would in process.
         self.escaped: Optional[BaseException] = None
-        self.thread = threading.Thread(target=self._run, name=f"loopx-hooks producer {hook_id}", daemon=True)
+        # The caller's context variables (a request id, a tracing span) go with the call, as if in process.
+        context = contextvars.copy_context()
+        self.thread = threading.Thread(
+            target=context.run, args=(self._run,), name=f"loopx-hooks producer {hook_id}", daemon=True
+        )
 
     def _run(self) -> None:
         # Thread-local: the guard sees a dispatch from inside the producer on the producer's own thread.

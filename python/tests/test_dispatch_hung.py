@@ -5,8 +5,10 @@ and its late answer is dropped. A hook with a cap's worth of such calls
 still running is quarantined: its calls time out without a thread. Both
 dialects; real serve processes and journal files."""
 
+import contextvars
 import copy
 import json
+import threading
 import unittest
 
 from dispatch_support import (
@@ -25,8 +27,7 @@ from dispatch_support import (
 from periodic_report_producer import HOOK_ID, PeriodicReportProducer
 from support import ROOT
 
-from loopx_hooks import SHIPPED, Adapter, HookRegistry
-from loopx_hooks._dispatch import ABANDONED_PER_HOOK
+from loopx_hooks import ABANDONED_PER_HOOK, SHIPPED, Adapter, HookRegistry
 
 DOCS = json.loads((ROOT / "__test__" / "support" / "shipped_documents.json").read_text("utf-8"))
 
@@ -146,6 +147,20 @@ class AProducerThatNeverReturns(unittest.TestCase):
         self.assertEqual([h["outcome"] for h in outcome["hooks"]], ["not_applicable"])
         # The interrupted call's checkpoint stays, owed for recover().
         self.assertEqual(sorted((r["effectId"], r["state"]) for r in journal_rows(db)), [("effect_k", "checkpointed"), ("effect_next", "not_applicable")])
+
+    def test_a_producer_runs_on_another_thread_with_the_callers_context_variables(self):
+        tag: "contextvars.ContextVar[str]" = contextvars.ContextVar("tag")
+        seen = []
+
+        def reads(value):
+            seen.append((tag.get("unset"), threading.current_thread() is threading.main_thread()))
+            return not_applicable(value)
+
+        registry = new_registry(self.adapter)
+        registry.register(registration("periodic_report.one"), reads)
+        tag.set("the caller's")
+        registry.dispatch(request("ctx"), journal=self.tmp.db("context"), profile=ENABLED)
+        self.assertEqual(seen, [("the caller's", False)])
 
 
 if __name__ == "__main__":
