@@ -336,6 +336,12 @@ export interface DispatchIdentityParts {
   eventKind: string
 }
 
+/**
+ * Resolves to the result document's JSON text, or rejects with the
+ * request's fault: LoopX's message under a stable code.
+ */
+export declare function evaluatePostWritebackTransaction(requestJson: string): Promise<string>
+
 export interface InboxOpenOptions {
   /** The configured profile's own verified identity, for the self filter. */
   selfIdentity?: string

@@ -853,6 +853,7 @@ module.exports.checkHookInputText = nativeBinding.checkHookInputText
 module.exports.checkHookResultText = nativeBinding.checkHookResultText
 module.exports.checkRegistrationText = nativeBinding.checkRegistrationText
 module.exports.dispatchId = nativeBinding.dispatchId
+module.exports.evaluatePostWritebackTransaction = nativeBinding.evaluatePostWritebackTransaction
 module.exports.intentId = nativeBinding.intentId
 module.exports.intentKindOwners = nativeBinding.intentKindOwners
 module.exports.mirrorSidecarReceipt = nativeBinding.mirrorSidecarReceipt

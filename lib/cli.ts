@@ -142,6 +142,8 @@ Python package in python/). Requests and responses:
   {"id": ID, "op": "intent_id", "dispatch_id", "intent_kind", "policy_version", "payload": TEXT}
   {"id": ID, "op": "canonical_json", "value": TEXT}
   {"id": ID, "op": "hello"}  -> {"protocol", "version", "contracts", "dialects"}
+  {"id": ID, "op": "capability_hook.post_writeback.transaction", "request": {...}}
+      -> LoopX's transaction result document (docs/loopx.md)
 
 Two-phase dispatch over one open journal (producers called by the caller):
   {"id": ID, "op": "open", "journal": PATH | URL | {"path"} | {"postgres": {...}},

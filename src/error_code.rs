@@ -89,6 +89,14 @@ codes! {
     SessionClosed = "ERR_LOOPX_SESSION_CLOSED",
     /// lib: a test crash point fired.
     SimulatedCrash = "ERR_LOOPX_SIMULATED_CRASH",
+    /// A LoopX transaction's answer could exceed LoopX's transport envelope.
+    TransactionEnvelope = "ERR_LOOPX_TRANSACTION_ENVELOPE",
+    /// A LoopX transaction request that breaks the transaction protocol.
+    TransactionInvalid = "ERR_LOOPX_TRANSACTION_INVALID",
+    /// A LoopX transaction whose source breaks the source contract.
+    TransactionSourceInvalid = "ERR_LOOPX_TRANSACTION_SOURCE_INVALID",
+    /// A LoopX transaction request nested deeper than the package walks.
+    TransactionTooDeep = "ERR_LOOPX_TRANSACTION_TOO_DEEP",
     /// lib: the periodic-report trigger store is closed.
     TriggerStoreClosed = "ERR_LOOPX_TRIGGER_STORE_CLOSED",
     /// lib: the reference orchestrator's turn journal is closed.

@@ -15,6 +15,7 @@
  *   {"id": ID, "op": "intent_id", "dispatch_id", "intent_kind", "policy_version", "payload": TEXT}
  *   {"id": ID, "op": "canonical_json", "value": TEXT}
  *   {"id": ID, "op": "hello"}
+ *   {"id": ID, "op": "capability_hook.post_writeback.transaction", "request": OBJECT}
  *   and the two-phase dispatch over one open journal: "open", "prepare",
  *   "begin", "finish", "cancel", "recover_items", "close" (serve_dispatch.ts).
  * TEXT is a document as JSON text inside a JSON string, so the validator
@@ -34,6 +35,9 @@ import { addon as loadAddon, library, type Addon, type Io, type Library } from '
 import { oneLine } from './errors.js'
 import { DispatchSession } from './serve_dispatch.js'
 import { RequestError, badRequest, optionalText, parsed, text, texts, type Request } from './serve_request.js'
+
+/** LoopX's post-writeback transaction method, the op that carries it. */
+const TRANSACTION_METHOD = 'capability_hook.post_writeback.transaction'
 
 /** The protocol's version, answered by `hello`; bumped on an incompatible change. */
 export const PROTOCOL = 1
@@ -144,6 +148,16 @@ export class Server {
         })
       case 'canonical_json':
         return this.lib.canonicalJson(parsed(request, 'value'))
+      case TRANSACTION_METHOD: {
+        // LoopX's own method, answered as loopx-hooks/loopx answers it (docs/loopx.md).
+        const body = request['request']
+        if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+          throw badRequest("'request' must be a transaction request object")
+        }
+        return loadAddon()
+          .evaluatePostWritebackTransaction(JSON.stringify(body))
+          .then((answer) => JSON.parse(answer) as unknown)
+      }
       default:
         throw badRequest(
           typeof op === 'string' ? `unknown op '${oneLine(op).slice(0, 64)}'` : "a request needs an 'op' string",

@@ -12,6 +12,7 @@ mod js_value;
 mod runtime;
 mod sidecar;
 mod sqlite_probe;
+mod transaction;
 mod turn_start;
 mod turn_start_session;
 mod turn_start_shipped;

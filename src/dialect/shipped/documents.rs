@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use ts_rs::TS;
 
 use super::enums::{
-    ShippedHookInputSchemaVersion, ShippedPrimaryReceiptSchemaVersion, ShippedRegistrationSchemaVersion,
-    ShippedSourceSchemaVersion, SourceStatus,
+    InputReceiptSchema, ShippedHookInputSchemaVersion, ShippedRegistrationSchemaVersion, ShippedSourceSchemaVersion,
+    SourceStatus,
 };
 use super::pattern;
 use crate::contract::{require_every_property, FailurePolicy, Phase};
@@ -127,8 +127,9 @@ pub struct HookInput {
 #[ts(export, rename = "ShippedInputReceipt")]
 #[schemars(rename = "ShippedInputReceipt")]
 pub struct InputReceipt {
-    pub schema_version: ShippedPrimaryReceiptSchemaVersion,
-    /// `pwr_` + 24 hex when core built the input.
+    pub schema_version: InputReceiptSchema,
+    /// `pwr_` + 24 hex when core built the input; a rollout event's own id
+    /// on the legacy path.
     #[schemars(length(min = 1))]
     pub event_id: String,
     #[schemars(regex(pattern = pattern::TOKEN))]

@@ -15,11 +15,6 @@ literal!(
     /// The `schema_version` of a loopx-shipped-v0 hook input.
     ShippedHookInputSchemaVersion = "loopx_post_writeback_capability_hook_input_v0");
 literal!(
-    /// The input's `receipt.schema_version`: the one LoopX writes when it
-    /// builds an input from a source.
-    ShippedPrimaryReceiptSchemaVersion = "loopx_primary_writeback_receipt_v0"
-);
-literal!(
     /// The `schema_version` of a loopx-shipped-v0 hook result.
     ShippedHookResultSchemaVersion = "loopx_post_writeback_capability_hook_result_v0");
 literal!(
@@ -61,6 +56,15 @@ shipped_set!(
         Preflight = "preflight",
         Provider = "provider",
         Finalize = "finalize",
+    }
+);
+shipped_set!(
+    /// The input's `receipt.schema_version`: a primary writeback receipt
+    /// (what LoopX writes when it builds an input from a source), or a rollout
+    /// event (a ready input a host hands in on the legacy path).
+    InputReceiptSchema as "ShippedInputReceiptSchema" {
+        PrimaryWriteback = "loopx_primary_writeback_receipt_v0",
+        RolloutEvent = "loopx_rollout_event_v0",
     }
 );
 shipped_set!(

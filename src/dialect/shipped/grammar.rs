@@ -80,6 +80,17 @@ pub fn stripped<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str>
     Some(s)
 }
 
+/// Whether nothing is left of `s` once JavaScript's `String.prototype.trim`
+/// is applied: LoopX's TypeScript boundary checks that on top of Python's
+/// strip, and the two sets differ (JavaScript's holds U+FEFF, Python's
+/// U+001C..U+001F and U+0085).
+pub fn js_blank(s: &str) -> bool {
+    s.chars().all(|c| {
+        matches!(c, '\u{9}'..='\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}')
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+    })
+}
+
 /// A stripped goal id of the folder grammar.
 pub fn goal_id<'a>(r: &mut Report, v: &'a Value, path: &str) -> Option<&'a str> {
     let s = stripped(r, v, path)?;

@@ -4,7 +4,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::enums::{ShippedHookInputSchemaVersion, ShippedPrimaryReceiptSchemaVersion};
+use super::enums::{InputReceiptSchema, ShippedHookInputSchemaVersion};
+use super::pyjson::py_strip;
 use super::source::identity;
 use super::{grammar, HookInput, Registration, Source, SourceStatus};
 use crate::contract::Rule;
@@ -27,7 +28,11 @@ const RECEIPT_FIELDS: &[&str] = &["schema_version", "event_id", "event_kind", "s
 /// - a `receipt.event_kind` the registration does not list is
 ///   `unknown_event_kind` (LoopX refuses such an input for that hook);
 /// - the ids are checked stripped, as the source's are, and `todo_id` is
-///   null or a non-empty id (`""` is already null in a source).
+///   null or a non-empty id (`""` is already null in a source);
+/// - a string that is blank to JavaScript's `trim` once stripped (U+FEFF
+///   alone, say) is `empty_value`, as LoopX's TypeScript boundary refuses it;
+/// - `receipt.schema_version` is a primary writeback receipt's or, on the
+///   legacy path where a host hands in a ready input, a rollout event's.
 pub fn validate_hook_input(doc: &Value, registration: &Registration) -> Verdict<HookInput> {
     let mut r = Report::new();
     let Some(map) = shape::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
@@ -54,13 +59,36 @@ pub fn validate_hook_input(doc: &Value, registration: &Registration) -> Verdict<
     if grammar::json_len(doc) > registration.budget.max_input_bytes as usize {
         r.add("", Rule::InputTooLarge);
     }
+    js_blanks(&mut r, doc);
     r.finish(doc)
+}
+
+/// `empty_value` at each string LoopX's boundary requires that Python's strip
+/// leaves but JavaScript's `trim` empties.
+fn js_blanks(r: &mut Report, doc: &Value) {
+    const RECEIPT: &[&str] = &["schema_version", "event_id", "event_kind", "status", "recorded_at"];
+    const IDENTITY: &[&str] = &["goal_id", "agent_id", "todo_id", "turn_instance_id", "effect_id"];
+    let strings = RECEIPT
+        .iter()
+        .map(|f| (doc.pointer(&format!("/receipt/{f}")), child("/receipt", f)))
+        .chain(IDENTITY.iter().map(|f| (doc.pointer(&format!("/identity/{f}")), child("/identity", f))))
+        .chain(std::iter::once((doc.get("state_version"), "/state_version".to_owned())));
+    for (value, path) in strings {
+        if let Some(Value::String(s)) = value {
+            let stripped = py_strip(s);
+            if !stripped.is_empty() && grammar::js_blank(stripped) {
+                r.add(&path, Rule::EmptyValue);
+            }
+        }
+    }
 }
 
 fn receipt(r: &mut Report, v: &Value, registration: &Registration) {
     let Some(map) = shape::object(r, v, "/receipt", RECEIPT_FIELDS) else { return };
     if let Some(v) = map.get("schema_version") {
-        shape::schema_version(r, v, "/receipt/schema_version", ShippedPrimaryReceiptSchemaVersion::VALUE);
+        if shape::string(r, v, "/receipt/schema_version").is_some_and(|s| InputReceiptSchema::parse(s).is_none()) {
+            r.add("/receipt/schema_version", Rule::BadSchemaVersion);
+        }
     }
     for field in ["event_id", "recorded_at"] {
         if let Some(v) = map.get(field) {
@@ -94,7 +122,7 @@ pub fn hook_input(source: &Source, event_id: &str, registration: &Registration) 
     let input = json!({
         "schema_version": ShippedHookInputSchemaVersion::VALUE,
         "receipt": {
-            "schema_version": ShippedPrimaryReceiptSchemaVersion::VALUE,
+            "schema_version": InputReceiptSchema::PrimaryWriteback.as_str(),
             "event_id": event_id,
             "event_kind": source.event_kind,
             "status": source.status,

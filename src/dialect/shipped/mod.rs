@@ -28,6 +28,7 @@ mod result;
 mod rules;
 pub mod sidecar;
 mod source;
+pub mod transaction;
 pub mod turn_start;
 
 pub use dispatch::validate_dispatch_result;

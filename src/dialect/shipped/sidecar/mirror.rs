@@ -159,7 +159,7 @@ fn read_existing(path: &Path) -> Result<Option<Value>, MirrorError> {
     serde_json::from_str(&text).map(Some).map_err(|_| MirrorError::ReceiptConflict)
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), MirrorError> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), MirrorError> {
     let dir = path.parent().ok_or(MirrorError::Io(std::io::ErrorKind::InvalidInput))?;
     let temp = sibling(path, &format!("{}.{}.tmp", std::process::id(), token()));
     let written = (|| -> std::io::Result<()> {
@@ -193,13 +193,13 @@ fn token() -> String {
 }
 
 /// The lock file `<file>.ts-effect.lock`, held while it names our token.
-struct Lock {
+pub(crate) struct Lock {
     path: PathBuf,
     token: String,
 }
 
 impl Lock {
-    fn acquire(receipt: &Path, timeout: Duration) -> Result<Lock, MirrorError> {
+    pub(crate) fn acquire(receipt: &Path, timeout: Duration) -> Result<Lock, MirrorError> {
         let mut name = receipt.as_os_str().to_owned();
         name.push(".ts-effect.lock");
         let path = PathBuf::from(name);
@@ -227,7 +227,7 @@ impl Lock {
     }
 
     /// Removes the lock file if it still names our token.
-    fn release(self) {
+    pub(crate) fn release(self) {
         if owner_of(&self.path).is_some_and(|(_, t)| t == self.token) {
             let _ = fs::remove_file(&self.path);
         }
