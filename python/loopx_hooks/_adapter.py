@@ -8,7 +8,7 @@ import queue
 import subprocess
 import threading
 from collections import deque
-from typing import Any, Iterable, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Optional, Tuple, Union
 
 from ._errors import AdapterError, AdapterTimeoutError, JournalError, LoopxHooksError
 from ._locate import _node, _package_dir
@@ -221,6 +221,15 @@ class Adapter:
             if self._proc is None:
                 self._start()
             return self._exchange({"op": op, **fields}, self.timeout)
+
+    def post_writeback_transaction(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        """LoopX's `capability_hook.post_writeback.transaction`, one phase
+        (`preflight` or `finalize`), answered by the package's engine over
+        LoopX's sidecar folder (docs/loopx.md). A request that breaks the
+        protocol raises `LoopxHooksError` (`ERR_LOOPX_TRANSACTION_*`)."""
+        if not isinstance(request, dict):
+            raise LoopxHooksError("ERR_LOOPX_INVALID_ARGUMENT", "a transaction request is a dict")
+        return self.call("capability_hook.post_writeback.transaction", request=request)
 
     def open_journal(self, fields: dict) -> None:
         """Opens the serve process's one journal with these `open` fields,
