@@ -205,6 +205,12 @@ export declare class NativeJournal {
    */
   importSidecars(runtimeRoot: string): Promise<string>
   close(): Promise<void>
+  /**
+   * As `evaluatePostWritebackTransaction`, then each admitted hook's
+   * receipt, as the sidecar folder holds it, is imported into this
+   * journal. Resolves to `{"result": <result document>, "journal": [step]}`.
+   */
+  evaluatePostWritebackTransaction(requestJson: string): Promise<string>
 }
 
 /** The identities one `recover()` re-dispatches, oldest first, handed out a page at a time. */

@@ -161,7 +161,7 @@ describe('the public types follow the rule', () => {
 
   it('walks every entry point and enough of their types for the checks to bite', () => {
     expect(new Set(surface.exports.map((e) => e.subpath))).toEqual(
-      new Set(['.', './orchestrator', './otel', './capabilities/periodic_report']),
+      new Set(['.', './orchestrator', './loopx', './otel', './capabilities/periodic_report']),
     )
     // Each type is walked once, under the first path that reaches it.
     expect(members.map((m) => m.name)).toEqual(

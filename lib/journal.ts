@@ -92,6 +92,14 @@ function openArgs(at: string, journal: unknown, options: unknown): [string, stri
 export let journalOf: (journal: NativeJournal) => HookJournal
 
 /**
+ * The native journal a `HookJournal` wraps, for the addon's functions that
+ * write to it (`loopx-hooks/loopx`).
+ *
+ * @internal
+ */
+export let nativeOf: (journal: HookJournal) => NativeJournal
+
+/**
  * A journal's readers and its outbox, for inspection and for governed
  * executors: `runtime.journal`, or `HookJournal.open` in a process without
  * a dispatcher. On SQLite the readers answer on the JS thread; on
@@ -113,6 +121,7 @@ export class HookJournal implements AsyncDisposable {
 
   static {
     journalOf = (journal) => new HookJournal(journal)
+    nativeOf = (journal) => journal.#journal
   }
 
   /** Use `HookJournal.open` or `runtime.journal`. */

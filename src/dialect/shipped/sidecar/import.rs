@@ -73,12 +73,12 @@ pub fn import_sidecars(journal: &Journal, runtime_root: &Path) -> std::io::Resul
     Ok(report)
 }
 
-enum Imported {
+pub enum Imported {
     Now,
     AlreadyPresent,
 }
 
-type Refusal = (Reason, Option<String>);
+pub type Refusal = (Reason, Option<String>);
 
 /// The receipt a file holds, judged as LoopX's reader judges it and more:
 /// the shipped receipt contract, and the name being its dispatch id.
@@ -98,7 +98,13 @@ pub fn receipt_of(found: &Found) -> Result<SidecarReceipt, Refusal> {
 /// journal failure between the two can leave the checkpoint alone; the identity is then reported
 /// (`journal_failed`) and a re-import completes it (see [`continues`]).
 fn import_one(journal: &Journal, found: &Found) -> Result<Imported, Refusal> {
-    let receipt = receipt_of(found)?;
+    import_receipt(journal, &receipt_of(found)?)
+}
+
+/// One receipt already read and validated, as [`import_sidecars`] imports
+/// each file's.
+pub fn import_receipt(journal: &Journal, receipt: &SidecarReceipt) -> Result<Imported, Refusal> {
+    let receipt = receipt.clone();
     let digest = result_digest(&receipt);
     if let Some(row) = journal.get_dispatch(&receipt.dispatch_id).map_err(failed)? {
         if holds(&row, &receipt, digest.as_deref()) {

@@ -19,7 +19,7 @@ mod tests;
 use serde::Serialize;
 use ts_rs::TS;
 
-pub use import::{import_sidecars, ImportReport};
+pub use import::{import_receipt, import_sidecars, ImportReport, Imported};
 pub use mirror::{mirror_for_source, mirror_receipt, MirrorError, MirrorOutcome};
 pub use scan::{scan, Entry, Found};
 

@@ -21,7 +21,7 @@ pub const LOCK_BUDGET: Duration = Duration::from_millis(1_000);
 
 pub type Outcomes<'a> = HashMap<&'a str, &'a Outcome>;
 
-pub fn finalize(request: &Request, transaction_id: &str) -> Result<Value, Rejected> {
+pub fn finalize(request: &Request, transaction_id: &str) -> Result<(Value, Inspection), Rejected> {
     let mut inspection = inspect::inspect(request)?;
     let outcomes: Outcomes = request.outcomes.iter().map(|o| (o.dispatch_id.as_str(), o)).collect();
     for plan in &inspection.plans {
@@ -55,13 +55,14 @@ pub fn finalize(request: &Request, transaction_id: &str) -> Result<Value, Reject
     let invoked = request.outcomes.iter().filter(|o| !o.status.deferred()).count();
     envelope::admit(&inspection, transaction_id, invoked)?;
     materialize(request, &mut inspection, &outcomes)?;
-    Ok(json!({
+    let result = json!({
         "schema_version": RESULT_SCHEMA_VERSION,
         "phase": "finalize",
         "transaction_id": transaction_id,
         "provider_plan": [],
         "dispatch": envelope::dispatch_result(&inspection, invoked),
-    }))
+    });
+    Ok((result, inspection))
 }
 
 fn binds(o: &Outcome, hook_id: &str, capability_id: &str) -> bool {

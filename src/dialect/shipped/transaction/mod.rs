@@ -19,15 +19,21 @@
 mod envelope;
 mod finalize;
 mod inspect;
+mod journal;
 mod request;
 mod store;
 
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
+pub use journal::Step;
 pub use request::MAX_DEPTH;
+
+use crate::journal::Journal;
 
 pub const REQUEST_SCHEMA_VERSION: &str = "loopx_post_writeback_hook_transaction_request_v0";
 pub const RESULT_SCHEMA_VERSION: &str = "loopx_post_writeback_hook_transaction_result_v0";
@@ -78,26 +84,34 @@ impl Rejected {
     }
 }
 
+/// An answered request: the result document's JSON text, and what became
+/// of each admitted hook's receipt in the journal, when one was given.
+pub struct Evaluated {
+    pub text: String,
+    pub journal: Vec<Step>,
+}
+
 /// Evaluates one request (JSON text) and answers the result document as
-/// JSON text. Runs on a thread of its own whose stack holds the deepest
-/// document admitted; it may wait for sidecar locks, so call it off any
-/// event loop.
-pub fn evaluate(request: String) -> Result<String, Rejected> {
+/// JSON text; with a journal, each admitted hook's receipt is then imported
+/// into it as the folder holds it. Runs on a thread of its own whose stack
+/// holds the deepest document admitted; it may wait for sidecar locks, so
+/// call it off any event loop.
+pub fn evaluate(request: String, journal: Option<Arc<Journal>>) -> Result<Evaluated, Rejected> {
     let failed = || Rejected { message: "the transaction could not be evaluated".into(), reason: Reason::Internal };
     std::thread::Builder::new()
         .name("loopx-hooks-transaction".into())
         .stack_size(STACK_BYTES)
-        .spawn(move || evaluate_here(&request))
+        .spawn(move || evaluate_here(&request, journal.as_deref()))
         .map_err(|_| failed())?
         .join()
         .map_err(|_| failed())?
 }
 
-fn evaluate_here(text: &str) -> Result<String, Rejected> {
+fn evaluate_here(text: &str, journal: Option<&Journal>) -> Result<Evaluated, Rejected> {
     let value = request::parse(text)?;
     let request = request::decode(&value)?;
     let transaction_id = request.transaction_id();
-    let result = match request.phase {
+    let (result, inspection) = match request.phase {
         request::Phase::Preflight => preflight(&request, &transaction_id)?,
         request::Phase::Finalize => {
             if request.supplied_transaction_id.as_deref() != Some(transaction_id.as_str()) {
@@ -106,10 +120,12 @@ fn evaluate_here(text: &str) -> Result<String, Rejected> {
             finalize::finalize(&request, &transaction_id)?
         }
     };
-    envelope::bounded(result)
+    let text = envelope::bounded(result)?;
+    let journal = journal.map(|j| journal::keep_in_step(j, &request, &inspection)).unwrap_or_default();
+    Ok(Evaluated { text, journal })
 }
 
-fn preflight(request: &request::Request, transaction_id: &str) -> Result<Value, Rejected> {
+fn preflight(request: &request::Request, transaction_id: &str) -> Result<(Value, inspect::Inspection), Rejected> {
     let mut inspection = inspect::inspect(request)?;
     envelope::admit(&inspection, transaction_id, inspection.plans.len())?;
     let dispatch = if inspection.plans.is_empty() {
@@ -118,11 +134,12 @@ fn preflight(request: &request::Request, transaction_id: &str) -> Result<Value, 
     } else {
         Value::Null
     };
-    Ok(json!({
+    let result = json!({
         "schema_version": RESULT_SCHEMA_VERSION,
         "phase": "preflight",
         "transaction_id": transaction_id,
         "provider_plan": inspection.plans.iter().map(inspect::Plan::to_json).collect::<Vec<_>>(),
         "dispatch": dispatch,
-    }))
+    });
+    Ok((result, inspection))
 }

@@ -78,11 +78,11 @@ impl Tx {
     }
 
     fn preflight(&self) -> Value {
-        serde_json::from_str(&evaluate(self.request("preflight", Value::Null, vec![])).unwrap()).unwrap()
+        serde_json::from_str(&evaluate(self.request("preflight", Value::Null, vec![]), None).unwrap().text).unwrap()
     }
 
     fn finalize_text(&self, preflight: &Value, outcomes: Vec<Value>) -> Result<String, Rejected> {
-        evaluate(self.request("finalize", preflight["transaction_id"].clone(), outcomes))
+        evaluate(self.request("finalize", preflight["transaction_id"].clone(), outcomes), None).map(|e| e.text)
     }
 
     fn finalize(&self, preflight: &Value, outcomes: Vec<Value>) -> Value {
@@ -190,7 +190,7 @@ fn deep_result_round_trip() {
 #[test]
 fn a_request_deeper_than_the_walk_is_refused_not_a_crash() {
     let deep = format!("{}{}", "[".repeat(super::MAX_DEPTH + 1), "]".repeat(super::MAX_DEPTH + 1));
-    let refused = evaluate(deep).unwrap_err();
+    let refused = evaluate(deep, None).err().unwrap();
     assert_eq!(refused.reason, Reason::TooDeep);
 }
 
@@ -260,7 +260,7 @@ fn a_malformed_sidecar_is_isolated_before_any_provider_and_kept() {
 #[test]
 fn the_envelope_is_admitted_before_anything_runs() {
     let many: Vec<Value> = (0..27).map(|i| registration(&format!("periodic_report.h{i:02}"), 65536)).collect();
-    let refused = evaluate(Tx::new(None, many).request("preflight", Value::Null, vec![])).unwrap_err();
+    let refused = evaluate(Tx::new(None, many).request("preflight", Value::Null, vec![]), None).err().unwrap();
     assert_eq!(refused.reason, Reason::Envelope);
 
     let dir = TempDir::new("tx-envelope");
@@ -290,7 +290,7 @@ fn protocol_faults_are_refused_with_loopxs_messages() {
 
     let mut extra: Value = serde_json::from_str(&tx.request("preflight", Value::Null, vec![])).unwrap();
     extra["unexpected"] = json!(true);
-    let unknown = evaluate(extra.to_string()).unwrap_err();
+    let unknown = evaluate(extra.to_string(), None).err().unwrap();
     assert!(unknown.message.contains("request fields are invalid"));
     assert_eq!(unknown.reason, Reason::Request);
 
@@ -298,4 +298,33 @@ fn protocol_faults_are_refused_with_loopxs_messages() {
     stranger["dispatch_id"] = json!(format!("pwh_{}", "0".repeat(64)));
     let outside = tx.finalize_text(&p, vec![intent_outcome(&plans(&p)[0], "k", json!({})), stranger]).unwrap_err();
     assert!(outside.message.contains("outside this transaction"));
+}
+
+#[test]
+fn with_a_journal_each_receipt_the_folder_holds_is_imported_and_replays_from_it() {
+    use crate::journal::tests::Backend;
+    use crate::journal::DispatchState;
+    let backend = Backend::sqlite("tx-journal");
+    let journal = std::sync::Arc::new(backend.open());
+    let dir = TempDir::new("tx-journal-root");
+    let tx =
+        Tx::new(Some(&dir), vec![registration("periodic_report.a", 16384), registration("periodic_report.b", 16384)]);
+    let p = tx.preflight();
+    let ps = plans(&p);
+    let mut failed = intent_outcome(&ps[1], "k-b", json!({}));
+    failed["status"] = json!("producer_failed");
+    failed["result"] = Value::Null;
+    let outcomes = vec![intent_outcome(&ps[0], "k-a", json!({ "n": 1 })), failed];
+    let text = tx.request("finalize", p["transaction_id"].clone(), outcomes);
+    let answer = evaluate(text.clone(), Some(journal.clone())).unwrap();
+    let steps: Vec<(&str, &str)> = answer.journal.iter().map(|s| (s.dispatch_id.as_str(), s.outcome)).collect();
+    let (a, b) = (ps[0]["dispatch_id"].as_str().unwrap(), ps[1]["dispatch_id"].as_str().unwrap());
+    assert_eq!(steps, vec![(a, "imported"), (b, "imported")]);
+    let row = |id: &str| journal.get_dispatch(id).unwrap().unwrap();
+    assert_eq!((row(a).state, row(a).attempts), (DispatchState::Proposed, 1));
+    assert_eq!((row(b).state, row(b).attempts), (DispatchState::Failed, 1));
+
+    let again = evaluate(text, Some(journal.clone())).unwrap();
+    assert!(again.journal.iter().all(|s| s.outcome == "already_present"), "{:?}", again.journal);
+    assert!(evaluate(tx.request("preflight", Value::Null, vec![]), None).is_ok());
 }
