@@ -61,7 +61,7 @@ use commit::CommitSignal;
 pub use job::Answer;
 pub use lease::{ClaimRequest, MAX_CLAIM_BATCH, MAX_LEASE_MS};
 pub use outbox::{DecideOutcome, DoneOutcome, ExistingDecision};
-pub use record::{FoldedAttempts, RecordAnswer, RecordCommand};
+pub use record::{FoldedAttempts, KeyOf, Keyed, RecordAnswer, RecordCommand};
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 pub use sqlite::schema::SCHEMA_VERSION;
 pub use states::{Decision, DispatchState, FinalStatus};

@@ -6,7 +6,7 @@
 use super::states::FinalStatus;
 use super::types::{Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, RecordOutcome};
 use super::writer::Answer;
-use super::{arg, Journal, JournalError, Reply, Result};
+use super::{arg, DispatchRow, Journal, JournalError, Reply, Result};
 use crate::contract::Dialect;
 
 mod rule;
@@ -32,7 +32,37 @@ pub enum RecordCommand {
     /// A hook that did not get its turn: its checkpoint (attempt 0) is
     /// written if the identity has no row, so it stays owed.
     Defer(Checkpoint),
+    /// A final record whose intent holds a key no earlier record of the list
+    /// may have lost to another writer (see [`Keyed`]).
+    Keyed(Keyed),
 }
+
+/// A final record holding an intent under `key`, a key one dispatch hands
+/// out once. When an earlier record of the same list found its identity
+/// final already (another writer recorded it first) under a receipt whose
+/// intent holds `key` (`key_of` reads a row's), that writer took the key:
+/// `instead`, a failed attempt, is recorded. Only the writer sees the rows
+/// another host wrote just before, inside the batch's transaction.
+#[derive(Clone, Debug)]
+pub struct Keyed {
+    pub record: FinalRecord,
+    pub key: String,
+    pub key_of: KeyOf,
+    pub instead: FailureRecord,
+}
+
+// Two readers of a dialect's key are the same reader: function addresses
+// are not a reliable identity, so they are left out.
+impl PartialEq for Keyed {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.record, &self.key, &self.instead) == (&other.record, &other.key, &other.instead)
+    }
+}
+
+impl Eq for Keyed {}
+
+/// Reads the key of a final row's intent, in its dialect.
+pub type KeyOf = fn(&DispatchRow) -> Option<String>;
 
 /// The answer to one [`RecordCommand`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -219,6 +249,11 @@ impl Journal {
                 RecordCommand::Final(f) => check_final(f).map(|()| ids.push(f.dispatch_id.clone()))?,
                 RecordCommand::Failure(f) => check_failure(f).map(|()| ids.push(f.dispatch_id.clone()))?,
                 RecordCommand::Defer(c) => check_deferred(c)?,
+                RecordCommand::Keyed(k) => {
+                    check_final(&k.record)?;
+                    check_failure(&k.instead)?;
+                    ids.push(k.record.dispatch_id.clone());
+                }
             }
         }
         let then = self.clearing(ids, then);

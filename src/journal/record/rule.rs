@@ -124,7 +124,8 @@ pub(crate) fn run_failure<S: RecordSql>(sql: &mut S, r: &FailureRecord, now: i64
 }
 
 /// A record list: each record answered on its own; one that fails is undone
-/// alone while the others stay.
+/// alone while the others stay. A [`RecordCommand::Keyed`] record yields to
+/// an earlier record's identity found final under its key.
 // The writer's operation signature takes its arguments by reference to their own type.
 #[allow(clippy::ptr_arg)]
 pub(crate) fn run_many<S: RecordSql>(
@@ -133,13 +134,27 @@ pub(crate) fn run_many<S: RecordSql>(
     now: i64,
 ) -> Result<Vec<Result<RecordAnswer>>> {
     let mut answers = Vec::with_capacity(records.len());
+    // Rows earlier records found final already: another writer's receipts.
+    let mut won: Vec<DispatchRow> = Vec::new();
     for r in records {
         let isolated = sql.enter_record(records.len())?;
         let answer = match r {
             RecordCommand::Final(f) => run_final(sql, f, now).map(RecordAnswer::Final),
             RecordCommand::Failure(f) => run_failure(sql, f, now).map(RecordAnswer::Failure),
             RecordCommand::Defer(c) => run_checkpoint(sql, c, now).map(RecordAnswer::Deferred),
+            RecordCommand::Keyed(k) if won.iter().any(|row| (k.key_of)(row).as_deref() == Some(k.key.as_str())) => {
+                run_failure(sql, &k.instead, now).map(RecordAnswer::Failure)
+            }
+            RecordCommand::Keyed(k) => run_final(sql, &k.record, now).map(RecordAnswer::Final),
         };
+        if let Ok(
+            RecordAnswer::Final(RecordOutcome::AlreadyFinal { row })
+            | RecordAnswer::Failure(FailureOutcome::AlreadyFinal { row })
+            | RecordAnswer::Deferred(CheckpointState::Final { row }),
+        ) = &answer
+        {
+            won.push((**row).clone());
+        }
         match answer {
             // The batch cannot go on: the writer rolls it back and may retry.
             Err(e @ (JournalError::Busy | JournalError::Unavailable)) => return Err(e),

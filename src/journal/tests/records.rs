@@ -11,7 +11,8 @@ both!(
     arguments_are_checked_before_queueing,
     a_duplicate_intent_id_is_reported_and_nothing_is_written,
     exhausted_at_a_failed_attempt_keeps_that_attempts_row,
-    record_many_isolates_each_record_and_answers_after_the_commit
+    record_many_isolates_each_record_and_answers_after_the_commit,
+    a_keyed_record_yields_to_an_earlier_identity_another_writer_finished_under_its_key
 );
 
 fn checkpoint_is_fresh_then_pending_then_final(b: &Backend) {
@@ -219,4 +220,47 @@ fn record_many_isolates_each_record_and_answers_after_the_commit(on: &Backend) {
         j.record_many(vec![bad], Box::new(|_| ())).unwrap_err(),
         JournalError::InvalidArgument { what: "dispatch_id" }
     );
+}
+
+/// A keyed record yields its key to a receipt an earlier record of its list
+/// found recorded by another writer under that key (its failed attempt is
+/// recorded instead); with its key free it is recorded as a final record.
+fn a_keyed_record_yields_to_an_earlier_identity_another_writer_finished_under_its_key(on: &Backend) {
+    let j = on.open();
+    for seed in ["a", "b", "c"] {
+        j.checkpoint(checkpoint(seed)).wait().unwrap();
+    }
+    // The other writer: `a` final first, its receipt under key `w`.
+    j.record_final(proposed("a", 1, "w", &["a-theirs"])).wait().unwrap();
+    // Here a row's key is its result digest.
+    let key_of: KeyOf = |row| row.result_digest.clone();
+    let keyed = |seed: &str, key: &str| {
+        RecordCommand::Keyed(Keyed {
+            record: proposed(seed, 1, &format!("r{seed}"), &[seed]),
+            key: hex(key),
+            key_of,
+            instead: failure(seed, 1),
+        })
+    };
+    let records =
+        vec![RecordCommand::Final(proposed("a", 1, "mine", &["a-mine"])), keyed("b", "w"), keyed("c", "free")];
+    let (tx, rx) = std::sync::mpsc::channel();
+    j.record_many(records, Box::new(move |r| tx.send(r).unwrap())).unwrap();
+    let answers: Vec<RecordAnswer> = rx.recv().unwrap().unwrap().into_iter().map(Result::unwrap).collect();
+    let a = j.get_dispatch(&dispatch_id("a")).unwrap().unwrap();
+    assert_eq!(a.result_digest, Some(hex("w")), "the other writer's receipt stays");
+    assert_eq!(
+        answers,
+        [
+            RecordAnswer::Final(RecordOutcome::AlreadyFinal { row: Box::new(a) }),
+            RecordAnswer::Failure(FailureOutcome::Recorded { attempts_used: 1 }),
+            RecordAnswer::Final(RecordOutcome::Recorded),
+        ]
+    );
+    let b = j.get_dispatch(&dispatch_id("b")).unwrap().unwrap();
+    assert_eq!((b.state, b.attempts, b.intent_ids), (DispatchState::Failed, 1, vec![]));
+    let c = j.get_dispatch(&dispatch_id("c")).unwrap().unwrap();
+    assert_eq!((c.state, c.intent_ids), (DispatchState::Proposed, vec![intent_id("c")]));
+    // A record list with a keyed record runs record by record, never merged.
+    assert_eq!(j.writer_stats().busy_retries, 0);
 }
