@@ -4,7 +4,9 @@ import type { ReplayMode } from "./ReplayMode";
 /**
  * The profile. Defaults: phase disabled, every hook allowed, `return`
  * replays, 16 hooks, 60 s, 64 intents and 256 KiB of results per dispatch,
- * 256 dispatches in flight.
+ * 256 dispatches in flight. A `loopx-shipped-v0` runtime has no hook,
+ * intent or result-bytes ceiling by default (each 4294967295): LoopX's
+ * transport envelope bounds its dispatch instead.
  */
 export type Profile = { enabled: boolean, 
 /**

@@ -14,7 +14,10 @@ export type RuntimeOptions = {
  */
 journal: JournalTarget, 
 /**
- * Defaults: phase disabled, all hooks, `return` replays, 16 hooks and 60 s per dispatch, 256 in flight.
+ * The members given, over the dialect's defaults: phase disabled, all
+ * hooks, `return` replays, 60 s per dispatch, 256 in flight; and for
+ * contract-v0 16 hooks, 64 intents and 256 KiB of results per
+ * dispatch, where `loopx-shipped-v0` has none (LoopX's envelope bounds it).
  */
 profile?: Profile, 
 /**

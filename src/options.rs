@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use ts_rs::TS;
 
 use crate::contract::Dialect;
-use crate::dispatch::Profile;
+use crate::dispatch::{Profile, ProfileOptions};
 use crate::journal::{JournalOptions, JournalTarget, PgLimits, PgTarget, DEFAULT_SCHEMA};
 
 mod read;
@@ -160,9 +160,12 @@ options! {
         /// `postgresql://` URL, `{ path }`, or `{ postgres: { connectionString, ... } }`.
         #[ts(as = "JournalTargetType")]
         "journal" => journal: JournalTarget = journal_target;
-        /// Defaults: phase disabled, all hooks, `return` replays, 16 hooks and 60 s per dispatch, 256 in flight.
-        #[ts(optional)]
-        "profile" => profile: Option<Profile> = optional(profile);
+        /// The members given, over the dialect's defaults: phase disabled, all
+        /// hooks, `return` replays, 60 s per dispatch, 256 in flight; and for
+        /// contract-v0 16 hooks, 64 intents and 256 KiB of results per
+        /// dispatch, where `loopx-shipped-v0` has none (LoopX's envelope bounds it).
+        #[ts(optional, as = "Option<Profile>")]
+        "profile" => profile: Option<ProfileOptions> = optional(profile);
         /// `'full'` (default) fsyncs each group commit of final records;
         /// `'normal'` survives a process crash, not a power cut.
         #[ts(optional, type = "'full' | 'normal'")]
@@ -209,6 +212,12 @@ impl RuntimeOptions {
             return Err(OptionError::invalid(&format!("{at}.sidecarMirror"), "used with dialect 'loopx-shipped-v0'"));
         }
         Ok(options)
+    }
+
+    /// The profile these name, over the defaults of their dialect.
+    pub fn profile(&self) -> Profile {
+        let defaults = Profile::defaults_for(self.dialect.unwrap_or_default());
+        self.profile.as_ref().map_or_else(|| defaults.clone(), |given| given.over(defaults.clone()))
     }
 
     /// The journal options these name, the rest at their defaults.

@@ -120,8 +120,8 @@ pub async fn open_native_runtime(options_json: String, at: String) -> napi::Resu
 async fn open_runtime(options_json: &str, at: &str) -> BindingResult<NativeHookRuntime> {
     let options = RuntimeOptions::parse(at, options_json).map_err(coded)?;
     let journal_options = options.journal_options();
+    let (profile, dialect) = (options.profile(), options.dialect.unwrap_or_default());
     let journal = super::journal::open_journal(options.journal, journal_options, OpenMode::ReadWrite).await?;
-    let (profile, dialect) = (options.profile.unwrap_or_default(), options.dialect.unwrap_or_default());
     Ok(NativeHookRuntime { dispatcher: Arc::new(Dispatcher::in_dialect(Arc::new(journal), profile, dialect)) })
 }
 

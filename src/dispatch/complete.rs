@@ -6,14 +6,15 @@ use std::sync::{Arc, Mutex};
 
 use super::dialect::RegisteredHook;
 use super::judged::{Accepted, Failure};
+use super::keys::IntentKeys;
 use super::outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
 use super::profile::Profile;
-use super::run::{accept, failed, from_final, outcome, set_receipt, CallResult};
+use super::run::{accept, failed, from_final, invoked, outcome, retried, set_receipt, CallResult};
 use super::steps::{admitted, bad_ticket, Completion, Slot};
 use super::{Dispatcher, Finished};
 use crate::contract::{DispatchStatus, FailureCode, FailureDetail, ResultStatus};
 use crate::journal::{
-    CheckpointState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, JournalError, RecordAnswer,
+    CheckpointState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, JournalError, Keyed, RecordAnswer,
     RecordCommand, RecordOutcome,
 };
 
@@ -24,6 +25,18 @@ struct Pending {
     dispatch_id: String,
     recorded: HookOutcome,
     new_digest: Option<String>,
+    /// What a keyed record yielding its key to another writer's receipt reports.
+    instead: Option<HookOutcome>,
+    /// Its provider was called in this dispatch.
+    invoked: bool,
+    /// Its receipt was retryable before this dispatch.
+    retry: bool,
+}
+
+impl Pending {
+    fn new(slot: usize, hook: Arc<RegisteredHook>, dispatch_id: String, recorded: HookOutcome) -> Self {
+        Pending { slot, hook, dispatch_id, recorded, new_digest: None, instead: None, invoked: false, retry: false }
+    }
 }
 
 impl Dispatcher {
@@ -51,11 +64,14 @@ impl Dispatcher {
         let mut totals = Totals::new(&self.profile);
         let rules = flight.request.rules();
         let mut keys = IntentKeys::default();
+        // The key each fresh result took, by slot, for the final reduction.
+        let mut own: Vec<Option<String>> = vec![None; flight.slots.len()];
+        let key_of = rules.key_of();
         for (i, (slot, result)) in flight.slots.into_iter().zip(by_slot).enumerate() {
             let result = result.unwrap_or(CallResult::NotStarted);
             match slot {
-                Slot::Done(o) => {
-                    keys.replayed(&o);
+                Slot::Done(mut o) => {
+                    keys.settle(&mut o, None);
                     outcomes.push(Some(*o))
                 }
                 // Not started (the wall budget was spent): it stays owed.
@@ -64,12 +80,16 @@ impl Dispatcher {
                     records.push(RecordCommand::Defer(flight.request.checkpoint(&hook, &dispatch_id, 0)));
                     let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
                     let recorded = failed(&hook, &dispatch_id, 0, &f);
-                    pending.push(Pending { slot: i, hook, dispatch_id, recorded, new_digest: None });
+                    pending.push(Pending::new(i, hook, dispatch_id, recorded));
                 }
                 // Not started, and already owed by its unfinished row.
-                Slot::Call { hook, dispatch_id, begun: false, .. } => {
+                Slot::Call { hook, dispatch_id, begun: false, retry, .. } => {
                     let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
-                    outcomes.push(Some(failed(&hook, &dispatch_id, 0, &f)));
+                    let mut o = failed(&hook, &dispatch_id, 0, &f);
+                    if retry {
+                        retried(&mut o);
+                    }
+                    outcomes.push(Some(o));
                 }
                 Slot::Call { hook, dispatch_id, verify: Some(row), .. } => {
                     let mut o = match accept(&hook, kinds, result, &dispatch_id, &flight.request) {
@@ -77,14 +97,17 @@ impl Dispatcher {
                         Err(f) => failed(&hook, &dispatch_id, 0, &f),
                     };
                     invoked(&mut o);
-                    keys.replayed(&o);
+                    // A verified conflict keeps the stored receipt's key, not its own.
+                    keys.settle(&mut o, None);
                     outcomes.push(Some(o));
                 }
-                Slot::Call { hook, dispatch_id, attempt, .. } => {
+                Slot::Call { hook, dispatch_id, attempt, retry, .. } => {
                     outcomes.push(None);
                     let accepted = accept(&hook, kinds, result, &dispatch_id, &flight.request)
                         .and_then(|a| keys.admit(a))
+                        .inspect(|a| own[i] = a.shipped_intent.as_ref().map(|k| k.idempotency_key.clone()))
                         .and_then(|a| totals.admit(a));
+                    let mut instead = None;
                     let (record, mut recorded, new_digest) = match accepted {
                         Ok(accepted) => {
                             let (status, final_status, kind) = match accepted.status {
@@ -99,14 +122,33 @@ impl Dispatcher {
                             };
                             let mut recorded = outcome(&hook, &dispatch_id, kind, attempt);
                             set_receipt(&mut recorded, &flight.request, &hook, status, Some(&accepted), None);
-                            let record = RecordCommand::Final(FinalRecord {
+                            let key = accepted.shipped_intent.as_ref().map(|k| k.idempotency_key.clone());
+                            let record = FinalRecord {
                                 dispatch_id: dispatch_id.clone(),
                                 attempt,
                                 status: final_status,
                                 result_digest: Some(accepted.digest.clone()),
                                 intents: accepted.intents,
                                 failure: None,
-                            });
+                            };
+                            let record = match (key, key_of) {
+                                // An earlier record of this dispatch may find its identity
+                                // recorded by another writer under this key.
+                                (Some(key), Some(key_of)) if !records.is_empty() => {
+                                    let f = Failure::intent_key_conflict();
+                                    let mut lost = failed(&hook, &dispatch_id, attempt, &f);
+                                    invoked(&mut lost);
+                                    instead = Some(lost);
+                                    let instead = FailureRecord {
+                                        dispatch_id: dispatch_id.clone(),
+                                        attempt,
+                                        code: rules.stored_code(&f).into(),
+                                        rule: None,
+                                    };
+                                    RecordCommand::Keyed(Keyed { record, key, key_of, instead })
+                                }
+                                _ => RecordCommand::Final(record),
+                            };
                             (record, recorded, Some(accepted.digest))
                         }
                         Err(f) => {
@@ -121,7 +163,13 @@ impl Dispatcher {
                     };
                     invoked(&mut recorded);
                     records.push(record);
-                    pending.push(Pending { slot: i, hook, dispatch_id, recorded, new_digest });
+                    pending.push(Pending {
+                        new_digest,
+                        instead,
+                        invoked: true,
+                        retry,
+                        ..Pending::new(i, hook, dispatch_id, recorded)
+                    });
                 }
                 Slot::Exhaust { hook, dispatch_id, used } => {
                     outcomes.push(None);
@@ -139,7 +187,7 @@ impl Dispatcher {
                         intents: Vec::new(),
                         failure: Some((FailureCode::DispatchBudgetExhausted.as_str().into(), None)),
                     }));
-                    pending.push(Pending { slot: i, hook, dispatch_id, recorded, new_digest: None });
+                    pending.push(Pending::new(i, hook, dispatch_id, recorded));
                 }
             }
         }
@@ -150,7 +198,7 @@ impl Dispatcher {
         let checkpoint_error = flight.checkpoint_error.clone();
         let then_claimed = claimed.clone();
         let then = Box::new(move |answers: Result<Vec<Result<RecordAnswer, JournalError>>, JournalError>| {
-            let outcome = settle(outcomes, pending, answers, &checkpoint_error);
+            let outcome = settle(outcomes, pending, answers, &checkpoint_error, &own);
             shared.release(&then_claimed, ticket);
             shared.finish(Finished { ticket, outcome });
             shared.stop_running();
@@ -184,35 +232,6 @@ impl Dispatcher {
         if let Some(flight) = self.flights.lock().unwrap_or_else(|p| p.into_inner()).remove(&ticket) {
             self.shared.release(&flight.claimed, ticket);
             self.shared.stop_running();
-        }
-    }
-}
-
-/// Marks an outcome whose provider this dispatch called.
-fn invoked(o: &mut HookOutcome) {
-    if let Some(end) = o.shipped.as_deref_mut() {
-        end.invoked = true;
-    }
-}
-
-/// The `idempotency_key`s of a shipped dispatch's intents so far, in hook_id
-/// order: a later hook reusing one gets `intent_key_conflict`, recorded as
-/// its attempt's failure. Contract-v0 results carry no key and pass.
-#[derive(Default)]
-struct IntentKeys(std::collections::HashSet<String>);
-
-impl IntentKeys {
-    /// An earlier hook's receipt, replayed or verified, holds its key.
-    fn replayed(&mut self, o: &HookOutcome) {
-        if let Some(i) = o.shipped.as_deref().and_then(|e| e.receipt.as_ref()).and_then(|r| r.intent.as_ref()) {
-            self.0.insert(i.idempotency_key.clone());
-        }
-    }
-
-    fn admit(&mut self, a: Accepted) -> Result<Accepted, Failure> {
-        match &a.shipped_intent {
-            Some(i) if !self.0.insert(i.idempotency_key.clone()) => Err(Failure::intent_key_conflict()),
-            _ => Ok(a),
         }
     }
 }
@@ -252,12 +271,15 @@ impl Totals {
     }
 }
 
-/// The dispatch's outcome once its records' fate is known.
+/// The dispatch's outcome once its records' fate is known: each record's
+/// outcome, then the intent keys reduced again in hook_id order, since a
+/// receipt another writer recorded first holds its own key.
 fn settle(
     mut outcomes: Vec<Option<HookOutcome>>,
     pending: Vec<Pending>,
     answers: Result<Vec<Result<RecordAnswer, JournalError>>, JournalError>,
     checkpoint_error: &Mutex<Option<JournalError>>,
+    own: &[Option<String>],
 ) -> Result<DispatchOutcome, JournalError> {
     let explain = |e: JournalError| match (&e, checkpoint_error.lock().unwrap_or_else(|p| p.into_inner()).clone()) {
         (JournalError::UnknownDispatch, Some(cause)) => cause,
@@ -265,17 +287,31 @@ fn settle(
     };
     let answers = answers.map_err(explain)?;
     for (p, answer) in pending.into_iter().zip(answers) {
-        outcomes[p.slot] = Some(match answer.map_err(explain)? {
-            RecordAnswer::Final(RecordOutcome::Recorded) | RecordAnswer::Failure(FailureOutcome::Recorded { .. }) => {
-                p.recorded
+        let mut o = match (answer.map_err(explain)?, p.instead) {
+            // A keyed record whose key another writer's receipt took.
+            (RecordAnswer::Failure(FailureOutcome::Recorded { .. }), Some(lost)) => lost,
+            (
+                RecordAnswer::Final(RecordOutcome::Recorded) | RecordAnswer::Failure(FailureOutcome::Recorded { .. }),
+                _,
+            ) => p.recorded,
+            (
+                RecordAnswer::Final(RecordOutcome::AlreadyFinal { row })
+                | RecordAnswer::Failure(FailureOutcome::AlreadyFinal { row }),
+                _,
+            ) => from_final(&p.hook, &p.dispatch_id, &row, p.new_digest.as_deref()),
+            (RecordAnswer::Deferred(CheckpointState::Final { row }), _) => {
+                from_final(&p.hook, &p.dispatch_id, &row, None)
             }
-            RecordAnswer::Final(RecordOutcome::AlreadyFinal { row }) => {
-                from_final(&p.hook, &p.dispatch_id, &row, p.new_digest.as_deref())
-            }
-            RecordAnswer::Failure(FailureOutcome::AlreadyFinal { row })
-            | RecordAnswer::Deferred(CheckpointState::Final { row }) => from_final(&p.hook, &p.dispatch_id, &row, None),
-            RecordAnswer::Deferred(_) => p.recorded,
-        });
+            (RecordAnswer::Deferred(_), _) => p.recorded,
+        };
+        if p.invoked {
+            invoked(&mut o);
+        }
+        if p.retry {
+            retried(&mut o);
+        }
+        outcomes[p.slot] = Some(o);
     }
+    IntentKeys::reduce(outcomes.iter_mut().zip(own).filter_map(|(o, k)| Some((o.as_mut()?, k.as_deref()))));
     Ok(admitted(outcomes.into_iter().flatten().collect()))
 }

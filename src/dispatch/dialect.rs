@@ -17,7 +17,7 @@ use super::outcome::{DispatchOutcome, HookOutcome};
 use super::provider::Provider;
 use super::request::{AdmissionRefusal, NotADispatchRequest};
 use crate::contract::{Dialect, DispatchStatus, FailureDetail};
-use crate::journal::{Checkpoint, DispatchRow, StoredIntent};
+use crate::journal::{Checkpoint, DispatchRow, KeyOf, StoredIntent};
 use crate::validate::{IntentKinds, Violation, Violations};
 
 /// What a checkpoint keeps of a source for one hook: the journal's
@@ -77,6 +77,17 @@ pub trait DialectRules: Send + Sync + 'static {
     /// An identity whose attempts are spent: `None` records an exhausted
     /// receipt; `Some` isolates it with that failure and records nothing.
     fn attempts_spent(&self) -> Option<Failure>;
+    /// Whether a dispatch planned so may run at all, asked once per dispatch
+    /// (its hooks in hook_id order) before any provider runs or anything is
+    /// written: `Some(f)` refuses it whole, every hook failing with `f`.
+    fn admit_batch(&self, _planned: &[PlannedHook<'_>], _registered: u32) -> Option<Failure> {
+        None
+    }
+    /// Reads the key of a final row's intent, for a dialect whose intents
+    /// carry one that a dispatch hands out once (see `keys.rs`).
+    fn key_of(&self) -> Option<KeyOf> {
+        None
+    }
 
     // The receipts and the stored record.
     /// The dialect's own part of a fresh hook outcome.
@@ -105,6 +116,26 @@ pub trait DialectRules: Send + Sync + 'static {
     // The dispatch result.
     /// The dialect's own dispatch result beside the engine's outcome, if it has one.
     fn dispatch_result(&self, outcome: &DispatchOutcome, registered: u32) -> Option<Value>;
+}
+
+/// One hook of a dispatch as planned, for [`DialectRules::admit_batch`].
+pub struct PlannedHook<'a> {
+    pub hook: &'a RegisteredHook,
+    pub dispatch_id: &'a str,
+    pub standing: Standing<'a>,
+    /// Its identity's last attempt failed (its receipt was retryable).
+    pub retried: bool,
+}
+
+/// Where a planned hook stands before any provider runs.
+pub enum Standing<'a> {
+    /// Its provider is to be called; `terminal` is its final row when the
+    /// call verifies a replay.
+    Call { terminal: Option<&'a DispatchRow> },
+    /// Answered without a call: replayed, or failed.
+    Done(&'a HookOutcome),
+    /// Past a per-dispatch ceiling: not called, its identity kept owed.
+    Deferred,
 }
 
 /// A dialect's document carried by the engine, read back only by its dialect.

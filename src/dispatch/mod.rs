@@ -8,6 +8,7 @@ mod dialect;
 mod driver;
 mod flight;
 mod judged;
+mod keys;
 mod outcome;
 mod prepare;
 mod profile;
@@ -25,12 +26,12 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
 
-pub use dialect::{CheckpointParts, DialectRules, Doc, RegisteredHook, Source};
+pub use dialect::{CheckpointParts, DialectRules, Doc, PlannedHook, RegisteredHook, Source, Standing};
 pub use flight::{Deliver, Finished};
 pub use judged::{Accepted, Failure};
 pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind, ShippedEnd};
 pub use prepare::{prepare_retry_after, PREPARE_RETRYABLE};
-pub use profile::{Profile, ReplayMode};
+pub use profile::{Profile, ProfileOptions, ReplayMode};
 pub use projection::{dispatch_id_for, project, project_document, recoverable_request};
 pub use provider::{Provider, ProviderReply, ReplyFuture};
 pub use registry::Registry;

@@ -78,4 +78,9 @@ pub struct ShippedEnd {
     pub receipt: Option<crate::dialect::shipped::SidecarReceipt>,
     /// Its provider was called in this dispatch.
     pub invoked: bool,
+    /// Its receipt was a `retryable_failure` before this dispatch.
+    pub retried: bool,
+    /// The dispatch was refused as a whole before any provider ran (the
+    /// dialect's batch admission), so this hook failed with it.
+    pub batch_refused: bool,
 }

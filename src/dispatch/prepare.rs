@@ -9,16 +9,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::dialect::RegisteredHook;
-use super::dialect::Source;
+use super::dialect::{PlannedHook, RegisteredHook, Source, Standing};
 use super::judged::Failure;
-use super::outcome::DispatchOutcome;
+use super::outcome::{DispatchOutcome, HookOutcome};
 use super::profile::ReplayMode;
-use super::run::{failed, from_final};
-use super::steps::{done_outcome, may_be_live, Flight, Plan, PlannedCall, Prepared, Slot};
+use super::run::{failed, from_final, retried};
+use super::steps::{admitted, done_outcome, may_be_live, Flight, Plan, PlannedCall, Prepared, Slot};
 use super::{Dispatcher, Installed};
 use crate::contract::FailureCode;
-use crate::journal::{DispatchRow, JournalError};
+use crate::journal::{DispatchRow, DispatchState, JournalError};
 
 /// A request past admission whose identities its ticket now holds: what is
 /// left is reading their standings and planning.
@@ -157,6 +156,7 @@ impl Dispatcher {
         let mut calls = Vec::new();
         let mut plan = Vec::new();
         let mut unclaim = Vec::new();
+        let all: Vec<(Arc<RegisteredHook>, String)> = hooks.iter().cloned().zip(ids.iter().cloned()).collect();
         for (i, ((hook, dispatch_id), row)) in hooks.into_iter().zip(ids).zip(rows).enumerate() {
             let row_final = row.as_ref().is_some_and(|r| r.state.is_final());
             if row_final && self.profile.replay == ReplayMode::Return {
@@ -192,7 +192,11 @@ impl Dispatcher {
                     // A dialect without an exhausted receipt isolates the
                     // identity before its provider runs and records nothing.
                     if let Some(f) = hook.rules.attempts_spent() {
-                        slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, row.attempts, &f))));
+                        let mut o = failed(&hook, &dispatch_id, row.attempts, &f);
+                        if row.state == DispatchState::Failed {
+                            retried(&mut o);
+                        }
+                        slots.push(Slot::Done(Box::new(o)));
                         unclaim.push(dispatch_id);
                     } else {
                         slots.push(Slot::Exhaust { hook: hook.clone(), dispatch_id, used: row.attempts });
@@ -208,12 +212,19 @@ impl Dispatcher {
                 let f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
                 slots.push(match row {
                     None => Slot::Defer { hook, dispatch_id: dispatch_id.clone() },
-                    Some(_) => Slot::Done(Box::new(failed(&hook, &dispatch_id, 0, &f))),
+                    Some(row) => {
+                        let mut o = failed(&hook, &dispatch_id, 0, &f);
+                        if row.state == DispatchState::Failed {
+                            retried(&mut o);
+                        }
+                        Slot::Done(Box::new(o))
+                    }
                 });
                 unclaim.push(dispatch_id);
                 continue;
             }
             let fresh = row.is_none();
+            let retry = row.as_ref().is_some_and(|r| r.state == DispatchState::Failed);
             let (attempt, verify) = match row {
                 Some(row) if row_final => (0, Some(Box::new(row))),
                 // Another process may be running that attempt: share it, as
@@ -230,7 +241,13 @@ impl Dispatcher {
                 dispatch_id: dispatch_id.clone(),
                 attempt,
             });
-            slots.push(Slot::Call { hook, dispatch_id, attempt, verify, fresh, begun: false });
+            slots.push(Slot::Call { hook, dispatch_id, attempt, verify, fresh, retry, begun: false });
+        }
+        if let Some(f) = self.rules.admit_batch(&planned(&slots, &all), self.registered_count()) {
+            // Refused whole: no provider runs and nothing is written.
+            self.shared.release(&claimed, ticket);
+            let hooks = all.iter().map(|(hook, id)| batch_refused(failed(hook, id, 0, &f))).collect();
+            return Prepared::Done(admitted(hooks));
         }
         self.shared.release(&unclaim, ticket);
         claimed.retain(|id| !unclaim.contains(id));
@@ -242,6 +259,30 @@ impl Dispatcher {
         self.flights.lock().unwrap_or_else(|p| p.into_inner()).insert(ticket, flight);
         Prepared::Run(Plan { ticket, calls: plan })
     }
+}
+
+/// The slots of a dispatch as its dialect's batch admission reads them.
+fn planned<'a>(slots: &'a [Slot], all: &'a [(Arc<RegisteredHook>, String)]) -> Vec<PlannedHook<'a>> {
+    slots
+        .iter()
+        .zip(all)
+        .map(|(slot, (hook, dispatch_id))| {
+            let (standing, retried) = match slot {
+                Slot::Done(o) => (Standing::Done(o), o.shipped.as_deref().is_some_and(|e| e.retried)),
+                Slot::Call { verify, retry, .. } => (Standing::Call { terminal: verify.as_deref() }, *retry),
+                Slot::Defer { .. } | Slot::Exhaust { .. } => (Standing::Deferred, false),
+            };
+            PlannedHook { hook, dispatch_id, standing, retried }
+        })
+        .collect()
+}
+
+/// A hook's outcome in a dispatch refused whole.
+fn batch_refused(mut o: HookOutcome) -> HookOutcome {
+    if let Some(end) = o.shipped.as_deref_mut() {
+        end.batch_refused = true;
+    }
+    o
 }
 
 #[cfg(test)]

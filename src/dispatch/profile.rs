@@ -3,7 +3,10 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use ts_rs::TS;
+
+use crate::contract::Dialect;
 
 /// Replay of an identity that already has a final receipt.
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -20,7 +23,9 @@ pub enum ReplayMode {
 
 /// The profile. Defaults: phase disabled, every hook allowed, `return`
 /// replays, 16 hooks, 60 s, 64 intents and 256 KiB of results per dispatch,
-/// 256 dispatches in flight.
+/// 256 dispatches in flight. A `loopx-shipped-v0` runtime has no hook,
+/// intent or result-bytes ceiling by default (each 4294967295): LoopX's
+/// transport envelope bounds its dispatch instead.
 #[derive(Serialize, Deserialize, TS, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[ts(export, optional_fields)]
@@ -59,7 +64,48 @@ impl Default for Profile {
 }
 
 impl Profile {
+    /// The defaults of a runtime speaking `dialect`: contract-v0's are
+    /// [`Profile::default`]. A `loopx-shipped-v0` runtime sets no ceiling of
+    /// its own on hooks, intents or result bytes per dispatch, so that it
+    /// runs every batch LoopX runs: LoopX bounds a batch by its transport
+    /// envelope, which the dialect applies before any provider runs
+    /// (`dialect/shipped/batch.rs`).
+    pub fn defaults_for(dialect: Dialect) -> Profile {
+        match dialect {
+            Dialect::ContractV0 => Profile::default(),
+            Dialect::LoopxShippedV0 => Profile {
+                max_hooks_per_dispatch: u32::MAX,
+                max_intents_per_dispatch: u32::MAX,
+                max_result_bytes_per_dispatch: u32::MAX,
+                ..Profile::default()
+            },
+        }
+    }
+
     pub fn allows(&self, hook_id: &str) -> bool {
         self.allowlist.as_ref().is_none_or(|list| list.iter().any(|h| h == hook_id))
+    }
+}
+
+/// A profile as an options object gives it: the members it names, laid
+/// over the defaults of the runtime's dialect once the dialect is known.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProfileOptions(Map<String, Value>);
+
+impl ProfileOptions {
+    /// `value` when it is a profile (known members of their types).
+    pub fn read(value: Value) -> Option<Self> {
+        serde_json::from_value::<Profile>(value.clone()).ok()?;
+        match value {
+            Value::Object(members) => Some(ProfileOptions(members)),
+            _ => None,
+        }
+    }
+
+    /// The profile: these members over `defaults`.
+    pub fn over(&self, defaults: Profile) -> Profile {
+        let Ok(Value::Object(mut all)) = serde_json::to_value(&defaults) else { return defaults };
+        all.extend(self.0.clone());
+        serde_json::from_value(Value::Object(all)).unwrap_or(defaults)
     }
 }

@@ -56,6 +56,20 @@ pub(super) fn from_final(
     o
 }
 
+/// Marks an outcome whose provider this dispatch called.
+pub(super) fn invoked(o: &mut HookOutcome) {
+    if let Some(end) = o.shipped.as_deref_mut() {
+        end.invoked = true;
+    }
+}
+
+/// Marks an outcome whose identity's receipt was retryable before this dispatch.
+pub(super) fn retried(o: &mut HookOutcome) {
+    if let Some(end) = o.shipped.as_deref_mut() {
+        end.retried = true;
+    }
+}
+
 /// Sets the receipt a record of `o`'s hook writes, in the dialect of `source`.
 pub(super) fn set_receipt(
     o: &mut HookOutcome,

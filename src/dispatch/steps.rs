@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use super::dialect::RegisteredHook;
 use super::dialect::Source;
+use super::keys::IntentKeys;
 use super::outcome::{DispatchOutcome, HookOutcome};
 use super::{Dispatcher, Installed};
 use crate::journal::{CheckpointState, DispatchRow, DispatchState, JournalError, Reply};
@@ -70,6 +71,8 @@ pub(super) enum Slot {
         verify: Option<Box<DispatchRow>>,
         /// The identity had no row when prepared.
         fresh: bool,
+        /// Its last attempt had failed (a retryable receipt).
+        retry: bool,
         begun: bool,
     },
     /// Past a per-dispatch ceiling with no row yet: journaled as deferred.
@@ -216,14 +219,15 @@ pub(super) fn admitted(hooks: Vec<HookOutcome>) -> DispatchOutcome {
     DispatchOutcome { admitted: true, refusal: None, hooks }
 }
 
+/// A dispatch every hook of which was answered while it was prepared.
 pub(super) fn done_outcome(slots: Vec<Slot>) -> DispatchOutcome {
-    admitted(
-        slots
-            .into_iter()
-            .filter_map(|s| match s {
-                Slot::Done(o) => Some(*o),
-                _ => None,
-            })
-            .collect(),
-    )
+    let mut hooks: Vec<HookOutcome> = slots
+        .into_iter()
+        .filter_map(|s| match s {
+            Slot::Done(o) => Some(*o),
+            _ => None,
+        })
+        .collect();
+    IntentKeys::reduce(hooks.iter_mut().map(|o| (o, None)));
+    admitted(hooks)
 }

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::contract::Dialect;
-use crate::dispatch::Profile;
+use crate::dispatch::ProfileOptions;
 
 /// An options member that is not what its declaration says.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,9 +102,9 @@ pub(super) fn dialect(at: &str, value: Value) -> Result<Dialect, OptionError> {
     value.as_str().and_then(Dialect::parse).ok_or_else(|| OptionError::UnknownDialect { at: at.to_owned() })
 }
 
-pub(super) fn profile(at: &str, value: Value) -> Result<Profile, OptionError> {
+pub(super) fn profile(at: &str, value: Value) -> Result<ProfileOptions, OptionError> {
     if !value.is_object() {
         return Err(OptionError::invalid(at, "a JSON object"));
     }
-    serde_json::from_value(value).map_err(|_| OptionError::invalid(at, "a Profile (known members of their types)"))
+    ProfileOptions::read(value).ok_or_else(|| OptionError::invalid(at, "a Profile (known members of their types)"))
 }

@@ -22,7 +22,21 @@ fn a_path_alone_takes_every_default() {
     let o = runtime(r#"{"journal":"hooks.db"}"#).unwrap();
     assert_eq!(o.journal, JournalTarget::File("hooks.db".into()));
     assert_eq!(o.journal_options(), JournalOptions::default());
-    assert_eq!((o.profile, o.dialect, o.sidecar_mirror), (None, None, None));
+    assert_eq!((o.profile.clone(), o.dialect, o.sidecar_mirror.clone()), (None, None, None));
+    assert_eq!(o.profile(), Profile::default());
+}
+
+/// A profile's members lie over the defaults of the runtime's dialect: a
+/// shipped runtime sets no ceiling per dispatch unless told one.
+#[test]
+fn a_profile_names_only_what_it_changes_over_its_dialects_defaults() {
+    let shipped = Profile::defaults_for(Dialect::LoopxShippedV0);
+    let o = runtime(r#"{"journal":"j","dialect":"loopx-shipped-v0","profile":{"enabled":true}}"#).unwrap();
+    assert_eq!(o.profile(), Profile { enabled: true, ..shipped.clone() });
+    let o = runtime(r#"{"journal":"j","dialect":"loopx-shipped-v0","profile":{"maxHooksPerDispatch":3}}"#).unwrap();
+    assert_eq!(o.profile(), Profile { max_hooks_per_dispatch: 3, ..shipped });
+    let o = runtime(r#"{"journal":"j","profile":{"enabled":true}}"#).unwrap();
+    assert_eq!(o.profile(), Profile { enabled: true, ..Profile::default() });
 }
 
 #[test]
@@ -43,7 +57,7 @@ fn every_member_is_read_into_what_core_takes() {
     let text = r#"{"journal":{"path":"j.db"},"profile":{"enabled":true},"synchronous":"normal","busyTimeoutMs":9,
         "attemptLedger":false,"inlineCommit":true,"dialect":"loopx-shipped-v0","sidecarMirror":"/root"}"#;
     let o = runtime(text).unwrap();
-    assert!(o.profile.as_ref().is_some_and(|p| p.enabled));
+    assert!(o.profile().enabled);
     let expected =
         JournalOptions { synchronous_full: false, busy_timeout_ms: 9, attempt_ledger: false, inline_commit: true };
     assert_eq!(o.journal_options(), expected);

@@ -193,6 +193,11 @@ pub fn receipt_from_row(row: &DispatchRow) -> Option<SidecarReceipt> {
     })
 }
 
+/// The `idempotency_key` of a final row's intent (see `RecordCommand::Keyed`).
+pub fn intent_key(row: &DispatchRow) -> Option<String> {
+    receipt_from_row(row)?.intent.map(|i| i.idempotency_key)
+}
+
 /// The receipt a record writes, built before the record commits.
 pub struct Fresh<'a> {
     pub dispatch_id: &'a str,
@@ -258,6 +263,16 @@ pub fn dispatch_result(outcome: &DispatchOutcome, registered: u32) -> DispatchRe
     for h in &outcome.hooks {
         add_hook(&mut r, h);
     }
+    if outcome.hooks.iter().any(|h| h.shipped.as_deref().is_some_and(|e| e.batch_refused)) {
+        // What LoopX's host reports when its transaction refuses the batch
+        // as one whose answer may exceed the transport envelope.
+        r.runtime_failure = Some(RuntimeFailure {
+            schema_version: Default::default(),
+            phase: RuntimeFailurePhase::Preflight,
+            error_kind: "request_rejected".to_owned(),
+            diagnostic_code: "post_writeback_transaction_envelope".to_owned(),
+        });
+    }
     r.intent_count = r.intents.len() as u32;
     r
 }
@@ -266,9 +281,11 @@ fn add_hook(r: &mut DispatchResult, h: &HookOutcome) {
     let end = h.shipped.as_deref().cloned().unwrap_or_default();
     if end.invoked {
         r.invoked_count += 1;
-        if h.attempt > 1 {
-            r.retried_hooks.push(h.hook_id.clone());
-        }
+    }
+    // As LoopX: every hook whose receipt was retryable, run again or not
+    // (isolated past its attempts); and any run at a later attempt.
+    if end.retried || (end.invoked && h.attempt > 1) {
+        r.retried_hooks.push(h.hook_id.clone());
     }
     if h.outcome == HookOutcomeKind::Replayed {
         r.replayed_hooks.push(h.hook_id.clone());

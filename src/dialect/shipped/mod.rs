@@ -8,10 +8,12 @@
 //!
 //! Beside the documents: `rules` (the engine's questions, answered),
 //! `engine` (the shipped half of a dispatch: ids, stored records,
-//! receipts, the dispatch result), `ids` (LoopX's `pwr_`/`pwh_` ids),
+//! receipts, the dispatch result), `batch` (LoopX's transport envelope as
+//! the admission of a dispatch), `ids` (LoopX's `pwr_`/`pwh_` ids),
 //! `pyjson` (Python's `json.dumps`, which those ids hash), `turn_start`
 //! (the shipped turn-start contract) and `sidecar` (LoopX's receipt files).
 
+pub mod batch;
 mod dispatch;
 mod documents;
 pub mod engine;

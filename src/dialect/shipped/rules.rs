@@ -10,9 +10,9 @@ use super::{FailureCode as ShippedCode, Registration, SidecarStatus};
 use crate::contract::{Dialect, DispatchStatus, FailureCode, FailureDetail};
 use crate::dispatch::{
     Accepted, AdmissionRefusal, CheckpointParts, DialectRules, DispatchOutcome, Failure, HookOutcome,
-    NotADispatchRequest, Provider, RegisteredHook, ShippedEnd, Source,
+    NotADispatchRequest, PlannedHook, Provider, RegisteredHook, ShippedEnd, Source,
 };
-use crate::journal::{DispatchRow, StoredIntent};
+use crate::journal::{DispatchRow, KeyOf, StoredIntent};
 use crate::validate::{IntentKinds, Violation, Violations};
 
 /// The rules of `loopx-shipped-v0`.
@@ -161,6 +161,21 @@ impl DialectRules for LoopxShippedV0 {
         // As LoopX: isolated before the producer runs as `journal_write_failed`.
         f.shipped = Some(ShippedCode::JournalWriteFailed);
         Some(f)
+    }
+
+    /// As LoopX: a batch whose answer may exceed its transport envelope is
+    /// refused before any provider runs, each hook `runtime_result_invalid`.
+    fn admit_batch(&self, planned: &[PlannedHook<'_>], registered: u32) -> Option<Failure> {
+        if super::batch::fits(planned, registered) {
+            return None;
+        }
+        let mut f = Failure::new(FailureCode::DispatchBudgetExhausted, None);
+        f.shipped = Some(ShippedCode::RuntimeResultInvalid);
+        Some(f)
+    }
+
+    fn key_of(&self) -> Option<KeyOf> {
+        Some(engine::intent_key)
     }
 
     fn fresh_outcome(&self, o: &mut HookOutcome, hook: &RegisteredHook) {

@@ -12,6 +12,8 @@ use super::*;
 use crate::dialect::shipped::{self as doc, FailureCode, SidecarStatus};
 use crate::journal::{JournalOptions, OpenMode};
 
+mod parity;
+
 #[derive(Clone)]
 enum Does {
     /// One intent with this idempotency key and payload marker.
