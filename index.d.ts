@@ -540,6 +540,10 @@ export declare function validateShippedSource(doc: unknown): ValidationResult<Sh
 
 export declare function validateShippedTurnStartDispatch(doc: unknown): ValidationResult<ShippedTurnStartDispatch>
 
+/**
+ * Judges `{registration, result}`; an admitted one's `value` is its
+ * `result`, as LoopX's `validateTurnStartHookInvocation` returns it.
+ */
 export declare function validateShippedTurnStartInvocation(doc: unknown): ValidationResult<ShippedTurnStartResult>
 
 export declare function validateShippedTurnStartRegistration(doc: unknown): ValidationResult<ShippedTurnStartRegistration>

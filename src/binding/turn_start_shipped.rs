@@ -18,9 +18,24 @@ pub fn validate_shipped_turn_start_registration<'e>(env: &'e Env, doc: JsAny) ->
     run(env, doc, shipped::validate_registration)
 }
 
+/// Judges `{registration, result}`; an admitted one's `value` is its
+/// `result`, as LoopX's `validateTurnStartHookInvocation` returns it.
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<ShippedTurnStartResult>")]
 pub fn validate_shipped_turn_start_invocation<'e>(env: &'e Env, doc: JsAny) -> Result<Object<'e>, Code> {
-    run(env, doc, shipped::validate_invocation)
+    let mut out = run(env, doc, shipped::validate_invocation)?;
+    let result = (|| -> napi::Result<()> {
+        if out.get::<bool>("ok")? == Some(true) {
+            if let Some(value) = out.get::<Object>("value")? {
+                let member: Option<Unknown> = value.get("result")?;
+                if let Some(member) = member {
+                    out.set("value", member)?;
+                }
+            }
+        }
+        Ok(())
+    })();
+    result.map_err(super::error::internal)?;
+    Ok(out)
 }
 
 #[napi(ts_args_type = "doc: unknown", ts_return_type = "ValidationResult<ShippedTurnStartDispatch>")]

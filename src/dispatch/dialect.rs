@@ -65,6 +65,11 @@ pub trait DialectRules: Send + Sync + 'static {
     // The result.
     /// What a call the dispatch's wall budget cut short failed with.
     fn wall_exceeded(&self) -> Failure;
+    /// How deep a reply's document may nest: serde_json's own limit unless
+    /// the dialect's documents go deeper.
+    fn max_result_depth(&self) -> usize {
+        crate::validate::text::MAX_DEPTH
+    }
     /// Judges a reply's JSON document against the hook's registration.
     fn accept(
         &self,

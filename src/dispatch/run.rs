@@ -131,8 +131,8 @@ pub(super) fn accept(
     if text.len() > max_reply_len(hook) {
         return Err(Failure::new(FailureCode::ResultContractRejected, Some(Rule::ResultTooLarge)));
     }
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|_| Failure::new(FailureCode::ResultContractRejected, Some(Rule::NotJsonValue)))?;
+    let doc: Value = crate::validate::text::from_str_nested(&text, hook.rules.max_result_depth())
+        .ok_or_else(|| Failure::new(FailureCode::ResultContractRejected, Some(Rule::NotJsonValue)))?;
     let mut accepted = hook.rules.accept(&doc, hook, kinds, dispatch_id, source)?;
     (accepted.digest, accepted.bytes) = (identity::result_digest(&doc), crate::canonical::canonical_len(&doc));
     Ok(accepted)

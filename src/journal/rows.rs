@@ -198,7 +198,9 @@ pub struct JournalStats {
 /// Stored documents are JSON text; readers hand them out as nested JSON so
 /// callers never parse twice. Text that is somehow not JSON reads as null.
 fn embedded_json<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
-    serde_json::from_str::<serde_json::Value>(text).unwrap_or(serde_json::Value::Null).serialize(s)
+    crate::validate::text::from_str_nested::<serde_json::Value>(text, crate::validate::text::MAX_NESTED_DEPTH)
+        .unwrap_or(serde_json::Value::Null)
+        .serialize(s)
 }
 
 fn embedded_json_opt<S: Serializer>(text: &Option<String>, s: S) -> Result<S::Ok, S::Error> {

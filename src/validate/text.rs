@@ -14,6 +14,58 @@ use crate::contract::{Rule, Violation};
 /// walker uses the same bound (binding::js_value::MAX_DEPTH).
 pub const MAX_DEPTH: usize = 127;
 
+/// The deepest document a dialect stores (loopx-shipped-v0's results; LoopX
+/// pins 2,000 levels, and its V8 gives up near 4,500). Every walk of such a
+/// document (parse, validation, digest, serialization, drop) must fit the
+/// smallest stack it may run on, a 2 MiB worker thread's, with room to spare.
+pub const MAX_NESTED_DEPTH: usize = 2_048;
+
+/// Whether JSON text nests at most `max` arrays and objects deep: one pass
+/// over the bytes, skipping strings, with no recursion.
+pub fn depth_within(text: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in text {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
+}
+
+/// JSON text of at most `max_depth` levels, deserialized past serde_json's
+/// own limit of [`MAX_DEPTH`]: for a dialect whose documents nest deeper,
+/// on a stack that holds `max_depth` levels of the caller's walks.
+pub fn from_str_nested<T: serde::de::DeserializeOwned>(text: &str, max_depth: usize) -> Option<T> {
+    if max_depth <= MAX_DEPTH {
+        return serde_json::from_str(text).ok();
+    }
+    if !depth_within(text.as_bytes(), max_depth) {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = T::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(value)
+}
+
 fn at_root() -> Violations {
     vec![Violation { path: String::new(), rule: Rule::NotJsonValue }].into()
 }
@@ -252,6 +304,26 @@ impl Scan<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_text_is_read_to_its_bound_and_refused_past_it_without_recursing_first() {
+        let nest = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let read = |n: usize, max: usize| {
+            let text = nest(n);
+            // The walks of a deep value recurse; the test's own thread is small in debug.
+            std::thread::Builder::new()
+                .stack_size(64 << 20)
+                .spawn(move || from_str_nested::<Value>(&text, max).is_some())
+                .unwrap()
+                .join()
+                .unwrap()
+        };
+        assert!(read(MAX_NESTED_DEPTH, MAX_NESTED_DEPTH));
+        assert!(!read(MAX_NESTED_DEPTH + 1, MAX_NESTED_DEPTH));
+        assert!(!read(MAX_DEPTH + 1, MAX_DEPTH), "serde_json's own limit is kept below it");
+        assert!(depth_within(br#"["[[[[", {"a": "]]]"}]"#, 2), "brackets inside strings do not count");
+        assert!(!depth_within(b"[[[]]]", 2));
+    }
 
     fn paths(text: &str) -> Vec<(String, Rule)> {
         parse(text).unwrap_err().iter().map(|v| (v.path.clone(), v.rule)).collect()

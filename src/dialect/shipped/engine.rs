@@ -132,7 +132,8 @@ pub fn stored_intent(dispatch_id: &str, capability_id: &str, i: &Intent) -> Inte
 
 /// The intent document of a stored shipped intent.
 pub fn intent_from_stored(intent_kind: &str, stored_json: &str) -> Option<Intent> {
-    let (idempotency_key, source_receipt_id, payload): Stored = serde_json::from_str(stored_json).ok()?;
+    let (idempotency_key, source_receipt_id, payload): Stored =
+        crate::validate::text::from_str_nested(stored_json, super::MAX_RESULT_DEPTH)?;
     Some(Intent {
         schema_version: Default::default(),
         intent_kind: intent_kind.to_owned(),

@@ -48,6 +48,10 @@ pub use source::validate_source;
 /// reaches this; past it the hook is isolated before its provider runs.
 pub const MAX_ATTEMPT_COUNT: u32 = 10_000;
 
+/// How deep a result may nest on a runtime's dispatch path (LoopX's own
+/// transaction, `transaction`, walks deeper on a stack of its own).
+pub const MAX_RESULT_DEPTH: usize = crate::validate::text::MAX_NESTED_DEPTH;
+
 /// The dialect's name, as `--dialect` and `{ dialect }` spell it.
 pub const DIALECT: &str = "loopx-shipped-v0";
 

@@ -136,6 +136,10 @@ impl DialectRules for LoopxShippedV0 {
         Failure::new(FailureCode::ProducerTimedOut, None)
     }
 
+    fn max_result_depth(&self) -> usize {
+        super::MAX_RESULT_DEPTH
+    }
+
     fn accept(
         &self,
         doc: &Value,

@@ -1,7 +1,6 @@
 //! The transaction request: parsed without a depth limit below
 //! [`MAX_DEPTH`], and decoded as LoopX decodes it, with LoopX's messages.
 
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::{Reason, Rejected, REQUEST_SCHEMA_VERSION};
@@ -9,6 +8,7 @@ use crate::dialect::shipped::grammar::{is_goal_id, js_blank};
 use crate::dialect::shipped::pyjson::{dumps, py_strip};
 use crate::dialect::shipped::{self as doc};
 use crate::identity::sha256_hex;
+use crate::validate::text::{depth_within, from_str_nested};
 
 /// The deepest nesting a request may hold: a result within the largest
 /// result budget (64 KiB) nests at most half as deep.
@@ -146,41 +146,7 @@ pub fn parse(text: &str) -> Result<Value, Rejected> {
 /// JSON bytes of at most [`MAX_DEPTH`] levels, parsed without serde's
 /// default depth limit (the caller's stack is sized for them).
 pub(super) fn parse_deep(bytes: &[u8]) -> Option<Value> {
-    if !depth_within(bytes, MAX_DEPTH) {
-        return None;
-    }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    de.disable_recursion_limit();
-    let value = Value::deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(value)
-}
-
-fn depth_within(text: &[u8], max: usize) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in text {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > max {
-                    return false;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    true
+    from_str_nested(std::str::from_utf8(bytes).ok()?, MAX_DEPTH)
 }
 
 fn exact_fields(map: &Map<String, Value>, expected: &[&str], label: &str) -> Result<(), Rejected> {
