@@ -43,13 +43,15 @@ const source: ShippedSource = {
   projection: { stage_completion: { transition: 'goal_terminal' } },
 }
 
-function nested(levels: number): Record<string, unknown> {
-  let payload: Record<string, unknown> = { leaf: true }
+type Payload = ShippedHookResult['intent'] extends infer I ? (I extends { payload: infer P } ? P : never) : never
+
+function nested(levels: number): Payload {
+  let payload: Payload = { leaf: true }
   for (let i = 0; i < levels; i += 1) payload = { next: payload }
   return payload
 }
 
-function provider(hookId: string, key: string, payload: Record<string, unknown>) {
+function provider(hookId: string, key: string, payload: Payload) {
   let calls = 0
   const fn = (input: ShippedHookInput): ShippedHookResult => {
     calls += 1

@@ -170,7 +170,6 @@ describe('loopx-shipped-v0 runtime', () => {
         hook_id: STAGE,
         capability_id: 'periodic-report',
         error_code: 'receipt_conflict',
-        durable_receipt_ref: `post-writeback-hook:${row.dispatchId}`,
       },
     ])
     expect((await runtime.journal.getDispatch(row.dispatchId))?.receipt).toEqual(row.receipt)

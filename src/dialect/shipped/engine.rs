@@ -292,9 +292,11 @@ fn add_hook(r: &mut DispatchResult, h: &HookOutcome) {
         r.replayed_hooks.push(h.hook_id.clone());
     }
     if let Some(code) = end.error_code {
-        // A receipt is durable when one was recorded: a failure of an
-        // attempt (1 or later), or the final receipt a conflict kept.
-        let durable = h.outcome == HookOutcomeKind::Conflict || h.attempt >= 1;
+        // As LoopX: a failure names its receipt when this dispatch stored
+        // one, a failed attempt; not a conflict with a receipt it found, nor
+        // a hook isolated at its last attempt before its provider ran.
+        let isolated = code == FailureCode::JournalWriteFailed && !end.invoked;
+        let durable = h.outcome != HookOutcomeKind::Conflict && h.attempt >= 1 && !isolated;
         r.failures.push(DispatchFailure {
             hook_id: h.hook_id.clone(),
             capability_id: end.capability_id.clone(),

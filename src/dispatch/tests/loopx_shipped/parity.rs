@@ -288,6 +288,7 @@ async fn retried_hooks_lists_a_hook_isolated_at_ten_thousand_attempts() {
     assert_eq!(r.invoked_count, 1);
     assert_eq!(r.retried_hooks, owned(&["periodic_report.a_exhausted"]));
     assert_eq!(failures(&r), [("periodic_report.a_exhausted".to_owned(), FailureCode::JournalWriteFailed)]);
+    assert_eq!(r.failures[0].durable_receipt_ref, None, "nothing was stored for it now, as LoopX reports it");
     assert_eq!(keys(&r), ["fresh-key"]);
 }
 
