@@ -34,6 +34,7 @@ import {
   type Doc,
   type TransactionResult,
 } from './support/loopx_transaction.js'
+import { turnStartRegistration, turnStartResult } from './support/loopx_turn_start.js'
 
 const roots = new Roots()
 afterEach(() => roots.cleanup())
@@ -257,44 +258,7 @@ describe("LoopX's capability-hook cases: post-writeback", () => {
   })
 })
 
-const INBOX = 'operator_inbox.turn_start_sync'
-
-/** LoopX's operator-inbox turn-start registration as its test writes it. */
-function turnStartRegistration(fields: Partial<ShippedTurnStartRegistrationV1> = {}): ShippedTurnStartRegistrationV1 {
-  return {
-    schema_version: 'loopx_turn_start_capability_hook_registration_v1',
-    hook_id: INBOX,
-    capability_id: 'operator-inbox',
-    phase: 'turn_start',
-    budget: { max_invocations_per_dispatch: 1, max_result_bytes: 16_384 },
-    failure_policy: 'isolate',
-    requested_read_scope: ['provider_history'],
-    requested_write_scope: ['owner_private_inbox', 'owner_private_cursor'],
-    required_read: {
-      kind: 'operator_inbox',
-      command: 'loopx inbox drain --goal-id fixture',
-      reason: 'read newly synchronized operator evidence',
-      ordering: 'before_work',
-    },
-    ...fields,
-  }
-}
-
-const observed: ShippedTurnStartResult = {
-  schema_version: 'loopx_turn_start_capability_hook_result_v0',
-  hook_id: INBOX,
-  capability_id: 'operator-inbox',
-  phase: 'turn_start',
-  status: 'observed',
-  observation_count: 2,
-  agent_read_required: true,
-  external_reads_performed: true,
-  external_writes_performed: false,
-  local_private_state_mutated: true,
-  private_content_returned: false,
-  provider_payload_returned: false,
-  error_code: null,
-}
+const observed: ShippedTurnStartResult = turnStartResult()
 
 /** The required read of an admitted registration (a v1 one: v0 has none). */
 function admittedRead(registration: ShippedTurnStartRegistrationV1) {

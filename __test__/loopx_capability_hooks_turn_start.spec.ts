@@ -4,53 +4,8 @@
 // `value` is the document's `result`), and the test reads its fields.
 import { describe, expect, it } from 'vitest'
 
-import {
-  validateShippedTurnStartInvocation,
-  type ShippedTurnStartRegistrationV1,
-  type ShippedTurnStartResult,
-  type ValidationResult,
-} from '../lib/index.js'
-
-type Doc = Record<string, unknown>
-
-function turnStartRegistration(fields: Doc = {}): ShippedTurnStartRegistrationV1 {
-  return {
-    schema_version: 'loopx_turn_start_capability_hook_registration_v1',
-    hook_id: 'operator_inbox.turn_start_sync',
-    capability_id: 'operator-inbox',
-    phase: 'turn_start',
-    budget: { max_invocations_per_dispatch: 1, max_result_bytes: 16_384 },
-    failure_policy: 'isolate',
-    requested_read_scope: ['provider_history'],
-    requested_write_scope: ['owner_private_inbox', 'owner_private_cursor'],
-    required_read: {
-      kind: 'operator_inbox',
-      command: 'loopx inbox drain --goal-id fixture',
-      reason: 'read newly synchronized operator evidence',
-      ordering: 'before_work',
-    },
-    ...(fields as Partial<ShippedTurnStartRegistrationV1>),
-  }
-}
-
-function turnStartResult(fields: Partial<ShippedTurnStartResult> = {}): ShippedTurnStartResult {
-  return {
-    schema_version: 'loopx_turn_start_capability_hook_result_v0',
-    hook_id: 'operator_inbox.turn_start_sync',
-    capability_id: 'operator-inbox',
-    phase: 'turn_start',
-    status: 'observed',
-    observation_count: 2,
-    agent_read_required: true,
-    external_reads_performed: true,
-    external_writes_performed: false,
-    local_private_state_mutated: true,
-    private_content_returned: false,
-    provider_payload_returned: false,
-    error_code: null,
-    ...fields,
-  }
-}
+import { validateShippedTurnStartInvocation, type ValidationResult } from '../lib/index.js'
+import { turnStartRegistration, turnStartResult } from './support/loopx_turn_start.js'
 
 function admitted<T>(verdict: ValidationResult<T>): T {
   if (!verdict.ok) throw new Error(`refused: ${JSON.stringify(verdict.violations)}`)

@@ -41,7 +41,7 @@ pub const SOURCE_SCHEMA_VERSION: &str = "loopx_post_writeback_hook_source_v0";
 
 /// Deep documents are parsed, judged and written recursively; this stack
 /// holds [`MAX_DEPTH`] levels of the deepest of those walks.
-const STACK_BYTES: usize = 512 << 20;
+const STACK_BYTES: usize = 128 << 20;
 
 /// Why a request was refused as a whole: LoopX's message for it (fixed
 /// text and field names, never a value of the request) and which kind.
