@@ -342,11 +342,14 @@ describe('only the two-phase protocol', () => {
     expect(readdirSync(root)).toEqual([])
   })
 
-  it('refuses a request that is no JSON object with the same stable code', async () => {
-    for (const req of [null, ['not', 'an', 'object'], 'request', 42]) {
+  it("refuses a request that is no JSON object as the caller's misuse, naming the argument", async () => {
+    const cyclic: Record<string, unknown> = {}
+    cyclic['self'] = cyclic
+    for (const req of [null, ['not', 'an', 'object'], 'request', 42, cyclic]) {
       const error = await rejection(req)
       expect(error).toBeInstanceOf(LoopxHooksError)
-      expect(error.code).toBe('ERR_LOOPX_TRANSACTION_INVALID')
+      expect(error.code).toBe('ERR_LOOPX_INVALID_ARGUMENT')
+      expect(error.message).toMatch(/evaluatePostWritebackHookTransaction: invalid argument: request/)
     }
   })
 

@@ -13,11 +13,15 @@
 import diagnostics_channel from 'node:diagnostics_channel'
 
 import { evaluatePostWritebackTransaction } from './addon.js'
+import { expectArgs, expectOptions } from './args.js'
 import { LoopxHooksError } from './errors.js'
 import { HookJournal, nativeOf } from './journal.js'
 
+/** The `schema_version` of a transaction request. */
 export const POST_WRITEBACK_HOOK_TRANSACTION_REQUEST_SCHEMA_VERSION = 'loopx_post_writeback_hook_transaction_request_v0'
+/** The `schema_version` of a transaction result. */
 export const POST_WRITEBACK_HOOK_TRANSACTION_RESULT_SCHEMA_VERSION = 'loopx_post_writeback_hook_transaction_result_v0'
+/** The `schema_version` of the source a request carries. */
 export const POST_WRITEBACK_HOOK_SOURCE_SCHEMA_VERSION = 'loopx_post_writeback_hook_source_v0'
 
 /** The channel a receipt the journal did not take is published on. */
@@ -41,6 +45,7 @@ export interface TransactionOptions {
  * not take; the transaction's answer stands (the folder is the store).
  */
 export interface TransactionJournalMessage {
+  /** The hook's dispatch whose receipt the journal did not take. */
   dispatchId: string
   /** `conflict` (the journal holds another receipt), `journal_failed` or `invalid_receipt`. */
   outcome: string
@@ -50,20 +55,17 @@ export interface TransactionJournalMessage {
 
 const channel = diagnostics_channel.channel(TRANSACTION_JOURNAL_CHANNEL)
 
+const METHOD = 'evaluatePostWritebackHookTransaction'
+
+/** The request as JSON text; a request that is no JSON object is the caller's misuse. */
 function requestText(request: unknown): string {
-  let text: string | undefined
+  // Not the runtime's own check: a transaction's documents nest deeper than 127 levels.
+  expectArgs(METHOD, { request: [request, 'object'] })
   try {
-    text = JSON.stringify(request)
+    return JSON.stringify(request)
   } catch {
-    text = undefined
+    throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', `${METHOD}: invalid argument: request (a JSON value)`)
   }
-  if (typeof text !== 'string' || request === null || typeof request !== 'object' || Array.isArray(request)) {
-    throw new LoopxHooksError(
-      'ERR_LOOPX_TRANSACTION_INVALID',
-      'post-writeback hook transaction request must be a JSON object',
-    )
-  }
-  return text
 }
 
 /**
@@ -72,20 +74,18 @@ function requestText(request: unknown): string {
  * request that breaks the protocol rejects with a `LoopxHooksError`
  * (`ERR_LOOPX_TRANSACTION_INVALID`, `..._SOURCE_INVALID`, `..._ENVELOPE`,
  * `..._TOO_DEEP`) whose message is LoopX's; everything about one hook is a
- * failure inside the answered dispatch.
+ * failure inside the answered dispatch. A request that is no JSON object,
+ * or options of the wrong kind, throw `ERR_LOOPX_INVALID_ARGUMENT`.
  */
 export async function evaluatePostWritebackHookTransaction(
   request: unknown,
   options: TransactionOptions = {},
 ): Promise<JsonObject> {
   const text = requestText(request)
-  const journal = options.journal
+  const { journal } = expectOptions(METHOD, 'options', options, { journal: 'object?' })
   if (journal === undefined) return JSON.parse(await evaluatePostWritebackTransaction(text)) as JsonObject
   if (!(journal instanceof HookJournal)) {
-    throw new LoopxHooksError(
-      'ERR_LOOPX_INVALID_ARGUMENT',
-      'evaluatePostWritebackHookTransaction: journal is not a HookJournal',
-    )
+    throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', `${METHOD}: invalid argument: journal (a HookJournal)`)
   }
   const answer = JSON.parse(await nativeOf(journal).evaluatePostWritebackTransaction(text)) as {
     result: JsonObject

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import * as root from '../../lib/index.js'
 import * as orchestrator from '../../lib/orchestrator/index.js'
 import * as otel from '../../lib/otel.js'
+import * as loopx from '../../lib/loopx.js'
 import { TriggerStore } from '../../lib/capabilities/periodic_report/store.js'
 import * as periodicReport from '../../lib/capabilities/periodic_report/index.js'
 import { turnStartReceipt, turnStartRegistration, turnStartRequest } from './turn_start.js'
@@ -19,6 +20,7 @@ export const ENTRIES: Record<string, Record<string, unknown>> = {
   '.': root,
   './orchestrator': orchestrator,
   './otel': otel,
+  './loopx': loopx,
   './capabilities/periodic_report': periodicReport,
 }
 
@@ -103,6 +105,16 @@ export const SAMPLES: Record<string, () => unknown> = {
   definition: () => kind,
   hook: () => ({ ...hook }),
   request: () => request(),
+  'evaluatePostWritebackHookTransaction.request': () => ({
+    schema_version: 'loopx_post_writeback_hook_transaction_request_v0',
+    phase: 'preflight',
+    runtime_root: null,
+    source: null,
+    hook_input: { schema_version: 'loopx_post_writeback_capability_hook_input_v0' },
+    registrations: [],
+    transaction_id: null,
+    provider_outcomes: [],
+  }),
   requests: () => [request()],
   query: () => ({}),
   options: () => ({}),
