@@ -6,9 +6,7 @@
 //! command, `before_work`), and decides the lane. Providers are a trait
 //! (`hook.rs`); the binding implements it over JS functions, tests in Rust.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,7 +16,8 @@ use ts_rs::TS;
 use super::hook::{InstalledTurnStartHook, TurnStartProvider};
 use super::inbox::InboxStore;
 use super::outcome::{TurnStartLane, TurnStartLaneReason, TurnStartOutcome};
-use super::session::{SessionCounts, TurnStartSession};
+use super::session::TurnStartSession;
+use super::sessions::InboxSessions;
 use super::validate::validate_turn_start_registration;
 use crate::identity;
 use crate::validate::{Rule, Violation, Violations};
@@ -50,70 +49,29 @@ pub enum Registered {
 
 pub struct TurnStartKernel {
     profile: TurnStartProfile,
-    /// The owner-private inbox, when attached: core counts pending material
-    /// there itself when a hook fails (fail closed, not self-reported).
-    inbox: RwLock<Option<Arc<InboxStore>>>,
-    /// The sessions of invocations in flight, by token.
-    sessions: Mutex<HashMap<String, Arc<TurnStartSession>>>,
-    session_counter: AtomicU64,
+    /// The owner-private inbox, when attached, and the sessions it grants.
+    sessions: InboxSessions,
     /// Sorted by hook_id; swapped whole so a dispatch in flight keeps its snapshot.
     hooks: RwLock<Arc<Vec<Arc<InstalledTurnStartHook>>>>,
 }
 
 impl TurnStartKernel {
     pub fn new(profile: TurnStartProfile) -> Self {
-        TurnStartKernel {
-            profile,
-            inbox: RwLock::new(None),
-            sessions: Mutex::new(HashMap::new()),
-            session_counter: AtomicU64::new(0),
-            hooks: RwLock::new(Arc::new(Vec::new())),
-        }
+        TurnStartKernel { profile, sessions: InboxSessions::default(), hooks: RwLock::new(Arc::new(Vec::new())) }
     }
 
     /// Attaches the owner-private inbox store the providers use.
     pub fn use_inbox(&self, store: Arc<InboxStore>) {
-        *self.inbox.write().unwrap_or_else(|p| p.into_inner()) = Some(store);
+        self.sessions.use_inbox(store);
     }
 
     /// The session of an invocation in flight.
     pub fn session(&self, token: &str) -> Option<Arc<TurnStartSession>> {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).get(token).cloned()
+        self.sessions.session(token)
     }
 
-    /// Opens a session for one invocation of `hook`, when an inbox is attached.
-    pub(super) fn open_session(&self, hook: &InstalledTurnStartHook) -> Option<(String, Arc<TurnStartSession>)> {
-        let store = self.inbox.read().unwrap_or_else(|p| p.into_inner()).clone()?;
-        let r = &hook.registration;
-        let session = Arc::new(TurnStartSession::new(store, r.write_scopes.clone(), r.budget));
-        let n = self.session_counter.fetch_add(1, Ordering::Relaxed);
-        let seed = format!("{}:{n}:{:?}:{}", std::process::id(), std::time::SystemTime::now(), r.hook_id);
-        let token = format!("tss_{}", identity::sha256_hex(seed.as_bytes()));
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(token.clone(), session.clone());
-        Some((token, session))
-    }
-
-    /// Ends a call's session the moment the call ends: its token is
-    /// forgotten and every later operation refused, while the rest of the
-    /// dispatch runs on.
-    pub(super) fn end_session(&self, token: &str, session: &TurnStartSession) {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(token);
-        session.end();
-    }
-
-    pub(super) fn close_session(&self, token: &str, session: &TurnStartSession) -> SessionCounts {
-        self.end_session(token, session);
-        session.close()
-    }
-
-    pub(super) fn inbox_store(&self) -> Option<Arc<InboxStore>> {
-        self.inbox.read().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// The inbox's durably pending count, or None (no store, or it cannot be
-    /// read). A point count on the inbox's own connection, read in the step.
-    pub(super) fn inbox_pending(&self) -> Option<u32> {
-        self.inbox_store()?.pending_count().ok()
+    pub(super) fn sessions(&self) -> &InboxSessions {
+        &self.sessions
     }
 
     pub fn profile(&self) -> &TurnStartProfile {

@@ -14,6 +14,7 @@ mod outcome;
 mod reconcile;
 mod request;
 mod session;
+mod sessions;
 mod steps;
 mod validate;
 
@@ -28,6 +29,7 @@ pub use request::{
     validate_turn_start_request, TurnIdentity, TurnStartQuotaRequest, TurnStartRequest, MAX_QUOTA_UNITS,
 };
 pub use session::{SessionCounts, SessionError, TurnStartSession};
+pub use sessions::{DispatchStart, Granted, InboxSessions};
 pub use steps::{TurnStartCall, TurnStartPlan, TurnStartPrepared};
 pub use validate::{command, is_command_word, validate_turn_start_receipt, validate_turn_start_registration};
 

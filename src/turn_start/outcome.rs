@@ -122,11 +122,14 @@ pub struct TurnStartKernelFailure {
 pub enum PendingStanding {
     /// The provider's receipt, accepted as it came (the hook succeeded).
     Reported,
-    /// The hook failed (an outage): core counted the inbox store's durably
-    /// pending messages itself, and requires a read when there are any.
+    /// Core counted the inbox store's durably pending messages itself, and
+    /// requires a read when there are any: the hook failed (an outage),
+    /// reported fewer than the inbox holds, or a private write of its call
+    /// failed.
     InboxStore,
-    /// The hook failed and no inbox store is attached (or it could not be
-    /// read): unknown, so core requires the read anyway (fail closed).
+    /// The hook failed, or a private write of its call failed, and no inbox
+    /// store is attached (or it could not be read): unknown, so core
+    /// requires the read anyway (fail closed).
     Unknown,
 }
 

@@ -58,6 +58,10 @@ pub struct SessionCounts {
     pub reactions_failed: u32,
     /// Calls refused because a budget of the dispatch was spent.
     pub budget_refusals: u32,
+    /// Private writes (capture, first reads, cursor, reaction receipt) the
+    /// store refused or failed: a busy or closed inbox, an i/o error. What
+    /// they would have recorded is not in the store, so it is not claimed.
+    pub write_failures: u32,
     /// The first reads recorded through this session, summed; `pending` is
     /// the inbox's pending count after the last of them.
     pub first_reads: FirstReads,
@@ -131,6 +135,17 @@ impl TurnStartSession {
         Ok(())
     }
 
+    /// Counts a private write the store did not commit; a caller's invalid
+    /// argument is refused before any write and is not one.
+    fn written<T>(&self, done: std::result::Result<T, InboxError>) -> Result<T> {
+        if let Err(e) = &done {
+            if !matches!(e, InboxError::InvalidArgument { .. }) {
+                self.state().counts.write_failures += 1;
+            }
+        }
+        Ok(done?)
+    }
+
     /// Declares one external read of `route_id` before the provider makes
     /// it: one attempt, and a new route counts against `max_routes`.
     pub fn read_route(&self, route_id: &str) -> Result<SessionCounts> {
@@ -157,14 +172,14 @@ impl TurnStartSession {
         if input.source == CaptureSource::Collector {
             return Err(SessionError::CollectorCapture);
         }
-        Ok(self.store.capture(input)?)
+        self.written(self.store.capture(input))
     }
 
     /// First reads through the session are core's own count of what this
     /// invocation routed to the Agent; a receipt cannot report fewer.
     pub fn record_first_reads(&self, read_ref: &str) -> Result<FirstReads> {
         let _running = self.grant(TurnStartWriteScope::OwnerPrivateInbox, "owner_private_inbox")?;
-        let reads = self.store.record_first_reads(read_ref)?;
+        let reads = self.written(self.store.record_first_reads(read_ref))?;
         let seen = &mut self.state().counts.first_reads;
         seen.observations_new += reads.observations_new;
         seen.direct_questions += reads.direct_questions;
@@ -175,7 +190,7 @@ impl TurnStartSession {
 
     pub fn claim_cursor(&self, scope: &str, kind: CursorKind, lease_ms: u32) -> Result<ClaimOutcome> {
         let _running = self.grant(TurnStartWriteScope::OwnerPrivateCursor, "owner_private_cursor")?;
-        Ok(self.store.claim_cursor(scope, kind, lease_ms)?)
+        self.written(self.store.claim_cursor(scope, kind, lease_ms))
     }
 
     pub fn advance_cursor(
@@ -187,12 +202,12 @@ impl TurnStartSession {
         read: &[MessageRef],
     ) -> Result<AdvanceOutcome> {
         let _running = self.grant(TurnStartWriteScope::OwnerPrivateCursor, "owner_private_cursor")?;
-        Ok(self.store.advance_cursor(scope, kind, token, value, read)?)
+        self.written(self.store.advance_cursor(scope, kind, token, value, read))
     }
 
     pub fn release_cursor(&self, scope: &str, kind: CursorKind, token: &str) -> Result<bool> {
         let _running = self.grant(TurnStartWriteScope::OwnerPrivateCursor, "owner_private_cursor")?;
-        Ok(self.store.release_cursor(scope, kind, token)?)
+        self.written(self.store.release_cursor(scope, kind, token))
     }
 
     pub fn reaction_candidates(&self, collector_id: &str, max: u32) -> Result<Vec<MessageRef>> {
@@ -205,7 +220,7 @@ impl TurnStartSession {
     pub fn begin_reaction(&self, m: &MessageRef) -> Result<ReactionBegin> {
         let _running = self.grant(TurnStartWriteScope::ProviderMessageReaction, "provider_message_reaction")?;
         Self::attempt(&mut self.state(), &self.budget)?;
-        let begun = self.store.begin_reaction(m)?;
+        let begun = self.written(self.store.begin_reaction(m))?;
         if begun == ReactionBegin::Proceed {
             let mut state = self.state();
             state.counts.external_writes += 1;
@@ -218,7 +233,7 @@ impl TurnStartSession {
     /// create: one begun in an earlier dispatch was that dispatch's write.
     pub fn finish_reaction(&self, m: &MessageRef, result: ReactionResult) -> Result<ReactionFinish> {
         let _running = self.grant(TurnStartWriteScope::ProviderMessageReaction, "provider_message_reaction")?;
-        let finished = self.store.finish_reaction(m, result)?;
+        let finished = self.written(self.store.finish_reaction(m, result))?;
         if finished == ReactionFinish::Recorded {
             let mut state = self.state();
             let admitted_here = state.admitted.remove(m);
@@ -233,7 +248,7 @@ impl TurnStartSession {
 
     pub fn resolve_reaction(&self, m: &MessageRef, result: ReactionResult) -> Result<ReactionFinish> {
         let _running = self.grant(TurnStartWriteScope::ProviderMessageReaction, "provider_message_reaction")?;
-        Ok(self.store.resolve_reaction(m, result)?)
+        self.written(self.store.resolve_reaction(m, result))
     }
 
     /// Ends the call without waiting: every later operation is refused.

@@ -10,14 +10,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::hook::{hook_input, InstalledTurnStartHook};
-use super::inbox::ReadBefore;
 use super::judge::{judge, TurnStartCallResult};
 use super::kernel::TurnStartKernel;
-use super::lane::{decide_outcome_lane, project_required_reads};
+use super::lane::project_required_reads;
 use super::outcome::TurnStartOutcome;
-use super::reconcile::{fail_closed, reconcile};
 use super::request::validate_turn_start_request;
-use super::session::TurnStartSession;
+use super::sessions::{DispatchStart, Granted};
 use crate::provider_reply::ProviderReply;
 
 /// One provider call to make, in hook_id order.
@@ -27,16 +25,15 @@ pub struct TurnStartCall {
     /// The call's session (token and grants) when an inbox is attached; ended
     /// by [`TurnStartKernel::end_call`] when the call ends, so it lives
     /// exactly as long as the call.
-    session: Option<(String, Arc<TurnStartSession>)>,
+    session: Option<Granted>,
 }
 
 /// The calls of one dispatch, with the hooks they were planned against.
 pub struct TurnStartPlan {
     pub calls: Vec<TurnStartCall>,
     hooks: Arc<Vec<Arc<InstalledTurnStartHook>>>,
-    /// Which pending messages the attached inbox had read when the dispatch
-    /// began; None without an inbox (or when it could not be read).
-    read_before: Option<ReadBefore>,
+    /// Which pending messages the attached inbox had read when the dispatch began.
+    start: DispatchStart,
 }
 
 pub enum TurnStartPrepared {
@@ -57,25 +54,26 @@ impl TurnStartKernel {
             return TurnStartPrepared::Done(TurnStartOutcome { admitted: true, ..self.refused(Vec::new()) });
         }
         let hooks = self.snapshot();
-        let read_before = self.inbox_store().and_then(|store| store.read_before().ok());
+        let start = self.sessions().start();
         let calls = hooks
             .iter()
             .filter(|h| self.profile().allows(&h.registration.hook_id))
             .map(|h| {
-                let session = self.open_session(h);
+                let r = &h.registration;
+                let session = self.sessions().open(&r.hook_id, r.write_scopes.clone(), r.budget);
                 let token = session.as_ref().map(|(t, _)| t.clone());
                 TurnStartCall { hook: h.clone(), input_json: hook_input(h, &request, token), session }
             })
             .collect();
-        TurnStartPrepared::Run(TurnStartPlan { calls, hooks, read_before })
+        TurnStartPrepared::Run(TurnStartPlan { calls, hooks, start })
     }
 
     /// Ends call `index`'s session the moment that call ends (answered,
     /// thrown, timed out, past its wall budget): nothing can be captured,
     /// read or reacted through it while later calls of the dispatch run.
     pub fn end_call(&self, plan: &TurnStartPlan, index: usize) {
-        if let Some((token, session)) = plan.calls.get(index).and_then(|c| c.session.as_ref()) {
-            self.end_session(token, session);
+        if let Some(granted) = plan.calls.get(index).and_then(|c| c.session.as_ref()) {
+            self.sessions().end(granted);
         }
     }
 
@@ -89,25 +87,10 @@ impl TurnStartKernel {
         let mut outcomes: Vec<_> = plan
             .calls
             .iter()
-            .map(|c| {
-                let mut outcome =
-                    judge(&c.hook, results.next().unwrap_or(TurnStartCallResult::Reply(ProviderReply::Threw)));
-                if let Some((token, session)) = &c.session {
-                    reconcile(&mut outcome, self.close_session(token, session));
-                }
-                outcome
-            })
+            .map(|c| judge(&c.hook, results.next().unwrap_or(TurnStartCallResult::Reply(ProviderReply::Threw))))
             .collect();
-        let standing = match (&plan.read_before, self.inbox_store()) {
-            (Some(before), Some(store)) => store.standing(before).ok(),
-            _ => None,
-        };
-        if outcomes.iter().any(|o| o.receipt.status.failure_code().is_some()) {
-            let pending = standing.map(|s| s.pending()).or_else(|| self.inbox_pending());
-            for outcome in outcomes.iter_mut().filter(|o| o.receipt.status.failure_code().is_some()) {
-                fail_closed(outcome, pending);
-            }
-        }
+        let counts = plan.calls.iter().map(|c| c.session.as_ref().map(|g| self.sessions().close(g))).collect();
+        let lane = self.sessions().settle(&plan.start, &mut outcomes, counts);
         #[cfg(test)]
         for outcome in &outcomes {
             let doc = serde_json::to_value(&outcome.receipt).expect("a receipt serializes");
@@ -116,7 +99,6 @@ impl TurnStartKernel {
             }
         }
         let required_reads = project_required_reads(&plan.hooks, &outcomes);
-        let lane = decide_outcome_lane(&outcomes, standing);
         TurnStartOutcome {
             admitted: true,
             violations: Vec::new(),

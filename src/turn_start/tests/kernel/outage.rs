@@ -150,9 +150,23 @@ async fn an_inbox_store_that_cannot_be_read_is_an_unknown_standing() {
 }
 
 #[tokio::test]
-async fn a_successful_hook_keeps_its_reported_counts_with_an_inbox_store_attached() {
-    let inbox = TempInbox::new("ok");
+async fn a_successful_hook_that_reports_less_than_the_inbox_holds_still_leaves_the_read() {
+    let inbox = TempInbox::new("under");
     inbox.capture("m1");
+    let f = Fixture::new();
+    f.kernel.use_inbox(inbox.store.clone());
+    f.add("alpha", "loopx inbox read", Answer::Receipt(empty()));
+    let outcome = f.dispatch().await;
+    assert_eq!(outcome.hooks[0].pending_standing, PendingStanding::InboxStore);
+    assert_eq!(outcome.hooks[0].receipt.pending, 1);
+    assert!(outcome.hooks[0].receipt.agent_read_required);
+    assert_eq!(outcome.required_reads.len(), 2);
+    assert_eq!(outcome.lane.reason, TurnStartLaneReason::MaterialStillPending);
+}
+
+#[tokio::test]
+async fn a_successful_hook_keeps_its_reported_counts_when_the_inbox_holds_no_more() {
+    let inbox = TempInbox::new("ok");
     let f = Fixture::new();
     f.kernel.use_inbox(inbox.store.clone());
     f.add("alpha", "loopx inbox read", Answer::Receipt(empty()));

@@ -191,3 +191,4 @@ async fn without_an_inbox_store_no_session_is_offered() {
 }
 
 mod enforcement;
+mod writes;
