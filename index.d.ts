@@ -223,20 +223,35 @@ export declare class NativeRecovery {
   take(limit: number): NativeRecoveryPage
 }
 
-/** A planned shipped turn-start dispatch. */
-export declare class NativeShippedTurnStartPlan {
+/**
+ * Shipped turn-start hooks on core's kernel: the inbox its sessions grant
+ * and the call limit; a dispatch is `prepare`, the calls, `complete`.
+ */
+export declare class NativeShippedTurnStart {
+  /** `callLimitMs`: an integer 1..=30,000 (default 30,000). */
+  constructor(callLimitMs?: number | undefined | null)
+  /** Attaches core's owner-private inbox: each call gets a session of it. */
+  useInbox(inbox: NativeInboxStore): void
+  /** The session `token` names, for its provider; refused once its call is over. */
+  session(token: string): NativeTurnStartSession
   /**
    * Plans a dispatch from the registrations as a JSON array text (an
    * item JSON cannot hold is `null` there, and is rejected as a registration).
    */
-  static prepare(registrationsJson: string): NativeShippedTurnStartPlan
-  get calls(): Array<NativeShippedTurnStartCall>
+  prepare(registrationsJson: string): NativeShippedTurnStartRun
+  /** Ends call `index`'s session the moment that call has ended. */
+  endCall(run: NativeShippedTurnStartRun, index: number): void
   /**
    * The calls' replies (text, or a `\u0000` marker), in call order; the
-   * `ShippedTurnStartDispatch` as JSON text.
+   * `ShippedTurnStartOutcome` as JSON text.
    */
-  complete(replies: Array<string>): string
+  complete(run: NativeShippedTurnStartRun, replies: Array<string>): string
+  /** The calls to make, in order. */
+  calls(run: NativeShippedTurnStartRun): Array<NativeShippedTurnStartCall>
 }
+
+/** A planned shipped turn-start dispatch with its sessions. */
+export declare class NativeShippedTurnStartRun {}
 
 /**
  * The turn-start kernel: hooks installed at the composition root, one
@@ -423,6 +438,8 @@ export interface NativeShippedTurnStartCall {
   maxReplyLength: number
   /** Milliseconds from the call after which the provider has failed. */
   limitMs: number
+  /** The call's inbox session, when the runtime has an inbox. */
+  session?: string
 }
 
 /** One provider call: its hook, its input and its limit from the call. */

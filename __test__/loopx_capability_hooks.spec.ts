@@ -277,7 +277,7 @@ async function turnStart(registration: ShippedTurnStartRegistrationV1) {
       return observed
     },
   })
-  return { dispatch: await dispatcher.dispatch(), calls }
+  return { dispatch: (await dispatcher.dispatch()).document, calls }
 }
 
 describe("LoopX's capability-hook cases: turn-start", () => {

@@ -90,7 +90,7 @@ describe('ShippedTurnStart', () => {
           return result('lark_inbox.turn_start', status)
         },
       })
-      const dispatch = await turnStart.dispatch()
+      const dispatch = (await turnStart.dispatch()).document
       expect(validateShippedTurnStartDispatch(dispatch).ok).toBe(true)
       expect(schemaCheck('loopx_turn_start_capability_hook_dispatch_v1')(dispatch)).toBe(true)
       expect(dispatch).toMatchObject({
@@ -145,7 +145,7 @@ describe('ShippedTurnStart', () => {
     bad.budget.max_result_bytes = 10
     turnStart.register({ registration: bad, provider: () => result('lark_inbox.dd_bad', 'observed') })
 
-    const dispatch = await turnStart.dispatch()
+    const dispatch = (await turnStart.dispatch()).document
     expect(calls).toEqual([
       'lark_inbox.aa_first_read',
       'lark_inbox.bb_throws',

@@ -79,7 +79,9 @@ export {
 } from './turn_start.js'
 export {
   ShippedTurnStart,
+  type ShippedTurnStartContext,
   type ShippedTurnStartHook,
+  type ShippedTurnStartOptions,
   type ShippedTurnStartProviderFn,
   validateShippedTurnStartDispatch,
   validateShippedTurnStartInvocation,

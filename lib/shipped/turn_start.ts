@@ -1,31 +1,49 @@
 /**
  * `ShippedTurnStart`: the turn-start hooks of the `loopx-shipped-v0` dialect,
- * as LoopX's `dispatch_turn_start_hooks` runs them. The RFC kernel
- * (`TurnStartKernel`) does not fit this contract: it validates a Turn request,
- * grants inbox sessions, recounts pending material and decides a lane, while
- * the shipped contract has none of these, only provider-reported results and
- * the required reads they trigger. Every rule is in the Rust addon; this
- * layer adds types and calls the providers.
+ * as LoopX's `dispatch_turn_start_hooks` runs them, on the same core as
+ * `TurnStartKernel`: given core's inbox, each provider call gets its
+ * session, and core settles every hook against what it saw (its sessions'
+ * counts, the inbox's pending material after the calls), fails closed where
+ * a hook failed and decides the lane. LoopX's documents go in and come out;
+ * what they have no room for rides on the object around the dispatch
+ * document. Every rule is in the Rust addon; this layer adds types and
+ * calls the providers.
  */
 import * as addon from '../addon.js'
 import type { ValidationResult } from '../../index.js'
 import type {
   ShippedTurnStartDispatch,
+  ShippedTurnStartOutcome,
   ShippedTurnStartRegistration,
   ShippedTurnStartResult,
 } from '../../bindings/index'
+import { expectOptions } from '../args.js'
 import { LoopxHooksError } from '../errors.js'
+import { nativeInboxOf, type InboxStore } from '../inbox.js'
 import { CallContext, callProvider, providerScope, type RawProvider } from '../provider.js'
+import { sessionOf, type TurnStartSession } from '../turn_start_session.js'
+
+/** What a shipped turn-start provider receives besides its registration. */
+export interface ShippedTurnStartContext {
+  /** Aborts when the call limit passes (a provider past it has failed). */
+  readonly signal: AbortSignal
+  /**
+   * Core's inbox as it grants it to this call (the registration's write
+   * scopes, contract-v0's attempt and route ceilings, closed when the call
+   * ends), when the runtime has an inbox. First reads made through it are
+   * counted by core, whatever the result reports.
+   */
+  readonly session: TurnStartSession | undefined
+}
 
 /**
  * A shipped turn-start provider (LoopX's producer): it does its own bounded
  * reads and owner-private writes and answers with its public result. It
- * receives its admitted registration, frozen, and a signal that aborts when
- * the core's call limit passes (a provider past it has failed).
+ * receives its admitted registration, frozen, and its context.
  */
 export type ShippedTurnStartProviderFn = (
   registration: Readonly<ShippedTurnStartRegistration>,
-  context: { readonly signal: AbortSignal },
+  context: ShippedTurnStartContext,
 ) => ShippedTurnStartResult | Promise<ShippedTurnStartResult>
 
 /** A shipped turn-start hook as `ShippedTurnStart.register` takes it. */
@@ -34,6 +52,24 @@ export interface ShippedTurnStartHook {
   registration: ShippedTurnStartRegistration
   /** The producer called once per dispatch while its registration is valid and first of its id. */
   provider: ShippedTurnStartProviderFn
+}
+
+/** How a `ShippedTurnStart` is made. */
+export interface ShippedTurnStartOptions {
+  /**
+   * Core's owner-private inbox, as `TurnStartKernel({ inbox })` takes it:
+   * each call gets a session of it, and a hook that fails, times out or
+   * reports less than the inbox holds still leaves the Agent its read.
+   * Without it, a failed hook's standing is `unknown` and its read is
+   * required anyway.
+   */
+  inbox?: InboxStore
+  /**
+   * Milliseconds from a call after which its provider has failed
+   * (`producer_failed`): an integer 1..=30000.
+   * @default 30000
+   */
+  callLimitMs?: number
 }
 
 /** A document JSON can hold, as text; `null` in its place when it cannot be (a cycle, a BigInt). */
@@ -47,19 +83,32 @@ function jsonText(value: unknown): string {
 
 /**
  * The turn-start hooks of the `loopx-shipped-v0` dialect, as LoopX's
- * `dispatch_turn_start_hooks` runs them: register hooks, then `dispatch`
- * once per Turn.
+ * `dispatch_turn_start_hooks` runs them, on core's kernel: register hooks,
+ * then `dispatch` once per Turn and apply `requiredReads` and `lane`.
  *
  * @example
  * ```ts
- * const turnStart = new ShippedTurnStart()
+ * const turnStart = new ShippedTurnStart({ inbox })
  * turnStart.register({ registration, provider })
- * const dispatch = await turnStart.dispatch()
+ * const { document, requiredReads, lane } = await turnStart.dispatch()
  * ```
  */
 export class ShippedTurnStart {
+  readonly #native: addon.NativeShippedTurnStart
   readonly #hooks: ShippedTurnStartHook[] = []
   readonly #active = new Set<CallContext>()
+
+  /**
+   * @param options - core's inbox and the call limit (see `ShippedTurnStartOptions`).
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for options that are not what the
+   *   signature says (an `inbox` that is not an `InboxStore`, a `callLimitMs`
+   *   that is not an integer 1..=30000, a member it does not know).
+   */
+  constructor(options?: ShippedTurnStartOptions) {
+    options = expectOptions('ShippedTurnStart', 'options', options, { inbox: 'object?', callLimitMs: 'number?' })
+    this.#native = new addon.NativeShippedTurnStart(options.callLimitMs)
+    if (options.inbox !== undefined) this.#native.useInbox(nativeInboxOf(options.inbox))
+  }
 
   /**
    * Adds a hook. Only its form is checked here (an object with a
@@ -80,30 +129,42 @@ export class ShippedTurnStart {
 
   /**
    * One dispatch: hooks in hook_id order, each valid and first-of-its-id
-   * registration's provider called once on this thread, every failure
-   * isolated with its code, and the required reads of the results that
-   * require them, deduplicated by command (the first in hook_id order wins).
-   * A provider cannot dispatch from inside itself.
+   * registration's provider called once on this thread with its session,
+   * every failure isolated with its code, then core's settling: the
+   * document (LoopX's dispatch v1, valid under LoopX's rules, with core's
+   * counts where it counted more), every read the Agent makes before work
+   * (the document's and core's fail-closed ones), each hook's standing and
+   * the lane. A provider cannot dispatch from inside itself.
    *
-   * @returns the `loopx_turn_start_capability_hook_dispatch_v1` document.
+   * @returns `{ document, requiredReads, hooks, lane }`.
    * @throws `ERR_LOOPX_REENTRANT_DISPATCH` when called from inside a provider.
    */
-  async dispatch(): Promise<ShippedTurnStartDispatch> {
+  async dispatch(): Promise<ShippedTurnStartOutcome> {
     if (providerScope.getStore()) {
       throw new LoopxHooksError('ERR_LOOPX_REENTRANT_DISPATCH', 'dispatch called from inside a provider')
     }
     const hooks = [...this.#hooks]
-    const text = `[${hooks.map((h) => jsonText(h.registration)).join(',')}]`
-    const plan = addon.NativeShippedTurnStartPlan.prepare(text)
+    const native = this.#native
+    const run = native.prepare(`[${hooks.map((h) => jsonText(h.registration)).join(',')}]`)
     const replies: string[] = []
-    for (const call of plan.calls) {
-      const provider = hooks[call.index]!.provider as RawProvider
+    for (const [index, call] of native.calls(run).entries()) {
+      const provider = hooks[call.index]!.provider
+      const session = call.session != null ? sessionOf(native.session(call.session)) : undefined
+      const raw = ((registration: Readonly<ShippedTurnStartRegistration>, context: CallContext) =>
+        provider(registration, {
+          get signal() {
+            return context.signal
+          },
+          session,
+        })) as RawProvider
       const context = new CallContext(this.#active, false)
       const limit = { ms: call.limitMs, wall: false }
-      const reply = callProvider(provider, call.registrationJson, limit, call.maxReplyLength, context)
+      const reply = callProvider(raw, call.registrationJson, limit, call.maxReplyLength, context)
       replies.push(typeof reply === 'string' ? reply : await reply)
+      // The call is over (answered, thrown or past its limit): its session is too.
+      native.endCall(run, index)
     }
-    return JSON.parse(plan.complete(replies)) as ShippedTurnStartDispatch
+    return JSON.parse(native.complete(run, replies)) as ShippedTurnStartOutcome
   }
 }
 

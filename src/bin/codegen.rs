@@ -105,6 +105,7 @@ const TS_TYPES: &[ExportTs] = &[
     shipped_ts::ShippedTurnStartRegistration::export_all,
     shipped_ts::ShippedTurnStartResult::export_all,
     shipped_ts::ShippedTurnStartDispatch::export_all,
+    shipped_ts::ShippedTurnStartOutcome::export_all,
     // What `journal import --from-sidecars` reports.
     sidecar::ImportReport::export_all,
 ];

@@ -80,7 +80,7 @@ impl NativeTurnStartKernel {
     /// `NativeTurnStartSession`); it refuses every call once that invocation is over.
     #[napi]
     pub fn session(&self, token: String) -> NativeTurnStartSession {
-        NativeTurnStartSession { kernel: self.kernel.clone(), token }
+        NativeTurnStartSession { sessions: self.kernel.sessions().clone(), token }
     }
 
     /// The installed hook_ids, in dispatch order.

@@ -11,12 +11,12 @@ use serde_json::Value;
 
 use super::error::{coded, rejection, task_failed};
 use super::inbox::{advance_args, arg, capture_arg, claim_args, message, parse, reaction_end, release_args};
-use crate::turn_start::{SessionError, TurnStartKernel, TurnStartSession};
+use crate::turn_start::{InboxSessions, SessionError, TurnStartSession};
 
 /// The session of one invocation, named by its token.
 #[napi]
 pub struct NativeTurnStartSession {
-    pub(crate) kernel: Arc<TurnStartKernel>,
+    pub(crate) sessions: Arc<InboxSessions>,
     pub(crate) token: String,
 }
 
@@ -26,7 +26,7 @@ impl NativeTurnStartSession {
         T: serde::Serialize,
         F: FnOnce(&TurnStartSession, &Value) -> napi::Result<Result<T, SessionError>> + Send + 'static,
     {
-        let session = self.kernel.session(&self.token).ok_or_else(|| rejection(coded(SessionError::Closed)))?;
+        let session = self.sessions.session(&self.token).ok_or_else(|| rejection(coded(SessionError::Closed)))?;
         let work = move || {
             let done = op(&session, &parse(&args_json)?)?.map_err(|e| rejection(coded(e)))?;
             serde_json::to_string(&done).map_err(|_| task_failed("result could not be serialized"))

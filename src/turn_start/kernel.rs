@@ -50,14 +50,14 @@ pub enum Registered {
 pub struct TurnStartKernel {
     profile: TurnStartProfile,
     /// The owner-private inbox, when attached, and the sessions it grants.
-    sessions: InboxSessions,
+    sessions: Arc<InboxSessions>,
     /// Sorted by hook_id; swapped whole so a dispatch in flight keeps its snapshot.
     hooks: RwLock<Arc<Vec<Arc<InstalledTurnStartHook>>>>,
 }
 
 impl TurnStartKernel {
     pub fn new(profile: TurnStartProfile) -> Self {
-        TurnStartKernel { profile, sessions: InboxSessions::default(), hooks: RwLock::new(Arc::new(Vec::new())) }
+        TurnStartKernel { profile, sessions: Arc::default(), hooks: RwLock::new(Arc::new(Vec::new())) }
     }
 
     /// Attaches the owner-private inbox store the providers use.
@@ -70,7 +70,8 @@ impl TurnStartKernel {
         self.sessions.session(token)
     }
 
-    pub(super) fn sessions(&self) -> &InboxSessions {
+    /// The inbox and the sessions it grants (a provider's side looks its session up there).
+    pub fn sessions(&self) -> &Arc<InboxSessions> {
         &self.sessions
     }
 

@@ -55,10 +55,11 @@ pub(super) fn reconcile(outcome: &mut TurnStartHookOutcome, counts: SessionCount
         }
         // A failed route's code names the routes and stays; a step's code
         // gives way to a failed private write, the one that loses records.
-        TurnStartStatus::Partial if code == TurnStartErrorCode::PrivateReceiptFailed => {
-            if !receipt.error_code.is_some_and(TurnStartErrorCode::names_routes) {
-                receipt.error_code = Some(code);
-            }
+        TurnStartStatus::Partial
+            if code == TurnStartErrorCode::PrivateReceiptFailed
+                && !receipt.error_code.is_some_and(TurnStartErrorCode::names_routes) =>
+        {
+            receipt.error_code = Some(code);
         }
         _ => {}
     }

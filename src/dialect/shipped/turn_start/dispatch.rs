@@ -116,7 +116,26 @@ impl ShippedPlan {
     /// Builds the dispatch from the calls' answers, one per planned call in
     /// order (a missing one is a provider that failed).
     pub fn complete(&self, answers: Vec<TurnStartCallResult>) -> ShippedTurnStartDispatch {
+        self.document(self.judge(answers))
+    }
+
+    /// Each call's answer judged against its registration, in call order
+    /// (a missing one is a provider that failed).
+    pub fn judge(&self, answers: Vec<TurnStartCallResult>) -> Vec<Judged> {
         let mut answers = answers.into_iter();
+        self.calls()
+            .map(|call| {
+                judge(&call.registration, answers.next().unwrap_or(TurnStartCallResult::Reply(ProviderReply::Threw)))
+            })
+            .collect()
+    }
+
+    /// The dispatch document from the judged calls (one per call, in order):
+    /// the failures isolated at planning and judging, the results, and the
+    /// required reads of the results that require them, deduplicated by
+    /// command (the first in hook_id order wins).
+    pub fn document(&self, judged: Vec<Judged>) -> ShippedTurnStartDispatch {
+        let mut judged = judged.into_iter();
         let mut results = Vec::new();
         let mut failures = Vec::new();
         let mut required_reads: Vec<ShippedRequiredReadEntry> = Vec::new();
@@ -128,8 +147,7 @@ impl ShippedPlan {
                 }
                 Step::Call(call) => call,
             };
-            let answer = answers.next().unwrap_or(TurnStartCallResult::Reply(ProviderReply::Threw));
-            let result = match judge(&call.registration, answer) {
+            let result = match judged.next().unwrap_or(Err(ShippedTurnStartFailureCode::ProducerFailed)) {
                 Ok(result) => result,
                 Err(code) => {
                     failures.push(failed(&call.registration, code));
@@ -157,11 +175,11 @@ impl ShippedPlan {
     }
 }
 
+/// One call judged: its admitted result, or the failure code that isolates it.
+pub type Judged = Result<ShippedTurnStartResult, ShippedTurnStartFailureCode>;
+
 /// One answer, judged against its registration.
-fn judge(
-    registration: &ShippedTurnStartRegistration,
-    answer: TurnStartCallResult,
-) -> Result<ShippedTurnStartResult, ShippedTurnStartFailureCode> {
+fn judge(registration: &ShippedTurnStartRegistration, answer: TurnStartCallResult) -> Judged {
     use ShippedTurnStartFailureCode::{ContractRejected, ProducerFailed};
     let text = match answer {
         TurnStartCallResult::Reply(ProviderReply::Json(text)) => text,
@@ -177,7 +195,10 @@ fn judge(
     validate_result(&doc, Some(registration)).map_err(|_| ContractRejected)
 }
 
-fn entry(read: &ShippedRequiredRead, registration: &ShippedTurnStartRegistration) -> ShippedRequiredReadEntry {
+pub(super) fn entry(
+    read: &ShippedRequiredRead,
+    registration: &ShippedTurnStartRegistration,
+) -> ShippedRequiredReadEntry {
     ShippedRequiredReadEntry {
         kind: read.kind.clone(),
         command: read.command.clone(),

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::*;
 
 mod dispatch;
+mod kernel;
 mod result;
 use crate::validate::{Rule, Violation};
 
