@@ -66,7 +66,7 @@ impl InboxStore {
                 params![scope, kind.as_str(), value, now_ms()],
             )?;
             if cursor_value(tx, scope, kind.as_str())?.as_deref() != Some(value) {
-                return Err(InboxError::Sqlite { code: -1, what: "cursor readback differs" });
+                return Err(InboxError::Internal { what: "cursor readback differs" });
             }
             Ok(AdvanceOutcome::Advanced)
         })

@@ -90,6 +90,11 @@ pub enum InboxError {
     /// A caller's value is out of bounds; `what` names the argument.
     #[error("invalid argument: {what}")]
     InvalidArgument { what: &'static str },
+    /// A fault of the inbox's own, where SQLite reported no result code (a
+    /// driver error, a file that would not switch to WAL, a readback that
+    /// differs from what was written); `what` is a fixed text.
+    #[error("inbox internal error: {what}")]
+    Internal { what: &'static str },
 }
 
 impl InboxError {
@@ -104,6 +109,7 @@ impl InboxError {
             InboxError::Io { .. } => "io",
             InboxError::Sqlite { .. } => "sqlite",
             InboxError::InvalidArgument { .. } => "invalid_argument",
+            InboxError::Internal { .. } => "inbox_internal",
         }
     }
 }
@@ -140,8 +146,8 @@ impl From<crate::sqlite_file::SqliteError> for InboxError {
             SqliteError::NeedsRecovery | SqliteError::ReadOnly => InboxError::ReadOnly,
             SqliteError::Full => InboxError::Io { kind: std::io::ErrorKind::StorageFull },
             SqliteError::Code { code, what } => InboxError::Sqlite { code, what },
-            // Driver-side errors can hold values: keep a fixed text.
-            SqliteError::Driver { .. } => InboxError::Sqlite { code: -1, what: "sqlite driver error" },
+            // No SQLite result code: the driver's own fixed text, as the journal keeps it.
+            SqliteError::Driver { what } => InboxError::Internal { what },
         }
     }
 }
