@@ -29,8 +29,15 @@
 //! - provider cursors are single-flight (claimed with a lease) and advance
 //!   only after the read messages are found in the inbox and the new value is
 //!   read back; history and acknowledgement cursors are independent.
+//! - turn-start captures, first reads, cursor writes and reactions are
+//!   crate-private: from outside they are reached only through a
+//!   `TurnStartSession`, which grants its registration's write scopes and
+//!   counts its budget, and a realtime collector holds an [`InboxCollector`],
+//!   which captures only as realtime collection; so realtime collection
+//!   cannot consume the reaction scope.
 
 mod args;
+mod collector;
 mod cursors;
 mod messages;
 mod open;
@@ -52,6 +59,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBe
 use serde_json::Value;
 
 pub use args::parse_args;
+pub use collector::InboxCollector;
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
 pub use retention::{Clock, RetentionCounts, DEFAULT_RETENTION_MS, MAX_RETENTION_MS};
 pub use standing::{InboxStanding, ReadBefore};

@@ -459,6 +459,36 @@ fn an_expired_claim_is_lost() {
     );
 }
 
+// ------------------------------------------------------------- collector
+
+#[test]
+fn a_collector_captures_only_as_realtime_collection() {
+    let dir = Dir::new("collector");
+    let s = std::sync::Arc::new(store(&dir));
+    let collector = InboxCollector::new(s.clone());
+    let input = |id: &str, source: CaptureSource| CaptureInput {
+        route_id: "r".into(),
+        provider_message_id: id.into(),
+        source,
+        sender: Sender { kind: SenderKind::Human, verified_identity: Some("U_human".into()) },
+        attention: Attention::DirectQuestion,
+        payload: json!({"text": "hello"}),
+    };
+    // A turn-start capture belongs to a session: refused before any write.
+    let refused = collector.capture(&input("m0", CaptureSource::TurnStart)).unwrap_err();
+    assert_eq!(refused, InboxError::InvalidArgument { what: "source" });
+    assert_eq!(s.pending_count().unwrap(), 0);
+    assert_eq!(collector.capture(&input("m1", CaptureSource::Collector)).unwrap(), CaptureOutcome::Captured);
+    assert_eq!(collector.capture(&input("m1", CaptureSource::Collector)).unwrap(), CaptureOutcome::Duplicate);
+    let pending = s.pending(None, 10).unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].source, CaptureSource::Collector);
+    assert!(!pending[0].read);
+    // Closing the store closes its collectors.
+    s.close();
+    assert_eq!(collector.capture(&input("m2", CaptureSource::Collector)).unwrap_err(), InboxError::Closed);
+}
+
 // ------------------------------------------------------------- neutral errors
 
 /// A fault with no SQLite result code is the inbox's own, not an SQLite one:
