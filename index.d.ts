@@ -140,24 +140,25 @@ export declare class NativeHookRuntime {
   close(): Promise<void>
 }
 
+/**
+ * A realtime collector's handle on an inbox: capture only. Core refuses a
+ * capture whose source is not `collector`.
+ */
+export declare class NativeInboxCollector {
+  capture(argsJson: string): Promise<string>
+}
+
 /** An open owner-private inbox file. */
 export declare class NativeInboxStore {
-  capture(argsJson: string): Promise<string>
+  /** The capture-only handle a realtime collector holds. */
+  collector(): NativeInboxCollector
   contains(argsJson: string): Promise<string>
-  recordFirstReads(argsJson: string): Promise<string>
   pendingCount(): Promise<string>
   pending(argsJson: string): Promise<string>
   dispose(argsJson: string): Promise<string>
   ack(argsJson: string): Promise<string>
   purgeExpired(): Promise<string>
   retentionCounts(): Promise<string>
-  reactionCandidates(argsJson: string): Promise<string>
-  beginReaction(argsJson: string): Promise<string>
-  finishReaction(argsJson: string): Promise<string>
-  resolveReaction(argsJson: string): Promise<string>
-  claimCursor(argsJson: string): Promise<string>
-  advanceCursor(argsJson: string): Promise<string>
-  releaseCursor(argsJson: string): Promise<string>
   cursor(argsJson: string): Promise<string>
   /** Closes the file; later calls fail with `ERR_LOOPX_INBOX_CLOSED`. */
   close(): Promise<void>

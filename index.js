@@ -840,6 +840,7 @@ module.exports = nativeBinding
 module.exports.HookContext = nativeBinding.HookContext
 module.exports.IntentKinds = nativeBinding.IntentKinds
 module.exports.NativeHookRuntime = nativeBinding.NativeHookRuntime
+module.exports.NativeInboxCollector = nativeBinding.NativeInboxCollector
 module.exports.NativeInboxStore = nativeBinding.NativeInboxStore
 module.exports.NativeJournal = nativeBinding.NativeJournal
 module.exports.NativeRecovery = nativeBinding.NativeRecovery

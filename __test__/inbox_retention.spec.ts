@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { InboxStore, LoopxHooksError } from '../lib/index.js'
+import { inSession } from './support/inbox_session.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'loopx-retention-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -20,14 +21,14 @@ async function settled(options: { retentionMs?: number }) {
   const file = join(dir, `inbox-${++n}.sqlite`)
   const inbox = await InboxStore.open(file, options)
   const message = { routeId: 'route', providerMessageId: 'm1' }
-  await inbox.capture({
+  await inbox.collector().capture({
     ...message,
-    source: 'turn_start',
+    source: 'collector',
     sender: { kind: 'human', verifiedIdentity: null },
     attention: 'ordinary',
     payload: { text: 'PRIVATE_MARKER_0451' },
   })
-  await inbox.recordFirstReads('turn_1')
+  await inSession(inbox, (session) => session.recordFirstReads('turn_1'))
   await inbox.dispose(message, 'no_follow_up')
   expect(await inbox.ack(message)).toBe('acked')
   return { inbox, file, message }
@@ -39,7 +40,10 @@ describe('private content has a retention bound', () => {
     expect(await inbox.retentionCounts()).toEqual({ ackedWithPayload: 0, ackedPurged: 1 })
     expect(await inbox.contains(message)).toBe(true)
     expect(await inbox.ack(message)).toBe('already_acked')
-    expect(await inbox.recordFirstReads('turn_2')).toMatchObject({ observationsNew: 0, pending: 0 })
+    expect(await inSession(inbox, (session) => session.recordFirstReads('turn_2'))).toMatchObject({
+      observationsNew: 0,
+      pending: 0,
+    })
     await inbox.close()
     // Not in the file either (secure_delete; the WAL is checkpointed on close).
     for (const f of [file, `${file}-wal`]) {

@@ -29,6 +29,7 @@ const EXCLUDED: Record<string, string> = {
   'HookRuntime.constructor': 'private: HookRuntime.open is walked',
   'ShippedHookRuntime.constructor': "internal: HookRuntime.open({ dialect: 'loopx-shipped-v0' }) makes one",
   'InboxStore.constructor': 'private: InboxStore.open is walked',
+  'InboxCollector.constructor': 'private: InboxStore.collector makes one',
   'TurnStartSession.constructor': 'internal: the kernel makes one per provider call',
   'TurnSettlement.constructor': 'private: TurnSettlement.open is walked',
   'PeriodicReportScheduler.constructor': 'private: PeriodicReportScheduler.open is walked',

@@ -27,6 +27,7 @@ import {
   type TurnStartReceipt,
   type TurnStartSession,
 } from '../lib/index.js'
+import { inSession } from './support/inbox_session.js'
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'children', 'inbox-purger.mjs')
 const dir = mkdtempSync(join(tmpdir(), 'loopx-enforce-'))
@@ -81,6 +82,8 @@ const capture = (id: string, text = 'hello'): CaptureInput => ({
   attention: 'ordinary',
   payload: { text },
 })
+/** The same message as realtime collection captures it (`InboxStore.collector()`). */
+const collected = (id: string, text = 'hello'): CaptureInput => ({ ...capture(id, text), source: 'collector' })
 
 async function errorOf(promise: Promise<unknown>): Promise<{ code: string; message: string } | undefined> {
   try {
@@ -111,8 +114,8 @@ describe('a session closes the moment its hook call ends', () => {
   for (const ending of ['timed out', 'threw'] as const) {
     it(`after hook A ${ending}, its session refuses capture, readRoute and beginReaction while hook B runs`, async () => {
       const inbox = await openInbox()
-      await inbox.capture(capture('m1'))
-      await inbox.recordFirstReads('turn_0')
+      await inbox.collector().capture(collected('m1'))
+      await inSession(inbox, (session) => session.recordFirstReads('turn_0'))
       const kernel = new TurnStartKernel({ profile: { enabled: true }, inbox })
       let kept: TurnStartSession | undefined
       const a: TurnStartProviderFn = async (input, { session }) => {
@@ -140,13 +143,13 @@ describe('a session closes the moment its hook call ends', () => {
       expect(codes).toEqual(Array(4).fill('ERR_LOOPX_SESSION_CLOSED'))
       expect(await inbox.contains(message('late'))).toBe(false)
       // No attempt was recorded after the call ended: the reaction is still open to a first attempt.
-      expect(await inbox.beginReaction(message('m1'))).toBe('proceed')
+      expect(await inSession(inbox, (session) => session.beginReaction(message('m1')))).toBe('proceed')
     })
   }
 })
 
 describe('any text a provider can hand over is captured; argument errors name the argument', () => {
-  it('a lone surrogate in the text (a truncated emoji) is captured as U+FFFD, through a session and the store', async () => {
+  it('a lone surrogate in the text (a truncated emoji) is captured as U+FFFD, through a session and a collector', async () => {
     const inbox = await openInbox()
     const kernel = new TurnStartKernel({ profile: { enabled: true }, inbox })
     kernel.register({
@@ -158,20 +161,23 @@ describe('any text a provider can hand over is captured; argument errors name th
       },
     })
     published(await kernel.dispatchTurnStart(request))
-    expect(await inbox.capture(capture('s2', 'tail \udc00 and a whole \ud83d\ude00'))).toBe('captured')
+    expect(await inbox.collector().capture(collected('s2', 'tail \udc00 and a whole \ud83d\ude00'))).toBe('captured')
     const texts = (await inbox.pending()).map((m) => (m.payload as { text: string }).text)
     expect(texts).toEqual(['cut \ufffd', 'tail \ufffd and a whole \ud83d\ude00'])
   })
 
   it('a lone surrogate in an identity is refused naming the argument (camelCase, as the caller spells it)', async () => {
     const inbox = await openInbox()
+    const collector = inbox.collector()
     const cases: [() => Promise<unknown>, string][] = [
-      [() => inbox.capture({ ...capture('x'), providerMessageId: 'm\ud800' }), 'providerMessageId'],
-      [() => inbox.capture({ ...capture('x'), routeId: '\udfff' }), 'routeId'],
+      [() => collector.capture({ ...collected('x'), providerMessageId: 'm\ud800' }), 'providerMessageId'],
+      [() => collector.capture({ ...collected('x'), routeId: '\udfff' }), 'routeId'],
       [() => inbox.contains({ routeId: 'route', providerMessageId: '\ud83d' }), 'providerMessageId'],
-      [() => inbox.recordFirstReads('turn\ud800'), 'readRef'],
-      [() => inbox.reactionCandidates('', 1), 'collectorId'],
-      [() => inbox.capture({ ...capture('x'), sender: { kind: 'robot' } } as unknown as CaptureInput), 'sender'],
+      [() => inSession(inbox, (session) => session.recordFirstReads('turn\ud800')), 'readRef'],
+      [() => inSession(inbox, (session) => session.reactionCandidates('', 1)), 'collectorId'],
+      [() => collector.capture({ ...collected('x'), sender: { kind: 'robot' } } as unknown as CaptureInput), 'sender'],
+      // A collector captures only as realtime collection.
+      [() => collector.capture(capture('x')), 'source'],
     ]
     for (const [call, name] of cases) {
       expect(await errorOf(call())).toEqual({
@@ -188,14 +194,14 @@ describe('any text a provider can hand over is captured; argument errors name th
     for (const own of cannotMatch) {
       const inbox = await openInbox({ selfIdentity: own })
       for (const [i, sender] of [...cannotMatch, own].entries()) {
-        const input = { ...capture(`m${i}`), sender: { kind: 'human' as const, verifiedIdentity: sender } }
-        expect(await inbox.capture(input), JSON.stringify([own.length, sender.length])).toBe('captured')
+        const input = { ...collected(`m${i}`), sender: { kind: 'human' as const, verifiedIdentity: sender } }
+        expect(await inbox.collector().capture(input), JSON.stringify([own.length, sender.length])).toBe('captured')
       }
     }
     // An identity that can match still filters.
     const inbox = await openInbox({ selfIdentity: 'U_SELF' })
-    const self = { ...capture('own'), sender: { kind: 'human' as const, verifiedIdentity: 'U_SELF' } }
-    expect(await inbox.capture(self)).toBe('self_filtered')
+    const self = { ...collected('own'), sender: { kind: 'human' as const, verifiedIdentity: 'U_SELF' } }
+    expect(await inbox.collector().capture(self)).toBe('self_filtered')
   })
 })
 

@@ -1,11 +1,13 @@
 // A fake multi-route chat provider for the turn-start tests (never part of
 // the package): an in-memory external API with per-route history pages,
-// failures and reactions, and a provider that reads it through the
-// owner-private inbox store the way a real one would.
+// failures and reactions, and a provider that reads it through its session
+// (`context.session`, the owner-private inbox as core grants it to the hook)
+// the way a real one would. Its kernel must have the inbox.
 import type {
   CaptureInput,
   InboxStore,
   MessageRef,
+  TurnStartContext,
   TurnStartErrorCode,
   TurnStartHookInput,
   TurnStartReceipt,
@@ -69,6 +71,7 @@ export class FakeRoute {
 }
 
 export interface FakeProviderOptions {
+  /** The inbox the provider's kernel has (the owner's count of pending messages). */
   inbox: InboxStore
   routes: Record<string, FakeRoute>
   /** Whether the registration requested provider_message_reaction. */
@@ -105,13 +108,15 @@ export interface FakeProviderLog {
 }
 
 export function fakeProvider(options: FakeProviderOptions): {
-  provider: (input: TurnStartHookInput) => Promise<TurnStartReceipt>
+  provider: (input: TurnStartHookInput, context: TurnStartContext) => Promise<TurnStartReceipt>
   log: FakeProviderLog
 } {
   const { inbox, routes } = options
   const log: FakeProviderLog = { dispatches: 0, cursorBusy: 0 }
-  const provider = async (input: TurnStartHookInput): Promise<TurnStartReceipt> => {
+  const provider = async (input: TurnStartHookInput, context: TurnStartContext): Promise<TurnStartReceipt> => {
     log.dispatches++
+    const session = context.session
+    if (session === undefined) throw new Error('the fake provider needs a kernel that has the inbox')
     let attempts = input.budget.max_attempts_per_dispatch
     let routesOk = 0
     const failed: TurnStartErrorCode[] = []
@@ -120,7 +125,7 @@ export function fakeProvider(options: FakeProviderOptions): {
       if (attempts <= 0) break
       attempts--
       const route = routes[routeId]!
-      const claim = await inbox.claimCursor(routeId, 'history', options.leaseMs ?? 30_000)
+      const claim = await session.claimCursor(routeId, 'history', options.leaseMs ?? 30_000)
       if (claim.outcome !== 'claimed') {
         log.cursorBusy++
         failed.push('provider_unavailable')
@@ -133,7 +138,7 @@ export function fakeProvider(options: FakeProviderOptions): {
         )
         envelope = await Promise.race([route.history(claim.value), timeout])
       } catch (e: any) {
-        await inbox.releaseCursor(routeId, 'history', claim.token)
+        await session.releaseCursor(routeId, 'history', claim.token)
         failed.push(
           e.status === 403
             ? 'provider_permission_denied'
@@ -145,7 +150,7 @@ export function fakeProvider(options: FakeProviderOptions): {
       }
       const messages = envelopeMessages(envelope)
       if (!messages) {
-        await inbox.releaseCursor(routeId, 'history', claim.token)
+        await session.releaseCursor(routeId, 'history', claim.token)
         failed.push('provider_contract_error')
         continue
       }
@@ -159,7 +164,7 @@ export function fakeProvider(options: FakeProviderOptions): {
           attention: m.attention ?? 'ordinary',
           payload: { text: m.text, thread: m.thread ?? null, from: m.sender.displayName ?? null },
         }
-        const captured = await inbox.capture(input)
+        const captured = await session.capture(input)
         const ref = { routeId, providerMessageId: m.id }
         // A self-filtered message is deliberately not in the inbox: nothing to read back.
         if (captured !== 'self_filtered') read.push(ref)
@@ -167,8 +172,8 @@ export function fakeProvider(options: FakeProviderOptions): {
       }
       const next = (envelope as any).next_cursor
       const advanced = next
-        ? await inbox.advanceCursor(routeId, 'history', claim.token, next, read)
-        : (await inbox.releaseCursor(routeId, 'history', claim.token), 'advanced')
+        ? await session.advanceCursor(routeId, 'history', claim.token, next, read)
+        : (await session.releaseCursor(routeId, 'history', claim.token), 'advanced')
       if (advanced !== 'advanced') failed.push('provider_unavailable')
       else routesOk++
     }
@@ -194,29 +199,29 @@ export function fakeProvider(options: FakeProviderOptions): {
       // Nothing was read: the captured material waits for the next dispatch.
       return receipt({ status: routeCode as TurnStartReceipt['status'], error_code: routeCode })
     }
-    const reads = await inbox.recordFirstReads(input.turn.turn_instance_id)
+    const reads = await session.recordFirstReads(input.turn.turn_instance_id)
     let added = 0
     let writes = 0
     let reactionTrouble = false
     if (options.reactions && input.write_scopes.includes('provider_message_reaction')) {
-      for (const m of await inbox.reactionCandidates(options.collectorId ?? input.hook_id, Math.max(0, attempts))) {
+      for (const m of await session.reactionCandidates(options.collectorId ?? input.hook_id, Math.max(0, attempts))) {
         const route = routes[m.routeId]!
-        let begin = await inbox.beginReaction(m)
+        let begin = await session.beginReaction(m)
         if (begin === 'uncertain') {
           // Read back before any new create (fail closed otherwise).
           const present = await route.hasReaction(m.providerMessageId)
-          await inbox.resolveReaction(m, present ? 'added' : 'failed')
+          await session.resolveReaction(m, present ? 'added' : 'failed')
           if (present) continue
-          begin = await inbox.beginReaction(m)
+          begin = await session.beginReaction(m)
         }
         if (begin !== 'proceed') continue
         writes++
         try {
           await route.react(m.providerMessageId)
-          await inbox.finishReaction(m, 'added')
+          await session.finishReaction(m, 'added')
           added++
         } catch (e: any) {
-          await inbox.finishReaction(m, e.status === 504 ? 'uncertain' : 'failed')
+          await session.finishReaction(m, e.status === 504 ? 'uncertain' : 'failed')
           reactionTrouble = true
         }
       }

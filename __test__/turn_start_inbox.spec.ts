@@ -1,8 +1,9 @@
-// The owner-private inbox store through the JS API, alone and under a
-// turn-start provider: capture and dedupe, the self filter, first reads once,
-// dispositions before ACK, reactions on read human messages only, cursors
-// single-flight, its own file (never the public journal), and nothing of it
-// in the public outcome.
+// The owner-private inbox store through the JS API: its owner, its collector
+// and a turn-start session (first reads, cursors and reactions exist only
+// there), alone and under a turn-start provider: capture and dedupe, the self
+// filter, first reads once, dispositions before ACK, reactions on read human
+// messages only, cursors single-flight, its own file (never the public
+// journal), and nothing of it in the public outcome.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,10 +16,13 @@ import {
   TurnStartKernel,
   type CaptureInput,
   type MessageRef,
+  type TurnStartContext,
   type TurnStartHookInput,
   type TurnStartHookRegistration,
   type TurnStartReceipt,
+  type TurnStartSession,
 } from '../lib/index.js'
+import { inSession } from './support/inbox_session.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'loopx-inbox-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -39,6 +43,10 @@ function message(routeId: string, providerMessageId: string, more: Partial<Captu
   }
 }
 
+/** The same message as realtime collection captures it. */
+const collected = (routeId: string, providerMessageId: string, more: Partial<CaptureInput> = {}): CaptureInput =>
+  message(routeId, providerMessageId, { source: 'collector', ...more })
+
 const ref = (routeId: string, providerMessageId: string): MessageRef => ({ routeId, providerMessageId })
 
 async function code(p: Promise<unknown>): Promise<string | undefined> {
@@ -53,15 +61,16 @@ async function code(p: Promise<unknown>): Promise<string | undefined> {
 describe('inbox store', () => {
   it('captures once per provider message identity and filters only the exact verified self', async () => {
     await using inbox = await InboxStore.open(path(), { selfIdentity: 'U_SELF' })
-    expect(await inbox.capture(message('r1', 'm1'))).toBe('captured')
-    expect(await inbox.capture(message('r1', 'm1', { source: 'collector' }))).toBe('duplicate')
-    expect(await inbox.capture(message('r1', 'me', { sender: { kind: 'human', verifiedIdentity: 'U_SELF' } }))).toBe(
-      'self_filtered',
-    )
-    expect(await inbox.capture(message('r1', 'm2', { sender: { kind: 'unknown', verifiedIdentity: 'U_SELF' } }))).toBe(
-      'captured',
-    )
-    expect(await inbox.capture(message('r1', 'm3', { sender: { kind: 'human', verifiedIdentity: null } }))).toBe(
+    const collector = inbox.collector()
+    expect(await inSession(inbox, (session) => session.capture(message('r1', 'm1')))).toBe('captured')
+    expect(await collector.capture(collected('r1', 'm1'))).toBe('duplicate')
+    expect(
+      await collector.capture(collected('r1', 'me', { sender: { kind: 'human', verifiedIdentity: 'U_SELF' } })),
+    ).toBe('self_filtered')
+    expect(
+      await collector.capture(collected('r1', 'm2', { sender: { kind: 'unknown', verifiedIdentity: 'U_SELF' } })),
+    ).toBe('captured')
+    expect(await collector.capture(collected('r1', 'm3', { sender: { kind: 'human', verifiedIdentity: null } }))).toBe(
       'captured',
     )
     expect(await inbox.pendingCount()).toBe(3)
@@ -69,16 +78,16 @@ describe('inbox store', () => {
 
   it('first reads once, dispositions before ACK, effect receipts for material ones', async () => {
     await using inbox = await InboxStore.open(path())
-    await inbox.capture(message('r', 'q', { attention: 'direct_question' }))
-    await inbox.capture(message('r', 'o'))
+    await inbox.collector().capture(collected('r', 'q', { attention: 'direct_question' }))
+    await inbox.collector().capture(collected('r', 'o'))
     expect(await inbox.ack(ref('r', 'q'))).toBe('not_read')
-    expect(await inbox.recordFirstReads('turn_1')).toEqual({
+    expect(await inSession(inbox, (session) => session.recordFirstReads('turn_1'))).toEqual({
       observationsNew: 2,
       directQuestions: 1,
       verifiedReplies: 0,
       pending: 2,
     })
-    expect(await inbox.recordFirstReads('turn_2')).toEqual({
+    expect(await inSession(inbox, (session) => session.recordFirstReads('turn_2'))).toEqual({
       observationsNew: 0,
       directQuestions: 0,
       verifiedReplies: 0,
@@ -102,32 +111,44 @@ describe('inbox store', () => {
   it('reactions only after a turn-start read, once, failing closed when uncertain', async () => {
     const file = path()
     await using inbox = await InboxStore.open(file)
-    await inbox.capture(message('r', 'm', { source: 'collector' }))
-    expect(await inbox.beginReaction(ref('r', 'm'))).toBe('not_read')
-    await inbox.recordFirstReads('turn_1')
-    expect(await inbox.reactionCandidates('collector_1', 4)).toEqual([ref('r', 'm')])
-    expect(await inbox.beginReaction(ref('r', 'm'))).toBe('proceed')
-    // In flight: no second create.
-    expect(await inbox.beginReaction(ref('r', 'm'))).toBe('in_flight')
+    await inbox.collector().capture(collected('r', 'm'))
+    expect(await inSession(inbox, (session) => session.beginReaction(ref('r', 'm')))).toBe('not_read')
+    await inSession(inbox, (session) => session.recordFirstReads('turn_1'))
+    const first = await inSession(inbox, async (session) => [
+      await session.reactionCandidates('collector_1', 4),
+      await session.beginReaction(ref('r', 'm')),
+      // In flight: no second create.
+      await session.beginReaction(ref('r', 'm')),
+    ])
+    expect(first).toEqual([[ref('r', 'm')], 'proceed', 'in_flight'])
     // Never finished (a crash), past attemptStaleMs: uncertain, offered for its readback, no create.
     await using later = await InboxStore.open(file, { attemptStaleMs: 0 })
-    expect(await later.reactionCandidates('collector_1', 4)).toEqual([ref('r', 'm')])
-    expect(await later.beginReaction(ref('r', 'm'))).toBe('uncertain')
-    expect(await later.resolveReaction(ref('r', 'm'), 'added')).toBe('recorded')
-    expect(await later.beginReaction(ref('r', 'm'))).toBe('already_added')
+    const readback = await inSession(later, async (session) => [
+      await session.reactionCandidates('collector_1', 4),
+      await session.beginReaction(ref('r', 'm')),
+      await session.resolveReaction(ref('r', 'm'), 'added'),
+      await session.beginReaction(ref('r', 'm')),
+    ])
+    expect(readback).toEqual([[ref('r', 'm')], 'uncertain', 'recorded', 'already_added'])
   })
 
   it('cursors are single-flight and advance only after inbox readback', async () => {
     const file = path()
     await using a = await InboxStore.open(file)
     await using b = await InboxStore.open(file)
-    const claim = await a.claimCursor('r', 'history', 60_000)
+    // A claim outlives its session: its lease is in the file.
+    const claim = await inSession(a, (session) => session.claimCursor('r', 'history', 60_000))
     if (claim.outcome !== 'claimed') throw new Error('not claimed')
-    expect(await b.claimCursor('r', 'history', 60_000)).toEqual({ outcome: 'busy' })
-    expect((await b.claimCursor('r', 'ack', 60_000)).outcome).toBe('claimed')
-    expect(await a.advanceCursor('r', 'history', claim.token, 'ts_2', [ref('r', 'm1')])).toBe('missing_messages')
-    await b.capture(message('r', 'm1'))
-    expect(await a.advanceCursor('r', 'history', claim.token, 'ts_2', [ref('r', 'm1')])).toBe('advanced')
+    const other = await inSession(b, async (session) => [
+      await session.claimCursor('r', 'history', 60_000),
+      (await session.claimCursor('r', 'ack', 60_000)).outcome,
+    ])
+    expect(other).toEqual([{ outcome: 'busy' }, 'claimed'])
+    const advance = (session: TurnStartSession) =>
+      session.advanceCursor('r', 'history', claim.token, 'ts_2', [ref('r', 'm1')])
+    expect(await inSession(a, advance)).toBe('missing_messages')
+    await b.collector().capture(collected('r', 'm1'))
+    expect(await inSession(a, advance)).toBe('advanced')
     expect(await b.cursor('r', 'history')).toBe('ts_2')
     expect(await b.cursor('r', 'ack')).toBe(null)
   })
@@ -145,7 +166,10 @@ describe('inbox store', () => {
     const inbox = await InboxStore.open(path())
     const long = 'x'.repeat(513)
     let error: any
-    await inbox.capture(message(long, 'm')).catch((e) => (error = e))
+    await inbox
+      .collector()
+      .capture(collected(long, 'm'))
+      .catch((e) => (error = e))
     expect([error.code, error.message]).toEqual(['ERR_LOOPX_INVALID_ARGUMENT', 'invalid argument: routeId'])
     expect(await code(inbox.dispose(ref('r', 'm'), 'archive' as any))).toBe('ERR_LOOPX_INVALID_ARGUMENT')
     await inbox.close()
@@ -172,14 +196,14 @@ describe('a turn-start provider over the inbox', () => {
       mail: [message('mail', 'e1'), message('mail', 'self', { sender: { kind: 'human', verifiedIdentity: 'U_SELF' } })],
     }
     const reacted: string[] = []
-    const provider = async (input: TurnStartHookInput): Promise<TurnStartReceipt> => {
-      for (const messages of Object.values(routes)) for (const m of messages) await inbox.capture(m)
-      const reads = await inbox.recordFirstReads(input.turn.turn_instance_id)
+    const provider = async (input: TurnStartHookInput, { session }: TurnStartContext): Promise<TurnStartReceipt> => {
+      for (const messages of Object.values(routes)) for (const m of messages) await session!.capture(m)
+      const reads = await session!.recordFirstReads(input.turn.turn_instance_id)
       let added = 0
-      for (const m of await inbox.reactionCandidates(input.hook_id, input.budget.max_attempts_per_dispatch)) {
-        if ((await inbox.beginReaction(m)) !== 'proceed') continue
+      for (const m of await session!.reactionCandidates(input.hook_id, input.budget.max_attempts_per_dispatch)) {
+        if ((await session!.beginReaction(m)) !== 'proceed') continue
         reacted.push(m.providerMessageId) // the provider's API call would be here
-        await inbox.finishReaction(m, 'added')
+        await session!.finishReaction(m, 'added')
         added++
       }
       return {
@@ -198,7 +222,7 @@ describe('a turn-start provider over the inbox', () => {
         external_writes_performed: added,
       }
     }
-    const kernel = new TurnStartKernel({ profile: { enabled: true } })
+    const kernel = new TurnStartKernel({ profile: { enabled: true }, inbox })
     kernel.register({ registration, provider })
     const request = {
       turn: { goal_id: 'goal_1', agent_id: 'agent_1', turn_instance_id: 'turn_1' },

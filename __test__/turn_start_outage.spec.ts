@@ -45,7 +45,7 @@ async function inboxWith(pending: number): Promise<InboxStore> {
   const inbox = await InboxStore.open(join(dir, `inbox-${++n}.sqlite`))
   stores.push(inbox)
   for (let i = 0; i < pending; i++) {
-    await inbox.capture({
+    await inbox.collector().capture({
       routeId: 'route',
       providerMessageId: `m${i}`,
       source: 'collector',

@@ -18,12 +18,14 @@ import {
   notApplicable,
   type IntentKindDefinition,
   type PostWritebackHookRegistration,
+  type TurnStartContext,
   type TurnStartHookInput,
   type TurnStartHookRegistration,
   type TurnStartOutcome,
   type TurnStartReceipt,
   type TurnStartRequest,
 } from '../lib/index.js'
+import { inSession } from './support/inbox_session.js'
 import { FakeRoute, fakeProvider, human, type FakeProviderOptions } from './turn_start_fake.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'loopx-turn-start-rfc-'))
@@ -62,6 +64,8 @@ interface Scene {
   receipt: (o: TurnStartOutcome) => TurnStartReceipt
 }
 
+type FakeProviderFn = (i: TurnStartHookInput, c: TurnStartContext) => Promise<TurnStartReceipt>
+
 let turns = 0
 const request = (maxUnits = 2): TurnStartRequest => ({
   turn: { goal_id: 'goal_1', agent_id: 'agent_1', turn_instance_id: `turn_${++turns}` },
@@ -74,15 +78,13 @@ async function scene(
     reactions?: boolean
     attempts?: number
     provider?: Partial<FakeProviderOptions>
-    wrap?: (
-      p: (i: TurnStartHookInput) => Promise<TurnStartReceipt>,
-    ) => (i: TurnStartHookInput) => Promise<TurnStartReceipt>
+    wrap?: (p: FakeProviderFn) => FakeProviderFn
   } = {},
 ): Promise<Scene> {
   const inbox = await InboxStore.open(file('inbox'), { selfIdentity: SELF })
   const routes = Object.fromEntries(routeNames.map((r) => [r, new FakeRoute()]))
   const { provider, log } = fakeProvider({ inbox, routes, reactions: options.reactions ?? true, ...options.provider })
-  const kernel = new TurnStartKernel({ profile: { enabled: true } })
+  const kernel = new TurnStartKernel({ profile: { enabled: true }, inbox })
   kernel.register({
     registration: registration('team_inbox', options),
     provider: options.wrap ? options.wrap(provider) : provider,
@@ -179,14 +181,14 @@ describe('RFC: Failure and replay', () => {
   })
 
   it('provider permission and availability failures remain typed and isolated', async () => {
-    const kernel = new TurnStartKernel({ profile: { enabled: true } })
+    const inbox = await InboxStore.open(file('capabilities'))
+    const kernel = new TurnStartKernel({ profile: { enabled: true }, inbox })
     const routesOf: Record<string, FakeRoute> = {}
     for (const [capability, failure] of [
       ['chat', 'permission'],
       ['mail', 'unavailable'],
       ['tickets', null],
     ] as const) {
-      const inbox = await InboxStore.open(file(capability))
       const route = (routesOf[capability] = new FakeRoute().post(human(`${capability}1`)))
       route.failure = failure
       kernel.register({
@@ -200,10 +202,10 @@ describe('RFC: Failure and replay', () => {
       ['mail.turn_start_read', 'provider_unavailable', 'provider_unavailable', null],
       ['tickets.turn_start_read', 'ok', null, null],
     ])
-    // Isolated, yet an outage does not drop the read obligation: with no inbox
-    // store attached to the kernel, a failed hook's standing is unknown and its
-    // read is still projected before work (fail closed).
-    expect(outcome.hooks.map((h) => h.pendingStanding)).toEqual(['unknown', 'unknown', 'reported'])
+    // Isolated, yet an outage does not drop the read obligation: core counts a
+    // failed hook's pending material in the kernel's inbox itself, and its read
+    // is still projected before work (fail closed).
+    expect(outcome.hooks.map((h) => h.pendingStanding)).toEqual(['inbox_store', 'inbox_store', 'reported'])
     expect(outcome.requiredReads.map((r) => r.command)).toEqual([
       'loopx inbox read --hook=chat',
       'loopx inbox read --hook=chat',
@@ -226,7 +228,7 @@ describe('RFC: Failure and replay', () => {
     ).toEqual({ alreadyInstalled: true })
     const m = human('a1')
     // The collector captured it already, and the service repeats it in a later page.
-    await s.inbox.capture({
+    await s.inbox.collector().capture({
       routeId: 'alpha',
       providerMessageId: 'a1',
       source: 'collector',
@@ -237,7 +239,9 @@ describe('RFC: Failure and replay', () => {
     s.routes.alpha!.post(m)
     const first = await s.dispatch()
     expect([s.log.dispatches, s.receipt(first).observations_new, s.receipt(first).reactions_added]).toEqual([1, 1, 1])
-    expect(await s.inbox.advanceCursor('alpha', 'history', 'forged', 'rewind', [])).toBe('lease_lost')
+    expect(
+      await inSession(s.inbox, (session) => session.advanceCursor('alpha', 'history', 'forged', 'rewind', [])),
+    ).toBe('lease_lost')
     s.routes.alpha!.post(m) // the service repeats the same identity
     const second = await s.dispatch()
     expect([s.log.dispatches, s.receipt(second).observations_new, s.receipt(second).reactions_added]).toEqual([2, 0, 0])
@@ -246,7 +250,7 @@ describe('RFC: Failure and replay', () => {
 
   it('collector-only capture performs no provider write; the acknowledgement is admitted only after the turn-start hook reads and confirms a pending message', async () => {
     const s = await scene(['alpha'])
-    await s.inbox.capture({
+    await s.inbox.collector().capture({
       routeId: 'alpha',
       providerMessageId: 'c1',
       source: 'collector',
@@ -254,8 +258,12 @@ describe('RFC: Failure and replay', () => {
       attention: 'ordinary',
       payload: {},
     })
-    expect(await s.inbox.reactionCandidates('collector_realtime', 8)).toEqual([])
-    expect(await s.inbox.beginReaction(ref('alpha', 'c1'))).toBe('not_read')
+    // Even a granted session finds no reaction due on a message no turn-start dispatch read.
+    const due = await inSession(s.inbox, async (session) => [
+      await session.reactionCandidates('collector_realtime', 8),
+      await session.beginReaction(ref('alpha', 'c1')),
+    ])
+    expect(due).toEqual([[], 'not_read'])
     expect(s.routes.alpha!.reactCalls).toBe(0)
     const r = s.receipt(await s.dispatch())
     expect([r.observations_new, r.reactions_added, s.routes.alpha!.reactions.get('c1')]).toEqual([1, 1, 1])
@@ -304,7 +312,7 @@ describe('RFC: Failure and replay', () => {
       await s.dispatch()
       // Read back, found, resolved: no second create.
       expect([s.routes.alpha!.reactCalls, s.routes.alpha!.reactions.get('a1')]).toEqual([1, 1])
-      expect(await s.inbox.beginReaction(ref('alpha', 'a1'))).toBe('already_added')
+      expect(await inSession(s.inbox, (session) => session.beginReaction(ref('alpha', 'a1')))).toBe('already_added')
     })
 
     it('replay is bounded by one aggregate per-dispatch attempt budget', async () => {
@@ -392,7 +400,8 @@ describe('RFC: Failure and replay', () => {
     s.routes.alpha!.post(human('t1r', 'a new reply', { thread: 't1' }))
     const reply = s.receipt(await s.dispatch())
     expect([reply.observations_new, await s.inbox.cursor('alpha', 'history')]).toEqual([1, 't1r'])
-    expect(await s.inbox.beginReaction(ref('alpha', 't1'))).toBe('proceed') // the debt is still owed
+    // The debt is still owed.
+    expect(await inSession(s.inbox, (session) => session.beginReaction(ref('alpha', 't1')))).toBe('proceed')
   })
 
   it('partial multi-route success still requires Agent reading for accepted observations while retaining a compact failure code for the incomplete routes', async () => {
@@ -435,17 +444,17 @@ async function turn(
 describe('RFC: Ordering', () => {
   const wrapWith =
     (events: string[]) =>
-    (p: (i: TurnStartHookInput) => Promise<TurnStartReceipt>) =>
-    async (i: TurnStartHookInput) => {
+    (p: FakeProviderFn): FakeProviderFn =>
+    async (i, c) => {
       events.push('hook')
-      return p(i)
+      return p(i, c)
     }
 
   it('provider-neutral turn_start dispatch', async () => {
     const events: string[] = []
-    const kernel = new TurnStartKernel({ profile: { enabled: true } })
+    const inbox = await InboxStore.open(file('capabilities'))
+    const kernel = new TurnStartKernel({ profile: { enabled: true }, inbox })
     for (const capability of ['mail', 'chat']) {
-      const inbox = await InboxStore.open(file(capability))
       const { provider } = fakeProvider({
         inbox,
         routes: { main: new FakeRoute().post(human(`${capability}1`)) },
@@ -453,7 +462,7 @@ describe('RFC: Ordering', () => {
       })
       kernel.register({
         registration: registration(capability, { reactions: false }),
-        provider: async (i) => (events.push(i.hook_id), provider(i)),
+        provider: async (i, c) => (events.push(i.hook_id), provider(i, c)),
       })
     }
     await kernel.dispatchTurnStart(request())
@@ -576,7 +585,7 @@ describe('secrecy', () => {
       text: secrets.text,
     })
     const { provider } = fakeProvider({ inbox, routes: { [secrets.route]: route }, reactions: true })
-    const kernel = new TurnStartKernel({ profile: { enabled: true } })
+    const kernel = new TurnStartKernel({ profile: { enabled: true }, inbox })
     kernel.register({ registration: registration(), provider })
     const outcomes = [await kernel.dispatchTurnStart(request()), await kernel.dispatchTurnStart(request())]
 

@@ -4,7 +4,8 @@ import type { CaptureSource } from "./CaptureSource";
 import type { Sender } from "./Sender";
 
 /**
- * One provider message to capture into the inbox (`InboxStore.capture`).
+ * One provider message to capture into the inbox (`InboxCollector.capture` for
+ * realtime collection, `TurnStartSession.capture` for a turn-start hook).
  */
 export type CaptureInput = { routeId: string, providerMessageId: string, source: CaptureSource, sender: Sender, attention: Attention, 
 /**

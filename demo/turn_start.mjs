@@ -44,16 +44,19 @@ const SELF = 'U_LOOPX_AGENT'
 const dir = mkdtempSync(join(tmpdir(), 'loopx-hooks-turn-start-'))
 const inbox = await InboxStore.open(join(dir, 'inbox.sqlite'), { selfIdentity: SELF })
 
-/** The provider: read each route after its cursor, capture, first-read, react. */
-async function provider(input) {
+/**
+ * The provider: read each route after its cursor, capture, first-read, react,
+ * all through its session (the inbox as core grants it to this call).
+ */
+async function provider(input, { session }) {
   let ok = 0
   const failed = []
   for (const routeId of Object.keys(service).sort()) {
     const route = service[routeId]
-    const claim = await inbox.claimCursor(routeId, 'history', 30_000)
+    const claim = await session.claimCursor(routeId, 'history', 30_000)
     if (claim.outcome !== 'claimed') continue
     if (route.down) {
-      await inbox.releaseCursor(routeId, 'history', claim.token)
+      await session.releaseCursor(routeId, 'history', claim.token)
       failed.push('provider_unavailable')
       continue
     }
@@ -61,7 +64,7 @@ async function provider(input) {
     const page = route.messages.slice(at)
     const read = []
     for (const m of page) {
-      const captured = await inbox.capture({
+      const captured = await session.capture({
         routeId,
         providerMessageId: m.id,
         source: 'turn_start',
@@ -71,19 +74,19 @@ async function provider(input) {
       })
       if (captured !== 'self_filtered') read.push({ routeId, providerMessageId: m.id })
     }
-    if (page.length) await inbox.advanceCursor(routeId, 'history', claim.token, page.at(-1).id, read)
-    else await inbox.releaseCursor(routeId, 'history', claim.token)
+    if (page.length) await session.advanceCursor(routeId, 'history', claim.token, page.at(-1).id, read)
+    else await session.releaseCursor(routeId, 'history', claim.token)
     ok++
   }
-  const reads = await inbox.recordFirstReads(input.turn.turn_instance_id)
+  const reads = await session.recordFirstReads(input.turn.turn_instance_id)
   let added = 0
-  for (const m of await inbox.reactionCandidates(
+  for (const m of await session.reactionCandidates(
     input.hook_id,
     input.budget.max_attempts_per_dispatch - ok - failed.length,
   )) {
-    if ((await inbox.beginReaction(m)) !== 'proceed') continue
+    if ((await session.beginReaction(m)) !== 'proceed') continue
     service[m.routeId].reactions.add(m.providerMessageId) // the service's "eyes" reaction
-    await inbox.finishReaction(m, 'added')
+    await session.finishReaction(m, 'added')
     added++
   }
   return {
@@ -103,7 +106,7 @@ async function provider(input) {
   }
 }
 
-const kernel = new TurnStartKernel({ profile: { enabled: true } })
+const kernel = new TurnStartKernel({ profile: { enabled: true }, inbox })
 kernel.register({ registration, provider })
 
 const tintStatus = (s) => ({ ok: green, empty: dim, partial: yellow })[s] ?? red

@@ -3,25 +3,25 @@
  * own SQLite file, never the public journal: captured messages and their
  * private payloads, first Agent-read receipts, dispositions and effect
  * bindings, acknowledgement reactions and provider cursors. Nothing from it
- * belongs in a public receipt except the counts `recordFirstReads` returns.
- * Every rule is in the Rust addon; this layer adds types.
+ * belongs in a public receipt except the counts a session's
+ * `recordFirstReads` returns.
+ *
+ * Its surface is split by who holds it: the store is the owner's (the
+ * private drain, dispositions, ACK, retention); `InboxCollector` can only
+ * capture as realtime collection; first reads, cursor writes and reactions
+ * exist only on a `TurnStartSession`, under its registration's write scopes
+ * and budget. Every rule is in the Rust addon; this layer adds types.
  */
-import { openNativeInbox, type NativeInboxStore } from './addon.js'
+import { openNativeInbox, type NativeInboxCollector, type NativeInboxStore } from './addon.js'
 import type {
   AckOutcome,
-  AdvanceOutcome,
   CaptureInput,
   CaptureOutcome,
-  ClaimOutcome,
   CursorKind,
   DisposeOutcome,
   Disposition,
-  FirstReads,
   MessageRef,
   PendingMessage,
-  ReactionBegin,
-  ReactionFinish,
-  ReactionResult,
   RetentionCounts,
 } from '../bindings/index'
 import { expectArgs, expectMembers, expectOptions, type Kind } from './args.js'
@@ -116,8 +116,12 @@ export async function answer<T>(call: () => Promise<string>): Promise<T> {
 }
 
 /**
- * The owner-private inbox of a turn-start provider: its own SQLite file.
- * Every method rejects with `ERR_LOOPX_INVALID_ARGUMENT` for an argument
+ * The owner-private inbox of a turn-start provider: its own SQLite file,
+ * as its owner (the Agent side) holds it. It neither captures nor records
+ * first reads, cursor writes or reactions: a realtime collector captures
+ * through `collector()`, and a turn-start provider does the rest through
+ * its `context.session`, which core bounds by the registration's write
+ * scopes and budget. Every method rejects with `ERR_LOOPX_INVALID_ARGUMENT` for an argument
  * that is not what the signature says, `ERR_LOOPX_INBOX_CLOSED` after
  * `close`, and `ERR_LOOPX_INBOX_BUSY`, `ERR_LOOPX_INBOX_READONLY`,
  * `ERR_LOOPX_INBOX_IO` or `ERR_LOOPX_INBOX_SQLITE` when the file fails it.
@@ -153,19 +157,17 @@ export class InboxStore implements AsyncDisposable {
     return new InboxStore(await openNativeInbox(path, o))
   }
 
-  /** Captures a message, collapsing a repeat of its provider message identity; applies the self filter. */
-  capture(input: CaptureInput): Promise<CaptureOutcome> {
-    return answer(() => this.#native.capture(inboxArgs('capture', { input })))
+  /**
+   * A capture-only handle for a realtime collector: give the collector this,
+   * not the store. It shares the store's file and is closed with it.
+   */
+  collector(): InboxCollector {
+    return collectorOf(this.#native.collector())
   }
 
   /** Whether the message is in the inbox (readback before a cursor advance). */
   contains(message: MessageRef): Promise<boolean> {
     return answer(() => this.#native.contains(inboxArgs('contains', { message })))
-  }
-
-  /** First Agent-read receipts for every unread pending message, once each; the counts for the receipt. */
-  recordFirstReads(readRef: string): Promise<FirstReads> {
-    return answer(() => this.#native.recordFirstReads(inboxArgs('recordFirstReads', { readRef })))
   }
 
   /** How many captured messages are pending (not yet acknowledged). */
@@ -204,47 +206,6 @@ export class InboxStore implements AsyncDisposable {
     return answer(() => this.#native.retentionCounts())
   }
 
-  /** Up to `max` messages due an acknowledgement reaction, fairly across routes and messages. */
-  reactionCandidates(collectorId: string, max: number): Promise<MessageRef[]> {
-    return answer(() => this.#native.reactionCandidates(inboxArgs('reactionCandidates', { collectorId, max })))
-  }
-
-  /** Records an attempt before the provider creates a reaction; only `proceed` admits the create. */
-  beginReaction(message: MessageRef): Promise<ReactionBegin> {
-    return answer(() => this.#native.beginReaction(inboxArgs('beginReaction', { message })))
-  }
-
-  /** Records how a begun reaction attempt ended (created, or failed). */
-  finishReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
-    return answer(() => this.#native.finishReaction(inboxArgs('finishReaction', { message, result })))
-  }
-
-  /** Settles an uncertain attempt after a provider readback. */
-  resolveReaction(message: MessageRef, result: ReactionResult): Promise<ReactionFinish> {
-    return answer(() => this.#native.resolveReaction(inboxArgs('resolveReaction', { message, result })))
-  }
-
-  /** Claims a provider cursor (single-flight) for `leaseMs`. */
-  claimCursor(scope: string, kind: CursorKind, leaseMs: number): Promise<ClaimOutcome> {
-    return answer(() => this.#native.claimCursor(inboxArgs('claimCursor', { scope, kind, leaseMs })))
-  }
-
-  /** Advances a claimed cursor once every message in `read` is in the inbox; reads it back; releases the claim. */
-  advanceCursor(
-    scope: string,
-    kind: CursorKind,
-    token: string,
-    value: string,
-    read: MessageRef[],
-  ): Promise<AdvanceOutcome> {
-    return answer(() => this.#native.advanceCursor(inboxArgs('advanceCursor', { scope, kind, token, value, read })))
-  }
-
-  /** Releases a cursor claim without advancing it; `false` when `token` no longer holds it. */
-  releaseCursor(scope: string, kind: CursorKind, token: string): Promise<boolean> {
-    return answer(() => this.#native.releaseCursor(inboxArgs('releaseCursor', { scope, kind, token })))
-  }
-
   /** A provider cursor's stored value, `null` before its first advance. */
   cursor(scope: string, kind: CursorKind): Promise<string | null> {
     return answer(() => this.#native.cursor(inboxArgs('cursor', { scope, kind })))
@@ -257,5 +218,49 @@ export class InboxStore implements AsyncDisposable {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close()
+  }
+}
+
+/** Makes an `InboxCollector` over a native one; its constructor stays private. */
+let collectorOf: (native: NativeInboxCollector) => InboxCollector
+
+/**
+ * A realtime collector's handle on the owner-private inbox, from
+ * `InboxStore.collector()`: it can only capture, as realtime collection
+ * (`source: "collector"`). It cannot record first reads, write cursors or
+ * react, so realtime collection cannot spend the reaction scope. `capture`
+ * rejects with `ERR_LOOPX_INVALID_ARGUMENT` naming the member for a source
+ * other than `"collector"` (a turn-start capture goes through a session),
+ * `ERR_LOOPX_INBOX_CLOSED` once the store is closed, and the store's other
+ * codes when the file fails it.
+ *
+ * @example
+ * ```ts
+ * const collector = inbox.collector()
+ * await collector.capture({
+ *   routeId: 'C1',
+ *   providerMessageId: '1700000000.000100',
+ *   source: 'collector',
+ *   sender: { kind: 'human', verifiedIdentity: 'U123' },
+ *   attention: 'ordinary',
+ *   payload: { text: 'hello' },
+ * })
+ * ```
+ */
+export class InboxCollector {
+  readonly #native: NativeInboxCollector
+
+  static {
+    collectorOf = (native) => new InboxCollector(native)
+  }
+
+  /** Made by `InboxStore.collector()`. */
+  private constructor(native: NativeInboxCollector) {
+    this.#native = native
+  }
+
+  /** Captures a message, collapsing a repeat of its provider message identity; applies the self filter. */
+  capture(input: CaptureInput): Promise<CaptureOutcome> {
+    return answer(() => this.#native.capture(inboxArgs('capture', { input })))
   }
 }

@@ -87,7 +87,7 @@ export {
   validateShippedTurnStartInvocation,
   validateShippedTurnStartRegistration,
 } from './shipped/turn_start.js'
-export { InboxStore, type InboxOptions } from './inbox.js'
+export { InboxStore, InboxCollector, type InboxOptions } from './inbox.js'
 export { TurnStartSession } from './turn_start_session.js'
 export {
   defineIntentKind,

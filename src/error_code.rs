@@ -45,6 +45,8 @@ codes! {
     DuplicateIntent = "ERR_LOOPX_DUPLICATE_INTENT",
     InboxBusy = "ERR_LOOPX_INBOX_BUSY",
     InboxClosed = "ERR_LOOPX_INBOX_CLOSED",
+    /// A fault of the inbox's own, where SQLite reported no result code.
+    InboxInternal = "ERR_LOOPX_INBOX_INTERNAL",
     InboxIo = "ERR_LOOPX_INBOX_IO",
     InboxReadonly = "ERR_LOOPX_INBOX_READONLY",
     InboxSqlite = "ERR_LOOPX_INBOX_SQLITE",
@@ -197,6 +199,7 @@ impl Coded for InboxError {
             InboxError::Io { .. } => C::InboxIo,
             InboxError::Sqlite { .. } => C::InboxSqlite,
             InboxError::InvalidArgument { .. } => C::InvalidArgument,
+            InboxError::Internal { .. } => C::InboxInternal,
         }
     }
 }

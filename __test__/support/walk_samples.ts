@@ -242,6 +242,7 @@ export async function instances(): Promise<Record<string, object[]>> {
     ShippedTurnStart: [shippedTurnStart],
     HookJournal: [journal, reader, runtime.journal],
     InboxStore: [inbox],
+    InboxCollector: [inbox.collector()],
     TurnStartKernel: [kernel],
     TurnStartSession: [session],
     TurnSettlement: [settlement],

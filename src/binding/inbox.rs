@@ -12,8 +12,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::turn_start::inbox::{
-    parse_args, Attention, CaptureInput, CaptureSource, CursorKind, Disposition, InboxError, InboxOptions, InboxStore,
-    MessageRef, ReactionResult, Sender, DEFAULT_PAGE,
+    parse_args, Attention, CaptureInput, CaptureSource, CursorKind, Disposition, InboxCollector, InboxError,
+    InboxOptions, InboxStore, MessageRef, ReactionResult, Sender, DEFAULT_PAGE,
 };
 
 pub(crate) fn inbox_error(e: InboxError) -> napi::Error {
@@ -135,23 +135,21 @@ impl NativeInboxStore {
     }
 }
 
-/// One method per store operation, each named as in lib/inbox.ts; arguments
-/// (`{ input }`, `{ message }`, ...) and results cross as JSON text.
+/// One method per operation of the owner's side, each named as in
+/// lib/inbox.ts; arguments (`{ message }`, ...) and results cross as JSON
+/// text. Captures go through `collector()`; first reads, cursor writes and
+/// reactions only through a turn-start session.
 #[napi]
 impl NativeInboxStore {
+    /// The capture-only handle a realtime collector holds.
     #[napi]
-    pub async fn capture(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| Ok(s.capture(&capture_arg(a)?))).await
+    pub fn collector(&self) -> NativeInboxCollector {
+        NativeInboxCollector { collector: InboxCollector::new(self.store.clone()) }
     }
 
     #[napi]
     pub async fn contains(&self, args_json: String) -> napi::Result<String> {
         self.run(args_json, |s, a| Ok(s.contains(&message(a)?))).await
-    }
-
-    #[napi]
-    pub async fn record_first_reads(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| Ok(s.record_first_reads(&arg::<String>(a, "readRef")?))).await
     }
 
     #[napi]
@@ -193,47 +191,6 @@ impl NativeInboxStore {
     }
 
     #[napi]
-    pub async fn reaction_candidates(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| Ok(s.reaction_candidates(&arg::<String>(a, "collectorId")?, arg::<u32>(a, "max")?)))
-            .await
-    }
-
-    #[napi]
-    pub async fn begin_reaction(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| Ok(s.begin_reaction(&message(a)?))).await
-    }
-
-    #[napi]
-    pub async fn finish_reaction(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| reaction_end(a).map(|(m, r)| s.finish_reaction(&m, r))).await
-    }
-
-    #[napi]
-    pub async fn resolve_reaction(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| reaction_end(a).map(|(m, r)| s.resolve_reaction(&m, r))).await
-    }
-
-    #[napi]
-    pub async fn claim_cursor(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| claim_args(a).map(|(scope, kind, lease)| s.claim_cursor(&scope, kind, lease))).await
-    }
-
-    #[napi]
-    pub async fn advance_cursor(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| {
-            advance_args(a)
-                .map(|(scope, kind, token, value, read)| s.advance_cursor(&scope, kind, &token, &value, &read))
-        })
-        .await
-    }
-
-    #[napi]
-    pub async fn release_cursor(&self, args_json: String) -> napi::Result<String> {
-        self.run(args_json, |s, a| release_args(a).map(|(scope, kind, token)| s.release_cursor(&scope, kind, &token)))
-            .await
-    }
-
-    #[napi]
     pub async fn cursor(&self, args_json: String) -> napi::Result<String> {
         self.run(args_json, |s, a| Ok(s.cursor(&arg::<String>(a, "scope")?, arg::<CursorKind>(a, "kind")?))).await
     }
@@ -243,5 +200,22 @@ impl NativeInboxStore {
     pub async fn close(&self) -> napi::Result<()> {
         let store = self.store.clone();
         tokio::task::spawn_blocking(move || store.close()).await.map_err(|_| task_failed("inbox close task failed"))
+    }
+}
+
+/// A realtime collector's handle on an inbox: capture only. Core refuses a
+/// capture whose source is not `collector`.
+#[napi]
+pub struct NativeInboxCollector {
+    collector: InboxCollector,
+}
+
+#[napi]
+impl NativeInboxCollector {
+    #[napi]
+    pub async fn capture(&self, args_json: String) -> napi::Result<String> {
+        let collector = self.collector.clone();
+        let work = move || out(collector.capture(&capture_arg(&parse(&args_json)?)?));
+        tokio::task::spawn_blocking(work).await.map_err(|_| task_failed("inbox task failed"))?
     }
 }

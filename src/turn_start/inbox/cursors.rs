@@ -5,7 +5,7 @@ use super::*;
 impl InboxStore {
     /// Claims a provider cursor for `lease_ms` (1..=600000). Single-flight:
     /// while another unexpired claim holds it, the answer is `Busy`.
-    pub fn claim_cursor(&self, scope: &str, kind: CursorKind, lease_ms: u32) -> Result<ClaimOutcome> {
+    pub(crate) fn claim_cursor(&self, scope: &str, kind: CursorKind, lease_ms: u32) -> Result<ClaimOutcome> {
         private_id(scope, "scope")?;
         if !(1..=600_000).contains(&lease_ms) {
             return Err(InboxError::InvalidArgument { what: "leaseMs" });
@@ -39,7 +39,7 @@ impl InboxStore {
     /// messages the provider read up to `value`) is found in the inbox; the
     /// new value is read back before the claim is released. Nothing is
     /// written when the claim was lost or a message is missing.
-    pub fn advance_cursor(
+    pub(crate) fn advance_cursor(
         &self,
         scope: &str,
         kind: CursorKind,
@@ -66,14 +66,14 @@ impl InboxStore {
                 params![scope, kind.as_str(), value, now_ms()],
             )?;
             if cursor_value(tx, scope, kind.as_str())?.as_deref() != Some(value) {
-                return Err(InboxError::Sqlite { code: -1, what: "cursor readback differs" });
+                return Err(InboxError::Internal { what: "cursor readback differs" });
             }
             Ok(AdvanceOutcome::Advanced)
         })
     }
 
     /// Gives a claim up without advancing. Returns false when it was not held.
-    pub fn release_cursor(&self, scope: &str, kind: CursorKind, token: &str) -> Result<bool> {
+    pub(crate) fn release_cursor(&self, scope: &str, kind: CursorKind, token: &str) -> Result<bool> {
         private_id(scope, "scope")?;
         self.write(|tx| {
             if !holds_lease(tx, scope, kind, token)? {

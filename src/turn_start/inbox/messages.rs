@@ -8,8 +8,9 @@ impl InboxStore {
     /// identity. The self filter drops a message only when the sender is
     /// typed and its verified identity equals the configured identity
     /// exactly; an unresolved sender is captured (fail open), and so is one
-    /// whose identity cannot match (see [`exact_identity`]).
-    pub fn capture(&self, input: &CaptureInput) -> Result<CaptureOutcome> {
+    /// whose identity cannot match (see [`exact_identity`]). Reached from
+    /// outside the crate only through an [`InboxCollector`] or a session.
+    pub(crate) fn capture(&self, input: &CaptureInput) -> Result<CaptureOutcome> {
         private_id(&input.route_id, "routeId")?;
         private_id(&input.provider_message_id, "providerMessageId")?;
         let payload =
@@ -53,8 +54,9 @@ impl InboxStore {
     /// Gives every pending message that has none its first Agent-read
     /// receipt, under `read_ref` (the Turn or dispatch that read it), and
     /// returns the counts for the public receipt. A message is first-read
-    /// once, ever: a second call finds nothing new.
-    pub fn record_first_reads(&self, read_ref: &str) -> Result<FirstReads> {
+    /// once, ever: a second call finds nothing new. Only a turn-start session
+    /// reaches it from outside the crate.
+    pub(crate) fn record_first_reads(&self, read_ref: &str) -> Result<FirstReads> {
         opaque_ref(read_ref, "readRef")?;
         self.write(|tx| {
             let now = self.now();

@@ -29,8 +29,15 @@
 //! - provider cursors are single-flight (claimed with a lease) and advance
 //!   only after the read messages are found in the inbox and the new value is
 //!   read back; history and acknowledgement cursors are independent.
+//! - turn-start captures, first reads, cursor writes and reactions are
+//!   crate-private: from outside they are reached only through a
+//!   `TurnStartSession`, which grants its registration's write scopes and
+//!   counts its budget, and a realtime collector holds an [`InboxCollector`],
+//!   which captures only as realtime collection; so realtime collection
+//!   cannot consume the reaction scope.
 
 mod args;
+mod collector;
 mod cursors;
 mod messages;
 mod open;
@@ -52,6 +59,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBe
 use serde_json::Value;
 
 pub use args::parse_args;
+pub use collector::InboxCollector;
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
 pub use retention::{Clock, RetentionCounts, DEFAULT_RETENTION_MS, MAX_RETENTION_MS};
 pub use standing::{InboxStanding, ReadBefore};
@@ -90,6 +98,11 @@ pub enum InboxError {
     /// A caller's value is out of bounds; `what` names the argument.
     #[error("invalid argument: {what}")]
     InvalidArgument { what: &'static str },
+    /// A fault of the inbox's own, where SQLite reported no result code (a
+    /// driver error, a file that would not switch to WAL, a readback that
+    /// differs from what was written); `what` is a fixed text.
+    #[error("inbox internal error: {what}")]
+    Internal { what: &'static str },
 }
 
 impl InboxError {
@@ -104,6 +117,7 @@ impl InboxError {
             InboxError::Io { .. } => "io",
             InboxError::Sqlite { .. } => "sqlite",
             InboxError::InvalidArgument { .. } => "invalid_argument",
+            InboxError::Internal { .. } => "inbox_internal",
         }
     }
 }
@@ -140,8 +154,8 @@ impl From<crate::sqlite_file::SqliteError> for InboxError {
             SqliteError::NeedsRecovery | SqliteError::ReadOnly => InboxError::ReadOnly,
             SqliteError::Full => InboxError::Io { kind: std::io::ErrorKind::StorageFull },
             SqliteError::Code { code, what } => InboxError::Sqlite { code, what },
-            // Driver-side errors can hold values: keep a fixed text.
-            SqliteError::Driver { .. } => InboxError::Sqlite { code: -1, what: "sqlite driver error" },
+            // No SQLite result code: the driver's own fixed text, as the journal keeps it.
+            SqliteError::Driver { what } => InboxError::Internal { what },
         }
     }
 }

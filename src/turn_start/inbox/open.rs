@@ -87,7 +87,7 @@ impl From<ClaimError> for InboxError {
         match e {
             ClaimError::Foreign => InboxError::NotAnInbox,
             ClaimError::TooNew { found, supported } => InboxError::TooNew { found, supported },
-            ClaimError::NotWal => InboxError::Sqlite { code: -1, what: "could not switch the inbox to WAL mode" },
+            ClaimError::NotWal => InboxError::Internal { what: "could not switch the inbox to WAL mode" },
             ClaimError::File(e) => e.into(),
             ClaimError::Sqlite(e) => e.into(),
         }

@@ -17,7 +17,7 @@ impl InboxStore {
     /// attempt budget stays first in line ("every pending read remains
     /// eligible across routes and messages") and a message that keeps
     /// failing does not hold the others back.
-    pub fn reaction_candidates(&self, collector_id: &str, max: u32) -> Result<Vec<MessageRef>> {
+    pub(crate) fn reaction_candidates(&self, collector_id: &str, max: u32) -> Result<Vec<MessageRef>> {
         private_id(collector_id, "collectorId")?;
         self.write(|tx| {
             let mut stmt = tx.prepare(
@@ -74,7 +74,7 @@ impl InboxStore {
     /// than `attempt_stale_ms` ago is `InFlight`; an older unfinished one (a
     /// crash, a lost answer) becomes `Uncertain`: the store fails closed
     /// until the provider reads back whether the reaction exists.
-    pub fn begin_reaction(&self, m: &MessageRef) -> Result<ReactionBegin> {
+    pub(crate) fn begin_reaction(&self, m: &MessageRef) -> Result<ReactionBegin> {
         message_ref(m)?;
         self.write(|tx| {
             let Some(state) = message_state(tx, m)? else { return Ok(ReactionBegin::UnknownMessage) };
@@ -111,13 +111,13 @@ impl InboxStore {
     }
 
     /// Records how an attempt begun with `begin_reaction` ended.
-    pub fn finish_reaction(&self, m: &MessageRef, result: ReactionResult) -> Result<ReactionFinish> {
+    pub(crate) fn finish_reaction(&self, m: &MessageRef, result: ReactionResult) -> Result<ReactionFinish> {
         self.settle_reaction(m, "attempting", result)
     }
 
     /// After a provider readback of an uncertain attempt: `Added` when the
     /// reaction exists, `Failed` when it does not (eligible again).
-    pub fn resolve_reaction(&self, m: &MessageRef, result: ReactionResult) -> Result<ReactionFinish> {
+    pub(crate) fn resolve_reaction(&self, m: &MessageRef, result: ReactionResult) -> Result<ReactionFinish> {
         self.settle_reaction(m, "uncertain", result)
     }
 

@@ -72,7 +72,8 @@ pub struct MessageRef {
     pub provider_message_id: String,
 }
 
-/// One provider message to capture into the inbox (`InboxStore.capture`).
+/// One provider message to capture into the inbox (`InboxCollector.capture` for
+/// realtime collection, `TurnStartSession.capture` for a turn-start hook).
 #[derive(Serialize, Deserialize, TS, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[ts(export)]

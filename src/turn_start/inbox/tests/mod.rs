@@ -458,3 +458,67 @@ fn an_expired_claim_is_lost() {
         InboxError::InvalidArgument { what: "leaseMs" }
     );
 }
+
+// ------------------------------------------------------------- collector
+
+#[test]
+fn a_collector_captures_only_as_realtime_collection() {
+    let dir = Dir::new("collector");
+    let s = std::sync::Arc::new(store(&dir));
+    let collector = InboxCollector::new(s.clone());
+    let input = |id: &str, source: CaptureSource| CaptureInput {
+        route_id: "r".into(),
+        provider_message_id: id.into(),
+        source,
+        sender: Sender { kind: SenderKind::Human, verified_identity: Some("U_human".into()) },
+        attention: Attention::DirectQuestion,
+        payload: json!({"text": "hello"}),
+    };
+    // A turn-start capture belongs to a session: refused before any write.
+    let refused = collector.capture(&input("m0", CaptureSource::TurnStart)).unwrap_err();
+    assert_eq!(refused, InboxError::InvalidArgument { what: "source" });
+    assert_eq!(s.pending_count().unwrap(), 0);
+    assert_eq!(collector.capture(&input("m1", CaptureSource::Collector)).unwrap(), CaptureOutcome::Captured);
+    assert_eq!(collector.capture(&input("m1", CaptureSource::Collector)).unwrap(), CaptureOutcome::Duplicate);
+    let pending = s.pending(None, 10).unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].source, CaptureSource::Collector);
+    assert!(!pending[0].read);
+    // Closing the store closes its collectors.
+    s.close();
+    assert_eq!(collector.capture(&input("m2", CaptureSource::Collector)).unwrap_err(), InboxError::Closed);
+}
+
+// ------------------------------------------------------------- neutral errors
+
+/// A fault with no SQLite result code is the inbox's own, not an SQLite one:
+/// a cursor whose value reads back other than it was written (a trigger on
+/// the real file rewrites it) fails `Internal`, and nothing is kept.
+#[test]
+fn a_cursor_readback_that_differs_is_an_internal_error_and_writes_nothing() {
+    let dir = Dir::new("readback");
+    let s = store(&dir);
+    rusqlite::Connection::open(dir.file("inbox.sqlite"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER rewrite AFTER UPDATE OF value ON cursors BEGIN
+               UPDATE cursors SET value = 'other' WHERE scope = NEW.scope AND kind = NEW.kind;
+             END;",
+        )
+        .unwrap();
+    let ClaimOutcome::Claimed(claim) = s.claim_cursor("r", CursorKind::History, 60_000).unwrap() else { panic!() };
+    let err = s.advance_cursor("r", CursorKind::History, &claim.token, "t1", &[]).unwrap_err();
+    assert_eq!(err, InboxError::Internal { what: "cursor readback differs" });
+    assert_eq!(err.code(), "inbox_internal");
+    assert_eq!(crate::error_code::Coded::error_code(&err), crate::error_code::ErrorCode::InboxInternal);
+    // The advance rolled back: no value, and the claim is still held.
+    assert_eq!(s.cursor("r", CursorKind::History).unwrap(), None);
+    assert_eq!(s.claim_cursor("r", CursorKind::History, 60_000).unwrap(), ClaimOutcome::Busy);
+}
+
+#[test]
+fn a_driver_error_without_a_code_is_internal() {
+    let e = InboxError::from(rusqlite::Error::QueryReturnedNoRows);
+    assert_eq!(e, InboxError::Internal { what: "query returned no rows" });
+    assert!(!matches!(e, InboxError::Sqlite { .. }));
+}
