@@ -4,8 +4,8 @@
  * provider call when it has an inbox store (`TurnStartKernel({ inbox })`);
  * core grants only the registration's write scopes, counts route reads and
  * reaction attempts against the dispatch's budget, and refuses every call
- * once the invocation is over. A composition root that gives providers only
- * their session (not the `InboxStore`) has these bounds enforced by core.
+ * once the invocation is over. First reads, cursor writes and reactions
+ * exist only here: the `InboxStore` itself has none of them.
  */
 import type { NativeTurnStartSession } from '../index.js'
 import type {
@@ -76,7 +76,10 @@ export class TurnStartSession {
     return answer(() => this.#native.claimCursor(inboxArgs('claimCursor', { scope, kind, leaseMs })))
   }
 
-  /** Advances a claimed cursor once every message in `read` is in the inbox (see `InboxStore.advanceCursor`). */
+  /**
+   * Advances a claimed cursor once every message in `read` is in the inbox,
+   * reads the value back and releases the claim: `advanced`, or why not.
+   */
   advanceCursor(
     scope: string,
     kind: CursorKind,
