@@ -8,11 +8,12 @@
 // hold. The rules are tested where they live, in
 // src/turn_start/tests/kernel/session/writes.rs and
 // src/dialect/shipped/turn_start/tests/kernel.rs.
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 
 import { afterAll, describe, expect, it } from 'vitest'
@@ -33,7 +34,9 @@ import {
 
 const dir = mkdtempSync(join(tmpdir(), 'loopx-two-paths-'))
 const stores: InboxStore[] = []
+const lockers: Locker[] = []
 afterAll(async () => {
+  for (const l of lockers) await l.stop()
   for (const s of stores) await s.close().catch(() => undefined)
   rmSync(dir, { recursive: true, force: true })
 })
@@ -41,7 +44,9 @@ let files = 0
 
 const LOCKER = join(dirname(fileURLToPath(import.meta.url)), 'children', 'write-locker.mjs')
 const COMMAND = 'loopx inbox read --pending'
-const LIMIT_MS = 300
+/** The hooks' limit; a row that hangs waits this out, so it is short there. */
+const LIMIT_MS = 5_000
+const HANG_LIMIT_MS = 300
 
 /** What a provider answers, in neither dialect's words. */
 type Answer =
@@ -63,7 +68,11 @@ interface Seen {
 
 interface Path {
   name: string
-  dispatch(inbox: InboxStore, provider: (session: TurnStartSession | undefined) => Promise<Answer>): Promise<Seen>
+  dispatch(
+    inbox: InboxStore,
+    provider: (session: TurnStartSession | undefined) => Promise<Answer>,
+    limitMs?: number,
+  ): Promise<Seen>
 }
 
 const v0Registration: TurnStartHookRegistration = {
@@ -146,10 +155,10 @@ async function settle<T>(answer: Answer, make: (a: Extract<Answer, { kind: 'stat
 const PATHS: Path[] = [
   {
     name: 'contract-v0 TurnStartKernel',
-    async dispatch(inbox, provider) {
+    async dispatch(inbox, provider, limitMs = LIMIT_MS) {
       const kernel = new TurnStartKernel({ profile: { enabled: true }, inbox })
       kernel.register({
-        registration: v0Registration,
+        registration: { ...v0Registration, budget: { ...v0Registration.budget, timeout_ms: limitMs } },
         provider: async (_input, { session }) => settle(await provider(session), v0Receipt),
       })
       const outcome = await kernel.dispatchTurnStart({
@@ -170,8 +179,8 @@ const PATHS: Path[] = [
   },
   {
     name: 'loopx-shipped-v0 ShippedTurnStart',
-    async dispatch(inbox, provider) {
-      const turnStart = new ShippedTurnStart({ inbox, callLimitMs: LIMIT_MS })
+    async dispatch(inbox, provider, limitMs = LIMIT_MS) {
+      const turnStart = new ShippedTurnStart({ inbox, callLimitMs: limitMs })
       turnStart.register({
         registration: shippedRegistration,
         provider: async (_registration, { session }) => settle(await provider(session), shippedResult),
@@ -231,18 +240,51 @@ async function readAndPending(inbox: InboxStore): Promise<void> {
   expect(await inbox.pendingCount()).toBe(1)
 }
 
-/** Another process holding the inbox's write lock while `body` runs. */
-async function whileLocked<T>(path: string, body: () => Promise<T>): Promise<T> {
-  const child = spawn(process.execPath, [LOCKER, path], { stdio: ['pipe', 'pipe', 'inherit'] })
-  const exited = once(child, 'exit')
-  const [line] = (await once(child.stdout!, 'data')) as [Buffer]
-  expect(line.toString()).toBe('locked\n')
-  try {
-    return await body()
-  } finally {
-    child.stdin!.end()
+/** Another process, started ahead, that holds the inbox's write lock on request. */
+class Locker {
+  readonly #child: ChildProcessWithoutNullStreams
+  readonly #lines: AsyncIterator<string>
+
+  private constructor(child: ChildProcessWithoutNullStreams) {
+    this.#child = child
+    this.#lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+  }
+
+  static async start(path: string): Promise<Locker> {
+    const locker = new Locker(spawn(process.execPath, [LOCKER, path]))
+    expect(await locker.#next()).toBe('ready')
+    return locker
+  }
+
+  async #next(): Promise<string | undefined> {
+    return (await this.#lines.next()).value as string | undefined
+  }
+
+  /** Runs `body` while the lock is held. */
+  async holding<T>(body: () => Promise<T>): Promise<T> {
+    this.#child.stdin.write('lock\n')
+    expect(await this.#next()).toBe('locked')
+    try {
+      return await body()
+    } finally {
+      this.#child.stdin.write('unlock\n')
+      expect(await this.#next()).toBe('unlocked')
+    }
+  }
+
+  async stop(): Promise<void> {
+    const exited = once(this.#child, 'exit')
+    this.#child.stdin.end()
     await exited
   }
+}
+
+/** A fresh inbox that gives up on a held write lock after 50 ms, with its locker. */
+async function lockable(): Promise<{ inbox: InboxStore; locker: Locker }> {
+  const { inbox, path } = await openInbox({ busyTimeoutMs: 50 })
+  const locker = await Locker.start(path)
+  lockers.push(locker)
+  return { inbox, locker }
 }
 
 const FAILING: [string, (session: TurnStartSession | undefined) => Promise<Answer>][] = [
@@ -264,20 +306,20 @@ const FAILING: [string, (session: TurnStartSession | undefined) => Promise<Answe
 describe.each(PATHS)('$name', (path) => {
   it.each(FAILING)(
     'a provider that %s while material is pending still leaves the Agent its read',
-    async (_, provider) => {
+    async (name, provider) => {
       const { inbox } = await openInbox()
       await readAndPending(inbox)
-      const seen = await path.dispatch(inbox, provider)
+      const seen = await path.dispatch(inbox, provider, name === 'hangs' ? HANG_LIMIT_MS : LIMIT_MS)
       expect(seen.reads).toEqual([COMMAND])
       expect(seen.lane).not.toBe('nothing_to_read')
     },
   )
 
   it('failed first reads are partial, claim no read, and the captured message keeps its read', async () => {
-    const { inbox, path: file } = await openInbox({ busyTimeoutMs: 50 })
+    const { inbox, locker } = await lockable()
     const seen = await path.dispatch(inbox, async (session) => {
       await session!.capture(message('m1', 'direct_question'))
-      const failed = await whileLocked(file, () =>
+      const failed = await locker.holding(() =>
         session!.recordFirstReads('turn_1').catch((e: { code: string }) => e.code),
       )
       expect(failed).toBe('ERR_LOOPX_INBOX_BUSY')
@@ -290,9 +332,9 @@ describe.each(PATHS)('$name', (path) => {
   })
 
   it('a failed capture is partial, not empty', async () => {
-    const { inbox, path: file } = await openInbox({ busyTimeoutMs: 50 })
+    const { inbox, locker } = await lockable()
     const seen = await path.dispatch(inbox, async (session) => {
-      await whileLocked(file, () => session!.capture(message('m1')).catch(() => undefined))
+      await locker.holding(() => session!.capture(message('m1')).catch(() => undefined))
       return { kind: 'status', status: 'empty' }
     })
     expect([seen.status, seen.errorCode]).toEqual(['partial', 'private_receipt_failed'])
@@ -300,14 +342,14 @@ describe.each(PATHS)('$name', (path) => {
   })
 
   it('a failed cursor advance is partial, not a success', async () => {
-    const { inbox, path: file } = await openInbox({ busyTimeoutMs: 50 })
+    const { inbox, locker } = await lockable()
     const seen = await path.dispatch(inbox, async (session) => {
       await session!.capture(message('m1'))
       const { observationsNew } = await session!.recordFirstReads('turn_1')
       const claim = await session!.claimCursor('team_chat', 'history', 1000)
       if (claim.outcome !== 'claimed') throw new Error('not claimed')
       const ref = { routeId: 'team_chat', providerMessageId: 'm1' }
-      await whileLocked(file, () =>
+      await locker.holding(() =>
         session!.advanceCursor('team_chat', 'history', claim.token, 'c1', [ref]).catch(() => undefined),
       )
       return { kind: 'status', status: 'ok', observations: observationsNew }
