@@ -1,7 +1,8 @@
 // Editor help is a promise of the public surface: every export of every
 // public entry point (package.json "exports" with a `types` condition) and
 // every public member of an exported class or interface carries a doc
-// comment, so a hover never comes up empty. The walk goes through the
+// comment, so a hover never comes up empty; members named by a well-known
+// symbol (`[Symbol.asyncDispose]`) count too. The walk goes through the
 // TypeScript checker, so re-exports (`export *`, `export type *`, renamed
 // exports) resolve to the declaration a user's editor shows.
 import { readdirSync, readFileSync } from 'node:fs'
@@ -23,7 +24,9 @@ function hasDoc(declaration: ts.Declaration): boolean {
 }
 
 function isPublicMember(member: ts.Symbol): boolean {
-  if (member.name.startsWith('#') || member.name.startsWith('__')) return false
+  // A well-known-symbol member (`[Symbol.asyncDispose]`) is named `__@asyncDispose@<id>`:
+  // it is public and hovered like any other, so only other `__` names are skipped.
+  if (member.name.startsWith('#') || (member.name.startsWith('__') && !member.name.startsWith('__@'))) return false
   return (member.declarations ?? []).every((declaration) => {
     if (ts.isConstructorDeclaration(declaration)) return false
     if (!ts.canHaveModifiers(declaration)) return true
@@ -35,6 +38,12 @@ function isPublicMember(member: ts.Symbol): boolean {
 /** A symbol is documented when any of its declarations (an overload, a merged declaration) has a doc comment. */
 function documented(symbol: ts.Symbol): boolean {
   return (symbol.declarations ?? []).some(hasDoc)
+}
+
+/** `__@asyncDispose@123` as a reader writes it: `[Symbol.asyncDispose]`. */
+function shown(name: string): string {
+  const symbol = /^__@(\w+)@\d+$/.exec(name)
+  return symbol ? `[Symbol.${symbol[1]}]` : name
 }
 
 /** Names, `subpath: Export` or `subpath: Export.member`, of everything public that has no doc comment. */
@@ -52,11 +61,17 @@ function undocumented(files: Map<string, string>): string[] {
       const name = `${subpath}: ${exported.name}`
       if (!documented(symbol)) missing.push(name)
       if (!(symbol.flags & (ts.SymbolFlags.Class | ts.SymbolFlags.Interface))) continue
-      const members = [...(symbol.members?.values() ?? []), ...(symbol.exports?.values() ?? [])]
+      // `symbol.members` leaves out members with a computed name (`[Symbol.asyncDispose]`): they
+      // are bound late, so the declared type's own properties are walked as well.
+      const own = new Set<ts.Node>(symbol.declarations ?? [])
+      const lateBound = checker
+        .getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol))
+        .filter((p) => (p.declarations ?? []).some((d) => own.has(d.parent)))
+      const members = new Set([...(symbol.members?.values() ?? []), ...lateBound, ...(symbol.exports?.values() ?? [])])
       for (const member of members) {
         if (member.flags & (ts.SymbolFlags.Prototype | ts.SymbolFlags.TypeParameter) || !isPublicMember(member))
           continue
-        if (!documented(member)) missing.push(`${name}.${member.name}`)
+        if (!documented(member)) missing.push(`${name}.${shown(member.name)}`)
       }
     }
   }

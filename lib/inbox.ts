@@ -216,6 +216,7 @@ export class InboxStore implements AsyncDisposable {
     return this.#native.close()
   }
 
+  /** `await using inbox = …` closes it at the end of the block: the same as `close()`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close()
   }

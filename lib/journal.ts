@@ -335,6 +335,7 @@ export class HookJournal implements AsyncDisposable {
     await this.#journal.close()
   }
 
+  /** `await using journal = …` closes it at the end of the block: the same as `close()`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close()
   }

@@ -361,6 +361,7 @@ export class HookRuntime implements AsyncDisposable {
     await this.#flights.drain()
   }
 
+  /** `await using runtime = …` closes it at the end of the block: the same as `close()` (in-flight dispatches record first). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close()
   }

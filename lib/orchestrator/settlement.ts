@@ -324,6 +324,7 @@ export class TurnSettlement implements AsyncDisposable {
     this.#journal.close()
   }
 
+  /** `await using settlement = …` closes it at the end of the block: the same as `close()` (the HookRuntime stays open). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close()
   }

@@ -169,6 +169,7 @@ export class ShippedHookRuntime implements AsyncDisposable {
     await this.#engine.close()
   }
 
+  /** `await using runtime = …` closes it at the end of the block: the same as `close()` (in-flight dispatches record first). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close()
   }
