@@ -6,8 +6,8 @@
 // meant to compile is preceded by the line
 // `<!-- readme.spec: not compiled (reason) -->`. The `await using` block is
 // checked with lib esnext.disposable, as getting-started.md says. Then each
-// compiled block runs with this Node, in a folder of its own, and must exit 0
-// without stderr.
+// compiled block runs with this Node, in a folder of its own (the README's
+// executor in the quick start's), and must exit 0 without stderr.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -116,10 +116,16 @@ describe('documentation code blocks', () => {
     // And they run, as compiled, on this Node (20: `await using` works here
     // only because tsc lowered it), each in a fresh folder of its own, so the
     // files a block creates (hooks.sqlite, ...) are its own.
+    // Except the README's executor: it runs where the quick start ran, as the README says, and
+    // admits the intent the quick start recorded.
+    const inReadmeAt = (text: string) => compiled.findIndex((b) => b.page === 'README.md' && b.code.includes(text))
+    const quickStart = inReadmeAt('installPeriodicReport(runtime)')
+    const executor = inReadmeAt('journal.consume(')
+    expect([quickStart >= 0, executor > quickStart]).toEqual([true, true])
     const outputs: string[] = []
     for (const [i, name] of files.entries()) {
       const js = join(tmp, 'dist', name.replace(/\.ts$/, '.js'))
-      const cwd = join(tmp, 'run', String(i))
+      const cwd = join(tmp, 'run', String(i === executor ? quickStart : i))
       mkdirSync(cwd, { recursive: true })
       const ran = spawnSync(process.execPath, [js], { cwd, encoding: 'utf8', timeout: 60_000 })
       expect(ran.stderr, `${name}: stderr`).toBe('')
@@ -127,7 +133,7 @@ describe('documentation code blocks', () => {
       outputs.push(ran.stdout)
     }
     // What the pages say a block prints, it prints: the quick start recorded
-    // its intent, which waits in the outbox; the scheduler promoted at the
+    // its intent, which waits in the outbox; the executor admitted it; the scheduler promoted at the
     // threshold; the shipped dialect invoked its hook; the turn-start hook
     // required its read before work; the seam ran its three steps, then the hook.
     const printed = (page: string, text: string) => {
@@ -138,10 +144,28 @@ describe('documentation code blocks', () => {
     expect(printed('README.md', 'installPeriodicReport(runtime)')).toBe(
       "[ 'periodic_report.runtime_trigger: recorded' ]\n1\n",
     )
+    expect(printed('README.md', 'journal.consume(')).toBe(
+      'admitted and done: periodic_report.trigger_evaluation from periodic_report.runtime_trigger\n',
+    )
     expect(printed('docs/capabilities.md', 'PeriodicReportScheduler.open')).toBe("3 [ 'hold', 'hold', 'promote' ]\n")
     expect(printed('docs/dialects.md', "dialect: 'loopx-shipped-v0'")).toBe('1 1\n')
     expect(printed('docs/turn-start.md', 'new TurnStartKernel')).toBe(
       "[ 'ok' ] notify_keep_selected\nagent: loopx inbox read --pending; cli: loopx inbox read --pending\n",
+    )
+    // A reader runs an example more than once, and its files stay: the turn-start block, run
+    // again in its folder (inbox.sqlite kept), still answers a valid receipt. msg_1 is no
+    // longer new, so `empty`, and still pending, so the read stays required.
+    const turnStart = compiled.findIndex(
+      (b) => b.page === 'docs/turn-start.md' && b.code.includes('new TurnStartKernel'),
+    )
+    const again = spawnSync(process.execPath, [join(tmp, 'dist', files[turnStart]!.replace(/\.ts$/, '.js'))], {
+      cwd: join(tmp, 'run', String(turnStart)),
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    expect([again.status, again.stderr]).toEqual([0, ''])
+    expect(again.stdout).toBe(
+      "[ 'empty' ] preempt_material_review\nagent: loopx inbox read --pending; cli: loopx inbox read --pending\n",
     )
     expect(printed('docs/orchestrator.md', 'TurnSettlement.open')).toBe(
       "validate: passed, durable_writeback: committed, quota_spend: spent\n[ 'recorded' ]\n",

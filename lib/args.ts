@@ -14,14 +14,23 @@ function invalid(message: string): never {
 }
 
 /**
+ * A key as a message may repeat it: the caller's own, but a key can be
+ * anything (a secret pasted in its place), so only a short plain identifier
+ * is shown, else "an unknown member". Never a value.
+ */
+function unknownKey(key: string): string {
+  return /^[A-Za-z_$][\w$]{0,63}$/.test(key) ? `unknown option '${key}'` : 'an unknown member'
+}
+
+/**
  * A member `value` has beyond `known` (one not undefined) is a misspelling or
  * an option this version does not have: refused, not ignored. The message
- * lists the known names and never repeats the one given (it may be anything).
+ * names it (by `unknownKey`) and lists the known names.
  */
 function onlyKnown(where: string, value: Record<string, unknown>, known: readonly string[]): void {
   for (const member of Object.keys(value)) {
     if (value[member] !== undefined && !known.includes(member))
-      invalid(`${where}: unknown option (expected one of: ${known.join(', ')})`)
+      invalid(`${where}: ${unknownKey(member)} (expected one of: ${known.join(', ')})`)
   }
 }
 
