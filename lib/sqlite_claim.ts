@@ -15,6 +15,51 @@
 import { resolve } from 'node:path'
 
 import { probeSqliteFile } from './addon.js'
+import { LoopxHooksError } from './errors.js'
+
+/** The peer once it loaded; the probe below runs once per process. */
+let peer: unknown
+/**
+ * Why it did not load, from the first attempt: a second dlopen of the same
+ * file only says "did not self-register", without the ABI it was built for.
+ */
+let failure: string | undefined
+
+/**
+ * better-sqlite3, the optional peer, loaded on first use so the core package
+ * never needs it; `who` names the component in the error. Its native module
+ * loads only at the first `new Database`, so an installed copy built for
+ * another Node.js (as after every Node.js upgrade) would surface later as a
+ * file SQLite "cannot open". An in-memory database opened here finds that
+ * first: `ERR_LOOPX_PEER_MISSING` either way, with the message saying which
+ * and how to rebuild.
+ */
+export function loadSqlitePeer<T>(who: string): T {
+  if (peer !== undefined) return peer as T
+  let Database: new (path: string) => { close(): unknown }
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, loaded only when it is used
+    Database = require('better-sqlite3') as typeof Database
+    new Database(':memory:').close()
+  } catch (error) {
+    const absent =
+      (error as { code?: unknown }).code === 'MODULE_NOT_FOUND' && String(error).includes("'better-sqlite3'")
+    if (absent)
+      throw new LoopxHooksError('ERR_LOOPX_PEER_MISSING', `${who} needs the optional peer dependency better-sqlite3@12`)
+    if (failure === undefined) {
+      const built = /NODE_MODULE_VERSION (\d+)\./.exec(String(error))?.[1]
+      failure = built === undefined ? '' : `: it was built for NODE_MODULE_VERSION ${built}`
+    }
+    throw new LoopxHooksError(
+      'ERR_LOOPX_PEER_MISSING',
+      `${who} needs the optional peer dependency better-sqlite3@12, which is installed but failed to load in ` +
+        `Node.js ${process.version} (NODE_MODULE_VERSION ${process.versions.modules})${failure}. ` +
+        'Rebuild it for this Node.js: `npm rebuild better-sqlite3`',
+    )
+  }
+  peer = Database
+  return Database as T
+}
 
 /**
  * The part of a better-sqlite3 `Database` a claim uses, so better-sqlite3's

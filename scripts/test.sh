@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test: the format checks and linters (scripts/lint.sh), Rust unit tests, the addon build, the vitest suite (which also
 # checks generated files for drift and packs the package), and the type check
-# of the tests and typed examples, and the Python adapter's unittest suite.
+# of the tests and typed examples, part of the vitest suite again on Node.js 22
+# and 24 (scripts/node-matrix.sh, which names the specs and why), and the Python
+# adapter's unittest suite.
 # One throwaway PostgreSQL server (scripts/pg-server.mjs, which installs the
 # server package first when it is missing) serves cargo test, vitest and
 # python through LOOPX_TEST_PG_URL / LOOPX_TEST_PG_DIR (and LOOPX_TEST_PG_CA, the
@@ -27,5 +29,6 @@ echo "== tsc --noEmit"
 npx tsc -p tsconfig.json --noEmit
 echo "== vitest"
 npx vitest run
+bash scripts/node-matrix.sh test
 echo "== python (the adapter over serve --stdio)"
 python3 -m unittest discover -s python/tests -v

@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto'
 import type BetterSqlite3 from 'better-sqlite3'
 
 import { canonicalJson, LoopxHooksError, type LoopxHooksErrorCode } from '../index.js'
-import { claimSqliteFile, precheckSqliteFile } from '../sqlite_claim.js'
+import { claimSqliteFile, loadSqlitePeer, precheckSqliteFile } from '../sqlite_claim.js'
 import type { DispatchRequest, IntegrityVerdict } from '../../bindings/index'
 import { expectMembers } from '../args.js'
 import { quotaSpendEligible, QUOTA_UNITS_PER_SETTLEMENT } from './quota.js'
@@ -123,15 +123,7 @@ function sha256(text: string): string {
 
 /** better-sqlite3, loaded on first use so the core package never needs it. */
 function sqlite(): typeof BetterSqlite3 {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, loaded only when the seam is used
-    return require('better-sqlite3') as typeof BetterSqlite3
-  } catch {
-    throw new LoopxHooksError(
-      'ERR_LOOPX_PEER_MISSING',
-      'loopx-hooks/orchestrator needs the optional peer dependency better-sqlite3@12',
-    )
-  }
+  return loadSqlitePeer<typeof BetterSqlite3>('loopx-hooks/orchestrator')
 }
 
 /** Opens an SQLite file for a reference component: WAL, synchronous=FULL, foreign keys, busy timeout. */

@@ -11,7 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import { expectArgs, expectMembers, expectOptions } from '../../args.js'
 import { LoopxHooksError } from '../../index.js'
-import { claimSqliteFile, precheckSqliteFile } from '../../sqlite_claim.js'
+import { claimSqliteFile, loadSqlitePeer, precheckSqliteFile } from '../../sqlite_claim.js'
 import { TRIGGER_EVENT_MEMBERS } from './event_kinds.js'
 import {
   checkPolicy,
@@ -124,16 +124,7 @@ export class TriggerStore {
   static open(path: string, options?: { busyTimeoutMs?: number }): TriggerStore {
     expectArgs('TriggerStore.open', { path: [path, 'string'] })
     const { busyTimeoutMs } = expectOptions('TriggerStore.open', 'options', options, { busyTimeoutMs: 'number?' })
-    let Database: typeof BetterSqlite3
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, loaded only when this store is used
-      Database = require('better-sqlite3') as typeof BetterSqlite3
-    } catch {
-      throw new LoopxHooksError(
-        'ERR_LOOPX_PEER_MISSING',
-        'the periodic_report store needs the optional peer dependency better-sqlite3@12',
-      )
-    }
+    const Database = loadSqlitePeer<typeof BetterSqlite3>('the periodic_report store')
     const claim = {
       metaTable: 'trigger_store_meta',
       schema: SCHEMA,
