@@ -186,7 +186,8 @@ export class TurnSettlement implements AsyncDisposable {
    * @param options - the Turn journal's path, the runtime, the clock (see `TurnSettlementOptions`).
    * @throws `ERR_LOOPX_INVALID_ARGUMENT` for options that are not what the
    *   signature says; `ERR_LOOPX_NOT_A_TURN_JOURNAL` when the file is another
-   *   database, such as a hook journal; `ERR_LOOPX_PEER_MISSING` without better-sqlite3.
+   *   database, such as a hook journal; `ERR_LOOPX_PEER_MISSING` without better-sqlite3, or with one
+   *   built for another Node.js (the message says which).
    */
   static async open(options: TurnSettlementOptions): Promise<TurnSettlement> {
     expectOptions('TurnSettlement.open', 'options', options, SETTLEMENT_OPTIONS, 'object', ['hooks'])

@@ -118,7 +118,8 @@ export class TriggerStore {
    * @param options - `busyTimeoutMs`, how long to wait for another
    *   process's write lock (default 5000).
    * @throws `ERR_LOOPX_INVALID_ARGUMENT` for arguments that are not what the
-   *   signature says; `ERR_LOOPX_PEER_MISSING` without better-sqlite3;
+   *   signature says; `ERR_LOOPX_PEER_MISSING` without better-sqlite3, or with one
+   *   built for another Node.js (the message says which);
    *   `ERR_LOOPX_NOT_A_TRIGGER_STORE` for another file; `ERR_LOOPX_NOT_A_FILE`.
    */
   static open(path: string, options?: { busyTimeoutMs?: number }): TriggerStore {
