@@ -16,8 +16,8 @@ mod read;
 #[cfg(test)]
 mod tests;
 
-pub use read::OptionError;
 use read::{boolean, dialect, integer, non_empty, object, only_known, optional, profile, synchronous};
+pub use read::{member_fault, OptionError};
 
 /// Declares an options object: a struct of what core takes, its TS type, and
 /// `MEMBERS`, the public names in declaration order. Each member line is

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use super::error::{internal, misuse, Code};
+use super::error::{coded, internal, misuse, Code};
 use super::inbox::NativeInboxStore;
 use super::js_provider::turn_start_call_result;
 use super::js_value::{read_document, JsAny};
@@ -39,8 +39,7 @@ impl NativeTurnStartKernel {
     #[napi(constructor)]
     pub fn new(profile_json: Option<String>) -> Result<Self, Code> {
         let profile: TurnStartProfile = match profile_json.as_deref() {
-            Some(text) => serde_json::from_str(text)
-                .map_err(|_| misuse(Code::InvalidArgument, "profile does not have the TurnStartProfile shape"))?,
+            Some(text) => TurnStartProfile::parse("profile", text).map_err(coded)?,
             None => TurnStartProfile::default(),
         };
         Ok(NativeTurnStartKernel { kernel: Arc::new(TurnStartKernel::new(profile)) })

@@ -74,7 +74,7 @@ fn a_bad_member_is_named_and_its_value_never_repeated() {
         (String::from(r#"{"journal":"j","busyTimeoutMs":-1}"#), "options.busyTimeoutMs must be an integer"),
         (String::from(r#"{"journal":"j","busyTimeoutMs":4294967296}"#), "options.busyTimeoutMs must be an integer"),
         (format!(r#"{{"journal":"j","attemptLedger":"{SECRET}"}}"#), "options.attemptLedger must be a boolean"),
-        (format!(r#"{{"journal":"j","profile":{{"enabled":"{SECRET}"}}}}"#), "options.profile must be a Profile"),
+        (format!(r#"{{"journal":"j","profile":{{"enabled":"{SECRET}"}}}}"#), "options.profile.enabled must be"),
         (format!(r#"{{"journal":"j","profile":["{SECRET}"]}}"#), "options.profile must be a JSON object"),
         (String::from(r#"{"journal":"j","sidecarMirror":"x"}"#), "options.sidecarMirror must be used with dialect"),
         (

@@ -20,6 +20,7 @@ use super::session::TurnStartSession;
 use super::sessions::InboxSessions;
 use super::validate::validate_turn_start_registration;
 use crate::identity;
+use crate::options::{member_fault, OptionError};
 use crate::validate::{Rule, Violation, Violations};
 
 /// The kernel's profile. Defaults: phase disabled, every hook allowed.
@@ -33,6 +34,19 @@ pub struct TurnStartProfile {
 }
 
 impl TurnStartProfile {
+    /// The profile given as JSON text at `at`: a member it does not have, or
+    /// one not of its type, is refused by name (never by value).
+    pub fn parse(at: &str, text: &str) -> Result<Self, OptionError> {
+        let Ok(Value::Object(members)) = serde_json::from_str::<Value>(text) else {
+            return Err(OptionError::invalid(at, "a JSON object"));
+        };
+        if let Some(fault) = member_fault::<Self>(at, &members, "what TurnStartProfile declares for it") {
+            return Err(fault);
+        }
+        serde_json::from_value(Value::Object(members))
+            .map_err(|_| OptionError::invalid(at, "a TurnStartProfile (known members of their types)"))
+    }
+
     pub fn allows(&self, hook_id: &str) -> bool {
         self.allowlist.as_ref().is_none_or(|list| list.iter().any(|h| h == hook_id))
     }
