@@ -21,6 +21,7 @@ import type {
   TypedIntentKind,
 } from './payload.js'
 import { LoopxHooksError } from './errors.js'
+import type { DeepReadonly } from './readonly.js'
 
 /**
  * A hook as `HookRuntime.register` installs it; make one with `defineHook`.
@@ -30,8 +31,8 @@ import { LoopxHooksError } from './errors.js'
  * dispatcher validates every result whatever its type says.
  */
 export interface HookDefinition<Input = PostWritebackHookInput, Result = PostWritebackHookResult> {
-  /** The hook's registration, judged at `register`. */
-  readonly registration: PostWritebackHookRegistration
+  /** The hook's registration, judged at `register` (readonly arrays are fine: `as const` works). */
+  readonly registration: DeepReadonly<PostWritebackHookRegistration>
   /**
    * The intent kinds the hook proposes (`defineHook` keeps the ones it was
    * given): `register` defines each, so a kind is given once. A kind the
@@ -52,7 +53,7 @@ export interface HookDefinition<Input = PostWritebackHookInput, Result = PostWri
  * the hook is given already hold them. `K` is the hook's kind names.
  */
 export type HookRegistrationInput<K extends string = string> = Omit<
-  PostWritebackHookRegistration,
+  DeepReadonly<PostWritebackHookRegistration>,
   'capability_id' | 'intent_kinds'
 > & {
   capability_id?: string
@@ -107,7 +108,7 @@ export function defineHook<
       'defineHook: registration.intent_kinds must name exactly the kinds the hook is given',
     )
   }
-  const registration: PostWritebackHookRegistration = {
+  const registration: DeepReadonly<PostWritebackHookRegistration> = {
     ...spec.registration,
     capability_id: spec.registration.capability_id ?? spec.kinds[0].capability_id,
     intent_kinds: given ? [...given] : names,

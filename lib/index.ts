@@ -70,6 +70,7 @@ export {
   type HookDefinition,
   type HookRegistrationInput,
 } from './hooks.js'
+export type { DeepReadonly } from './readonly.js'
 export {
   TurnStartKernel,
   type TurnStartHookDefinition,

@@ -24,6 +24,7 @@ import { Gate } from './gate.js'
 import { journalOf, type HookJournal } from './journal.js'
 import { providerScope, type RawProvider } from './provider.js'
 import type { HookDefinition } from './hooks.js'
+import type { DeepReadonly } from './readonly.js'
 import { shippedRuntimeOf, type ShippedHookRuntime, type ShippedEngine } from './shipped/runtime.js'
 import { mirrorInto } from './shipped/sidecar_mirror.js'
 
@@ -161,9 +162,11 @@ export class HookRuntime implements AsyncDisposable {
    *   over-budget registration: nothing is installed or invoked;
    *   `ERR_LOOPX_INVALID_ARGUMENT` when the provider is not a function.
    */
-  register<Input = PostWritebackHookInput, Result extends PostWritebackHookResult = PostWritebackHookResult>(
-    hook: HookDefinition<Input, Result>,
-  ): void {
+  register<
+    Input = PostWritebackHookInput,
+    // Readonly: a provider may answer a result declared `as const`.
+    Result extends DeepReadonly<PostWritebackHookResult> = PostWritebackHookResult,
+  >(hook: HookDefinition<Input, Result>): void {
     checkHook(hook)
     for (const kind of hook.kinds ?? []) this.defineIntentKind(kind)
     const verdict = this.#native.register(hook.registration)
@@ -221,7 +224,7 @@ export class HookRuntime implements AsyncDisposable {
    *   `ERR_LOOPX_JOURNAL_UNAVAILABLE` and the other journal codes when the
    *   journal could not record (dispatch again: identities make it safe).
    */
-  dispatch(request: DispatchRequest, options?: DispatchOptions): Promise<DispatchOutcome> {
+  dispatch(request: DeepReadonly<DispatchRequest>, options?: DispatchOptions): Promise<DispatchOutcome> {
     // Not async: a dispatch that needs no commit (a replay) settles before
     // it returns, with no promise of its own in between.
     let answer: Answer
@@ -256,7 +259,7 @@ export class HookRuntime implements AsyncDisposable {
   }
 
   /** `dispatch` once a place in flight is free (or refused at once with `wait: false`). */
-  async #dispatchLater(request: DispatchRequest, options: DispatchOptions): Promise<DispatchOutcome> {
+  async #dispatchLater(request: DeepReadonly<DispatchRequest>, options: DispatchOptions): Promise<DispatchOutcome> {
     await this.#enter(1, options)
     try {
       return await this.#flights.one(JSON.stringify(request))
@@ -271,7 +274,10 @@ export class HookRuntime implements AsyncDisposable {
    * `dispatch` each. A request that is not a `DispatchRequest` rejects the
    * chunk it is in before anything of that chunk runs.
    */
-  async dispatchMany(requests: readonly DispatchRequest[], options?: DispatchOptions): Promise<DispatchOutcome[]> {
+  async dispatchMany(
+    requests: readonly DeepReadonly<DispatchRequest>[],
+    options?: DispatchOptions,
+  ): Promise<DispatchOutcome[]> {
     if (!Array.isArray(requests)) {
       throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'dispatchMany: requests must be an array')
     }

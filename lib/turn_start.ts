@@ -16,6 +16,7 @@ import type {
 } from '../bindings/index'
 import { checkHook, expectOptions } from './args.js'
 import { LoopxHooksError } from './errors.js'
+import type { DeepReadonly } from './readonly.js'
 import { nativeInboxOf, type InboxStore } from './inbox.js'
 import { CallContext, FAILED, callProvider, providerScope, type RawProvider } from './provider.js'
 import { sessionOf, type TurnStartSession } from './turn_start_session.js'
@@ -42,12 +43,12 @@ export interface TurnStartContext {
 export type TurnStartProviderFn = (
   input: Readonly<TurnStartHookInput>,
   context: TurnStartContext,
-) => TurnStartReceipt | Promise<TurnStartReceipt>
+) => DeepReadonly<TurnStartReceipt> | Promise<DeepReadonly<TurnStartReceipt>>
 
 /** A turn-start hook as `TurnStartKernel.register` takes it. */
 export interface TurnStartHookDefinition {
-  /** The hook's registration, validated at `register`. */
-  registration: TurnStartHookRegistration
+  /** The hook's registration, validated at `register` (readonly arrays are fine: `as const` works). */
+  registration: DeepReadonly<TurnStartHookRegistration>
   /** The function the kernel calls once per dispatch. */
   provider: TurnStartProviderFn
 }
@@ -153,7 +154,7 @@ export class TurnStartKernel {
    * @returns the outcome: the required reads, the lane decision and each hook's outcome.
    * @throws `ERR_LOOPX_REENTRANT_DISPATCH` when called from inside a provider.
    */
-  async dispatchTurnStart(request: TurnStartRequest): Promise<TurnStartOutcome> {
+  async dispatchTurnStart(request: DeepReadonly<TurnStartRequest>): Promise<TurnStartOutcome> {
     if (providerScope.getStore()) {
       throw new LoopxHooksError('ERR_LOOPX_REENTRANT_DISPATCH', 'dispatchTurnStart called from inside a provider')
     }

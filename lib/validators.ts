@@ -19,6 +19,7 @@ import { expectKinds } from './addon_api.js'
 import { expectArgs } from './args.js'
 import { acceptedRegistration } from './fast_path.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration, PostWritebackHookResult } from '../bindings/index'
+import type { DeepReadonly } from './readonly.js'
 
 const MAX_DEPTH = 127
 
@@ -109,7 +110,7 @@ function compiled(registration: unknown): addon.HookContext | undefined {
   }
 }
 
-type Context = PostWritebackHookRegistration | string | addon.HookContext
+type Context = DeepReadonly<PostWritebackHookRegistration> | string | addon.HookContext
 
 function contextOf(registration: Context): addon.HookContext | undefined {
   return registration instanceof addon.HookContext ? registration : compiled(registration)

@@ -16,6 +16,7 @@ import type {
 } from '../../bindings/index'
 import { checkJsonObject, expectOptions } from '../args.js'
 import { LoopxHooksError } from '../errors.js'
+import type { DeepReadonly } from '../readonly.js'
 import type { CallContext } from '../provider.js'
 import type { HookJournal } from '../journal.js'
 import type { HookRuntimeMetrics } from '../diagnostics.js'
@@ -23,8 +24,8 @@ import { mirrorOf, type SidecarMirror, type SidecarMirrorMetrics } from './sidec
 
 /** A shipped hook: its registration and the producer that answers its input. */
 export interface ShippedHookDefinition {
-  /** The hook's `loopx-shipped-v0` registration, judged at `register`. */
-  readonly registration: ShippedRegistration
+  /** The hook's `loopx-shipped-v0` registration, judged at `register` (readonly arrays are fine: `as const` works). */
+  readonly registration: DeepReadonly<ShippedRegistration>
   /**
    * Called on the JS thread with the hook's input (the source's projection
    * filtered to `requested_read_scope`); its result is validated against
@@ -33,7 +34,7 @@ export interface ShippedHookDefinition {
   readonly provider: (
     input: ShippedHookInput,
     context: CallContext,
-  ) => ShippedHookResult | PromiseLike<ShippedHookResult>
+  ) => DeepReadonly<ShippedHookResult> | PromiseLike<DeepReadonly<ShippedHookResult>>
 }
 
 /** Per-call options of `dispatch` (as `HookRuntime`'s). */
@@ -44,7 +45,7 @@ export interface ShippedDispatchOptions {
 
 /** The engine a `ShippedHookRuntime` drives: a `HookRuntime` opened in this dialect. */
 export interface ShippedEngine {
-  register(hook: { registration: ShippedRegistration; provider: ShippedHookDefinition['provider'] }): void
+  register(hook: ShippedHookDefinition): void
   dispatch(source: object, options?: ShippedDispatchOptions): Promise<EngineOutcome>
   dispatchMany(sources: readonly object[], options?: ShippedDispatchOptions): Promise<EngineOutcome[]>
   recover(): Promise<RecoverReport>
@@ -122,7 +123,7 @@ export class ShippedHookRuntime implements AsyncDisposable {
    * `event_kind`, in `hook_id` order, and resolves once the receipts are
    * durable. A replay of a terminal receipt never calls the producer.
    */
-  dispatch(source: ShippedSource, options?: ShippedDispatchOptions): Promise<ShippedDispatchResult> {
+  dispatch(source: DeepReadonly<ShippedSource>, options?: ShippedDispatchOptions): Promise<ShippedDispatchResult> {
     // Not async: a replay the engine settled at once costs one tick here.
     try {
       checkJsonObject(source, 'dispatch: source')
@@ -135,7 +136,7 @@ export class ShippedHookRuntime implements AsyncDisposable {
 
   /** Many sources (catch-up), each as one `dispatch`, in order. */
   async dispatchMany(
-    sources: readonly ShippedSource[],
+    sources: readonly DeepReadonly<ShippedSource>[],
     options?: ShippedDispatchOptions,
   ): Promise<ShippedDispatchResult[]> {
     if (!Array.isArray(sources)) {

@@ -19,6 +19,7 @@ import type {
 } from '../../bindings/index'
 import { expectOptions } from '../args.js'
 import { LoopxHooksError } from '../errors.js'
+import type { DeepReadonly } from '../readonly.js'
 import { nativeInboxOf, type InboxStore } from '../inbox.js'
 import { CallContext, callProvider, providerScope, type RawProvider } from '../provider.js'
 import { sessionOf, type TurnStartSession } from '../turn_start_session.js'
@@ -44,12 +45,12 @@ export interface ShippedTurnStartContext {
 export type ShippedTurnStartProviderFn = (
   registration: Readonly<ShippedTurnStartRegistration>,
   context: ShippedTurnStartContext,
-) => ShippedTurnStartResult | Promise<ShippedTurnStartResult>
+) => DeepReadonly<ShippedTurnStartResult> | Promise<DeepReadonly<ShippedTurnStartResult>>
 
 /** A shipped turn-start hook as `ShippedTurnStart.register` takes it. */
 export interface ShippedTurnStartHook {
-  /** A v0 or v1 registration. An invalid one is isolated at dispatch (`registration_rejected`). */
-  registration: ShippedTurnStartRegistration
+  /** A v0 or v1 registration (readonly arrays are fine). An invalid one is isolated at dispatch (`registration_rejected`). */
+  registration: DeepReadonly<ShippedTurnStartRegistration>
   /** The producer called once per dispatch while its registration is valid and first of its id. */
   provider: ShippedTurnStartProviderFn
 }

@@ -79,6 +79,7 @@ export function installPeriodicReport(runtime: HookRuntime, options?: InstallOpt
     capabilityId,
     hookId: hook.registration.hook_id,
     intentKind: kind.intent_kind,
-    registration: hook.registration,
+    // runtimeTriggerHook built it (mutable arrays); a HookDefinition only types it readonly to take `as const` ones.
+    registration: hook.registration as PostWritebackHookRegistration,
   }
 }
