@@ -496,7 +496,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
       ])
       for (const p of [raises, rejects, hangs, malformed]) expect(p.calls).toBe(1)
 
-      // Compact: the journal holds code, rule and attempt per failure, nothing else.
+      // Compact: the journal holds code, rule, pointer and attempt per failure, nothing else.
       const j = await journalContents(runtime)
       expect(j.stats).toStrictEqual({ ...EMPTY_STATS, failed: 4 })
       expect(j.intents).toStrictEqual([])
@@ -504,7 +504,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
         expect(d).toMatchObject({ state: 'failed', attempts: 1, receipt: null, resultDigest: null })
       }
       expect(j.failures.map((f) => Object.keys(f).sort())).toStrictEqual(
-        Array(4).fill(['attempt', 'code', 'dispatchId', 'failedAt', 'rule']),
+        Array(4).fill(['attempt', 'code', 'dispatchId', 'failedAt', 'pointer', 'rule']),
       )
       expect(j.failures.map((f) => [f.code, f.rule, f.attempt]).sort()).toStrictEqual(
         [

@@ -40,7 +40,14 @@ export type Invoked = { result: any; digest: string } | { code: string; rule: st
 export interface Prepared {
   dispatchId: string
   input: any
-  base: { hookId: string; dispatchId: string; receipt: null; failureCode: null; failureRule: null }
+  base: {
+    hookId: string
+    dispatchId: string
+    receipt: null
+    failureCode: null
+    failureRule: null
+    failurePointer: null
+  }
 }
 
 export class PlainHooks {
@@ -102,7 +109,14 @@ export class PlainHooks {
     const s = request.settlement
     const ev = request.event
     const dispatchId = dispatchIdOf(r.receipt_id, r.effect_id, reg, hook.digest, ev.event_kind)
-    const base = { hookId: reg.hook_id, dispatchId, receipt: null, failureCode: null, failureRule: null }
+    const base = {
+      hookId: reg.hook_id,
+      dispatchId,
+      receipt: null,
+      failureCode: null,
+      failureRule: null,
+      failurePointer: null,
+    }
     const input = {
       schema_version: 'loopx_post_writeback_hook_input_v0',
       dispatch_id: dispatchId,
@@ -213,6 +227,7 @@ export class PlainHooks {
       receipt,
       failureCode: conflict ? 'intent_conflict' : null,
       failureRule: null,
+      failurePointer: null,
     }
   }
 

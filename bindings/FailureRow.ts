@@ -5,6 +5,11 @@
  */
 export type FailureRow = { dispatchId: string, attempt: number, code: string, rule: string | null, 
 /**
+ * Where `rule` was broken, as the hook's outcome said (`failurePointer`);
+ * null when no document was judged, and for rows of older journals.
+ */
+pointer: string | null, 
+/**
  * When the attempt failed (epoch ms, as every `...At` of the journal).
  */
 failedAt: number, };

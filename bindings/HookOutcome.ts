@@ -23,4 +23,12 @@ failureCode: FailureCode | null,
 /**
  * The violated rule, where one applies.
  */
-failureRule: Rule | null, };
+failureRule: Rule | null, 
+/**
+ * Where the rule was broken, when a document was judged: a JSON Pointer
+ * into the provider's result (or the hook's input, for
+ * `input_boundary_rejected`). A member name that is not a plain short
+ * token (ASCII letters, digits, `_`; credential-like never) is
+ * `~0redacted~0`; array indices are kept.
+ */
+failurePointer: string | null, };

@@ -109,6 +109,13 @@ pub enum JournalTargetType {
 
 const TARGET_MEMBERS: &[&str] = &["path", "postgres"];
 const TARGET_SHAPE: &str = "a path, a postgres:// URL, { path } or { postgres: { connectionString } }";
+/// SQLite's name for a private in-memory database.
+const SQLITE_MEMORY: &str = ":memory:";
+/// Why `:memory:` is refused: opened as a path it would make files of that
+/// name, and an in-memory journal would keep neither its records past the
+/// process nor the attempt ledger that other processes read.
+const NOT_MEMORY: &str = "a file path or a postgres:// URL, not :memory: (a journal is durable: \
+     use a file in a temporary folder for tests)";
 
 /// Whether a journal given as a string is a PostgreSQL URL rather than a path.
 pub fn is_postgres_url(text: &str) -> bool {
@@ -121,6 +128,7 @@ pub fn journal_target(at: &str, value: Value) -> Result<JournalTarget, OptionErr
     let invalid = || OptionError::invalid(at, TARGET_SHAPE);
     match value {
         Value::String(text) if text.is_empty() => Err(invalid()),
+        Value::String(text) if text == SQLITE_MEMORY => Err(OptionError::invalid(at, NOT_MEMORY)),
         Value::String(text) if is_postgres_url(&text) => {
             Ok(JournalTarget::Postgres(PostgresOptions { connection_string: text, ..PostgresOptions::empty() }.into()))
         }
@@ -128,6 +136,9 @@ pub fn journal_target(at: &str, value: Value) -> Result<JournalTarget, OptionErr
         Value::Object(map) => {
             only_known(at, &map, TARGET_MEMBERS)?;
             match (map.get("path"), map.get("postgres")) {
+                (Some(Value::String(path)), None) if path == SQLITE_MEMORY => {
+                    Err(OptionError::invalid(&format!("{at}.path"), NOT_MEMORY))
+                }
                 (Some(Value::String(path)), None) if !path.is_empty() => Ok(JournalTarget::File(path.into())),
                 (None, Some(pg)) if pg.is_object() => {
                     Ok(JournalTarget::Postgres(PostgresOptions::read(&format!("{at}.postgres"), pg.clone())?.into()))

@@ -29,14 +29,15 @@ def _absolute(journal: JournalTarget) -> JournalTarget:
     if isinstance(journal, os.PathLike):
         journal = os.fspath(journal)
     if isinstance(journal, str):
-        if not journal or journal.startswith(("postgres://", "postgresql://")):
+        # ":memory:" is passed on as given, for the library to refuse by name.
+        if not journal or journal == ":memory:" or journal.startswith(("postgres://", "postgresql://")):
             return journal
         return os.path.abspath(journal)
     if isinstance(journal, dict):
         path = journal.get("path")
         if isinstance(path, os.PathLike):
             path = os.fspath(path)
-        if isinstance(path, str) and path:
+        if isinstance(path, str) and path and path != ":memory:":
             return {**journal, "path": os.path.abspath(path)}
         postgres = journal.get("postgres")
         if isinstance(postgres, dict) and isinstance(postgres.get("caFile"), str) and postgres["caFile"]:

@@ -144,6 +144,7 @@ impl Dispatcher {
                                         attempt,
                                         code: rules.stored_code(&f).into(),
                                         rule: None,
+                                        pointer: None,
                                     };
                                     RecordCommand::Keyed(Keyed { record, key, key_of, instead })
                                 }
@@ -157,6 +158,7 @@ impl Dispatcher {
                                 attempt,
                                 code: rules.stored_code(&f).into(),
                                 rule: f.rule.map(|r| r.as_str().into()),
+                                pointer: f.pointer.clone(),
                             });
                             (record, failed(&hook, &dispatch_id, attempt, &f), None)
                         }

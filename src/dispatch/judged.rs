@@ -5,24 +5,37 @@
 use crate::contract::{FailureCode, ResultStatus};
 use crate::dialect::shipped::{FailureCode as ShippedCode, Intent as ShippedIntent};
 use crate::journal::IntentRow;
-use crate::validate::Rule;
+use crate::validate::{public_pointer, Rule, Violation};
 
 pub struct Failure {
     pub code: FailureCode,
     pub rule: Option<Rule>,
+    /// Where `rule` was broken: a JSON Pointer into the document, with every
+    /// member name that is not a plain short token redacted (`public_pointer`).
+    pub pointer: Option<String>,
     /// The shipped code where it is not the shipped dialect's reading of `code`.
     pub shipped: Option<ShippedCode>,
 }
 
 impl Failure {
     pub fn new(code: FailureCode, rule: Option<Rule>) -> Self {
-        Failure { code, rule, shipped: None }
+        Failure { code, rule, pointer: None, shipped: None }
+    }
+
+    /// A document refused for its first violation: the rule and where.
+    pub fn rejected(code: FailureCode, first: Option<&Violation>) -> Self {
+        Failure { code, rule: first.map(|v| v.rule), pointer: first.map(|v| public_pointer(&v.path)), shipped: None }
     }
 
     /// A later hook of one shipped dispatch reused an earlier hook's
     /// `idempotency_key`.
     pub fn intent_key_conflict() -> Self {
-        Failure { code: FailureCode::IntentConflict, rule: None, shipped: Some(ShippedCode::IntentKeyConflict) }
+        Failure {
+            code: FailureCode::IntentConflict,
+            rule: None,
+            pointer: None,
+            shipped: Some(ShippedCode::IntentKeyConflict),
+        }
     }
 }
 

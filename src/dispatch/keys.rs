@@ -72,6 +72,7 @@ fn key_taken(o: &mut HookOutcome) {
     o.receipt = None;
     o.failure_code = Some(f.code);
     o.failure_rule = None;
+    o.failure_pointer = None;
     if let Some(end) = o.shipped.as_deref_mut() {
         end.receipt = None;
         end.error_code = f.shipped;

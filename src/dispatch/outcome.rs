@@ -44,6 +44,12 @@ pub struct HookOutcome {
     pub failure_code: Option<FailureCode>,
     /// The violated rule, where one applies.
     pub failure_rule: Option<Rule>,
+    /// Where the rule was broken, when a document was judged: a JSON Pointer
+    /// into the provider's result (or the hook's input, for
+    /// `input_boundary_rejected`). A member name that is not a plain short
+    /// token (ASCII letters, digits, `_`; credential-like never) is
+    /// `~0redacted~0`; array indices are kept.
+    pub failure_pointer: Option<String>,
     /// What a `loopx-shipped-v0` dispatch result needs beyond this; never
     /// serialized with it (that dialect's result is its own document).
     #[serde(skip)]

@@ -171,7 +171,7 @@ impl Dispatcher {
             let input = match request.input(&hook, &dispatch_id) {
                 Ok(input) => input,
                 Err(v) => {
-                    let f = Failure::new(FailureCode::InputBoundaryRejected, v.first().map(|v| v.rule));
+                    let f = Failure::rejected(FailureCode::InputBoundaryRejected, v.first());
                     slots.push(Slot::Done(Box::new(failed(&hook, &dispatch_id, 0, &f))));
                     unclaim.push(dispatch_id);
                     continue;

@@ -22,6 +22,7 @@ pub(super) fn outcome(hook: &RegisteredHook, dispatch_id: &str, kind: HookOutcom
         receipt: None,
         failure_code: None,
         failure_rule: None,
+        failure_pointer: None,
         shipped: None,
     };
     hook.rules.fresh_outcome(&mut o, hook);
@@ -32,6 +33,7 @@ pub(super) fn failed(hook: &RegisteredHook, dispatch_id: &str, attempt: u32, f: 
     let mut o = HookOutcome {
         failure_code: Some(f.code),
         failure_rule: f.rule,
+        failure_pointer: f.pointer.clone(),
         ..outcome(hook, dispatch_id, HookOutcomeKind::Failed, attempt)
     };
     hook.rules.failed_outcome(&mut o, f);

@@ -51,7 +51,7 @@ pub(crate) const INTENT_COLS: &str = intent_cols!();
 /// The columns of a [`FailureRow`] `FROM failures`.
 macro_rules! failure_cols {
     () => {
-        "dispatch_id, attempt, code, rule, at"
+        "dispatch_id, attempt, code, rule, at, pointer"
     };
 }
 pub(crate) use failure_cols;
@@ -137,6 +137,7 @@ pub(crate) fn failure_from<C: Columns>(r: &C) -> Result<FailureRow, C::Error> {
         attempt: r.count(1)?,
         code: r.text(2)?,
         rule: r.opt_text(3)?,
+        pointer: r.opt_text(5)?,
         failed_at: r.int(4)?,
     })
 }

@@ -11,7 +11,7 @@ use crate::contract::Dialect;
 
 mod rule;
 pub(crate) use rule::{
-    checkpoint_existing, final_unchanged, run_checkpoint, run_failure, run_final, run_many, RecordSql,
+    checkpoint_existing, final_unchanged, run_checkpoint, run_failure, run_final, run_many, FailureCols, RecordSql,
 };
 
 /// What [`Journal::fold_ended_attempts`] did.
@@ -230,6 +230,7 @@ impl Journal {
             attempt: c.attempt,
             code: crate::contract::FailureCode::ProducerFailed.as_str().to_owned(),
             rule: None,
+            pointer: None,
         };
         let (tx, rx) = std::sync::mpsc::channel();
         self.store.record_failure(failure, Box::new(move |r| drop(tx.send(r))))?;
@@ -299,7 +300,11 @@ fn check_failure(r: &FailureRecord) -> Result<()> {
     arg::digest_id(&r.dispatch_id, "pwh_", "dispatch_id")?;
     attempt(r.attempt)?;
     arg::token(&r.code, "code")?;
-    arg::opt_token(r.rule.as_deref(), "rule")
+    arg::opt_token(r.rule.as_deref(), "rule")?;
+    match &r.pointer {
+        Some(p) if crate::validate::public_pointer(p) != *p => Err(JournalError::InvalidArgument { what: "pointer" }),
+        _ => Ok(()),
+    }
 }
 
 fn check_deferred(c: &Checkpoint) -> Result<()> {

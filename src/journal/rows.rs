@@ -79,6 +79,9 @@ pub struct FailureRow {
     pub attempt: u32,
     pub code: String,
     pub rule: Option<String>,
+    /// Where `rule` was broken, as the hook's outcome said (`failurePointer`);
+    /// null when no document was judged, and for rows of older journals.
+    pub pointer: Option<String>,
     /// When the attempt failed (epoch ms, as every `...At` of the journal).
     #[ts(type = "number")]
     pub failed_at: i64,

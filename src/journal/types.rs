@@ -107,6 +107,9 @@ pub struct FailureRecord {
     pub attempt: u32,
     pub code: String,
     pub rule: Option<String>,
+    /// Where `rule` was broken: a JSON Pointer already made public
+    /// (`validate::public_pointer`); the journal stores it as given.
+    pub pointer: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -52,6 +52,22 @@ fn a_postgres_url_goes_to_postgres_never_to_a_file_of_that_name() {
     assert_eq!((pg.schema.as_str(), pg.limits.statement_timeout_ms), ("s", 7));
 }
 
+/// SQLite's `:memory:` is refused as an argument error, never opened as a
+/// file of that name.
+#[test]
+fn memory_is_refused_never_a_file_of_that_name() {
+    for (text, at) in [
+        (r#"{"journal":":memory:"}"#, "options.journal"),
+        (r#"{"journal":{"path":":memory:"}}"#, "options.journal.path"),
+    ] {
+        let e = runtime(text).unwrap_err();
+        assert_eq!(e.error_code(), ErrorCode::InvalidArgument, "{text}");
+        let message = e.to_string();
+        assert!(message.starts_with(&format!("{at} must be")) && message.contains(":memory:"), "{message}");
+    }
+    assert_eq!(runtime(r#"{"journal":"./:memory:"}"#).unwrap().journal, JournalTarget::File("./:memory:".into()));
+}
+
 #[test]
 fn every_member_is_read_into_what_core_takes() {
     let text = r#"{"journal":{"path":"j.db"},"profile":{"enabled":true},"synchronous":"normal","busyTimeoutMs":9,

@@ -6,7 +6,7 @@ mod report;
 pub mod shape;
 
 pub use crate::contract::{Rule, Violation};
-pub use report::{child, index, Report, Verdict, Violations, MAX_REPORTED, REDACTED};
+pub use report::{child, index, public_pointer, Report, Verdict, Violations, MAX_REPORTED, REDACTED};
 pub mod intent_kind;
 pub mod js_fast_path;
 pub mod payload_schema;

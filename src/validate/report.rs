@@ -183,6 +183,30 @@ pub fn child(base: &str, token: &str) -> String {
     out
 }
 
+/// How many reference tokens a pointer keeps when it travels beyond the
+/// validator's report (a deeper one names its ancestor at this depth).
+pub const PUBLIC_POINTER_DEPTH: usize = 32;
+/// The longest member name a public pointer repeats.
+pub const PUBLIC_TOKEN_LEN: usize = 40;
+
+/// `pointer` fit to leave the validator on an outcome or a stored failure.
+/// Its member names are the provider's own keys, so only plain short names
+/// (ASCII letters, digits and `_`, not credential-like) and array indices
+/// are kept; every other token becomes [`REDACTED`], so the result is still a
+/// JSON Pointer and says where even when it cannot say what.
+pub fn public_pointer(pointer: &str) -> String {
+    let mut out = String::with_capacity(pointer.len().min(256));
+    for token in pointer.split('/').skip(1).take(PUBLIC_POINTER_DEPTH) {
+        out.push('/');
+        let plain = !token.is_empty()
+            && token.len() <= PUBLIC_TOKEN_LEN
+            && token.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+            && !is_credential_like(token);
+        out.push_str(if plain { token } else { REDACTED });
+    }
+    out
+}
+
 /// `base` + `/` + an array index.
 pub fn index(base: &str, i: usize) -> String {
     format!("{base}/{i}")
@@ -197,6 +221,24 @@ mod tests {
         assert_eq!(child("", "a/b~c"), "/a~1b~0c");
         assert_eq!(index("/x", 3), "/x/3");
         assert_eq!(child("/a", "sk_live_0123"), "/a/~0redacted~0");
+    }
+
+    #[test]
+    fn public_pointers_keep_plain_names_and_indices_and_redact_the_rest() {
+        assert_eq!(public_pointer(""), "");
+        assert_eq!(public_pointer("/intents/0/payload/count"), "/intents/0/payload/count");
+        // Credential-like names, already redacted or not, never travel.
+        for secret in ["sk_live_0123456789", "ghp_abc", "AKIAABCDEFGHIJKLMNOP", "eyJa.eyJb.c"] {
+            assert_eq!(public_pointer(&child("/payload", secret)), "/payload/~0redacted~0", "{secret}");
+            assert_eq!(public_pointer(&format!("/payload/{secret}/x")), "/payload/~0redacted~0/x", "{secret}");
+        }
+        // Anything not a plain short token may be private text.
+        for private in ["john.doe@example.com", "a b", "a~1b", "~0x", "Grüße", "x-y", &"a".repeat(41)] {
+            assert_eq!(public_pointer(&format!("/p/{private}/1")), "/p/~0redacted~0/1", "{private}");
+        }
+        assert_eq!(public_pointer("/p//q"), "/p/~0redacted~0/q");
+        let deep = "/a".repeat(PUBLIC_POINTER_DEPTH + 5);
+        assert_eq!(public_pointer(&deep), "/a".repeat(PUBLIC_POINTER_DEPTH));
     }
 
     #[test]

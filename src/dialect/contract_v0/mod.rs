@@ -138,7 +138,7 @@ impl DialectRules for ContractV0 {
         let registration = registration(hook).ok_or(Failure::new(FailureCode::InputBoundaryRejected, None))?;
         let ctx = ResultContext { registration, dispatch_id, kinds };
         let result = validate_hook_result(doc, &ctx)
-            .map_err(|v| Failure::new(FailureCode::ResultContractRejected, v.first().map(|v| v.rule)))?;
+            .map_err(|v| Failure::rejected(FailureCode::ResultContractRejected, v.first()))?;
         let intents = result.intents.iter().map(stored_intent).collect();
         Ok(Accepted { status: result.status, intents, shipped_intent: None, digest: String::new(), bytes: 0 })
     }

@@ -29,7 +29,7 @@ use crate::contract::ResultStatus;
 use crate::dispatch::{AdmissionRefusal, DispatchOutcome, HookOutcome, HookOutcomeKind, NotADispatchRequest};
 use crate::identity;
 use crate::journal::{DispatchRow, DispatchState, IntentRow};
-use crate::validate::{Rule, Violation};
+use crate::validate::Violation;
 
 /// A shipped source past parsing: stripped, with its event id; or why
 /// admission refuses it (nothing is then invoked or recorded).
@@ -153,9 +153,9 @@ pub struct Accepted {
 /// Validates a reply text's document against the hook's registration and
 /// the input's event id.
 /// The error is the first violated rule (the result is `contract_rejected`).
-pub fn accept(doc_value: &Value, r: &Registration, event_id: &str) -> Result<Accepted, Option<Rule>> {
+pub fn accept(doc_value: &Value, r: &Registration, event_id: &str) -> Result<Accepted, Option<Violation>> {
     let ctx = doc::ResultContext { registration: r, event_id };
-    let result = doc::validate_result(doc_value, &ctx).map_err(|v| v.first().map(|v| v.rule))?;
+    let result = doc::validate_result(doc_value, &ctx).map_err(|v| v.into_iter().next())?;
     Ok(Accepted {
         status: match result.status {
             doc::ResultStatus::Intent => ResultStatus::Proposed,

@@ -152,7 +152,7 @@ impl DialectRules for LoopxShippedV0 {
             return Err(Failure::new(FailureCode::InputBoundaryRejected, None));
         };
         let a = engine::accept(doc, reg, event_id)
-            .map_err(|rule| Failure::new(FailureCode::ResultContractRejected, rule))?;
+            .map_err(|first| Failure::rejected(FailureCode::ResultContractRejected, first.as_ref()))?;
         let intents = a.intent.iter().map(|i| engine::stored_intent(dispatch_id, &hook.capability_id, i)).collect();
         Ok(Accepted { status: a.status, intents, shipped_intent: a.intent, digest: String::new(), bytes: 0 })
     }

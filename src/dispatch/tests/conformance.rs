@@ -197,7 +197,13 @@ async fn an_identity_whose_attempts_are_spent_is_not_invoked_again(s: &'static d
     let id = source.dispatch_id(&hook);
     let spent = hook.max_attempts;
     b.d.journal().checkpoint(source.checkpoint(&hook, &id, spent)).await.unwrap();
-    let failure = FailureRecord { dispatch_id: id.clone(), attempt: spent, code: "producer_failed".into(), rule: None };
+    let failure = FailureRecord {
+        dispatch_id: id.clone(),
+        attempt: spent,
+        code: "producer_failed".into(),
+        rule: None,
+        pointer: None,
+    };
     b.d.journal().record_failure(failure).await.unwrap();
     let out = b.d.dispatch(source).await.unwrap();
     assert_eq!(p.calls(), 0);

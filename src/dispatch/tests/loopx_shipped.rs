@@ -344,6 +344,7 @@ async fn past_ten_thousand_attempts_the_producer_is_not_called() {
         attempt: crate::dialect::shipped::MAX_ATTEMPT_COUNT,
         code: "producer_failed".into(),
         rule: None,
+        pointer: None,
     };
     d.journal().record_failure(failure).await.unwrap();
     let r = result_of(&d, &d.dispatch(src).await.unwrap());

@@ -7,7 +7,7 @@
 //! standing is read `FOR UPDATE`.
 
 use super::super::read::stored_dialect;
-use super::super::record::RecordSql;
+use super::super::record::{FailureCols, RecordSql};
 use super::super::states::DispatchState;
 use super::super::types::{Checkpoint, FinalRecord};
 use super::super::{DispatchRow, JournalError, Result};
@@ -106,12 +106,12 @@ impl RecordSql for PgWriteConn {
         }
     }
 
-    fn insert_failure(&mut self, id: &str, attempt: u32, code: &str, rule: Option<&str>, now: i64) -> Result<()> {
-        let attempt = to_i32(attempt, "attempt")?;
+    fn insert_failure(&mut self, f: FailureCols<'_>, now: i64) -> Result<()> {
+        let attempt = to_i32(f.attempt, "attempt")?;
         self.link.execute(
-            "INSERT INTO failures (dispatch_id, attempt, code, rule, at) VALUES ($1, $2, $3, $4, $5)
+            "INSERT INTO failures (dispatch_id, attempt, code, rule, at, pointer) VALUES ($1, $2, $3, $4, $5, $6)
              ON CONFLICT (dispatch_id, attempt) DO NOTHING",
-            &[&id, &attempt, &code, &rule, &now],
+            &[&f.id, &attempt, &f.code, &f.rule, &now, &f.pointer],
         )?;
         Ok(())
     }

@@ -30,8 +30,12 @@ pub(super) struct Migration {
 }
 
 /// Every migration of the PostgreSQL layout, in order.
-pub(super) const MIGRATIONS: &[Migration] =
-    &[Migration { to: 1, sql: V1 }, Migration { to: 2, sql: V2 }, Migration { to: 3, sql: V3 }];
+pub(super) const MIGRATIONS: &[Migration] = &[
+    Migration { to: 1, sql: V1 },
+    Migration { to: 2, sql: V2 },
+    Migration { to: 3, sql: V3 },
+    Migration { to: 4, sql: V4 },
+];
 
 /// The version this build writes and reads.
 pub const PG_SCHEMA_VERSION: i32 = MIGRATIONS[MIGRATIONS.len() - 1].to;
@@ -164,6 +168,10 @@ FROM intents i JOIN dispatches d ON d.dispatch_id = i.dispatch_id;
 /// holds while it is open), so that another host knows when that process
 /// ended (`read.rs`); null for rows written before, or without counting.
 const V3: &str = "ALTER TABLE dispatches ADD COLUMN holder bigint;";
+
+/// Version 4: where a failed attempt's rule was broken (`pointer`, a public
+/// JSON Pointer; null for older rows and failures without a judged document).
+const V4: &str = "ALTER TABLE failures ADD COLUMN pointer text;";
 
 /// The SQL condition of open intents (matches the partial index `intents_open`).
 pub(super) const INTENT_OPEN: &str = "done_at IS NULL AND decision IS DISTINCT FROM 'rejected'";

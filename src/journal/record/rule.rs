@@ -17,6 +17,16 @@ use super::super::types::{Checkpoint, CheckpointState, FailureOutcome, FailureRe
 use super::super::{DispatchRow, JournalError, Result};
 use super::{RecordAnswer, RecordCommand};
 
+/// The columns of one failures row.
+#[derive(Clone, Copy)]
+pub(crate) struct FailureCols<'a> {
+    pub id: &'a str,
+    pub attempt: u32,
+    pub code: &'a str,
+    pub rule: Option<&'a str>,
+    pub pointer: Option<&'a str>,
+}
+
 /// The statements the record rules need, run on the writer inside the
 /// batch's transaction.
 pub(crate) trait RecordSql {
@@ -34,7 +44,7 @@ pub(crate) trait RecordSql {
     /// [`JournalError::DuplicateIntent`] when an intent id is already taken.
     fn finish_if_unfinished(&mut self, r: &FinalRecord, state: DispatchState, now: i64) -> Result<bool>;
     /// Inserts a failed attempt's row; an attempt already recorded keeps its first row.
-    fn insert_failure(&mut self, id: &str, attempt: u32, code: &str, rule: Option<&str>, now: i64) -> Result<()>;
+    fn insert_failure(&mut self, f: FailureCols<'_>, now: i64) -> Result<()>;
     /// State `failed`, attempts = max(attempts, `attempt`).
     fn mark_failed(&mut self, dispatch_id: &str, attempt: u32, now: i64) -> Result<()>;
     /// The batch is the retry of one whose COMMIT failed: it may have committed.
@@ -118,7 +128,14 @@ pub(crate) fn run_failure<S: RecordSql>(sql: &mut S, r: &FailureRecord, now: i64
     if s.state.is_final() {
         return Ok(FailureOutcome::AlreadyFinal { row: Box::new(s) });
     }
-    sql.insert_failure(&r.dispatch_id, r.attempt, &r.code, r.rule.as_deref(), now)?;
+    let cols = FailureCols {
+        id: &r.dispatch_id,
+        attempt: r.attempt,
+        code: &r.code,
+        rule: r.rule.as_deref(),
+        pointer: r.pointer.as_deref(),
+    };
+    sql.insert_failure(cols, now)?;
     sql.mark_failed(&r.dispatch_id, r.attempt, now)?;
     Ok(FailureOutcome::Recorded { attempts_used: s.attempts.max(r.attempt) })
 }

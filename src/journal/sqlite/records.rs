@@ -4,7 +4,7 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::super::read::stored_dialect;
-use super::super::record::RecordSql;
+use super::super::record::{FailureCols, RecordSql};
 use super::super::states::DispatchState;
 use super::super::types::{Checkpoint, FinalRecord};
 use super::super::{DispatchRow, JournalError, Result};
@@ -67,7 +67,9 @@ impl RecordSql for Connection {
         // The request only serves recover(); a final identity never needs it again.
         self.prepare_cached("DELETE FROM requests WHERE seq = ?1")?.execute([seq])?;
         if let Some((code, rule)) = &r.failure {
-            self.insert_failure(&r.dispatch_id, r.attempt, code, rule.as_deref(), now)?;
+            let cols =
+                FailureCols { id: &r.dispatch_id, attempt: r.attempt, code, rule: rule.as_deref(), pointer: None };
+            self.insert_failure(cols, now)?;
         }
         let mut insert = self.prepare_cached(
             "INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -87,12 +89,12 @@ impl RecordSql for Connection {
         Ok(true)
     }
 
-    fn insert_failure(&mut self, id: &str, attempt: u32, code: &str, rule: Option<&str>, now: i64) -> Result<()> {
+    fn insert_failure(&mut self, f: FailureCols<'_>, now: i64) -> Result<()> {
         self.prepare_cached(
-            "INSERT INTO failures (dispatch_id, attempt, code, rule, at) VALUES (?1, ?2, ?3, ?4, ?5)
+            "INSERT INTO failures (dispatch_id, attempt, code, rule, at, pointer) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (dispatch_id, attempt) DO NOTHING",
         )?
-        .execute(params![id, attempt, code, rule, now])?;
+        .execute(params![f.id, f.attempt, f.code, f.rule, now, f.pointer])?;
         Ok(())
     }
 

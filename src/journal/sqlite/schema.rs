@@ -51,6 +51,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     Migration { to: 2, sql: V2 },
     Migration { to: 3, sql: V3 },
     Migration { to: 4, sql: V4 },
+    Migration { to: 5, sql: V5 },
 ];
 
 /// The schema version this build writes and reads.
@@ -139,6 +140,12 @@ UPDATE dispatches SET attempts = 1 WHERE state = 'checkpointed' AND attempts = 0
 const V4: &str = "
 ALTER TABLE dispatches ADD COLUMN dialect TEXT;
 ALTER TABLE dispatches ADD COLUMN recorded_at TEXT;
+";
+
+/// Version 5: where a failed attempt's rule was broken (`pointer`, a public
+/// JSON Pointer; NULL for older rows and failures without a judged document).
+const V5: &str = "
+ALTER TABLE failures ADD COLUMN pointer TEXT;
 ";
 
 /// The SQL condition that selects open intents; queries must spell it exactly

@@ -108,6 +108,7 @@ fn an_invocation_whose_checkpoint_reached_the_journal_counts_as_an_attempt(b: &B
         attempt: 2,
         code: "producer_failed".into(),
         rule: None,
+        pointer: None,
     })
     .wait()
     .unwrap();

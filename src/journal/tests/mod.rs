@@ -160,5 +160,5 @@ pub(super) fn proposed(seed: &str, attempt: u32, digest_seed: &str, intents: &[&
 }
 
 pub(super) fn failure(seed: &str, attempt: u32) -> FailureRecord {
-    FailureRecord { dispatch_id: dispatch_id(seed), attempt, code: "producer_failed".into(), rule: None }
+    FailureRecord { dispatch_id: dispatch_id(seed), attempt, code: "producer_failed".into(), rule: None, pointer: None }
 }

@@ -65,7 +65,8 @@ fn failures_count_attempts_until_final(b: &Backend) {
     assert_eq!(j.checkpoint(checkpoint("a")).wait().unwrap(), CheckpointState::Pending { attempts_used: 1 });
     let mut second = failure("a", 2);
     second.code = "result_contract_rejected".into();
-    second.rule = Some("result_too_large".into());
+    second.rule = Some("wrong_type".into());
+    second.pointer = Some("/intents/0/payload/~0redacted~0/2".into());
     assert_eq!(j.record_failure(second).wait().unwrap(), FailureOutcome::Recorded { attempts_used: 2 });
     // The same attempt again keeps the first row.
     assert_eq!(j.record_failure(failure("a", 2)).wait().unwrap(), FailureOutcome::Recorded { attempts_used: 2 });
@@ -81,13 +82,14 @@ fn failures_count_attempts_until_final(b: &Backend) {
     };
     assert_eq!(j.record_final(exhausted).wait().unwrap(), RecordOutcome::Recorded);
     let failures = j.list_failures(&dispatch_id("a")).unwrap();
-    let summary: Vec<_> = failures.iter().map(|f| (f.attempt, f.code.as_str(), f.rule.as_deref())).collect();
+    let summary: Vec<_> =
+        failures.iter().map(|f| (f.attempt, f.code.as_str(), f.rule.as_deref(), f.pointer.as_deref())).collect();
     assert_eq!(
         summary,
         [
-            (1, "producer_failed", None),
-            (2, "result_contract_rejected", Some("result_too_large")),
-            (3, "dispatch_budget_exhausted", None)
+            (1, "producer_failed", None, None),
+            (2, "result_contract_rejected", Some("wrong_type"), Some("/intents/0/payload/~0redacted~0/2")),
+            (3, "dispatch_budget_exhausted", None, None)
         ]
     );
     let row = j.get_dispatch(&dispatch_id("a")).unwrap().unwrap();
@@ -136,6 +138,10 @@ fn arguments_are_checked_before_queueing(b: &Backend) {
     let mut f = failure("a", 1);
     f.code = "Error: provider exploded at /tmp/x".into();
     assert_eq!(invalid(j.record_failure(f).wait().unwrap_err()), "code");
+    // A pointer is stored only as validate::public_pointer leaves it.
+    let mut f = failure("a", 1);
+    f.pointer = Some("/payload/sk_live_0123456789".into());
+    assert_eq!(invalid(j.record_failure(f).wait().unwrap_err()), "pointer");
     assert_eq!(j.commit_count(), 0, "nothing reached the writer");
 }
 
@@ -197,6 +203,7 @@ fn record_many_isolates_each_record_and_answers_after_the_commit(on: &Backend) {
             attempt: 1,
             code: "producer_failed".into(),
             rule: None,
+            pointer: None,
         }),
     ];
     j.record_many(records, Box::new(move |r| tx.send(format!("{r:?}")).unwrap())).unwrap();
@@ -214,8 +221,13 @@ fn record_many_isolates_each_record_and_answers_after_the_commit(on: &Backend) {
     let b = j.get_dispatch(&dispatch_id("b")).unwrap().unwrap();
     assert_eq!((b.state, b.attempts), (DispatchState::Failed, 1), "b's final record was rolled back alone");
     // Argument errors are refused before anything is queued.
-    let bad =
-        RecordCommand::Failure(FailureRecord { dispatch_id: "x".into(), attempt: 1, code: "c".into(), rule: None });
+    let bad = RecordCommand::Failure(FailureRecord {
+        dispatch_id: "x".into(),
+        attempt: 1,
+        code: "c".into(),
+        rule: None,
+        pointer: None,
+    });
     assert_eq!(
         j.record_many(vec![bad], Box::new(|_| ())).unwrap_err(),
         JournalError::InvalidArgument { what: "dispatch_id" }

@@ -210,6 +210,7 @@ fn failure_record(r: &SidecarReceipt) -> FailureRecord {
         attempt: r.attempt_count,
         code: r.error_code.map(|c| c.as_str()).unwrap_or_default().to_owned(),
         rule: None,
+        pointer: None,
     }
 }
 

@@ -281,6 +281,7 @@ async fn retried_hooks_lists_a_hook_isolated_at_ten_thousand_attempts() {
         attempt: MAX_ATTEMPT_COUNT,
         code: "producer_failed".into(),
         rule: None,
+        pointer: None,
     };
     d.journal().record_failure(failure).await.unwrap();
     let r = result_of(&d, &d.dispatch(src()).await.unwrap());
