@@ -12,11 +12,24 @@ export interface Style {
   red: Paint
   green: Paint
   yellow: Paint
+  /** How a table shows a `pwh_`/`pwi_` id: shortened for a terminal, whole for a pipe. */
+  id: (id: string) => string
 }
 
-export function style(colour: boolean): Style {
+/**
+ * Colours when `colour`; ids shortened only when `terminal` (stdout is a
+ * terminal), so a table piped to another command holds ids it can pass back.
+ */
+export function style(colour: boolean, terminal = false): Style {
   const sgr = (code: number): Paint => (colour ? (text) => `\x1b[${code}m${text}\x1b[0m` : (text) => text)
-  return { bold: sgr(1), dim: sgr(2), red: sgr(31), green: sgr(32), yellow: sgr(33) }
+  return {
+    bold: sgr(1),
+    dim: sgr(2),
+    red: sgr(31),
+    green: sgr(32),
+    yellow: sgr(33),
+    id: terminal ? shortId : (id) => id,
+  }
 }
 
 /** A table cell: its text, and how to paint it (colour does not count toward the width). */
@@ -65,7 +78,10 @@ export function table(columns: readonly Column[], rows: readonly (readonly Cell[
   ]
 }
 
-/** `pwh_1234abcd…` for the package's `pwh_`/`pwi_` ids; anything else unchanged. */
+/**
+ * `pwh_1234abcd…` for the package's `pwh_`/`pwi_` ids; anything else
+ * unchanged. The CLI takes the shortened form back as a prefix (ids.ts).
+ */
 export function shortId(id: string): string {
   const m = /^(pw[hi]_)([0-9a-f]{8})[0-9a-f]{56}$/.exec(id)
   return m ? `${m[1]}${m[2]}…` : id

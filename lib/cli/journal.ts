@@ -11,7 +11,8 @@ import type { OwedJson, ShowJson } from './json.js'
 import { isPostgresUrl } from '../args.js'
 import type { HookJournal } from '../journal.js'
 import { CliError, UsageError, codeOf, inContext, printable } from './errors.js'
-import { plural, shortId, style, table, time, type Cell, type Style } from './format.js'
+import { plural, style, table, time, type Cell, type Style } from './format.js'
+import { resolveId } from './ids.js'
 import { colourWanted, library, type Io } from './io.js'
 import { decide, done } from './outbox.js'
 import { importSidecars } from './sidecar.js'
@@ -202,7 +203,7 @@ async function dispatchTable(journal: HookJournal, rows: readonly DispatchRow[],
   for (const row of rows) {
     cells.push([
       row.seq,
-      shortId(row.dispatchId),
+      s.id(row.dispatchId),
       paintState(row.state, s),
       row.attempts,
       row.hookId,
@@ -249,8 +250,8 @@ function intentTable(rows: readonly StoredIntent[], s: Style): string[] {
     ],
     rows.map((i) => [
       i.seq,
-      shortId(i.intentId),
-      shortId(i.dispatchId),
+      s.id(i.intentId),
+      s.id(i.dispatchId),
       i.hookId,
       i.intentKind,
       // A shipped intent has no operation: its idempotency key says what it is.
@@ -328,6 +329,10 @@ async function dispatches(journal: HookJournal, o: JournalOptions, io: Io, s: St
 }
 
 async function intents(journal: HookJournal, o: JournalOptions, io: Io, s: Style): Promise<number> {
+  if (o.dispatchId !== undefined) {
+    // A prefix or an id the journal does not hold is an argument error, never an empty list.
+    o = { ...o, dispatchId: await resolveId(journal, 'dispatch', '--dispatch-id', o.dispatchId, true) }
+  }
   const page = await take(allIntents(journal, o), o.limit ?? 50)
   if (o.json) {
     io.stdout.write(`${JSON.stringify(page)}\n`)
@@ -387,7 +392,7 @@ const COMMANDS: Record<JournalCommand, (journal: HookJournal, o: JournalOptions,
 export async function journalCommand(command: JournalCommand, options: JournalOptions, io: Io): Promise<number> {
   const journal = await openJournal(options, WRITING_COMMANDS.includes(command))
   try {
-    return await COMMANDS[command](journal, options, io, style(colourWanted(io)))
+    return await COMMANDS[command](journal, options, io, style(colourWanted(io), io.stdout.isTTY === true))
   } finally {
     await journal.close()
   }

@@ -4,11 +4,12 @@
  * own path, after the same checks as the readers: an existing, non-empty
  * regular file; a journal is never created here). Tokens are checked by the
  * journal (grammar and credential check) and a refused value is never
- * printed back.
+ * printed back. `--intent` takes a whole id or a unique prefix (ids.ts).
  */
 import type { DecideOutcome, DoneOutcome } from '../../bindings/index'
 import type { HookJournal } from '../journal.js'
 import { UsageError } from './errors.js'
+import { resolveId } from './ids.js'
 import type { Io } from './io.js'
 
 export interface OutboxOptions {
@@ -26,7 +27,7 @@ function required(value: string | undefined, flag: string, command: string): str
 
 /** Exit 0 when recorded (or already recorded the same way), 1 for a conflict or an unknown intent. */
 export async function decide(journal: HookJournal, o: OutboxOptions, io: Io): Promise<number> {
-  const intentId = required(o.intent, 'intent ID', 'decide')
+  const intentId = await resolveId(journal, 'intent', '--intent', required(o.intent, 'intent ID', 'decide'))
   const executorId = required(o.executor, 'executor ID', 'decide')
   const decision = required(o.decision, 'decision admit|reject', 'decide')
   const reasonCode = required(o.reason, 'reason CODE', 'decide')
@@ -46,7 +47,7 @@ export async function decide(journal: HookJournal, o: OutboxOptions, io: Io): Pr
 
 /** Exit 0 when done (now or already), 1 when not admitted or unknown. */
 export async function done(journal: HookJournal, o: OutboxOptions, io: Io): Promise<number> {
-  const intentId = required(o.intent, 'intent ID', 'done')
+  const intentId = await resolveId(journal, 'intent', '--intent', required(o.intent, 'intent ID', 'done'))
   const executorId = required(o.executor, 'executor ID', 'done')
   const outcome: DoneOutcome = await journal.markDone(intentId, executorId)
   // The library's value itself: a JSON string.
