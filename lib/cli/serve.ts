@@ -13,6 +13,8 @@
  *   {"id": ID, "op": "dispatch_id", "parts": {receipt_id, effect_id, hook_id,
  *    capability_id, registration_digest, registration_schema_version, event_kind}}
  *   {"id": ID, "op": "intent_id", "dispatch_id", "intent_kind", "policy_version", "payload": TEXT}
+ *   {"id": ID, "op": "intent", "input": TEXT, "intent_kind", "operation", "policy_version",
+ *    "payload": TEXT, "budget"?: TEXT, "requested_write_scope"?: TEXT} (the library's intent())
  *   {"id": ID, "op": "canonical_json", "value": TEXT}
  *   {"id": ID, "op": "hello"}
  *   {"id": ID, "op": "capability_hook.post_writeback.transaction", "request": OBJECT}
@@ -146,6 +148,23 @@ export class Server {
           policyVersion: text(request, 'policy_version'),
           payload: parsed(request, 'payload'),
         })
+      case 'intent': {
+        const budget = optionalText(request, 'budget')
+        const scope = optionalText(request, 'requested_write_scope')
+        const spec = {
+          operation: text(request, 'operation'),
+          policyVersion: text(request, 'policy_version'),
+          payload: parsed(request, 'payload'),
+          ...(budget !== undefined ? { budget: parsed(request, 'budget') } : {}),
+          ...(scope !== undefined ? { requestedWriteScope: parsed(request, 'requested_write_scope') } : {}),
+        }
+        // The library's own builder, so Python's intents carry the ids and defaults TypeScript's do.
+        return this.lib.intent(
+          parsed(request, 'input') as Parameters<Library['intent']>[0],
+          { intent_kind: text(request, 'intent_kind') } as Parameters<Library['intent']>[1],
+          spec as Parameters<Library['intent']>[2],
+        )
+      }
       case 'canonical_json':
         return this.lib.canonicalJson(parsed(request, 'value'))
       case TRANSACTION_METHOD: {

@@ -13,7 +13,7 @@ LOOPX_HOOKS_PACKAGE, or by Node's module resolution)."""
 
 import atexit
 import threading
-from typing import Any, Iterable, Optional
+from typing import Any, Dict, Iterable, Optional, Union
 
 from ._adapter import SHIPPED, Adapter, Document
 from ._dispatch import ABANDONED_PER_HOOK
@@ -38,6 +38,7 @@ __all__ = [
     "canonical_json",
     "default_adapter",
     "dispatch_id",
+    "intent",
     "intent_id",
     "registration_digest",
     "validate_dispatch_receipt",
@@ -137,6 +138,28 @@ def dispatch_id(**parts: str) -> str:
 def intent_id(*, dispatch_id: str, intent_kind: str, policy_version: str, payload: Any) -> str:
     return default_adapter().intent_id(
         dispatch_id=dispatch_id, intent_kind=intent_kind, policy_version=policy_version, payload=payload
+    )
+
+
+def intent(
+    input: Document,
+    kind: Union[str, Dict[str, Any]],
+    *,
+    operation: str,
+    policy_version: str,
+    payload: Any,
+    budget: Optional[Dict[str, int]] = None,
+    requested_write_scope: Optional[Iterable[str]] = None,
+) -> Dict[str, Any]:
+    """A well-formed intent answering `input` (see Adapter.intent)."""
+    return default_adapter().intent(
+        input,
+        kind,
+        operation=operation,
+        policy_version=policy_version,
+        payload=payload,
+        budget=budget,
+        requested_write_scope=requested_write_scope,
     )
 
 

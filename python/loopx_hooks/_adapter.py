@@ -375,6 +375,43 @@ class Adapter:
             payload=_context_text(payload, "payload") if not isinstance(payload, str) else json.dumps(payload),
         )
 
+    def intent(
+        self,
+        input: Document,
+        kind: Union[str, Dict[str, Any]],
+        *,
+        operation: str,
+        policy_version: str,
+        payload: Any,
+        budget: Optional[Dict[str, int]] = None,
+        requested_write_scope: Optional[Iterable[str]] = None,
+    ) -> Dict[str, Any]:
+        """A well-formed intent of `kind` answering `input` (the hook input the
+        provider got), as the library's `intent()` builds it: `intent_id`,
+        `hook_id`, `capability_id` and `source_dispatch_id` filled in from
+        the input, `budget` defaulting to the contract's, an empty write scope,
+        and the fixed members. `kind` is the intent kind's name or its
+        definition. It judges nothing: the dispatcher validates every result."""
+        name = kind.get("intent_kind") if isinstance(kind, dict) else kind
+        if not isinstance(name, str):
+            raise LoopxHooksError("ERR_LOOPX_INVALID_ARGUMENT", "intent: kind must be an intent kind or its name")
+        fields: Dict[str, Any] = {
+            "input": _context_text(input, "input"),
+            "intent_kind": name,
+            "operation": operation,
+            "policy_version": policy_version,
+            "payload": _context_text(payload, "payload") if not isinstance(payload, str) else json.dumps(payload),
+        }
+        if budget is not None:
+            fields["budget"] = _context_text(budget, "budget")
+        if requested_write_scope is not None:
+            if isinstance(requested_write_scope, (str, bytes)):
+                raise LoopxHooksError(
+                    "ERR_LOOPX_INVALID_ARGUMENT", "intent: requested_write_scope must be a list of scopes"
+                )
+            fields["requested_write_scope"] = _context_text(list(requested_write_scope), "requested_write_scope")
+        return self.call("intent", **fields)
+
     def canonical_json(self, value: Any) -> str:
         """RFC 8785 canonical JSON of a Python value (a str is a JSON string
         value here, as in the library's canonicalJson)."""

@@ -54,6 +54,20 @@ function answer(r) {
         policyVersion: r.policy_version,
         payload: JSON.parse(r.payload),
       })
+    case 'intent':
+      return lib.intent(
+        JSON.parse(r.input),
+        { intent_kind: r.intent_kind },
+        {
+          operation: r.operation,
+          policyVersion: r.policy_version,
+          payload: JSON.parse(r.payload),
+          ...(r.budget !== undefined ? { budget: JSON.parse(r.budget) } : {}),
+          ...(r.requested_write_scope !== undefined
+            ? { requestedWriteScope: JSON.parse(r.requested_write_scope) }
+            : {}),
+        },
+      )
     case 'canonical_json':
       return lib.canonicalJson(JSON.parse(r.value))
     default:
