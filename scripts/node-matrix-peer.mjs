@@ -8,7 +8,8 @@ import { pathToFileURL } from 'node:url'
 
 const peer = process.env.LOOPX_PEER_DIR
 if (!peer) throw new Error('scripts/node-matrix-peer.mjs: LOOPX_PEER_DIR is not set')
-if (typeof registerHooks !== 'function') throw new Error(`module.registerHooks is missing in Node.js ${process.version}`)
+if (typeof registerHooks !== 'function')
+  throw new Error(`module.registerHooks is missing in Node.js ${process.version}`)
 
 const from = new URL('../node_modules/better-sqlite3/', import.meta.url).href
 const to = pathToFileURL(peer).href + '/'
