@@ -10,9 +10,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import type { StoredIntent } from '../lib/index.js'
 import { main, type Io } from '../lib/cli.js'
-import { resolveId } from '../lib/cli/ids.js'
+import { MIN_PREFIX, type IdKind } from '../lib/cli/ids.js'
 import type { HookJournal } from '../lib/journal.js'
-import { Fixtures, goodProvider, registration, request, type HookRuntime } from './support/runtime'
+import {
+  Fixtures,
+  goodProvider,
+  intent,
+  proposed,
+  registration,
+  request,
+  signalKind,
+  type HookRuntime,
+} from './support/runtime'
 
 const BIN = join(__dirname, '..', 'bin', 'loopx-hooks.js')
 
@@ -51,6 +60,75 @@ beforeAll(async () => {
   expect(intents).toHaveLength(3)
 })
 afterAll(() => fx.cleanup())
+
+// ---------------------------------------------------------------- a crowded journal
+
+/**
+ * Enough ids that two share a prefix of MIN_PREFIX hex digits: each dispatch
+ * runs HOOKS hooks (the most one dispatch calls) proposing CEILING intents in
+ * all (the most one dispatch records). With about 1,000 ids of each kind out
+ * of 16^4 prefixes a shared one is all but certain, and the inputs are fixed,
+ * so every run derives the same ids.
+ */
+const HOOKS = 16
+const CEILING = 64
+const DISPATCHES = 64
+
+/** Every id of `kind` in the journal, by its own listing. */
+async function everyId(journal: HookJournal, kind: IdKind): Promise<string[]> {
+  const ids: string[] = []
+  for (let after: number | null | undefined; after !== null;) {
+    const query = { limit: 1000, ...(after !== undefined ? { after } : {}) }
+    const page =
+      kind === 'intent'
+        ? await journal.listIntents(query).then((p) => ({ ids: p.items.map((r) => r.intentId), next: p.nextCursor }))
+        : await journal
+            .listDispatches(query)
+            .then((p) => ({ ids: p.items.map((r) => r.dispatchId), next: p.nextCursor }))
+    ids.push(...page.ids)
+    after = page.next
+  }
+  return ids
+}
+
+async function everyIntent(journal: HookJournal): Promise<StoredIntent[]> {
+  const rows: StoredIntent[] = []
+  for (let after: number | null | undefined; after !== null;) {
+    const page = await journal.listIntents({ limit: 1000, ...(after !== undefined ? { after } : {}) })
+    rows.push(...page.items)
+    after = page.nextCursor
+  }
+  return rows
+}
+
+/**
+ * The first two of `ids` (in sorted order) that share their first MIN_PREFIX
+ * hex digits: that prefix, the two ids, and for each the shortest prefix no
+ * other id starts with. Fails the test when no two share one.
+ */
+function collision(ids: string[], kind: IdKind): { prefix: string; ids: [string, string]; unique: [string, string] } {
+  const sorted = [...ids].sort()
+  const width = 'pwi_'.length + MIN_PREFIX
+  const common = (a: string, b: string | undefined) => {
+    let n = 0
+    while (b !== undefined && n < a.length && a[n] === b[n]) n++
+    return n
+  }
+  // An id shares its longest prefix with one of its neighbours in sorted order.
+  const unique = (k: number) =>
+    sorted[k]!.slice(0, Math.max(common(sorted[k]!, sorted[k - 1]), common(sorted[k]!, sorted[k + 1])) + 1)
+  for (let k = 1; k < sorted.length; k++) {
+    if (sorted[k - 1]!.slice(0, width) !== sorted[k]!.slice(0, width)) continue
+    return {
+      prefix: sorted[k]!.slice(0, width),
+      ids: [sorted[k - 1]!, sorted[k]!],
+      unique: [unique(k - 1), unique(k)],
+    }
+  }
+  throw new Error(
+    `no two of the journal's ${ids.length} ${kind} ids share a prefix of ${MIN_PREFIX} hex digits: dispatch more (DISPATCHES) or change the inputs`,
+  )
+}
 
 const badArgument = (r: { status: number | null; stdout: string; stderr: string }, pattern: RegExp) => {
   expect(r.status, r.stderr).toBe(2)
@@ -153,14 +231,97 @@ describe('CLI ids', () => {
   })
 
   it('an ambiguous prefix is refused and names no candidate', async () => {
-    const ids = ['pwi_abcd01', 'pwi_abcd02', 'pwi_abce03'].map((p) => p.padEnd(68, '0'))
-    const journal = {
-      listIntents: async () => ({ items: ids.map((intentId) => ({ intentId })), nextCursor: null }),
-    } as unknown as HookJournal
-    await expect(resolveId(journal, 'intent', '--intent', 'pwi_abcd')).rejects.toMatchObject({
-      code: 'ERR_LOOPX_INVALID_ARGUMENT',
-      message: 'invalid argument: --intent: pwi_abcd is ambiguous (more than one intent id starts with it)',
+    // A journal of its own: the suite's other tests count the intents of theirs.
+    const crowded = await fx.runtime({
+      capabilities: ['alpha'],
+      profile: { maxHooksPerDispatch: HOOKS, maxIntentsPerDispatch: CEILING },
     })
-    await expect(resolveId(journal, 'intent', '--intent', 'pwi_abce…')).resolves.toBe(ids[2])
+    const journal = crowded.runtime.journal
+    const crowdedDb = crowded.journalPath
+    const kind = signalKind('alpha')
+    for (let h = 0; h < HOOKS; h++) {
+      crowded.runtime.register({
+        registration: registration(`alpha.h${String(h).padStart(2, '0')}`, {
+          budget: { max_intents_per_dispatch: CEILING / HOOKS },
+        }),
+        provider: (input) =>
+          proposed(
+            Array.from({ length: CEILING / HOOKS }, (_, level) =>
+              intent(input, kind, {
+                operation: 'evaluate',
+                policyVersion: 'v0',
+                payload: { ref: input.source.receipt_id, refs: [...input.projection.fact_refs], level },
+              }),
+            ),
+          ),
+      })
+    }
+    for (let n = 1; n <= DISPATCHES; n++) {
+      const outcome = await crowded.runtime.dispatch(
+        request({ receipt: { receipt_id: `receipt_${String(n).padStart(4, '0')}` } }),
+      )
+      expect(outcome.hooks.map((h) => h.outcome)).toStrictEqual(Array(HOOKS).fill('recorded'))
+    }
+    const intentIds = await everyId(journal, 'intent')
+    const dispatchIds = await everyId(journal, 'dispatch')
+    expect(intentIds).toHaveLength(DISPATCHES * CEILING)
+    expect(dispatchIds).toHaveLength(DISPATCHES * HOOKS)
+
+    // --intent: the shared prefix (as typed, and as a shortened id) decides nothing.
+    const i = collision(intentIds, 'intent')
+    const decide = (given: string) =>
+      cli([
+        'journal',
+        'decide',
+        '--db',
+        crowdedDb,
+        '--intent',
+        given,
+        '--executor',
+        'alpha.x',
+        '--decision',
+        'admit',
+        '--reason',
+        'ok_by_policy',
+      ])
+    for (const given of [i.prefix, `${i.prefix}…`]) {
+      const r = decide(given)
+      badArgument(r, /ambiguous/)
+      expect(r.stderr).toBe(
+        `loopx-hooks: ERR_LOOPX_INVALID_ARGUMENT: invalid argument: --intent: ${i.prefix} is ambiguous (more than one intent id starts with it)\n`,
+      )
+      for (const id of i.ids) expect(r.stderr).not.toContain(id.slice(0, i.prefix.length + 1))
+    }
+    expect((await everyIntent(journal)).filter((row) => row.decision !== null)).toStrictEqual([])
+    // A longer prefix unique to each of them decides exactly that intent.
+    for (const [k, unique] of i.unique.entries()) {
+      expect(unique.length).toBeLessThan(i.ids[k]!.length)
+      expect(decide(unique)).toStrictEqual({
+        status: 0,
+        stdout: 'decided: admit by alpha.x (ok_by_policy)\n',
+        stderr: '',
+      })
+      const decided = (await everyIntent(journal)).filter((row) => row.decision !== null).map((row) => row.intentId)
+      expect(decided.sort()).toStrictEqual(i.ids.slice(0, k + 1).sort())
+    }
+
+    // --dispatch-id: the shared prefix lists nothing; a longer one lists that dispatch's intents.
+    const d = collision(dispatchIds, 'dispatch')
+    for (const format of [[], ['--json']]) {
+      const r = cli(['journal', 'intents', '--db', crowdedDb, '--dispatch-id', d.prefix, ...format])
+      badArgument(r, /ambiguous/)
+      expect(r.stderr).toBe(
+        `loopx-hooks: ERR_LOOPX_INVALID_ARGUMENT: invalid argument: --dispatch-id: ${d.prefix} is ambiguous (more than one dispatch id starts with it)\n`,
+      )
+      for (const id of d.ids) expect(r.stderr).not.toContain(id.slice(0, d.prefix.length + 1))
+    }
+    for (const [k, unique] of d.unique.entries()) {
+      expect(unique.length).toBeLessThan(d.ids[k]!.length)
+      const r = cli(['journal', 'intents', '--db', crowdedDb, '--dispatch-id', unique, '--json'])
+      expect(r.status, r.stderr).toBe(0)
+      const listed = (JSON.parse(r.stdout) as { items: StoredIntent[] }).items
+      expect(listed).toHaveLength(CEILING / HOOKS)
+      expect(listed.map((row) => row.dispatchId)).toStrictEqual(Array(CEILING / HOOKS).fill(d.ids[k]))
+    }
   })
 })
