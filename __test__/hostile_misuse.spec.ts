@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { HookJournal, LoopxHooksError } from '../lib/index.js'
+import { HookJournal, LoopxHooksError, TurnStartKernel } from '../lib/index.js'
 import { HookRuntime, TempDir, goodProvider, registration, request, signalKind } from './support/runtime.js'
 
 const SECRET = 'planted_secret_value_7f3a'
@@ -154,5 +154,20 @@ describe('misuse throws a coded error at the call', () => {
     expect(existsSync(tmp.path('y.db'))).toBe(false)
     // An option left undefined is not a misspelling.
     await (await HookRuntime.open({ journal: tmp.path('z.db'), dialect: undefined, busyTimeoutMs: undefined })).close()
+  })
+
+  it("a profile's unknown or mistyped member is named, never its value", async () => {
+    expectMisuse(
+      await thrown(() => HookRuntime.open({ journal: tmp.path('p.db'), profile: { enable: true } } as never)),
+      "HookRuntime.open: options.profile: unknown option 'enable' (expected one of: allowlist, enabled,",
+    )
+    expectMisuse(
+      await thrown(() => new TurnStartKernel({ profile: { enable: true } } as never)),
+      "profile: unknown option 'enable' (expected one of: allowlist, enabled)",
+    )
+    const mistyped = await thrown(() => new TurnStartKernel({ profile: { enabled: SECRET } } as never))
+    expectMisuse(mistyped, 'profile.enabled must be what TurnStartProfile declares for it')
+    expect((mistyped as Error).message).not.toContain(SECRET)
+    expect(existsSync(tmp.path('p.db'))).toBe(false)
   })
 })
