@@ -37,6 +37,15 @@ fn hold_write_lock(path: &std::path::Path) -> rusqlite::Connection {
     other
 }
 
+/// Partial with `private_receipt_failed`: never a success.
+fn assert_private_write_failed(receipt: &TurnStartReceipt) {
+    assert_eq!(
+        (receipt.status, receipt.error_code),
+        (TurnStartStatus::Partial, Some(TurnStartErrorCode::PrivateReceiptFailed)),
+        "{receipt:?}"
+    );
+}
+
 fn ok_claiming_one_read() -> Value {
     let mut doc = receipt("ok", &[("observations_new", 1), ("pending", 1), ("direct_questions", 1)]);
     doc["agent_read_required"] = json!(true);
@@ -60,8 +69,7 @@ async fn failed_first_reads_are_partial_and_claim_no_read() {
     );
     let outcome = s.kernel.dispatch(&request()).await;
     let hook = &outcome.hooks[0];
-    assert_eq!(hook.receipt.status, TurnStartStatus::Partial);
-    assert_eq!(hook.receipt.error_code, Some(TurnStartErrorCode::PrivateReceiptFailed));
+    assert_private_write_failed(&hook.receipt);
     assert_eq!((hook.receipt.observations_new, hook.receipt.direct_questions), (0, 0));
     // The captured message is pending and unread: the read stays required.
     assert_eq!(hook.receipt.pending, 1);
@@ -86,8 +94,7 @@ async fn a_failed_capture_is_partial_not_empty() {
     );
     let outcome = s.kernel.dispatch(&request()).await;
     let receipt = &outcome.hooks[0].receipt;
-    assert_eq!(receipt.status, TurnStartStatus::Partial);
-    assert_eq!(receipt.error_code, Some(TurnStartErrorCode::PrivateReceiptFailed));
+    assert_private_write_failed(receipt);
     assert!(!s.store.contains(&msg("m1")).unwrap());
 }
 
@@ -116,8 +123,7 @@ async fn a_failed_cursor_advance_is_partial_not_ok() {
     );
     let outcome = s.kernel.dispatch(&request()).await;
     let receipt = &outcome.hooks[0].receipt;
-    assert_eq!(receipt.status, TurnStartStatus::Partial);
-    assert_eq!(receipt.error_code, Some(TurnStartErrorCode::PrivateReceiptFailed));
+    assert_private_write_failed(receipt);
     // The first read the store did commit is still claimed, and still read.
     assert_eq!(receipt.observations_new, 1);
     assert!(receipt.agent_read_required);
@@ -139,8 +145,7 @@ async fn a_store_closed_mid_call_claims_nothing_it_did_not_persist() {
     );
     let outcome = s.kernel.dispatch(&request()).await;
     let hook = &outcome.hooks[0];
-    assert_eq!(hook.receipt.status, TurnStartStatus::Partial);
-    assert_eq!(hook.receipt.error_code, Some(TurnStartErrorCode::PrivateReceiptFailed));
+    assert_private_write_failed(&hook.receipt);
     assert_eq!((hook.receipt.observations_new, hook.receipt.direct_questions), (0, 0));
     // The store cannot be read: unknown, so the read is required anyway.
     assert_eq!(hook.pending_standing, PendingStanding::Unknown);
