@@ -88,13 +88,17 @@ impl InboxSessions {
     /// - a failed hook takes its pending count from the inbox, or, without
     ///   one, its standing is unknown and its read stays required.
     ///
-    /// `counts` has one entry per outcome, `None` where the call had no session.
+    /// `counts` has one entry per outcome, `None` where the call had no
+    /// session: no inbox, or a registration that does not write to it.
     pub fn settle(
         &self,
         start: &DispatchStart,
         outcomes: &mut [TurnStartHookOutcome],
         counts: Vec<Option<SessionCounts>>,
     ) -> TurnStartLane {
+        // A hook whose call had no session does not share the inbox: its
+        // pending material is not the inbox's to count.
+        let shares: Vec<bool> = counts.iter().map(Option::is_some).collect();
         for (outcome, counts) in outcomes.iter_mut().zip(counts) {
             if let Some(counts) = counts {
                 reconcile(outcome, counts);
@@ -108,7 +112,8 @@ impl InboxSessions {
             Some(s) => Some(s.pending()),
             None => self.inbox().and_then(|store| store.pending_count().ok()),
         };
-        for outcome in outcomes.iter_mut() {
+        for (outcome, shares) in outcomes.iter_mut().zip(shares) {
+            let pending = pending.filter(|_| shares);
             if outcome.receipt.status.failure_code().is_some() {
                 fail_closed(outcome, pending);
             } else {

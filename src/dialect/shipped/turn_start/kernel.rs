@@ -65,8 +65,9 @@ impl ShippedTurnStartKernel {
     }
 
     /// Plans a dispatch over raw registration documents (see [`plan`]) and
-    /// opens a session per call when an inbox is attached. LoopX's budget
-    /// has no attempts or routes; a session gets contract-v0's ceilings.
+    /// opens a session per call when an inbox is attached and the
+    /// registration writes to it (`owner_private_inbox`). LoopX's budget has
+    /// no attempts or routes; a session gets contract-v0's ceilings.
     pub fn prepare(&self, registrations: &[Value]) -> ShippedRun {
         let plan = plan(registrations);
         let start = self.sessions.start();
@@ -78,8 +79,15 @@ impl ShippedTurnStartKernel {
         let calls = plan
             .calls()
             .map(|call| {
-                let scopes = call.registration.write_scopes().iter().filter_map(|s| core_scope(*s)).collect();
-                let session = self.sessions.open(call.registration.hook_id(), scopes, budget);
+                let scopes: Vec<_> = call.registration.write_scopes().iter().filter_map(|s| core_scope(*s)).collect();
+                // A hook that does not write to the inbox does not share it
+                // (a capability with state of its own): no session, and the
+                // inbox's count is not its floor.
+                let session = if scopes.contains(&TurnStartWriteScope::OwnerPrivateInbox) {
+                    self.sessions.open(call.registration.hook_id(), scopes, budget)
+                } else {
+                    None
+                };
                 ShippedRunCall { call: call.clone(), session }
             })
             .collect();

@@ -221,3 +221,27 @@ fn the_call_limit_is_an_integer_up_to_thirty_seconds() {
         assert!(ShippedTurnStartKernel::new(Some(bad)).is_none(), "{bad}");
     }
 }
+
+#[test]
+fn a_hook_that_does_not_write_to_the_inbox_does_not_share_it() {
+    let inbox = inbox_with_a_read_pending_message("not-shared");
+    let kernel = ShippedTurnStartKernel::new(None).unwrap();
+    kernel.sessions().use_inbox(inbox.store.clone());
+    let mut doc = registration();
+    doc["requested_write_scope"] = json!([]);
+    let run = kernel.prepare(&[doc.clone()]);
+    assert!(run.calls[0].session.is_none(), "no session for a hook with state of its own");
+    // Its `empty` is taken as it came: the inbox's material is not its to read.
+    let mut empty = result("empty");
+    empty["local_private_state_mutated"] = json!(false);
+    kernel.end_call(&run, 0);
+    let outcome = kernel.complete(&run, vec![reply(empty)]);
+    assert!(outcome.required_reads.is_empty(), "{outcome:?}");
+    assert_eq!(outcome.hooks[0].pending_standing, PendingStanding::Reported);
+    // When it fails, its standing is unknown (not the inbox's count), and its read stays.
+    let run = kernel.prepare(&[doc]);
+    kernel.end_call(&run, 0);
+    let outcome = kernel.complete(&run, vec![TurnStartCallResult::Reply(ProviderReply::Threw)]);
+    assert_eq!(outcome.hooks[0].pending_standing, PendingStanding::Unknown);
+    assert_eq!(read_commands(&outcome), [(LARK_COMMAND, ShippedReadBasis::FailClosed)]);
+}
