@@ -247,12 +247,13 @@ export declare class NativeShippedTurnStart {
    * `ShippedTurnStartOutcome` as JSON text.
    */
   complete(run: NativeShippedTurnStartRun, replies: Array<string>): string
-  /** The calls to make, in order. */
-  calls(run: NativeShippedTurnStartRun): Array<NativeShippedTurnStartCall>
 }
 
 /** A planned shipped turn-start dispatch with its sessions. */
-export declare class NativeShippedTurnStartRun {}
+export declare class NativeShippedTurnStartRun {
+  /** The calls to make, in order. */
+  get calls(): Array<NativeShippedTurnStartCall>
+}
 
 /**
  * The turn-start kernel: hooks installed at the composition root, one

@@ -148,7 +148,7 @@ export class ShippedTurnStart {
     const native = this.#native
     const run = native.prepare(`[${hooks.map((h) => jsonText(h.registration)).join(',')}]`)
     const replies: string[] = []
-    for (const [index, call] of native.calls(run).entries()) {
+    for (const [index, call] of run.calls.entries()) {
       const provider = hooks[call.index]!.provider
       const session = call.session != null ? sessionOf(native.session(call.session)) : undefined
       const raw = ((registration: Readonly<ShippedTurnStartRegistration>, context: CallContext) =>

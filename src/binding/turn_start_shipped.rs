@@ -72,6 +72,27 @@ pub struct NativeShippedTurnStart {
 #[napi]
 pub struct NativeShippedTurnStartRun {
     run: ShippedRun,
+    limit_ms: u32,
+}
+
+#[napi]
+impl NativeShippedTurnStartRun {
+    /// The calls to make, in order.
+    #[napi(getter)]
+    pub fn calls(&self) -> Vec<NativeShippedTurnStartCall> {
+        self.run
+            .calls
+            .iter()
+            .map(|c| NativeShippedTurnStartCall {
+                index: u32::try_from(c.call.index).unwrap_or(u32::MAX),
+                hook_id: c.call.registration.hook_id().to_owned(),
+                registration_json: serde_json::to_string(&c.call.registration).unwrap_or_default(),
+                max_reply_length: u32::try_from(c.call.max_reply_length()).unwrap_or(u32::MAX),
+                limit_ms: self.limit_ms,
+                session: c.session.as_ref().map(|(token, _)| token.clone()),
+            })
+            .collect()
+    }
 }
 
 #[napi]
@@ -102,7 +123,10 @@ impl NativeShippedTurnStart {
     pub fn prepare(&self, registrations_json: String) -> Result<NativeShippedTurnStartRun, Code> {
         let registrations: Vec<Value> = serde_json::from_str(&registrations_json)
             .map_err(|_| misuse(Code::InvalidArgument, "registrations are not a JSON array"))?;
-        Ok(NativeShippedTurnStartRun { run: self.kernel.prepare(&registrations) })
+        Ok(NativeShippedTurnStartRun {
+            run: self.kernel.prepare(&registrations),
+            limit_ms: self.kernel.call_limit_ms(),
+        })
     }
 
     /// Ends call `index`'s session the moment that call has ended.
@@ -118,22 +142,5 @@ impl NativeShippedTurnStart {
         let answers = replies.into_iter().map(turn_start_call_result).collect();
         serde_json::to_string(&self.kernel.complete(&run.run, answers))
             .map_err(|_| misuse(Code::Internal, "dispatch could not be serialized"))
-    }
-
-    /// The calls to make, in order.
-    #[napi]
-    pub fn calls(&self, run: &NativeShippedTurnStartRun) -> Vec<NativeShippedTurnStartCall> {
-        run.run
-            .calls
-            .iter()
-            .map(|c| NativeShippedTurnStartCall {
-                index: u32::try_from(c.call.index).unwrap_or(u32::MAX),
-                hook_id: c.call.registration.hook_id().to_owned(),
-                registration_json: serde_json::to_string(&c.call.registration).unwrap_or_default(),
-                max_reply_length: u32::try_from(c.call.max_reply_length()).unwrap_or(u32::MAX),
-                limit_ms: self.kernel.call_limit_ms(),
-                session: c.session.as_ref().map(|(token, _)| token.clone()),
-            })
-            .collect()
     }
 }
