@@ -419,6 +419,11 @@ export interface NativeLimit {
 export interface NativePlan {
   ticket: number
   done?: string
+  /**
+   * `done` is every hook's final receipt replayed: the same request text
+   * gets it again until a hook or an intent kind is added.
+   */
+  replayed: boolean
   wait?: number
   calls?: Array<NativeCall>
 }

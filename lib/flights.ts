@@ -34,6 +34,7 @@ import {
   type DispatchMessage,
   type HookMessage,
 } from './diagnostics.js'
+import { ReplayTable } from './replay_table.js'
 
 interface Flight {
   promise: Promise<DispatchOutcome>
@@ -93,6 +94,8 @@ export class Flights {
   /** The `HookRuntime` named in diagnostics messages. */
   readonly #owner: object
   readonly tally = new Tally()
+  /** Final replays by request text (see replay_table.ts); emptied when a hook or an intent kind is added. */
+  readonly replays = new ReplayTable()
   /** Dispatches waiting for this turn's `prepareMany` (see `#prepareWithOthers`). */
   #queued: { requestJson: string; resolve: (plan: NativePlan) => void; reject: (error: unknown) => void }[] = []
 
@@ -158,6 +161,13 @@ export class Flights {
   }
 
   #one(requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Answer {
+    // Once closing, the addon answers (journal_closed), not the table.
+    const kept = onlyHookId === undefined && !this.closing ? this.replays.get(requestJson) : undefined
+    if (kept !== undefined) {
+      const outcome = JSON.parse(kept) as DispatchOutcome
+      this.tally.outcome(outcome)
+      return outcome
+    }
     let plan: NativePlan | Promise<NativePlan>
     if (onlyHookId !== undefined) {
       const plans = this.#prepare(() => this.#prepareStep([requestJson], [onlyHookId]))
@@ -173,7 +183,10 @@ export class Flights {
 
   #planned(plan: NativePlan, requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Answer {
     if (plan.wait != null) return this.#after(plan.wait).then(() => this.#one(requestJson, onlyHookId, trace))
-    if (plan.done != null) return this.#run(plan, trace)
+    if (plan.done != null) {
+      if (plan.replayed && onlyHookId === undefined) this.replays.keep(requestJson, plan.done)
+      return this.#run(plan, trace)
+    }
     // Providers are called once the caller's synchronous code has run (a
     // burst of dispatches does not eat into their timeouts), in this turn.
     return Promise.resolve().then(() => this.#run(plan, trace))

@@ -50,6 +50,9 @@ pub struct NativeCall {
 pub struct NativePlan {
     pub ticket: i64,
     pub done: Option<String>,
+    /// `done` is every hook's final receipt replayed: the same request text
+    /// gets it again until a hook or an intent kind is added.
+    pub replayed: bool,
     pub wait: Option<i64>,
     pub calls: Option<Vec<NativeCall>>,
 }
@@ -184,14 +187,18 @@ fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
     Ok(match prepared {
         Prepared::Done(outcome) => NativePlan {
             ticket: 0,
+            replayed: outcome.is_final_replay(),
             done: Some(outcome_value(d.rules(), d.registered_count(), &outcome).to_string()),
             wait: None,
             calls: None,
         },
-        Prepared::Wait(holder) => NativePlan { ticket: 0, done: None, wait: Some(holder as i64), calls: None },
+        Prepared::Wait(holder) => {
+            NativePlan { ticket: 0, done: None, replayed: false, wait: Some(holder as i64), calls: None }
+        }
         Prepared::Run(p) => NativePlan {
             ticket: p.ticket as i64,
             done: None,
+            replayed: false,
             wait: None,
             calls: Some(
                 p.calls

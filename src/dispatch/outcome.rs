@@ -73,6 +73,13 @@ impl DispatchOutcome {
     pub fn refused(refusal: AdmissionRefusal) -> Self {
         DispatchOutcome { admitted: false, refusal: Some(refusal), hooks: Vec::new() }
     }
+
+    /// Every hook answered from its final receipt, which never changes: the
+    /// same request gets this outcome again for as long as no hook or intent
+    /// kind is added, so a caller may keep it for that request.
+    pub fn is_final_replay(&self) -> bool {
+        self.admitted && !self.hooks.is_empty() && self.hooks.iter().all(|h| h.outcome == HookOutcomeKind::Replayed)
+    }
 }
 
 /// What the shipped dispatch result needs of one hook's outcome beyond the

@@ -89,10 +89,19 @@ fn a_return_mode_replay_is_answered_by_prepare_without_the_writer() {
         Prepared::Done(out) => {
             assert_eq!(out.hooks[0].outcome, HookOutcomeKind::Replayed);
             assert_eq!(out.hooks[0].receipt, recorded.hooks[0].receipt);
+            assert!(out.is_final_replay());
         }
         _ => panic!("a final identity replays in prepare"),
     }
     assert_eq!(d.journal().writer_stats().commands, commands);
+    // What a caller may keep for the request: only every hook replayed from its final receipt.
+    assert!(!recorded.is_final_replay());
+    let mut mixed = recorded.clone();
+    mixed.hooks.push(HookOutcome { outcome: HookOutcomeKind::Replayed, ..recorded.hooks[0].clone() });
+    assert!(!mixed.is_final_replay());
+    mixed.hooks[0].outcome = HookOutcomeKind::Replayed;
+    assert!(mixed.is_final_replay());
+    assert!(!DispatchOutcome { admitted: true, refusal: None, hooks: Vec::new() }.is_final_replay());
 }
 
 #[test]

@@ -1,0 +1,149 @@
+// The process's table of final replays (lib/replay_table.ts): a `return`
+// replay of a byte-identical request is answered without crossing into the
+// addon, with the outcome the addon gave; anything the table cannot vouch
+// for (a hook not final, `verify` mode, a hook or intent kind added since,
+// a closing runtime) goes the long way.
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { NativeHookRuntime } from '../lib/addon.js'
+import { ReplayTable } from '../lib/replay_table.js'
+import { Fixtures, counted, registration, request, signalKind, signalResult } from './support/runtime'
+
+const fx = new Fixtures()
+afterEach(() => fx.cleanup())
+
+/** Counts the addon's `prepare` calls (every dispatch that crosses) while `run` runs. */
+async function prepares<T>(run: () => Promise<T>): Promise<{ out: T; prepares: number }> {
+  const proto = NativeHookRuntime.prototype as unknown as { prepare: (...a: unknown[]) => unknown }
+  const original = proto.prepare
+  let n = 0
+  proto.prepare = function (this: unknown, ...args: unknown[]) {
+    n++
+    return original.apply(this, args)
+  }
+  try {
+    const out = await run()
+    return { out, prepares: n }
+  } finally {
+    proto.prepare = original
+  }
+}
+
+async function twoHooks(mode: 'return' | 'verify' = 'return') {
+  const { runtime } = await fx.runtime({ profile: { replay: mode }, capabilities: ['alpha', 'beta'] })
+  const a = counted((input) => signalResult(input))
+  runtime.register({ registration: registration('alpha.one'), provider: a })
+  return { runtime, a }
+}
+
+describe('the replay table', () => {
+  it("answers a byte-identical 'return' replay without the addon, with the addon's own outcome", async () => {
+    const { runtime, a } = await twoHooks()
+    const req = request()
+    const first = await runtime.dispatch(req)
+    expect(first.hooks.map((h) => h.outcome)).toStrictEqual(['recorded'])
+    // The first replay crosses and is kept; the next ones do not cross.
+    const long = await prepares(() => runtime.dispatch(req))
+    expect(long.prepares).toBe(1)
+    const short = await prepares(async () => [await runtime.dispatch(req), await runtime.dispatch(req)])
+    expect(short.prepares).toBe(0)
+    for (const o of short.out) expect(o).toStrictEqual(long.out)
+    expect(long.out.hooks[0]!.outcome).toBe('replayed')
+    expect(long.out.hooks[0]!.receipt).toStrictEqual(first.hooks[0]!.receipt)
+    expect(a.calls).toBe(1)
+    // Each caller gets its own object: changing one changes no later answer.
+    short.out[0]!.hooks.length = 0
+    expect(await runtime.dispatch(req)).toStrictEqual(long.out)
+    expect(runtime.metrics().dispatches.resolved).toBe(5)
+  })
+
+  it('keys on the exact text: the same request spelled in another member order crosses', async () => {
+    const { runtime } = await twoHooks()
+    const req = request()
+    await runtime.dispatch(req)
+    await runtime.dispatch(req)
+    const reordered = Object.fromEntries(Object.entries(req).reverse()) as typeof req
+    const { out, prepares: n } = await prepares(() => runtime.dispatch(reordered))
+    expect(n).toBe(1)
+    expect(out.hooks[0]!.outcome).toBe('replayed')
+  })
+
+  it('is emptied when a hook is added: the new hook runs on the next dispatch of the same request', async () => {
+    const { runtime, a } = await twoHooks()
+    const req = request()
+    await runtime.dispatch(req)
+    await runtime.dispatch(req)
+    const b = counted((input) => signalResult(input))
+    runtime.register({ registration: registration('beta.one'), provider: b })
+    const { out, prepares: n } = await prepares(() => runtime.dispatch(req))
+    expect(n).toBe(1)
+    expect(out.hooks.map((h) => h.outcome)).toStrictEqual(['replayed', 'recorded'])
+    expect([a.calls, b.calls]).toStrictEqual([1, 1])
+  })
+
+  it('is emptied when an intent kind is defined', async () => {
+    const { runtime } = await twoHooks()
+    const req = request()
+    await runtime.dispatch(req)
+    await runtime.dispatch(req)
+    runtime.defineIntentKind(signalKind('gamma'))
+    expect((await prepares(() => runtime.dispatch(req))).prepares).toBe(1)
+  })
+
+  it('keeps no outcome with a hook that is not final: its provider runs again', async () => {
+    const { runtime } = await fx.runtime({ capabilities: ['alpha'] })
+    let failing = true
+    const a = counted((input) => {
+      if (failing) throw new Error('not yet')
+      return signalResult(input)
+    })
+    runtime.register({
+      registration: registration('alpha.one', { budget: { max_invocations_per_dispatch: 3 } }),
+      provider: a,
+    })
+    const req = request()
+    expect((await runtime.dispatch(req)).hooks[0]!.outcome).toBe('failed')
+    expect((await prepares(() => runtime.dispatch(req))).prepares).toBe(1)
+    expect(a.calls).toBe(2)
+    failing = false
+    expect((await runtime.dispatch(req)).hooks[0]!.outcome).toBe('recorded')
+    expect(a.calls).toBe(3)
+  })
+
+  it("keeps nothing in 'verify' mode: every replay calls its provider to compare", async () => {
+    const { runtime, a } = await twoHooks('verify')
+    const req = request()
+    await runtime.dispatch(req)
+    const { prepares: n } = await prepares(async () => {
+      for (let i = 0; i < 3; i++) expect((await runtime.dispatch(req)).hooks[0]!.outcome).toBe('replayed')
+    })
+    expect(n).toBe(3)
+    expect(a.calls).toBe(4)
+  })
+
+  it('answers nothing once the runtime closes: a kept request is refused journal_closed', async () => {
+    const { runtime } = await twoHooks()
+    const req = request()
+    await runtime.dispatch(req)
+    await runtime.dispatch(req)
+    await runtime.close()
+    await expect(runtime.dispatch(req)).rejects.toMatchObject({ code: 'ERR_LOOPX_JOURNAL_CLOSED' })
+  })
+
+  it('is bounded: past its entries the oldest go first', () => {
+    const table = new ReplayTable()
+    for (let i = 0; i < 5000; i++) table.keep(`{"r":${i}}`, '{}')
+    expect(table.size).toBe(4096)
+    expect(table.get('{"r":0}')).toBeUndefined()
+    expect(table.get('{"r":4999}')).toBe('{}')
+    // One text larger than the whole bound is never kept.
+    table.keep('x'.repeat(16 * 1024 * 1024), '{}')
+    expect(table.size).toBe(4096)
+    // Past its characters too: a 9 Mi-character entry pushes out every one before it.
+    table.keep('a'.repeat(9 * 1024 * 1024), '{}')
+    table.keep('b'.repeat(9 * 1024 * 1024), '{}')
+    expect([table.size, table.get('a'.repeat(9 * 1024 * 1024))]).toStrictEqual([1, undefined])
+    table.clear()
+    expect(table.size).toBe(0)
+  })
+})
