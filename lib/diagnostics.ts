@@ -188,6 +188,12 @@ export interface HookRuntimeMetrics {
     queueDepth: number
     /** Whole-batch retries after SQLITE_BUSY. */
     busyRetries: number
+    /**
+     * Times the writer thread slept until a command came, since the runtime
+     * opened. Each is a cross-thread wake-up: per dispatch, the price of its
+     * hand-offs to the writer.
+     */
+    wakes: number
   }
 }
 

@@ -59,6 +59,7 @@ interface WriterStats {
   commands: number
   durableCommits: number
   busyRetries: number
+  wakes: number
   maxBatch: number
   queueDepth: number
   commitMicros: number
@@ -145,6 +146,7 @@ export class HookRuntime implements AsyncDisposable {
    */
   defineIntentKind(definition: IntentKindDefinition | { readonly intent_kind: string }): void {
     const verdict = this.#native.defineIntentKind(definition)
+    this.#flights.replays.clear()
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_INTENT_KIND_REJECTED', 'intent kind definition rejected', verdict.violations)
     }
@@ -170,6 +172,7 @@ export class HookRuntime implements AsyncDisposable {
     checkHook(hook)
     for (const kind of hook.kinds ?? []) this.defineIntentKind(kind)
     const verdict = this.#native.register(hook.registration)
+    this.#flights.replays.clear()
     if (!verdict.ok) {
       throw new LoopxHooksError('ERR_LOOPX_REGISTRATION_REJECTED', 'registration_rejected', verdict.violations)
     }
@@ -349,7 +352,7 @@ export class HookRuntime implements AsyncDisposable {
         batchSize: filled(BATCH_SIZE_BOUNDS, w.batchSizeBuckets, w.commands),
         latencyMs: filled(COMMIT_BOUNDS_MS, w.commitMicrosBuckets, w.commitMicros / 1000),
       },
-      writer: { queueDepth: w.queueDepth, busyRetries: w.busyRetries },
+      writer: { queueDepth: w.queueDepth, busyRetries: w.busyRetries, wakes: w.wakes },
     }
   }
 

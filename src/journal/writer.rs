@@ -131,6 +131,9 @@ pub struct WriterStats {
     pub durable_commits: u64,
     /// Whole-batch retries after BUSY.
     pub busy_retries: u64,
+    /// Times the writer thread slept until a command came: each costs a
+    /// cross-thread wake-up, so per dispatch it is the hand-offs' price.
+    pub wakes: u64,
     /// The largest batch so far.
     pub max_batch: u64,
     /// Commands queued whose batch has not finished yet, now.
@@ -149,6 +152,7 @@ struct Counters {
     commands: AtomicU64,
     durable_commits: AtomicU64,
     busy_retries: AtomicU64,
+    wakes: AtomicU64,
     max_batch: AtomicU64,
     queued: AtomicU64,
     commit_micros: AtomicU64,
@@ -359,6 +363,7 @@ impl<C: BatchConn> Writer<C> {
             commands: c.commands.load(Ordering::Relaxed),
             durable_commits: c.durable_commits.load(Ordering::Relaxed),
             busy_retries: c.busy_retries.load(Ordering::Relaxed),
+            wakes: c.wakes.load(Ordering::Relaxed),
             max_batch: c.max_batch.load(Ordering::Relaxed),
             queue_depth: c.queued.load(Ordering::Relaxed),
             commit_micros: c.commit_micros.load(Ordering::Relaxed),
@@ -373,9 +378,19 @@ fn run<C: BatchConn>(conn: &Mutex<C>, rx: mpsc::Receiver<Box<dyn Job<C>>>, synch
     let mut adopted = false;
     loop {
         let idle_after = lock().idle_after();
-        let next = match idle_after {
-            Some(wait) => rx.recv_timeout(wait).map_err(|e| e == mpsc::RecvTimeoutError::Timeout),
-            None => rx.recv().map_err(|_| false),
+        let next = match rx.try_recv() {
+            Ok(job) => Ok(job),
+            Err(mpsc::TryRecvError::Disconnected) => Err(false),
+            Err(mpsc::TryRecvError::Empty) => {
+                let woke = match idle_after {
+                    Some(wait) => rx.recv_timeout(wait).map_err(|e| e == mpsc::RecvTimeoutError::Timeout),
+                    None => rx.recv().map_err(|_| false),
+                };
+                if woke.is_ok() {
+                    shared.counters.wakes.fetch_add(1, Ordering::Relaxed);
+                }
+                woke
+            }
         };
         let first = match next {
             Ok(job) => job,
@@ -408,6 +423,8 @@ fn run<C: BatchConn>(conn: &Mutex<C>, rx: mpsc::Receiver<Box<dyn Job<C>>>, synch
             let left = until.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(job) => {
+                    // The drain above emptied the queue: this one came while it waited.
+                    shared.counters.wakes.fetch_add(1, Ordering::Relaxed);
                     batch.push(job);
                     batch::drain(&rx, &mut batch);
                 }

@@ -10,8 +10,37 @@ use crate::journal::{BatchInfo, BATCH_SIZE_BOUNDS};
 
 both!(
     histograms_count_every_batch_and_the_queue_drains_to_zero,
-    queue_depth_counts_commands_held_behind_another_connections_lock
+    queue_depth_counts_commands_held_behind_another_connections_lock,
+    wakes_count_the_writers_sleeps_not_its_commands
 );
+
+/// One command at a time on an idle writer wakes it once each; commands that
+/// queue while it is held up share its wake-ups.
+fn wakes_count_the_writers_sleeps_not_its_commands(b: &Backend) {
+    let j = b.open();
+    // Past PostgreSQL's idle close (20 ms), so the writer is asleep when the next one comes.
+    let pause = || std::thread::sleep(std::time::Duration::from_millis(60));
+    // The first command may be queued before the new thread first waits.
+    j.checkpoint(checkpoint("w")).wait().unwrap();
+    pause();
+    let before = j.writer_stats().wakes;
+    for i in 0..5 {
+        j.checkpoint(checkpoint(&format!("w{i}"))).wait().unwrap();
+        // Long enough for the writer to go back to sleep before the next one.
+        pause();
+    }
+    let one_by_one = j.writer_stats().wakes - before;
+    assert_eq!(one_by_one, 5);
+    let one_by_one = j.writer_stats().wakes;
+    let lock = b.write_lock();
+    let queued: Vec<_> = (0..50).map(|i| j.checkpoint(checkpoint(&format!("m{i}")))).collect();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    drop(lock);
+    queued.into_iter().for_each(|r| assert!(r.wait().is_ok()));
+    let together = j.writer_stats().wakes - one_by_one;
+    // Counted per command it would be 50.
+    assert!(together < 25, "{together} wakes for 50 commands queued together");
+}
 
 fn histograms_count_every_batch_and_the_queue_drains_to_zero(b: &Backend) {
     let j = b.open();
