@@ -35,6 +35,7 @@ export interface Package {
       register(hook: { registration: unknown; provider: (input: any) => unknown }): void
       dispatch(request: DispatchRequest): Promise<DispatchOutcome>
       journal: { listDispatches(query: object): Promise<unknown> }
+      metrics(): { writer: { wakes: number } }
       close(): Promise<void>
     }>
   }

@@ -9,6 +9,7 @@
  * BENCH_QUICK=1: small sizes, a smoke run; results go to .bench/ only.
  */
 import { spawnSync } from 'node:child_process'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join } from 'node:path'
@@ -140,6 +141,8 @@ interface DurableRound {
   cpuMean1: Record<SideName, number>
   /** Ours at 64 in flight: the JS thread's time, split by addon call. */
   jsThread: JsThreadRound
+  /** Ours: wake-ups per dispatch of the writer thread and of the JS thread, at 1 and 64 in flight. */
+  wakes: { writer1: number; js1: number; writer64: number; js64: number }
 }
 
 async function durableRun(
@@ -153,17 +156,30 @@ async function durableRun(
   const runner = await open(side, path, { synchronous: 'full', attemptLedger, inlineCommit })
   // A few dispatches to warm the JIT and the file before the clock starts.
   await drive(runner, `warm${r}${side}${inflight}`, 20, Math.min(inflight, 20), 'recorded')
-  const res = await drive(runner, `d${r}${side}${inflight}`, n, inflight, 'recorded', { measureBusy: inflight === 1 })
+  // Wake-ups per dispatch, thread by thread: the writer's from its own
+  // counter; the JS thread's are the group-commit callbacks (one message
+  // each on `loopx-hooks:commit`).
+  let callbacks = 0
+  const onCommit = () => void callbacks++
+  subscribe('loopx-hooks:commit', onCommit)
+  const wakes0 = runner.writerWakes?.() ?? 0
+  let res
+  try {
+    res = await drive(runner, `d${r}${side}${inflight}`, n, inflight, 'recorded', { measureBusy: inflight === 1 })
+  } finally {
+    unsubscribe('loopx-hooks:commit', onCommit)
+  }
+  const writerWakes = ((runner.writerWakes?.() ?? 0) - wakes0) / n
   await runner.close()
   remove(path)
-  return res
+  return { ...res, writerWakes, jsWakes: callbacks / n }
 }
 
 async function durable(): Promise<DurableRound[]> {
   const n = perRound(C.durable)
   const rounds: DurableRound[] = []
   for (let r = 0; r < C.rounds; r++) {
-    const out: any = { busyP50: {}, busyP99: {}, busyMean64: {}, cpuMean1: {} }
+    const out: any = { busyP50: {}, busyP99: {}, busyMean64: {}, cpuMean1: {}, wakes: {} }
     const steps: Array<[string, () => Promise<void>]> = [
       ['floor', async () => void (out.floor = diskFloor(perRound(C.floor * C.rounds)))],
       ...(['ours', 'plain'] as const).flatMap((side): Array<[string, () => Promise<void>]> => [
@@ -171,6 +187,7 @@ async function durable(): Promise<DurableRound[]> {
           `${side} 1 in flight`,
           async () => {
             const res = await durableRun(side, 1, n, r)
+            if (side === 'ours') Object.assign(out.wakes, { writer1: res.writerWakes, js1: res.jsWakes })
             out[`${side}1`] = (n / res.ms) * 1000
             out.busyP50[side] = percentile(res.busy!, 0.5)
             out.busyP99[side] = percentile(res.busy!, 0.99)
@@ -181,6 +198,7 @@ async function durable(): Promise<DurableRound[]> {
           `${side} ${INFLIGHT} in flight`,
           async () => {
             const res = await durableRun(side, INFLIGHT, n, r)
+            if (side === 'ours') Object.assign(out.wakes, { writer64: res.writerWakes, js64: res.jsWakes })
             out[`${side}64`] = (n / res.ms) * 1000
             out.busyMean64[side] = res.activeMs / n
           },
@@ -222,6 +240,8 @@ async function durable(): Promise<DurableRound[]> {
 interface ReplayRound {
   return: Record<SideName, number>
   verify: Record<SideName, number>
+  /** 'return' mode, each request a second time in the same process. */
+  again: Record<SideName, number>
 }
 
 async function replays(): Promise<ReplayRound[]> {
@@ -235,7 +255,7 @@ async function replays(): Promise<ReplayRound[]> {
   log(`replay journals built (${n} dispatches each)`)
   const rounds: ReplayRound[] = []
   for (let r = 0; r < C.rounds; r++) {
-    const out: any = { return: {}, verify: {} }
+    const out: any = { return: {}, verify: {}, again: {} }
     const steps = (['return', 'verify'] as const).flatMap((mode) =>
       (['ours', 'plain'] as const).map((side) => [mode, side] as const),
     )
@@ -244,8 +264,13 @@ async function replays(): Promise<ReplayRound[]> {
       await drive(runner, 'replay', 200, INFLIGHT, 'replayed') // warm-up
       // A different slice of identities each round, same slice for both sides.
       const res = await drive(runner, 'replay', n, INFLIGHT, 'replayed', { order: (k) => (k * 7919 + r * 1013) % n })
-      await runner.close()
       out[mode][side] = (n / res.ms) * 1000
+      if (mode === 'return') {
+        // The same requests again in the same process: ours answers them from its replay table.
+        const again = await drive(runner, 'replay', n, INFLIGHT, 'replayed', { order: (k) => (k * 104729 + r) % n })
+        out.again[side] = (n / again.ms) * 1000
+      }
+      await runner.close()
     }
     log(`replay round ${r + 1}/${C.rounds} done`)
     rounds.push(out)
@@ -508,6 +533,18 @@ function durableRows(d: DurableRound[], floor: Floor | undefined, add: Add): voi
     const h = twoHopRow(d, median(floor.latencyP50))
     add(h.key, h.metric, fmt(h.ours), fmt(h.bound), h.ratio, h.figures)
   }
+  for (const inflight of [1, INFLIGHT] as const) {
+    const writer = median(d.map((r) => (inflight === 1 ? r.wakes.writer1 : r.wakes.writer64)))
+    const js = median(d.map((r) => (inflight === 1 ? r.wakes.js1 : r.wakes.js64)))
+    add(
+      `wakes${inflight}`,
+      `wake-ups per dispatch, ${inflight} in flight (first column: the writer thread's; second: the JS thread's, one per group-commit callback; ratio: their sum)`,
+      writer.toFixed(3),
+      js.toFixed(3),
+      writer + js,
+      { rounds: d.map((r) => (inflight === 1 ? [r.wakes.writer1, r.wakes.js1] : [r.wakes.writer64, r.wakes.js64])) },
+    )
+  }
   for (const [key, inflight, on, off] of [
     ['ledger1', 1, (r: DurableRound) => r.ours1, (r: DurableRound) => r.noLedger1],
     ['ledger64', INFLIGHT, (r: DurableRound) => r.ours64, (r: DurableRound) => r.noLedger64],
@@ -665,14 +702,7 @@ function report(
     rows.push({ key, metric, ours, plain, ratio: round2(ratio, 3), ...judge(key, ratio), figures })
 
   durableRows(d, floor, add)
-  for (const mode of ['return', 'verify'] as const) {
-    const ours = median(rp.map((r) => r[mode].ours))
-    const plain = median(rp.map((r) => r[mode].plain))
-    const ratio = ratioMed(rp, (r) => r[mode].ours / r[mode].plain)
-    add(`replay_${mode}`, `replays/s, '${mode}' mode (${INFLIGHT} in flight)`, fmt(ours), fmt(plain), ratio, {
-      rounds: rp.map((r) => [r[mode].ours, r[mode].plain]),
-    })
-  }
+  replayRows(rp, add)
   for (const doc of ['registration', 'result'] as const) {
     // The issue's targets: registration against Ajv's schema check alone, a
     // one-intent result against the whole plain path (Ajv + its hand-written checks).
@@ -900,6 +930,38 @@ async function catchupOnly(): Promise<void> {
   )
 }
 
+/** The replay rows: first replays of each mode, and 'return' replays of the same requests again. */
+function replayRows(rp: ReplayRound[], add: Add): void {
+  const ratioMed = <T>(rounds: T[], f: (r: T) => number) => median(rounds.map(f))
+  for (const mode of ['return', 'verify'] as const) {
+    const ours = median(rp.map((r) => r[mode].ours))
+    const plain = median(rp.map((r) => r[mode].plain))
+    const ratio = ratioMed(rp, (r) => r[mode].ours / r[mode].plain)
+    add(`replay_${mode}`, `replays/s, '${mode}' mode (${INFLIGHT} in flight)`, fmt(ours), fmt(plain), ratio, {
+      rounds: rp.map((r) => [r[mode].ours, r[mode].plain]),
+    })
+  }
+  add(
+    'replay_return_again',
+    `replays/s, 'return' mode, each request a second time in the same process (${INFLIGHT} in flight; ours: its replay table)`,
+    fmt(median(rp.map((r) => r.again.ours))),
+    fmt(median(rp.map((r) => r.again.plain))),
+    ratioMed(rp, (r) => r.again.ours / r.again.plain),
+    { rounds: rp.map((r) => [r.again.ours, r.again.plain]) },
+  )
+}
+
+/** BENCH_ONLY=replays: the replay rows alone, printed. */
+async function replaysOnly(): Promise<void> {
+  await new Promise((r) => setImmediate(r))
+  const rp = await replays()
+  const rows: Row[] = []
+  replayRows(rp, (key, metric, ours, plain, ratio, figures) =>
+    rows.push({ key, metric, ours, plain, ratio: round2(ratio, 3), ...judge(key, ratio), figures }),
+  )
+  process.stdout.write(`\n${table(rows)}\n`)
+}
+
 /** BENCH_ONLY=durable: the durable-dispatch rows alone (with the napi-rs floor when the probe is built), printed. */
 async function durableOnly(): Promise<void> {
   await new Promise((r) => setImmediate(r)) // the event loop is running: ELU is defined
@@ -935,6 +997,7 @@ async function main() {
   if (process.env.BENCH_REPORT_FROM) return rerender(process.env.BENCH_REPORT_FROM)
   if (process.env.BENCH_ONLY === 'validators') return validatorsOnly()
   if (process.env.BENCH_ONLY === 'durable') return durableOnly()
+  if (process.env.BENCH_ONLY === 'replays') return replaysOnly()
   if (process.env.BENCH_ONLY === 'pg') return pgOnly()
   if (process.env.BENCH_ONLY === 'catchup') return catchupOnly()
   if (process.env.BENCH_ONLY === 'python') return pythonOnly(log)

@@ -23,6 +23,8 @@ export interface OpenOptions {
 
 export interface Runner {
   dispatch(request: DispatchRequest): Promise<DispatchOutcome>
+  /** Ours only: the writer thread's wake-ups since the runtime opened (`metrics().writer.wakes`). */
+  writerWakes?(): number
   /** PostgreSQL: one page of the journal's dispatches, as an inspecting reader asks for it. */
   read?(): Promise<unknown>
   close(): Promise<void>
@@ -42,7 +44,11 @@ export async function open(side: SideName, journalPath: string, options: OpenOpt
     })
     runtime.defineIntentKind(intentKind)
     runtime.register({ registration, provider })
-    return { dispatch: (r) => runtime.dispatch(r), close: () => runtime.close() }
+    return {
+      dispatch: (r) => runtime.dispatch(r),
+      writerWakes: () => runtime.metrics().writer.wakes,
+      close: () => runtime.close(),
+    }
   }
   const runtime = PlainRuntime.open({
     journalPath,
