@@ -132,17 +132,17 @@ describe('the replay table', () => {
 
   it('is bounded: past its entries the oldest go first', () => {
     const table = new ReplayTable()
-    for (let i = 0; i < 5000; i++) table.keep(`{"r":${i}}`, '{}')
-    expect(table.size).toBe(4096)
+    for (let i = 0; i < 17_000; i++) table.keep(`{"r":${i}}`, '{}')
+    expect(table.size).toBe(16_384)
     expect(table.get('{"r":0}')).toBeUndefined()
-    expect(table.get('{"r":4999}')).toBe('{}')
+    expect(table.get('{"r":16999}')).toBe('{}')
     // One text larger than the whole bound is never kept.
-    table.keep('x'.repeat(16 * 1024 * 1024), '{}')
-    expect(table.size).toBe(4096)
-    // Past its characters too: a 9 Mi-character entry pushes out every one before it.
-    table.keep('a'.repeat(9 * 1024 * 1024), '{}')
-    table.keep('b'.repeat(9 * 1024 * 1024), '{}')
-    expect([table.size, table.get('a'.repeat(9 * 1024 * 1024))]).toStrictEqual([1, undefined])
+    table.keep('x'.repeat(32 * 1024 * 1024), '{}')
+    expect(table.size).toBe(16_384)
+    // Past its characters too: a 17 Mi-character entry pushes out every one before it.
+    table.keep('a'.repeat(17 * 1024 * 1024), '{}')
+    table.keep('b'.repeat(17 * 1024 * 1024), '{}')
+    expect([table.size, table.get('a'.repeat(17 * 1024 * 1024))]).toStrictEqual([1, undefined])
     table.clear()
     expect(table.size).toBe(0)
   })

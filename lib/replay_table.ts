@@ -5,9 +5,9 @@
  * byte-identical request is answered here, with no crossing, validation or
  * read. Bounded by entries and by characters held; the oldest go first.
  */
-const MAX_ENTRIES = 4096
+const MAX_ENTRIES = 16_384
 /** UTF-16 units of request and outcome text held, at most. */
-const MAX_CHARS = 16 * 1024 * 1024
+const MAX_CHARS = 32 * 1024 * 1024
 
 export class ReplayTable {
   readonly #outcomes = new Map<string, string>()
