@@ -7,36 +7,43 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 import { NativeHookRuntime } from '../lib/addon.js'
 import { ReplayTable } from '../lib/replay_table.js'
+import { BACKENDS, type Backend } from './support/backends'
 import { Fixtures, counted, registration, request, signalKind, signalResult } from './support/runtime'
 
-const fx = new Fixtures()
-afterEach(() => fx.cleanup())
+/** The addon's calls that prepare a dispatch: each is a crossing (PostgreSQL prepares off the JS thread). */
+const PREPARES = ['prepare', 'prepareMany', 'prepareManyOffThread'] as const
 
-/** Counts the addon's `prepare` calls (every dispatch that crosses) while `run` runs. */
+/** Counts the dispatches prepared by the addon (each one that crosses) while `run` runs. */
 async function prepares<T>(run: () => Promise<T>): Promise<{ out: T; prepares: number }> {
-  const proto = NativeHookRuntime.prototype as unknown as { prepare: (...a: unknown[]) => unknown }
-  const original = proto.prepare
+  type Method = (...a: unknown[]) => unknown
+  const proto = NativeHookRuntime.prototype as unknown as Record<(typeof PREPARES)[number], Method>
+  const saved = PREPARES.map((name) => [name, proto[name]] as const)
   let n = 0
-  proto.prepare = function (this: unknown, ...args: unknown[]) {
-    n++
-    return original.apply(this, args)
+  for (const [name, original] of saved) {
+    proto[name] = function (this: unknown, ...args: unknown[]) {
+      n += name === 'prepare' ? 1 : (args[0] as unknown[]).length
+      return original.apply(this, args)
+    }
   }
   try {
     const out = await run()
     return { out, prepares: n }
   } finally {
-    proto.prepare = original
+    for (const [name, original] of saved) proto[name] = original
   }
 }
 
-async function twoHooks(mode: 'return' | 'verify' = 'return') {
-  const { runtime } = await fx.runtime({ profile: { replay: mode }, capabilities: ['alpha', 'beta'] })
-  const a = counted((input) => signalResult(input))
-  runtime.register({ registration: registration('alpha.one'), provider: a })
-  return { runtime, a }
-}
+describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('the replay table on %s', (_, backend) => {
+  const fx = new Fixtures(backend)
+  afterEach(() => fx.cleanup())
 
-describe('the replay table', () => {
+  async function twoHooks(mode: 'return' | 'verify' = 'return') {
+    const { runtime } = await fx.runtime({ profile: { replay: mode }, capabilities: ['alpha', 'beta'] })
+    const a = counted((input) => signalResult(input))
+    runtime.register({ registration: registration('alpha.one'), provider: a })
+    return { runtime, a }
+  }
+
   it("answers a byte-identical 'return' replay without the addon, with the addon's own outcome", async () => {
     const { runtime, a } = await twoHooks()
     const req = request()
@@ -129,7 +136,9 @@ describe('the replay table', () => {
     await runtime.close()
     await expect(runtime.dispatch(req)).rejects.toMatchObject({ code: 'ERR_LOOPX_JOURNAL_CLOSED' })
   })
+})
 
+describe('the replay table itself', () => {
   it('is bounded: past its entries the oldest go first', () => {
     const table = new ReplayTable()
     for (let i = 0; i < 17_000; i++) table.keep(`{"r":${i}}`, '{}')
