@@ -23,6 +23,7 @@ pub(super) fn outcome(hook: &RegisteredHook, dispatch_id: &str, kind: HookOutcom
         failure_code: None,
         failure_rule: None,
         failure_pointer: None,
+        pruned_at: None,
         shipped: None,
     };
     hook.rules.fresh_outcome(&mut o, hook);
@@ -55,6 +56,7 @@ pub(super) fn from_final(
         ..outcome(hook, dispatch_id, kind, row.attempts)
     };
     hook.rules.final_receipt(&mut o, row, conflict);
+    o.pruned_at = row.pruned_at;
     o
 }
 

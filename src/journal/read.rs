@@ -13,22 +13,25 @@ use crate::contract::Dialect;
 /// but one is the ids of a proposed dispatch's intents in `seq` order,
 /// comma-separated (intent ids are `pwi_` + hex, never containing a comma);
 /// the last, only for rows of a dialect other than the default, is what
-/// its receipt embeds beyond the columns (see `DispatchRow::receipt_extra`).
+/// its receipt embeds beyond the columns (see `DispatchRow::receipt_extra`);
+/// then whether the process holding its attempt ended, and when the row was
+/// pruned. A pruned row's intent ids are its tombstone's (`prune.rs`).
 macro_rules! dispatch_cols {
     ($agg:literal, $holder_ended:expr) => {
         concat!(
             "seq, dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id, ",
             "event_kind, registration_digest, result_digest, created_at, updated_at, dialect, recorded_at, ",
             "(SELECT r.request FROM requests r WHERE r.seq = dispatches.seq), ",
-            "CASE WHEN state = 'proposed' THEN (SELECT ",
+            "CASE WHEN state = 'proposed' THEN COALESCE(pruned_intents, (SELECT ",
             $agg,
-            "(i.intent_id, ',' ORDER BY i.seq) FROM intents i WHERE i.dispatch_id = dispatches.dispatch_id) END, ",
+            "(i.intent_id, ',' ORDER BY i.seq) FROM intents i WHERE i.dispatch_id = dispatches.dispatch_id)) END, ",
             "CASE WHEN dialect IS NULL THEN NULL ",
             "WHEN state = 'proposed' THEN (SELECT i.intent_kind || ' ' || i.doc FROM intents i ",
             "WHERE i.dispatch_id = dispatches.dispatch_id ORDER BY i.seq LIMIT 1) ",
             "WHEN state = 'failed' THEN (SELECT f.code FROM failures f ",
             "WHERE f.dispatch_id = dispatches.dispatch_id ORDER BY f.attempt DESC LIMIT 1) END, ",
-            $holder_ended
+            $holder_ended,
+            ", pruned_at"
         )
     };
 }
@@ -93,6 +96,7 @@ pub(crate) fn dispatch_from<C: Columns>(r: &C) -> Result<DispatchRow, C::Error> 
         intent_ids: r.opt_text(16)?.map(|ids| ids.split(',').map(str::to_owned).collect()).unwrap_or_default(),
         receipt_extra: r.opt_text(17)?,
         holder_ended: r.int(18)? != 0,
+        pruned_at: r.opt_int(19)?,
         receipt_json: None,
     })
 }

@@ -9,6 +9,7 @@
 
 use super::lease::ClaimRequest;
 use super::outbox::{DecideArgs, DoneArgs};
+use super::prune::{BatchArgs, BatchCounts, PrunedBatch, StorageStats};
 use super::{
     AfterBatch, Answer, Checkpoint, CheckpointState, DecideOutcome, DispatchFilter, DispatchRow, DoneOutcome,
     FailureOutcome, FailureRecord, FailureRow, FinalRecord, IntegrityVerdict, IntentFilter, JournalStats, RecordAnswer,
@@ -46,6 +47,19 @@ pub(crate) trait Store: Send + Sync {
     fn reads_are_remote(&self) -> bool {
         false
     }
+
+    // Retention (`prune.rs`): each batch is one short write transaction on
+    // a connection of its own, beside the writer.
+    /// The highest `seq` of `dispatches` (0 when empty).
+    fn last_seq(&self) -> Result<i64>;
+    fn prune_batch(
+        &self,
+        a: &BatchArgs,
+        export: Option<&mut dyn FnMut(&PrunedBatch) -> Result<()>>,
+    ) -> Result<BatchCounts>;
+    /// Gives freed space back in bounded steps; answers the bytes returned.
+    fn reclaim(&self) -> Result<u64>;
+    fn storage(&self) -> Result<StorageStats>;
 
     fn after_batch(&self, f: AfterBatch);
     /// Hands the writer the journal's attempt ledger (see `Writer::attach_ledger`).

@@ -20,6 +20,7 @@ mod listen;
 mod merged;
 mod outbox;
 mod pool;
+mod prune;
 mod read;
 mod records;
 mod schema;
@@ -38,6 +39,7 @@ pub use schema::PG_SCHEMA_VERSION;
 use super::commit::{commit_signal, CommitSignal};
 use super::lease::ClaimRequest;
 use super::outbox::{DecideArgs, DoneArgs};
+use super::prune::{BatchArgs, BatchCounts, PrunedBatch, StorageStats};
 use super::store::Store;
 use super::writer::Writer;
 use super::{
@@ -95,6 +97,8 @@ pub(crate) struct PgStore {
     writer: Writer<PgWriteConn>,
     readers: ReadPool,
     listener: Listener,
+    /// None when opened read-only.
+    pruner: Option<prune::Pruner>,
 }
 
 pub(crate) fn open(target: &PgTarget, options: JournalOptions, mode: OpenMode) -> Result<(PgStore, CommitSignal)> {
@@ -128,7 +132,8 @@ fn open_here(target: &PgTarget, options: JournalOptions, read_only: bool) -> Res
     };
     let readers = ReadPool::spawn(&config, &tls, schema, options.busy_timeout_ms, bounds)?;
     let listener = Listener::spawn(&config, &tls, schema, bounds, commits.clone())?;
-    Ok((PgStore { writer, readers, listener }, commits))
+    let pruner = (!read_only).then(|| prune::Pruner::new(&config, &tls, schema, bounds, options.busy_timeout_ms));
+    Ok((PgStore { writer, readers, listener, pruner }, commits))
 }
 
 /// A key no other open journal holds: positive, from the process, the time
@@ -224,6 +229,31 @@ impl Store for PgStore {
         })
     }
 
+    fn last_seq(&self) -> Result<i64> {
+        self.pruner()?.last_seq()
+    }
+
+    fn prune_batch(
+        &self,
+        a: &BatchArgs,
+        export: Option<&mut dyn FnMut(&PrunedBatch) -> Result<()>>,
+    ) -> Result<BatchCounts> {
+        self.pruner()?.batch(a, export)
+    }
+
+    fn reclaim(&self) -> Result<u64> {
+        // Autovacuum's: ordinary deletes leave dead tuples it reclaims.
+        self.pruner()?;
+        Ok(0)
+    }
+
+    fn storage(&self) -> Result<StorageStats> {
+        match &self.pruner {
+            Some(p) => p.storage(),
+            None => self.readers.read(prune::storage_here),
+        }
+    }
+
     fn attach_ledger(&self, ledger: std::sync::Arc<super::ledger::Ledger>) {
         self.writer.attach_ledger(ledger);
     }
@@ -238,7 +268,16 @@ impl Store for PgStore {
 
     fn close(&self) {
         self.readers.close();
+        if let Some(p) = &self.pruner {
+            p.close();
+        }
         self.writer.close();
         self.listener.close();
+    }
+}
+
+impl PgStore {
+    fn pruner(&self) -> Result<&prune::Pruner> {
+        self.pruner.as_ref().ok_or(JournalError::ReadOnly)
     }
 }

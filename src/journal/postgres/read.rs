@@ -172,6 +172,11 @@ const CHECKS: &[(&str, &str)] = &[
         "intents of dispatches that are not proposed",
     ),
     ("SELECT count(*) FROM intents WHERE (lease_owner IS NULL) <> (lease_until IS NULL)", "intents with half a lease"),
+    (
+        "SELECT count(*) FROM intents i JOIN dispatches d ON d.dispatch_id = i.dispatch_id \
+         WHERE d.pruned_at IS NOT NULL",
+        "intents kept for pruned dispatches",
+    ),
 ];
 
 pub(super) fn integrity(link: &mut Link) -> Result<IntegrityVerdict> {

@@ -35,6 +35,7 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     Migration { to: 2, sql: V2 },
     Migration { to: 3, sql: V3 },
     Migration { to: 4, sql: V4 },
+    Migration { to: 5, sql: V5 },
 ];
 
 /// The version this build writes and reads.
@@ -172,6 +173,28 @@ const V3: &str = "ALTER TABLE dispatches ADD COLUMN holder bigint;";
 /// Version 4: where a failed attempt's rule was broken (`pointer`, a public
 /// JSON Pointer; null for older rows and failures without a judged document).
 const V4: &str = "ALTER TABLE failures ADD COLUMN pointer text;";
+
+/// Version 5: retention (`../prune.rs`), as SQLite's version 6: a pruned
+/// final dispatch's row is its tombstone (`pruned_at`, and `pruned_intents`,
+/// its intents' ids in `seq` order, comma-separated), and `intents_archive`
+/// holds the closed intents a prune archived instead of deleting.
+const V5: &str = "
+ALTER TABLE dispatches ADD COLUMN pruned_at bigint, ADD COLUMN pruned_intents text;
+CREATE TABLE intents_archive (
+  seq bigint PRIMARY KEY,
+  intent_id text NOT NULL UNIQUE,
+  dispatch_id text NOT NULL,
+  capability_id text NOT NULL,
+  intent_kind text NOT NULL,
+  decision text,
+  executor_id text,
+  reason_code text,
+  decided_at bigint,
+  done_at bigint,
+  doc text NOT NULL,
+  archived_at bigint NOT NULL
+);
+";
 
 /// The SQL condition of open intents (matches the partial index `intents_open`).
 pub(super) const INTENT_OPEN: &str = "done_at IS NULL AND decision IS DISTINCT FROM 'rejected'";

@@ -14,6 +14,7 @@ mod error;
 mod lease;
 pub(super) mod open;
 mod outbox;
+mod prune;
 pub(super) mod quiet;
 mod read;
 mod records;
@@ -27,6 +28,7 @@ use rusqlite::Connection;
 use super::commit::{commit_signal, CommitSignal};
 use super::lease::ClaimRequest;
 use super::outbox::{DecideArgs, DoneArgs};
+use super::prune::{BatchArgs, BatchCounts, PrunedBatch, StorageStats};
 use super::record::{run_checkpoint, run_failure, run_final, run_many};
 use super::store::Store;
 use super::writer::{BatchConn, Writer};
@@ -47,6 +49,8 @@ const BUSY_RETRIES: u32 = 3;
 pub(crate) struct SqliteStore {
     writer: Writer<Connection>,
     readers: Readers,
+    /// None when opened read-only.
+    pruner: Option<prune::Pruner>,
 }
 
 pub(crate) fn open(path: &Path, options: JournalOptions, mode: OpenMode) -> Result<(SqliteStore, CommitSignal)> {
@@ -63,7 +67,8 @@ fn open_writable(path: &Path, options: JournalOptions) -> Result<(SqliteStore, C
     let conn = open::open_writer(&path, &options)?;
     let commits = commit_signal(&path.to_string_lossy());
     let writer = Writer::spawn(conn, options, commits.clone())?;
-    Ok((SqliteStore { writer, readers: Readers::new(&path, options) }, commits))
+    let pruner = Some(prune::Pruner::new(&path, &options));
+    Ok((SqliteStore { writer, readers: Readers::new(&path, options), pruner }, commits))
 }
 
 /// The folder of a journal file's attempt ledgers: beside it, named after
@@ -86,7 +91,8 @@ fn open_read_only(path: &Path, options: JournalOptions) -> Result<(SqliteStore, 
         open::Found::Empty => return Err(JournalError::NotAJournal),
     }
     let commits = commit_signal(&path.to_string_lossy());
-    Ok((SqliteStore { writer: Writer::read_only(), readers: Readers::inspecting(&path, options) }, commits))
+    let readers = Readers::inspecting(&path, options);
+    Ok((SqliteStore { writer: Writer::read_only(), readers, pruner: None }, commits))
 }
 
 /// SQLite's batch protocol: `BEGIN IMMEDIATE` takes the write lock up front
@@ -207,6 +213,26 @@ impl Store for SqliteStore {
         self.readers.integrity()
     }
 
+    fn last_seq(&self) -> Result<i64> {
+        self.pruner()?.last_seq()
+    }
+
+    fn prune_batch(
+        &self,
+        a: &BatchArgs,
+        export: Option<&mut dyn FnMut(&PrunedBatch) -> Result<()>>,
+    ) -> Result<BatchCounts> {
+        self.pruner()?.batch(a, export)
+    }
+
+    fn reclaim(&self) -> Result<u64> {
+        self.pruner()?.reclaim()
+    }
+
+    fn storage(&self) -> Result<StorageStats> {
+        self.readers.storage()
+    }
+
     fn attach_ledger(&self, ledger: std::sync::Arc<super::ledger::Ledger>) {
         self.writer.attach_ledger(ledger);
     }
@@ -221,6 +247,18 @@ impl Store for SqliteStore {
 
     fn close(&self) {
         self.readers.close();
+        if let Some(p) = &self.pruner {
+            p.close();
+        }
         self.writer.close();
+    }
+}
+
+impl SqliteStore {
+    fn pruner(&self) -> Result<&prune::Pruner> {
+        if self.readers.is_closed() {
+            return Err(JournalError::Closed);
+        }
+        self.pruner.as_ref().ok_or(JournalError::ReadOnly)
     }
 }

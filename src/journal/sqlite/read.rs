@@ -58,7 +58,7 @@ pub(crate) fn intent_row(r: &Row<'_>) -> rusqlite::Result<StoredIntent> {
     intent_from(r)
 }
 
-fn failure_row(r: &Row<'_>) -> rusqlite::Result<FailureRow> {
+pub(crate) fn failure_row(r: &Row<'_>) -> rusqlite::Result<FailureRow> {
     failure_from(r)
 }
 
@@ -101,6 +101,10 @@ impl Readers {
     /// without creating anything beside it (see [`quiet::read`]).
     pub(crate) fn inspecting(path: &Path, options: JournalOptions) -> Self {
         Readers { inspect_only: true, ..Readers::new(path, options) }
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
     }
 
     pub(crate) fn close(&self) {
@@ -219,6 +223,10 @@ impl Readers {
 
     /// Corruption found while checking (SQLite answering "malformed") becomes
     /// one more message.
+    pub(crate) fn storage(&self) -> Result<super::super::StorageStats> {
+        self.with(super::prune::storage)
+    }
+
     pub(crate) fn integrity(&self) -> Result<IntegrityVerdict> {
         let checked = self.with(|c| {
             let mut messages = query(c, "PRAGMA integrity_check(100)", &[], |r| r.get::<_, String>(0))?;

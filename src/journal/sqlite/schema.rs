@@ -52,13 +52,14 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     Migration { to: 3, sql: V3 },
     Migration { to: 4, sql: V4 },
     Migration { to: 5, sql: V5 },
+    Migration { to: 6, sql: V6 },
 ];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS[MIGRATIONS.len() - 1].to;
 
 /// Tables a current journal must have (checked on open, cheaply).
-pub(crate) const TABLES: &[&str] = &["dispatches", "failures", "intents", "requests"];
+pub(crate) const TABLES: &[&str] = &["dispatches", "failures", "intents", "intents_archive", "requests"];
 
 const V1: &str = "
 CREATE TABLE dispatches (
@@ -146,6 +147,32 @@ ALTER TABLE dispatches ADD COLUMN recorded_at TEXT;
 /// JSON Pointer; NULL for older rows and failures without a judged document).
 const V5: &str = "
 ALTER TABLE failures ADD COLUMN pointer TEXT;
+";
+
+/// Version 6: retention (`../prune.rs`). A pruned final dispatch keeps its
+/// row as the identity's tombstone: `pruned_at` (Unix ms, NULL while not
+/// pruned) and, when it was proposed, its intents' ids in `seq` order,
+/// comma-separated, in `pruned_intents`, so its receipt is still built from
+/// the row alone. `intents_archive` holds the closed intents a prune was
+/// asked to archive instead of delete: the intent's columns as they were,
+/// without a lease (a closed intent has none) and with `archived_at`.
+const V6: &str = "
+ALTER TABLE dispatches ADD COLUMN pruned_at INTEGER;
+ALTER TABLE dispatches ADD COLUMN pruned_intents TEXT;
+CREATE TABLE intents_archive (
+  seq INTEGER PRIMARY KEY,
+  intent_id TEXT NOT NULL UNIQUE,
+  dispatch_id TEXT NOT NULL,
+  capability_id TEXT NOT NULL,
+  intent_kind TEXT NOT NULL,
+  decision TEXT,
+  executor_id TEXT,
+  reason_code TEXT,
+  decided_at INTEGER,
+  done_at INTEGER,
+  doc TEXT NOT NULL,
+  archived_at INTEGER NOT NULL
+);
 ";
 
 /// The SQL condition that selects open intents; queries must spell it exactly

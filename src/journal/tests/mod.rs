@@ -12,6 +12,7 @@ mod lease;
 mod observe;
 mod open;
 mod outbox;
+mod prune;
 mod read;
 mod records;
 

@@ -1,0 +1,164 @@
+//! Retention: what a prune removes, what it keeps as the tombstone, and
+//! what it never touches.
+
+use super::*;
+use crate::dispatch::receipt_from_row;
+
+both!(
+    prune_keeps_a_tombstone_and_never_touches_open_work,
+    prune_respects_its_window_and_its_arguments,
+    prune_archives_and_exports_before_removing,
+    an_exporter_that_fails_rolls_its_batch_back
+);
+
+const EXECUTOR: &str = "executor.report";
+
+/// `a`: proposed, one intent done and one rejected (prunable); `b`:
+/// proposed with an open intent; `c`: checkpointed (owed); `d`: exhausted
+/// after a failed attempt (prunable).
+fn journal_with_history(b: &Backend) -> Journal {
+    let j = b.open();
+    for seed in ["a", "b", "c", "d"] {
+        j.checkpoint(checkpoint(seed)).wait().unwrap();
+    }
+    j.record_final(proposed("a", 1, "ra", &["a1", "a2"])).wait().unwrap();
+    j.record_final(proposed("b", 1, "rb", &["b1"])).wait().unwrap();
+    j.record_failure(failure("d", 1)).wait().unwrap();
+    let exhausted = FinalRecord {
+        dispatch_id: dispatch_id("d"),
+        attempt: 1,
+        status: FinalStatus::Exhausted,
+        result_digest: None,
+        intents: Vec::new(),
+        failure: Some(("dispatch_budget_exhausted".into(), None)),
+    };
+    j.record_final(exhausted).wait().unwrap();
+    j.decide(&intent_id("a1"), EXECUTOR, Decision::Admit, "policy_ok").wait().unwrap();
+    j.mark_done(&intent_id("a1"), EXECUTOR).wait().unwrap();
+    j.decide(&intent_id("a2"), EXECUTOR, Decision::Reject, "not_due").wait().unwrap();
+    j
+}
+
+fn all(older_than_ms: u64) -> PruneOptions {
+    PruneOptions { older_than_ms, batch_size: 1, ..PruneOptions::default() }
+}
+
+fn intents_of(j: &Journal, seed: &str) -> Vec<String> {
+    let f = IntentFilter { dispatch_id: Some(dispatch_id(seed)), ..Default::default() };
+    j.list_intents(&f).unwrap().items.into_iter().map(|i| i.intent_id).collect()
+}
+
+fn prune_keeps_a_tombstone_and_never_touches_open_work(b: &Backend) {
+    let j = journal_with_history(b);
+    let before = j.get_dispatch(&dispatch_id("a")).unwrap().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let report = j.prune(&all(0), None).unwrap();
+    assert_eq!((report.dispatches, report.intents, report.failures, report.archived), (2, 2, 1, 0), "{report:?}");
+    assert_eq!(report.batches, 2, "one dispatch per batch");
+
+    let a = j.get_dispatch(&dispatch_id("a")).unwrap().unwrap();
+    assert!(a.pruned_at.is_some());
+    assert_eq!(a.intent_ids, [intent_id("a1"), intent_id("a2")], "the receipt's ids live in the tombstone");
+    assert_eq!(receipt_from_row(&a), receipt_from_row(&before), "the receipt is unchanged");
+    assert_eq!(a.result_digest.as_deref(), Some(hex("ra").as_str()));
+    assert!(intents_of(&j, "a").is_empty());
+    assert!(j.list_failures(&dispatch_id("d")).unwrap().is_empty());
+    assert_eq!(j.get_dispatch(&dispatch_id("d")).unwrap().unwrap().state, DispatchState::Exhausted);
+
+    // An open intent keeps its dispatch whole; an owed hook stays owed.
+    assert_eq!(j.get_dispatch(&dispatch_id("b")).unwrap().unwrap().pruned_at, None);
+    assert_eq!(intents_of(&j, "b"), [intent_id("b1")]);
+    let owed: Vec<String> = j.unfinished().unwrap().into_iter().map(|r| r.dispatch_id).collect();
+    assert_eq!(owed, [dispatch_id("c")]);
+    assert!(j.get_dispatch(&dispatch_id("c")).unwrap().unwrap().request_json.is_some());
+
+    // Recording the identity again answers the tombstone's receipt.
+    let again = j.record_final(proposed("a", 1, "ra", &["a1", "a2"])).wait().unwrap();
+    assert!(matches!(again, RecordOutcome::AlreadyFinal { .. }), "{again:?}");
+    assert!(j.integrity_check().unwrap());
+    assert_eq!(j.storage().unwrap().pruned, 2);
+
+    // Once b's intent closes, b goes too; nothing is pruned twice.
+    j.decide(&intent_id("b1"), EXECUTOR, Decision::Reject, "not_due").wait().unwrap();
+    let second = j.prune(&all(0), None).unwrap();
+    assert_eq!((second.dispatches, second.intents), (1, 1));
+    assert_eq!(j.prune(&all(0), None).unwrap().dispatches, 0);
+    assert!(j.integrity_check().unwrap());
+}
+
+fn prune_respects_its_window_and_its_arguments(b: &Backend) {
+    let j = journal_with_history(b);
+    let report = j.prune(&all(3_600_000), None).unwrap();
+    assert_eq!(report.dispatches, 0, "nothing is an hour old");
+    for size in [0, MAX_PRUNE_BATCH + 1] {
+        let o = PruneOptions { batch_size: size, ..all(0) };
+        assert_eq!(j.prune(&o, None), Err(JournalError::InvalidArgument { what: "batchSize" }));
+    }
+    let o = PruneOptions { older_than_ms: u64::MAX, ..all(0) };
+    assert_eq!(j.prune(&o, None), Err(JournalError::InvalidArgument { what: "olderThanMs" }));
+    let reader = b.open_read_only().unwrap();
+    assert_eq!(reader.prune(&all(0), None), Err(JournalError::ReadOnly));
+    assert_eq!(reader.storage().unwrap().pruned, 0);
+    j.close();
+    assert_eq!(j.prune(&all(0), None).map(|r| r.dispatches), Err(JournalError::Closed));
+}
+
+fn prune_archives_and_exports_before_removing(b: &Backend) {
+    let j = journal_with_history(b);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let mut seen = PrunedBatch::default();
+    let mut export = |batch: &PrunedBatch| {
+        // The rows are still there when the exporter runs.
+        seen.dispatches.extend(batch.dispatches.iter().cloned());
+        seen.intents.extend(batch.intents.iter().cloned());
+        seen.failures.extend(batch.failures.iter().cloned());
+        Ok(())
+    };
+    let o = PruneOptions { archive: true, batch_size: 10, ..all(0) };
+    let report = j.prune(&o, Some(&mut export)).unwrap();
+    assert_eq!((report.dispatches, report.intents, report.archived), (2, 2, 2));
+    let ids: Vec<&str> = seen.dispatches.iter().map(|d| d.dispatch_id.as_str()).collect();
+    assert_eq!(ids, [dispatch_id("a"), dispatch_id("d")]);
+    assert!(seen.dispatches.iter().all(|d| d.pruned_at.is_none()), "exported as they were");
+    let intents: Vec<&str> = seen.intents.iter().map(|i| i.intent_id.as_str()).collect();
+    assert_eq!(intents, [intent_id("a1"), intent_id("a2")]);
+    assert!(seen.intents.iter().all(|i| !i.stored_json.is_empty()));
+    assert_eq!(seen.failures.len(), 1);
+    assert!(j.integrity_check().unwrap());
+}
+
+fn an_exporter_that_fails_rolls_its_batch_back(b: &Backend) {
+    let j = journal_with_history(b);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let mut export = |_: &PrunedBatch| Err(JournalError::Io { kind: std::io::ErrorKind::StorageFull });
+    let failed = j.prune(&all(0), Some(&mut export));
+    assert_eq!(failed, Err(JournalError::Io { kind: std::io::ErrorKind::StorageFull }));
+    assert_eq!(j.get_dispatch(&dispatch_id("a")).unwrap().unwrap().pruned_at, None);
+    assert_eq!(intents_of(&j, "a").len(), 2, "nothing was removed");
+    assert_eq!(j.prune(&all(0), None).unwrap().dispatches, 2, "a later prune still can");
+}
+
+/// A new file gives freed pages back to the file system in steps.
+#[test]
+fn a_new_sqlite_journal_gives_space_back() {
+    let b = Backend::sqlite("prune_space");
+    let j = b.open();
+    for n in 0..400 {
+        let seed = format!("s{n}");
+        j.checkpoint(checkpoint(&seed)).wait().unwrap();
+        j.record_final(proposed(&seed, 1, "r", &[&format!("{seed}i")])).wait().unwrap();
+        j.decide(&intent_id(&format!("{seed}i")), EXECUTOR, Decision::Reject, "not_due").wait().unwrap();
+    }
+    let conn = rusqlite::Connection::open(b.path()).unwrap();
+    let mode: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, 2, "incremental");
+    let before = j.storage().unwrap().bytes;
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let report = j.prune(&PruneOptions { batch_size: 100, ..all(0) }, None).unwrap();
+    assert_eq!(report.dispatches, 400);
+    assert!(report.reclaimed_bytes > 0, "{report:?}");
+    let after = j.storage().unwrap();
+    assert!(after.bytes < before, "{before} -> {after:?}");
+    assert_eq!(after.pruned, 400);
+    assert!(j.integrity_check().unwrap());
+}
