@@ -24,6 +24,7 @@ const USAGE = `Usage:
   loopx-hooks journal show|dispatches|intents|owed --db PATH|URL [--json] [filters]
   loopx-hooks journal decide|done --db PATH|URL --intent ID --executor ID [...]
   loopx-hooks journal import --from-sidecars ROOT --db PATH|URL [--json]
+  loopx-hooks journal prune|export --db PATH|URL --older-than DURATION [...]
   loopx-hooks serve --stdio
   loopx-hooks --help | --version
 
@@ -110,6 +111,13 @@ Commands:
                 (ROOT/goals/*/post_writeback_hooks/pwh_*.json) into the journal with
                 their ids, statuses and attempt counts; idempotent; exit 1 when an
                 entry was not imported (each listed with its reason code)
+  prune         WRITES: prunes final dispatches last written more than --older-than
+                DURATION ago (30d, 12h, 15m, 45s, 250ms) to their tombstone, in short
+                batches [--batch-size N (default 250)] [--archive: keep the pruned
+                intents in the journal's intents_archive table]; a replay of a pruned
+                identity is still a replay (docs/durability.md)
+  export        WRITES: prune, first appending each batch's rows as JSON Lines to
+                --out FILE (synced before the batch is removed)
 
 STATE is one of: ${STATES.join(', ')}.
 --json prints one line of JSON, camelCase like the library's values: show
@@ -117,7 +125,8 @@ STATE is one of: ${STATES.join(', ')}.
 the library's Page {items, nextCursor} (pass a non-null nextCursor as --after
 to continue); owed {owed: [row + failures]}; decide the library's
 DecideOutcome; done the library's DoneOutcome (a JSON string, e.g. "done");
-import the library's SidecarImportReport.
+import the library's SidecarImportReport; prune and export the library's
+PruneReport.
 
 Exit status: 0 success; 1 the integrity check failed (show), a decision or
 done was refused (a conflict, not admitted, an unknown intent, a lease held
@@ -191,6 +200,10 @@ const OPTIONS = {
   decision: { type: 'string' },
   reason: { type: 'string' },
   'from-sidecars': { type: 'string' },
+  'older-than': { type: 'string' },
+  'batch-size': { type: 'string' },
+  archive: { type: 'boolean' },
+  out: { type: 'string' },
 } as const
 
 type OptionName = keyof typeof OPTIONS
@@ -205,6 +218,8 @@ const ACCEPTS: Record<string, readonly OptionName[]> = {
   'journal decide': ['json', 'db', 'schema', 'intent', 'executor', 'decision', 'reason'],
   'journal done': ['json', 'db', 'schema', 'intent', 'executor'],
   'journal import': ['json', 'db', 'schema', 'from-sidecars'],
+  'journal prune': ['json', 'db', 'schema', 'older-than', 'batch-size', 'archive'],
+  'journal export': ['json', 'db', 'schema', 'older-than', 'batch-size', 'archive', 'out'],
   serve: ['stdio'],
 }
 
@@ -326,7 +341,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
         ...(values.decision !== undefined ? { decision: values.decision } : {}),
         ...(values.reason !== undefined ? { reason: values.reason } : {}),
         ...(values['from-sidecars'] !== undefined ? { fromSidecars: values['from-sidecars'] } : {}),
+        ...(values['older-than'] !== undefined ? { olderThan: values['older-than'] } : {}),
+        ...(values.archive === true ? { archive: true } : {}),
+        ...(values.out !== undefined ? { out: values.out } : {}),
       }
+      const batchSize = integer('batch-size', values['batch-size'], 1)
+      if (batchSize !== undefined) options.batchSize = batchSize
       const limit = integer('limit', values.limit, 1)
       const after = integer('after', values.after, 0)
       if (limit !== undefined) options.limit = limit

@@ -58,6 +58,7 @@ export {
   HookJournal,
   type DispatchQuery,
   type IntentQuery,
+  type PruneOptions,
   type DecideRequest,
   type ClaimOptions,
   type ConsumeOptions,

@@ -20,7 +20,9 @@ import type {
   JournalStats,
   JournalTarget,
   Page,
+  PruneReport,
   SidecarImportReport,
+  StorageStats,
   StoredIntent,
 } from '../bindings/index'
 import { expectArgs, expectOptions, optionsJson } from './args.js'
@@ -29,6 +31,18 @@ import { claim, consume, type ClaimOptions, type ConsumeOptions } from './consum
 import { tracedOutbox } from './diagnostics.js'
 
 export type { ClaimOptions, ConsumeOptions } from './consume.js'
+
+/** What `HookJournal.prune` removes, and how. */
+export interface PruneOptions {
+  /** Only final dispatches last written more than this many ms ago (0: every final one). */
+  olderThanMs: number
+  /** Dispatches per write transaction, 1 to 2000 (default 250): how long the writer may wait for one. */
+  batchSize?: number
+  /** Copy each pruned intent into the journal's `intents_archive` table instead of only deleting it. */
+  archive?: boolean
+  /** Append each batch's rows to this JSON Lines file, synced, before the batch removes them. */
+  exportTo?: string
+}
 
 /** A filter and page of `HookJournal.listDispatches`; every member is optional. */
 export interface DispatchQuery {
@@ -306,6 +320,41 @@ export class HookJournal implements AsyncDisposable {
       () => this.#journal.stats(),
       () => this.#journal.statsOffThread(),
     )
+  }
+
+  /**
+   * Prunes final dispatches older than `olderThanMs` to their tombstone, in
+   * short batches off the JS thread: their request, failed attempts and
+   * closed (done or rejected) intents go, their row stays, so a replay of a
+   * pruned identity is still a replay with the same receipt and its
+   * `prunedAt`. Unfinished dispatches, open or leased intents and rows of
+   * `loopx-shipped-v0` are kept. On an SQLite journal created with this
+   * version the freed pages are then given back to the file system.
+   *
+   * @param options - the window, and optionally the batch size, `archive`, `exportTo`.
+   * @returns what it removed (`PruneReport`).
+   * @throws `ERR_LOOPX_INVALID_ARGUMENT` for options that are not
+   *   `PruneOptions` or a batch size out of range; `ERR_LOOPX_JOURNAL_READONLY`
+   *   on a journal opened read-only; `ERR_LOOPX_JOURNAL_IO` when `exportTo`
+   *   cannot be written (the batch is not removed), and the other journal codes.
+   */
+  async prune(options: PruneOptions): Promise<PruneReport> {
+    const o = expectOptions(
+      'prune',
+      'options',
+      options,
+      { olderThanMs: 'number', batchSize: 'number?', archive: 'boolean?', exportTo: 'string?' },
+      'object',
+    )
+    return JSON.parse(await this.#journal.prune(JSON.stringify(o))) as PruneReport
+  }
+
+  /**
+   * The journal's size in bytes (the SQLite file's pages, or the PostgreSQL
+   * schema's tables), its free bytes and how many dispatches were pruned.
+   */
+  async storage(): Promise<StorageStats> {
+    return JSON.parse(await this.#journal.storage()) as StorageStats
   }
 
   /**

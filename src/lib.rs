@@ -11,6 +11,7 @@ pub mod dispatch;
 pub mod error_code;
 pub mod identity;
 pub mod journal;
+pub mod journal_export;
 pub mod options;
 pub mod turn_start;
 pub mod validate;

@@ -15,11 +15,22 @@ import { plural, style, table, time, type Cell, type Style } from './format.js'
 import { resolveId } from './ids.js'
 import { colourWanted, library, type Io } from './io.js'
 import { decide, done } from './outbox.js'
+import { pruneCommand } from './prune.js'
 import { importSidecars } from './sidecar.js'
 
-export const JOURNAL_COMMANDS = ['show', 'dispatches', 'intents', 'owed', 'decide', 'done', 'import'] as const
+export const JOURNAL_COMMANDS = [
+  'show',
+  'dispatches',
+  'intents',
+  'owed',
+  'decide',
+  'done',
+  'import',
+  'prune',
+  'export',
+] as const
 /** The only journal commands that open the journal for writing. */
-export const WRITING_COMMANDS: readonly JournalCommand[] = ['decide', 'done', 'import']
+export const WRITING_COMMANDS: readonly JournalCommand[] = ['decide', 'done', 'import', 'prune', 'export']
 export type JournalCommand = (typeof JOURNAL_COMMANDS)[number]
 
 export const STATES: readonly DispatchState[] = ['checkpointed', 'failed', 'proposed', 'not_applicable', 'exhausted']
@@ -56,6 +67,11 @@ export interface JournalOptions {
   reason?: string
   /** import: the LoopX runtime root whose sidecar receipts are read. */
   fromSidecars?: string
+  /** prune and export: the window, the batch size, whether to archive, where to export. */
+  olderThan?: string
+  batchSize?: number
+  archive?: boolean
+  out?: string
 }
 
 /** The journal's largest page. */
@@ -387,6 +403,8 @@ const COMMANDS: Record<JournalCommand, (journal: HookJournal, o: JournalOptions,
     decide: (journal, o, io) => decide(journal, o, io),
     done: (journal, o, io) => done(journal, o, io),
     import: importSidecars,
+    prune: (journal, o, io, s) => pruneCommand(journal, o, io, s, false),
+    export: (journal, o, io, s) => pruneCommand(journal, o, io, s, true),
   }
 
 export async function journalCommand(command: JournalCommand, options: JournalOptions, io: Io): Promise<number> {

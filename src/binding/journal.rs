@@ -20,8 +20,9 @@ use super::error::{coded, misuse, rejection, task_failed, Code, Result as Bindin
 use crate::dialect::{with_intent_doc, with_receipt};
 use crate::journal::{
     ClaimRequest, Decision, DispatchFilter, DispatchState, IntentFilter, Journal, JournalOptions, JournalTarget,
-    OpenMode, Page,
+    OpenMode, Page, PruneOptions, PrunedBatch, DEFAULT_PRUNE_BATCH,
 };
+use crate::journal_export::JsonlExport;
 use crate::options::{self, JournalOpenOptions};
 
 #[napi]
@@ -36,6 +37,16 @@ struct DispatchQuery {
     hook_id: Option<String>,
     after: Option<i64>,
     limit: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PruneQuery {
+    older_than_ms: u64,
+    batch_size: Option<u32>,
+    #[serde(default)]
+    archive: bool,
+    export_to: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -273,6 +284,45 @@ impl NativeJournal {
             .map_err(|_| task_failed("journal task failed"))?
             .map_err(|e| rejection(coded(e)))?;
         serde_json::to_string(&verdict).map_err(|_| task_failed("value could not be serialized"))
+    }
+
+    /// Prunes final dispatches older than `olderThanMs` (see
+    /// `journal::prune`), batch by batch off the JS thread; with `exportTo`,
+    /// each batch's rows are appended to that JSONL file first.
+    #[napi(ts_args_type = "pruneJson: string")]
+    pub async fn prune(&self, prune_json: String) -> napi::Result<String> {
+        let q: PruneQuery = serde_json::from_str(&prune_json)
+            .map_err(|_| rejection(misuse(Code::InvalidArgument, "unknown or mistyped prune option")))?;
+        let options = PruneOptions {
+            older_than_ms: q.older_than_ms,
+            batch_size: q.batch_size.unwrap_or(DEFAULT_PRUNE_BATCH),
+            archive: q.archive,
+        };
+        let j = self.journal.clone();
+        let report = tokio::task::spawn_blocking(move || {
+            match q.export_to {
+                Some(path) => {
+                    let mut export = JsonlExport::open(std::path::Path::new(&path))?;
+                    j.prune(&options, Some(&mut |b: &PrunedBatch| export.write(b)))
+                }
+                None => j.prune(&options, None),
+            }
+        })
+        .await
+        .map_err(|_| task_failed("journal task failed"))?
+        .map_err(|e| rejection(coded(e)))?;
+        serde_json::to_string(&report).map_err(|_| task_failed("value could not be serialized"))
+    }
+
+    /// The journal's size in bytes, its free bytes and its pruned dispatches.
+    #[napi]
+    pub async fn storage(&self) -> napi::Result<String> {
+        let j = self.journal.clone();
+        let stats = tokio::task::spawn_blocking(move || j.storage())
+            .await
+            .map_err(|_| task_failed("journal task failed"))?
+            .map_err(|e| rejection(coded(e)))?;
+        serde_json::to_string(&stats).map_err(|_| task_failed("value could not be serialized"))
     }
 
     /// Claims up to `batch` open intents for `leaseMs` (see `journal::lease`).

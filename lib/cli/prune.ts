@@ -1,0 +1,61 @@
+/**
+ * `loopx-hooks journal prune|export --db PATH|URL --older-than DURATION`:
+ * prunes final dispatches older than the window through the library's
+ * `HookJournal.prune` (its rules are the Rust core's). `export` is a prune
+ * that first appends each batch's rows to `--out FILE` as JSON Lines, for a
+ * host that keeps an audit trail.
+ */
+import type { PruneReport } from '../../bindings/index'
+import type { HookJournal, PruneOptions } from '../journal.js'
+import { UsageError } from './errors.js'
+import type { Style } from './format.js'
+import type { Io } from './io.js'
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** `30d`, `12h`, `15m`, `45s`, `250ms` or a plain count of ms, as ms. */
+export function parseDuration(flag: string, text: string): number {
+  const match = /^(\d{1,12})(ms|s|m|h|d)?$/.exec(text)
+  const ms = match === null ? NaN : Number(match[1]) * UNIT_MS[match[2] ?? 'ms']!
+  if (!Number.isSafeInteger(ms)) {
+    throw new UsageError(`--${flag} needs a duration such as 30d, 12h, 15m, 45s or 250ms, not '${text}'`)
+  }
+  return ms
+}
+
+export interface PruneCliOptions {
+  json: boolean
+  olderThan?: string
+  batchSize?: number
+  archive?: boolean
+  out?: string
+}
+
+export async function pruneCommand(
+  journal: HookJournal,
+  o: PruneCliOptions,
+  io: Io,
+  s: Style,
+  exporting: boolean,
+): Promise<number> {
+  const verb = exporting ? 'export' : 'prune'
+  if (o.olderThan === undefined) throw new UsageError(`journal ${verb} needs --older-than DURATION`)
+  if (exporting && o.out === undefined) throw new UsageError('journal export needs --out FILE')
+  const options: PruneOptions = {
+    olderThanMs: parseDuration('older-than', o.olderThan),
+    ...(o.batchSize !== undefined ? { batchSize: o.batchSize } : {}),
+    ...(o.archive === true ? { archive: true } : {}),
+    ...(o.out !== undefined ? { exportTo: o.out } : {}),
+  }
+  const report: PruneReport = await journal.prune(options)
+  if (o.json) {
+    io.stdout.write(`${JSON.stringify(report)}\n`)
+  } else {
+    const lines = [
+      `pruned ${report.dispatches} dispatches (${report.intents} intents, ${report.archived} archived, ${report.failures} failed attempts) in ${report.batches} batches`,
+      s.dim(`longest batch ${report.longestBatchMs.toFixed(1)} ms; ${report.reclaimedBytes} bytes given back`),
+    ]
+    io.stdout.write(`${lines.join('\n')}\n`)
+  }
+  return 0
+}
