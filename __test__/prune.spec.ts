@@ -43,10 +43,20 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prun
     for (const i of intents) {
       if (open.has(i.dispatchId)) continue
       if (n++ % 2 === 0) {
-        await runtime.journal.decide({ intentId: i.intentId, executorId: EXECUTOR, decision: 'admit', reasonCode: 'ok' })
+        await runtime.journal.decide({
+          intentId: i.intentId,
+          executorId: EXECUTOR,
+          decision: 'admit',
+          reasonCode: 'ok',
+        })
         await runtime.journal.markDone(i.intentId, EXECUTOR)
       } else {
-        await runtime.journal.decide({ intentId: i.intentId, executorId: EXECUTOR, decision: 'reject', reasonCode: 'no' })
+        await runtime.journal.decide({
+          intentId: i.intentId,
+          executorId: EXECUTOR,
+          decision: 'reject',
+          reasonCode: 'no',
+        })
       }
     }
     await sleep(5)
@@ -120,7 +130,12 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prun
   it('bad options are typed errors; a read-only journal refuses', async () => {
     const target = fx.target()
     const { runtime } = await fx.runtime({ target })
-    const bads = [{ olderThanMs: -1 }, { olderThanMs: 1.5 }, { olderThanMs: 0, batchSize: 0 }, { olderThanMs: 0, batchSize: 5000 }]
+    const bads = [
+      { olderThanMs: -1 },
+      { olderThanMs: 1.5 },
+      { olderThanMs: 0, batchSize: 0 },
+      { olderThanMs: 0, batchSize: 5000 },
+    ]
     for (const bad of bads) {
       const error = await runtime.journal.prune(bad).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(LoopxHooksError)
@@ -157,7 +172,10 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prun
     expect(run.status, run.stderr).toBe(0)
     const report = JSON.parse(run.stdout)
     expect([report.dispatches, report.intents]).toStrictEqual([3, 3])
-    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines.map((l) => l.kind)).toStrictEqual(['dispatch', 'dispatch', 'dispatch', 'intent', 'intent', 'intent'])
     expect(lines[0].row.receipt.status).toBe('proposed')
     expect(lines[3].row.intent.schema_version).toBe('loopx_post_writeback_intent_v0')

@@ -299,14 +299,12 @@ impl NativeJournal {
             archive: q.archive,
         };
         let j = self.journal.clone();
-        let report = tokio::task::spawn_blocking(move || {
-            match q.export_to {
-                Some(path) => {
-                    let mut export = JsonlExport::open(std::path::Path::new(&path))?;
-                    j.prune(&options, Some(&mut |b: &PrunedBatch| export.write(b)))
-                }
-                None => j.prune(&options, None),
+        let report = tokio::task::spawn_blocking(move || match q.export_to {
+            Some(path) => {
+                let mut export = JsonlExport::open(std::path::Path::new(&path))?;
+                j.prune(&options, Some(&mut |b: &PrunedBatch| export.write(b)))
             }
+            None => j.prune(&options, None),
         })
         .await
         .map_err(|_| task_failed("journal task failed"))?
