@@ -23,14 +23,21 @@ export function parseDuration(flag: string, text: string): number {
   return ms
 }
 
+/** The flags of `journal prune` and `journal export`, parsed. */
 export interface PruneCliOptions {
+  /** Print the `PruneReport` as one line of JSON. */
   json: boolean
+  /** `--older-than`: the window, as typed (see `parseDuration`). */
   olderThan?: string
+  /** `--batch-size`: dispatches per write transaction. */
   batchSize?: number
+  /** `--archive`: keep pruned intents in the journal's `intents_archive` table. */
   archive?: boolean
+  /** `--out`: the JSON Lines file `export` appends the rows to. */
   out?: string
 }
 
+/** Runs `journal prune` (or `journal export` when `exporting`) on an open journal; answers the exit status. */
 export async function pruneCommand(
   journal: HookJournal,
   o: PruneCliOptions,
