@@ -21,6 +21,7 @@ import Database from 'better-sqlite3'
 import { PlainRuntime, PlainValidators } from './baseline.js'
 import { exampleInput, exampleResult, intentKind, jcs, registration, request } from './fixtures.js'
 import { catchupBench, catchupNotes, catchupRows, type CatchupResults } from './catchup.js'
+import { pruneBench, pruneTable } from './prune.js'
 import { twoHopRow } from './hops.js'
 import { jsThreadRound, jsThreadRows, type JsThreadRound } from './js_thread.js'
 import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
@@ -962,6 +963,14 @@ async function replaysOnly(): Promise<void> {
   process.stdout.write(`\n${table(rows)}\n`)
 }
 
+/** BENCH_ONLY=prune: the retention rows (bench/prune.ts), printed and written to .bench/results-prune.json. */
+async function pruneOnly(): Promise<void> {
+  const res = await pruneBench(tmp, log)
+  process.stdout.write(`\n${pruneTable(res)}\n`)
+  mkdirSync(join(ROOT, '.bench'), { recursive: true })
+  writeFileSync(join(ROOT, '.bench', 'results-prune.json'), JSON.stringify(res, null, 2) + '\n')
+}
+
 /** BENCH_ONLY=durable: the durable-dispatch rows alone (with the napi-rs floor when the probe is built), printed. */
 async function durableOnly(): Promise<void> {
   await new Promise((r) => setImmediate(r)) // the event loop is running: ELU is defined
@@ -1000,6 +1009,7 @@ async function main() {
   if (process.env.BENCH_ONLY === 'replays') return replaysOnly()
   if (process.env.BENCH_ONLY === 'pg') return pgOnly()
   if (process.env.BENCH_ONLY === 'catchup') return catchupOnly()
+  if (process.env.BENCH_ONLY === 'prune') return pruneOnly()
   if (process.env.BENCH_ONLY === 'python') return pythonOnly(log)
   await new Promise((r) => setImmediate(r)) // the event loop is running: ELU is defined
   log(`${QUICK ? 'QUICK ' : ''}run; journals in ${tmp}`)
