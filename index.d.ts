@@ -185,6 +185,14 @@ export declare class NativeJournal {
   statsOffThread(): Promise<string>
   /** The integrity verdict `{ ok, messages }`; a damaged file is `ok: false`. */
   integrity(): Promise<string>
+  /**
+   * Prunes final dispatches older than `olderThanMs` (see
+   * `journal::prune`), batch by batch off the JS thread; with `exportTo`,
+   * each batch's rows are appended to that JSONL file first.
+   */
+  prune(pruneJson: string): Promise<string>
+  /** The journal's size in bytes, its free bytes and its pruned dispatches. */
+  storage(): Promise<string>
   /** Claims up to `batch` open intents for `leaseMs` (see `journal::lease`). */
   claim(claimJson: string): Promise<string>
   /** This file's commit generation in this process (grows on records and decisions). */

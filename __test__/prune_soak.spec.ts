@@ -107,6 +107,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('prune soak o
     let replayedPruned = 0
     let pruned = 0
     let resolvedTotal = 0
+    let recovered = 0
     for (let round = 0; round < ROUNDS; round++) {
       const callsLog = dir.path(`calls-${round}.log`)
       writeFileSync(callsLog, '')
@@ -146,6 +147,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('prune soak o
       const { report, integrity } = await recover(target, dir.path(`recover-${round}.log`))
       if (!integrity.ok) violations.push(`round ${round}: integrity ${integrity.messages.join('; ')}`)
       if (report.outcomes.some((o) => o.outcome !== 'recorded')) violations.push(`round ${round}: recovery failed`)
+      recovered += report.outcomes.length
       const journal = await HookJournal.open(target.journal)
       try {
         const all = await rows(journal)
@@ -165,7 +167,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('prune soak o
       }
       if (violations.length > 0) break
     }
-    const summary = `seed ${s}: ${resolvedTotal} resolved, ${pruned} pruned, ${replayedPruned} replays of pruned identities`
+    const summary = `seed ${s}: ${resolvedTotal} resolved, ${pruned} pruned, ${replayedPruned} replays of pruned identities, ${recovered} recovered`
     console.log(`prune soak on ${backend.name}: ${summary}`)
     expect(violations, summary).toEqual([])
     const journal = await HookJournal.open(target.journal)
@@ -175,6 +177,8 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('prune soak o
       expect((await journal.storage()).pruned, summary).toBeGreaterThan(0)
       expect(replayedPruned, summary).toBeGreaterThan(0)
       expect(finalBefore.size, summary).toBeGreaterThan(0)
+      // Kills landed mid-dispatch: identities were left for recover().
+      expect(recovered, summary).toBeGreaterThan(0)
     } finally {
       await journal.close()
     }

@@ -28,6 +28,12 @@ recordedAtIso: string | null,
  */
 request: RowRequest | null, 
 /**
+ * When the row was pruned (epoch ms): its request, failures and intents
+ * are gone and the row is the identity's tombstone (`HookJournal.prune`).
+ * Absent while the row was never pruned.
+ */
+prunedAt?: number, 
+/**
  * The final receipt, once there is one.
  */
 receipt: RowReceipt | null, };

@@ -31,4 +31,11 @@ failureRule: Rule | null,
  * token (ASCII letters, digits, `_`; credential-like never) is
  * `~0redacted~0`; array indices are kept.
  */
-failurePointer: string | null, };
+failurePointer: string | null, 
+/**
+ * When the identity was pruned to its tombstone (epoch ms; present only
+ * on a replay or conflict of a pruned identity): its request, failed
+ * attempts and intents' documents are gone, and `receipt` is the
+ * tombstone's, the same receipt as before.
+ */
+prunedAt?: number, };

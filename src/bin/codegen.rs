@@ -71,6 +71,8 @@ const TS_TYPES: &[ExportTs] = &[
     journal::Page::<()>::export_all,
     journal::DecideOutcome::export_all,
     journal::DoneOutcome::export_all,
+    journal::PruneReport::export_all,
+    journal::StorageStats::export_all,
     // The turn-start hook's public documents.
     turn_start::TurnStartHookRegistration::export_all,
     turn_start::TurnStartReceipt::export_all,
