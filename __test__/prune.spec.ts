@@ -84,7 +84,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prun
         const before = first.get(id)!.hooks[k]!
         expect(hook.outcome, `${id} ${hook.hookId}`).toBe('replayed')
         expect(hook.receipt).toStrictEqual(before.receipt)
-        expect(hook.prunedAt !== undefined, `${id} ${hook.hookId}`).toBe(id !== 'receipt_open')
+        expect(hook.prunedAt !== null, `${id} ${hook.hookId}`).toBe(id !== 'receipt_open')
       }
     }
     expect([alpha.calls, beta.calls]).toStrictEqual(calls)

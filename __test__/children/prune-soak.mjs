@@ -36,7 +36,7 @@ if (role === 'dispatch') {
           o: h?.outcome,
           d: h?.dispatchId,
           receipt: h?.receipt,
-          pruned: h?.prunedAt !== undefined,
+          pruned: typeof h?.prunedAt === 'number',
         })
       } catch (e) {
         emit({ t: 'error', r: rid, code: e?.code ?? String(e) })

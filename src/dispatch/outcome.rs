@@ -50,12 +50,12 @@ pub struct HookOutcome {
     /// token (ASCII letters, digits, `_`; credential-like never) is
     /// `~0redacted~0`; array indices are kept.
     pub failure_pointer: Option<String>,
-    /// When the identity was pruned to its tombstone (epoch ms; present only
-    /// on a replay or conflict of a pruned identity): its request, failed
+    /// When the identity was pruned to its tombstone (epoch ms), on a replay
+    /// or conflict of a pruned identity; null otherwise. Its request, failed
     /// attempts and intents' documents are gone, and `receipt` is the
     /// tombstone's, the same receipt as before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(type = "number", optional)]
+    #[serde(default)]
+    #[ts(type = "number | null")]
     pub pruned_at: Option<i64>,
     /// What a `loopx-shipped-v0` dispatch result needs beyond this; never
     /// serialized with it (that dialect's result is its own document).

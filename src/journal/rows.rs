@@ -63,9 +63,8 @@ pub struct DispatchRow {
     pub holder_ended: bool,
     /// When the row was pruned (epoch ms): its request, failures and intents
     /// are gone and the row is the identity's tombstone (`HookJournal.prune`).
-    /// Absent while the row was never pruned.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(type = "number", optional)]
+    /// Null while the row was never pruned.
+    #[ts(type = "number | null")]
     pub pruned_at: Option<i64>,
     // Not stored: journal readers leave it `None`, and
     // `dispatch::receipt_from_row` builds it from the columns and

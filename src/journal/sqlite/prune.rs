@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use rusqlite::{params, Connection, OpenFlags};
 
-use super::super::prune::{BatchArgs, BatchCounts, PrunedBatch, StorageStats};
+use super::super::prune::{BatchArgs, BatchCounts, PrunedBatch};
 use super::super::read::{failure_cols, INTENT_COLS};
 use super::super::{JournalError, JournalOptions, Result};
 use super::open::connect;
@@ -161,13 +161,4 @@ fn rows_of(c: &Connection, found: &[(i64, String)]) -> Result<PrunedBatch> {
         batch.failures.extend(stmt.query_map([id], failure_row)?.collect::<rusqlite::Result<Vec<_>>>()?);
     }
     Ok(batch)
-}
-
-/// The file's size, its free pages and its tombstones, from a reader.
-pub(crate) fn storage(c: &Connection) -> Result<StorageStats> {
-    let page_size = count(c, "PRAGMA page_size")?;
-    let pages = count(c, "PRAGMA page_count")?;
-    let free = count(c, "PRAGMA freelist_count")?;
-    let pruned = count(c, "SELECT count(*) FROM dispatches WHERE pruned_at IS NOT NULL")?;
-    Ok(StorageStats { bytes: pages * page_size, free_bytes: free * page_size, pruned })
 }

@@ -223,8 +223,20 @@ impl Readers {
 
     /// Corruption found while checking (SQLite answering "malformed") becomes
     /// one more message.
+    /// The file's size, its free pages and its tombstones.
     pub(crate) fn storage(&self) -> Result<super::super::StorageStats> {
-        self.with(super::prune::storage)
+        self.with(|c| {
+            let n = |sql: &str| -> Result<u64> {
+                let n: i64 = c.query_row(sql, [], |r| r.get(0))?;
+                Ok(u64::try_from(n).unwrap_or(0))
+            };
+            let page_size = n("PRAGMA page_size")?;
+            Ok(super::super::StorageStats {
+                bytes: n("PRAGMA page_count")? * page_size,
+                free_bytes: n("PRAGMA freelist_count")? * page_size,
+                pruned: n("SELECT count(*) FROM dispatches WHERE pruned_at IS NOT NULL")?,
+            })
+        })
     }
 
     pub(crate) fn integrity(&self) -> Result<IntegrityVerdict> {
