@@ -30,9 +30,9 @@ request: RowRequest | null,
 /**
  * When the row was pruned (epoch ms): its request, failures and intents
  * are gone and the row is the identity's tombstone (`HookJournal.prune`).
- * Absent while the row was never pruned.
+ * Null while the row was never pruned.
  */
-prunedAt?: number, 
+prunedAt: number | null, 
 /**
  * The final receipt, once there is one.
  */

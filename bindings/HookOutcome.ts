@@ -33,9 +33,9 @@ failureRule: Rule | null,
  */
 failurePointer: string | null, 
 /**
- * When the identity was pruned to its tombstone (epoch ms; present only
- * on a replay or conflict of a pruned identity): its request, failed
+ * When the identity was pruned to its tombstone (epoch ms), on a replay
+ * or conflict of a pruned identity; null otherwise. Its request, failed
  * attempts and intents' documents are gone, and `receipt` is the
  * tombstone's, the same receipt as before.
  */
-prunedAt?: number, };
+prunedAt: number | null, };
