@@ -1,10 +1,11 @@
 // A process of the prune soak (__test__/prune_soak.spec.ts), killed by the
 // parent at a random moment:
-//   node prune-soak.mjs <target json> dispatch <first> <count> <calls log>
-//     dispatches r<first>..r<first+count-1> four at a time, over and over
-//     (so later passes replay, pruned identities included), appending each
-//     provider call's receipt id to <calls log> before it answers, and
-//     printing each outcome;
+//   node prune-soak.mjs <target json> dispatch <first> <calls log>
+//     dispatches fresh receipts r<first>, r<first+1>, ... four at a time,
+//     and every fourth dispatch replays a random older receipt below
+//     <first> (final by now, pruned ones included), appending each provider
+//     call's receipt id to <calls log> before it answers and printing each
+//     outcome;
 //   node prune-soak.mjs <target json> prune
 //     an executor and a pruner in one loop: closes the open intents it can
 //     claim (rejects half, admits and marks done the rest), then prunes every
@@ -19,14 +20,16 @@ const [targetArg, role, ...rest] = process.argv.slice(2)
 const target = parseTarget(targetArg)
 
 if (role === 'dispatch') {
-  const [first, count, callsLog] = [Number(rest[0]), Number(rest[1]), rest[2]]
+  const [first, callsLog] = [Number(rest[0]), rest[1]]
   const runtime = await HookRuntime.open({ ...target.runtime, profile: PROFILE })
   install(runtime, (rid) => appendFileSync(callsLog, `${rid}\n`))
   emit({ t: 'ready' })
-  let next = 0
+  let fresh = 0
+  let k = 0
   const one = async () => {
     for (;;) {
-      const rid = receiptId(first + (next++ % count))
+      const old = k++ % 4 === 3 && first > 0
+      const rid = receiptId(old ? Math.floor(Math.random() * first) : first + fresh++)
       try {
         const out = await runtime.dispatch(request(rid))
         const h = out.hooks[0]
