@@ -47,6 +47,7 @@ export interface Prepared {
     failureCode: null
     failureRule: null
     failurePointer: null
+    prunedAt: null
   }
 }
 
@@ -116,6 +117,7 @@ export class PlainHooks {
       failureCode: null,
       failureRule: null,
       failurePointer: null,
+      prunedAt: null,
     }
     const input = {
       schema_version: 'loopx_post_writeback_hook_input_v0',
@@ -228,6 +230,7 @@ export class PlainHooks {
       failureCode: conflict ? 'intent_conflict' : null,
       failureRule: null,
       failurePointer: null,
+      prunedAt: null,
     }
   }
 
