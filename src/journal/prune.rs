@@ -16,12 +16,14 @@
 //! of `loopx-shipped-v0`, whose receipt embeds its intent's document, are
 //! kept whole.
 //!
-//! Each batch is one short write transaction over at most
-//! [`PruneOptions::batch_size`] dispatches found in a bounded range of `seq`,
-//! so the writer waits for one batch at most; the batches run on the
-//! caller's thread, which must not be an event loop's. Space comes back
-//! afterwards (`Store::reclaim`): SQLite's incremental vacuum in bounded
-//! steps, PostgreSQL's autovacuum.
+//! Each batch covers at most [`PruneOptions::batch_size`] dispatches found
+//! in a bounded range of `seq` and is one short write: on SQLite a command
+//! of the journal's own writer (so it never contends for the file's lock
+//! and holds the writer for its statements only), on PostgreSQL a short
+//! transaction of its own whose candidates are locked `SKIP LOCKED`. The
+//! batches run on the caller's thread, which must not be an event loop's.
+//! Space comes back afterwards (`Store::reclaim`): SQLite's incremental
+//! vacuum in bounded steps, PostgreSQL's autovacuum.
 
 use serde::Serialize;
 use ts_rs::TS;
@@ -33,7 +35,7 @@ use super::{Journal, JournalError, Result};
 pub const MAX_PRUNE_BATCH: u32 = 2_000;
 
 /// The batch size when the caller names none.
-pub const DEFAULT_PRUNE_BATCH: u32 = 250;
+pub const DEFAULT_PRUNE_BATCH: u32 = 100;
 
 /// What to prune.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +73,8 @@ pub struct PruneReport {
     pub failures: u64,
     /// Write transactions committed.
     pub batches: u32,
-    /// The longest of them, in ms: how long the writer could have waited.
+    /// The longest of them, in ms (reading its candidates included): at
+    /// most how long the writer waited for one.
     pub longest_batch_ms: f64,
     /// Bytes the file gave back (SQLite's incremental vacuum); 0 on
     /// PostgreSQL, whose autovacuum reclaims them later.

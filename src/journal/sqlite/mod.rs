@@ -49,8 +49,6 @@ const BUSY_RETRIES: u32 = 3;
 pub(crate) struct SqliteStore {
     writer: Writer<Connection>,
     readers: Readers,
-    /// None when opened read-only.
-    pruner: Option<prune::Pruner>,
 }
 
 pub(crate) fn open(path: &Path, options: JournalOptions, mode: OpenMode) -> Result<(SqliteStore, CommitSignal)> {
@@ -67,8 +65,7 @@ fn open_writable(path: &Path, options: JournalOptions) -> Result<(SqliteStore, C
     let conn = open::open_writer(&path, &options)?;
     let commits = commit_signal(&path.to_string_lossy());
     let writer = Writer::spawn(conn, options, commits.clone())?;
-    let pruner = Some(prune::Pruner::new(&path, &options));
-    Ok((SqliteStore { writer, readers: Readers::new(&path, options), pruner }, commits))
+    Ok((SqliteStore { writer, readers: Readers::new(&path, options) }, commits))
 }
 
 /// The folder of a journal file's attempt ledgers: beside it, named after
@@ -91,8 +88,7 @@ fn open_read_only(path: &Path, options: JournalOptions) -> Result<(SqliteStore, 
         open::Found::Empty => return Err(JournalError::NotAJournal),
     }
     let commits = commit_signal(&path.to_string_lossy());
-    let readers = Readers::inspecting(&path, options);
-    Ok((SqliteStore { writer: Writer::read_only(), readers, pruner: None }, commits))
+    Ok((SqliteStore { writer: Writer::read_only(), readers: Readers::inspecting(&path, options) }, commits))
 }
 
 /// SQLite's batch protocol: `BEGIN IMMEDIATE` takes the write lock up front
@@ -214,7 +210,10 @@ impl Store for SqliteStore {
     }
 
     fn last_seq(&self) -> Result<i64> {
-        self.pruner()?.last_seq()
+        if self.readers.inspect_only() {
+            return Err(JournalError::ReadOnly);
+        }
+        self.readers.with(|c| Ok(c.query_row("SELECT coalesce(max(seq), 0) FROM dispatches", [], |r| r.get(0))?))
     }
 
     fn prune_batch(
@@ -222,11 +221,38 @@ impl Store for SqliteStore {
         a: &BatchArgs,
         export: Option<&mut dyn FnMut(&PrunedBatch) -> Result<()>>,
     ) -> Result<BatchCounts> {
-        self.pruner()?.batch(a, export)
+        let (found, scanned_to) = self.readers.with(|c| prune::candidates(c, a))?;
+        if found.is_empty() {
+            return Ok(BatchCounts { scanned_to, ..BatchCounts::default() });
+        }
+        if let Some(export) = export {
+            export(&self.readers.with(|c| prune::rows_of(c, &found))?)?;
+        }
+        let cmd = prune::PruneCommand { found, args: *a };
+        // Not durable: a prune a power cut undoes is done again by the next one.
+        let counts = self.wait_for(|then| self.writer.submit_then(false, cmd, prune::run_batch, then))?;
+        Ok(BatchCounts { scanned_to, ..counts })
     }
 
     fn reclaim(&self) -> Result<u64> {
-        self.pruner()?.reclaim()
+        let (mode, page_size, before) = self.readers.with(|c| {
+            Ok((prune::count(c, "PRAGMA auto_vacuum")?, prune::count(c, "PRAGMA page_size")?, {
+                prune::count(c, "PRAGMA page_count")?
+            }))
+        })?;
+        if mode != 2 {
+            return Ok(0);
+        }
+        let mut left = self.readers.with(|c| prune::count(c, "PRAGMA freelist_count"))?;
+        while left > 0 {
+            let now = self.wait_for(|then| self.writer.submit_then(false, (), prune::run_vacuum_step, then))?;
+            if now >= left {
+                break;
+            }
+            left = now;
+        }
+        let after = self.readers.with(|c| prune::count(c, "PRAGMA page_count"))?;
+        Ok(before.saturating_sub(after) * page_size)
     }
 
     fn storage(&self) -> Result<StorageStats> {
@@ -247,18 +273,18 @@ impl Store for SqliteStore {
 
     fn close(&self) {
         self.readers.close();
-        if let Some(p) = &self.pruner {
-            p.close();
-        }
         self.writer.close();
     }
 }
 
 impl SqliteStore {
-    fn pruner(&self) -> Result<&prune::Pruner> {
-        if self.readers.is_closed() {
-            return Err(JournalError::Closed);
-        }
-        self.pruner.as_ref().ok_or(JournalError::ReadOnly)
+    /// Queues a writer command and blocks this thread until it committed
+    /// (retention runs on a thread of its own, never an event loop's).
+    fn wait_for<T: Send + 'static>(&self, submit: impl FnOnce(Answer<T>) -> Result<()>) -> Result<T> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        submit(Box::new(move |r| {
+            let _ = tx.send(r);
+        }))?;
+        rx.recv().unwrap_or(Err(JournalError::Closed))
     }
 }

@@ -103,8 +103,9 @@ impl Readers {
         Readers { inspect_only: true, ..Readers::new(path, options) }
     }
 
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::SeqCst)
+    /// These readers belong to a journal opened read-only.
+    pub(crate) fn inspect_only(&self) -> bool {
+        self.inspect_only
     }
 
     pub(crate) fn close(&self) {
