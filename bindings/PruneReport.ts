@@ -25,7 +25,8 @@ failures: number,
  */
 batches: number, 
 /**
- * The longest of them, in ms: how long the writer could have waited.
+ * The longest of them, in ms (reading its candidates included): at
+ * most how long the writer waited for one.
  */
 longestBatchMs: number, 
 /**
