@@ -65,7 +65,7 @@ function start(args: string[]): Child {
 
 /** Every row of the journal by dispatch id. */
 async function rows(journal: HookJournal) {
-  const all = new Map<string, { state: string; receipt: unknown; prunedAt?: number }>()
+  const all = new Map<string, { state: string; receipt: unknown; prunedAt: number | null }>()
   let after: number | undefined
   for (;;) {
     const page = await journal.listDispatches({ limit: 1000, ...(after !== undefined ? { after } : {}) })
