@@ -171,8 +171,7 @@ impl Journal {
             let started = std::time::Instant::now();
             let exporting = export.is_some();
             let mut forward = |b: &PrunedBatch| export.as_mut().map_or(Ok(()), |f| f(b));
-            let forward: Option<&mut dyn FnMut(&PrunedBatch) -> Result<()>> =
-                if exporting { Some(&mut forward) } else { None };
+            let forward: Option<Exporter<'_>> = if exporting { Some(&mut forward) } else { None };
             let counts = self.store.prune_batch(&args, forward)?;
             if counts.dispatches > 0 {
                 report.batches += 1;

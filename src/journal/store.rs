@@ -9,7 +9,7 @@
 
 use super::lease::ClaimRequest;
 use super::outbox::{DecideArgs, DoneArgs};
-use super::prune::{BatchArgs, BatchCounts, PrunedBatch, StorageStats};
+use super::prune::{BatchArgs, BatchCounts, Exporter, StorageStats};
 use super::{
     AfterBatch, Answer, Checkpoint, CheckpointState, DecideOutcome, DispatchFilter, DispatchRow, DoneOutcome,
     FailureOutcome, FailureRecord, FailureRow, FinalRecord, IntegrityVerdict, IntentFilter, JournalStats, RecordAnswer,
@@ -52,11 +52,7 @@ pub(crate) trait Store: Send + Sync {
     // a connection of its own, beside the writer.
     /// The highest `seq` of `dispatches` (0 when empty).
     fn last_seq(&self) -> Result<i64>;
-    fn prune_batch(
-        &self,
-        a: &BatchArgs,
-        export: Option<&mut dyn FnMut(&PrunedBatch) -> Result<()>>,
-    ) -> Result<BatchCounts>;
+    fn prune_batch(&self, a: &BatchArgs, export: Option<Exporter<'_>>) -> Result<BatchCounts>;
     /// Gives freed space back in bounded steps; answers the bytes returned.
     fn reclaim(&self) -> Result<u64>;
     fn storage(&self) -> Result<StorageStats>;

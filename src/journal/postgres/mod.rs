@@ -39,7 +39,7 @@ pub use schema::PG_SCHEMA_VERSION;
 use super::commit::{commit_signal, CommitSignal};
 use super::lease::ClaimRequest;
 use super::outbox::{DecideArgs, DoneArgs};
-use super::prune::{BatchArgs, BatchCounts, PrunedBatch, StorageStats};
+use super::prune::{BatchArgs, BatchCounts, Exporter, StorageStats};
 use super::store::Store;
 use super::writer::Writer;
 use super::{
@@ -233,11 +233,7 @@ impl Store for PgStore {
         self.pruner()?.last_seq()
     }
 
-    fn prune_batch(
-        &self,
-        a: &BatchArgs,
-        export: Option<&mut dyn FnMut(&PrunedBatch) -> Result<()>>,
-    ) -> Result<BatchCounts> {
+    fn prune_batch(&self, a: &BatchArgs, export: Option<Exporter<'_>>) -> Result<BatchCounts> {
         self.pruner()?.batch(a, export)
     }
 

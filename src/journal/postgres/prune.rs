@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use tokio_postgres::Config;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::super::prune::{BatchArgs, BatchCounts, PrunedBatch, StorageStats};
+use super::super::prune::{BatchArgs, BatchCounts, Exporter, PrunedBatch, StorageStats};
 use super::super::read::{dispatch_cols, failure_cols, failure_from, intent_cols};
 use super::super::{JournalError, Result};
 use super::conn::{Bounds, Link};
@@ -105,11 +105,7 @@ impl Pruner {
         })
     }
 
-    pub(super) fn batch(
-        &self,
-        a: &BatchArgs,
-        export: Option<&mut dyn FnMut(&PrunedBatch) -> Result<()>>,
-    ) -> Result<BatchCounts> {
+    pub(super) fn batch(&self, a: &BatchArgs, export: Option<Exporter<'_>>) -> Result<BatchCounts> {
         // The exporter is the caller's (not `Send`): the batch's rows come
         // back here first, and only then is the batch committed.
         let a = *a;

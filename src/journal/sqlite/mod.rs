@@ -28,7 +28,7 @@ use rusqlite::Connection;
 use super::commit::{commit_signal, CommitSignal};
 use super::lease::ClaimRequest;
 use super::outbox::{DecideArgs, DoneArgs};
-use super::prune::{BatchArgs, BatchCounts, PrunedBatch, StorageStats};
+use super::prune::{BatchArgs, BatchCounts, Exporter, StorageStats};
 use super::record::{run_checkpoint, run_failure, run_final, run_many};
 use super::store::Store;
 use super::writer::{BatchConn, Writer};
@@ -216,11 +216,7 @@ impl Store for SqliteStore {
         self.readers.with(|c| Ok(c.query_row("SELECT coalesce(max(seq), 0) FROM dispatches", [], |r| r.get(0))?))
     }
 
-    fn prune_batch(
-        &self,
-        a: &BatchArgs,
-        export: Option<&mut dyn FnMut(&PrunedBatch) -> Result<()>>,
-    ) -> Result<BatchCounts> {
+    fn prune_batch(&self, a: &BatchArgs, export: Option<Exporter<'_>>) -> Result<BatchCounts> {
         let (found, scanned_to) = self.readers.with(|c| prune::candidates(c, a))?;
         if found.is_empty() {
             return Ok(BatchCounts { scanned_to, ..BatchCounts::default() });
