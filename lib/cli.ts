@@ -113,7 +113,7 @@ Commands:
                 entry was not imported (each listed with its reason code)
   prune         WRITES: prunes final dispatches last written more than --older-than
                 DURATION ago (30d, 12h, 15m, 45s, 250ms) to their tombstone, in short
-                batches [--batch-size N (default 250)] [--archive: keep the pruned
+                batches [--batch-size N (default 100)] [--archive: keep the pruned
                 intents in the journal's intents_archive table]; a replay of a pruned
                 identity is still a replay (docs/durability.md)
   export        WRITES: prune, first appending each batch's rows as JSON Lines to

@@ -36,7 +36,7 @@ export type { ClaimOptions, ConsumeOptions } from './consume.js'
 export interface PruneOptions {
   /** Only final dispatches last written more than this many ms ago (0: every final one). */
   olderThanMs: number
-  /** Dispatches per write transaction, 1 to 2000 (default 250): how long the writer may wait for one. */
+  /** Dispatches per write transaction, 1 to 2000 (default 100): how long the writer may wait for one. */
   batchSize?: number
   /** Copy each pruned intent into the journal's `intents_archive` table instead of only deleting it. */
   archive?: boolean
