@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { NativeHookRuntime } from '../lib/addon.js'
 import { ReplayTable } from '../lib/replay_table.js'
 import { BACKENDS, type Backend } from './support/backends'
-import { Fixtures, counted, registration, request, signalKind, signalResult } from './support/runtime'
+import { Fixtures, counted, registration, request, signalKind, signalResult, sleep } from './support/runtime'
 
 /** The addon's calls that prepare a dispatch: each is a crossing (PostgreSQL prepares off the JS thread). */
 const PREPARES = ['prepare', 'prepareMany', 'prepareManyOffThread'] as const
@@ -95,6 +95,28 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('the replay t
     await runtime.dispatch(req)
     runtime.defineIntentKind(signalKind('gamma'))
     expect((await prepares(() => runtime.dispatch(req))).prepares).toBe(1)
+  })
+
+  it("is emptied when the runtime's journal prunes: the next replay carries its prunedAt", async () => {
+    const { runtime } = await twoHooks()
+    const req = request()
+    await runtime.dispatch(req)
+    const kept = await runtime.dispatch(req)
+    expect(kept.hooks[0]!.prunedAt).toBeNull()
+    for (const i of (await runtime.journal.listIntents({ limit: 10 })).items) {
+      await runtime.journal.decide({
+        intentId: i.intentId,
+        executorId: 'executor.audit',
+        decision: 'reject',
+        reasonCode: 'no',
+      })
+    }
+    await sleep(5)
+    expect((await runtime.journal.prune({ olderThanMs: 0 })).dispatches).toBe(1)
+    const { out, prepares: n } = await prepares(() => runtime.dispatch(req))
+    expect(n).toBe(1)
+    expect(typeof out.hooks[0]!.prunedAt).toBe('number')
+    expect(out.hooks[0]!.receipt).toStrictEqual(kept.hooks[0]!.receipt)
   })
 
   it('keeps no outcome with a hook that is not final: its provider runs again', async () => {

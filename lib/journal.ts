@@ -103,7 +103,7 @@ function openArgs(at: string, journal: unknown, options: unknown): [string, stri
  *
  * @internal
  */
-export let journalOf: (journal: NativeJournal) => HookJournal
+export let journalOf: (journal: NativeJournal, afterPrune?: () => void) => HookJournal
 
 /**
  * The native journal a `HookJournal` wraps, for the addon's functions that
@@ -132,16 +132,19 @@ export class HookJournal implements AsyncDisposable {
   readonly #journal: NativeJournal
   /** PostgreSQL: each read is a round trip, made off the JS thread. */
   readonly #remote: boolean
+  /** A runtime's journal tells its runtime, whose kept replays predate the prune. */
+  readonly #afterPrune: (() => void) | undefined
 
   static {
-    journalOf = (journal) => new HookJournal(journal)
+    journalOf = (journal, afterPrune) => new HookJournal(journal, afterPrune)
     nativeOf = (journal) => journal.#journal
   }
 
   /** Use `HookJournal.open` or `runtime.journal`. */
-  private constructor(journal: NativeJournal) {
+  private constructor(journal: NativeJournal, afterPrune?: () => void) {
     this.#journal = journal
     this.#remote = journal.readsAreRemote
+    this.#afterPrune = afterPrune
   }
 
   /**
@@ -346,7 +349,11 @@ export class HookJournal implements AsyncDisposable {
       { olderThanMs: 'number', batchSize: 'number?', archive: 'boolean?', exportTo: 'string?' },
       'object',
     )
-    return JSON.parse(await this.#journal.prune(JSON.stringify(o))) as PruneReport
+    try {
+      return JSON.parse(await this.#journal.prune(JSON.stringify(o))) as PruneReport
+    } finally {
+      this.#afterPrune?.()
+    }
   }
 
   /**

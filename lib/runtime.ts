@@ -102,7 +102,8 @@ export class HookRuntime implements AsyncDisposable {
     this.#native = runtime
     this.#flights = new Flights(runtime, this)
     this.#gate = new Gate(runtime.maxInFlight)
-    this.journal = journalOf(runtime.journal())
+    // A replay kept from before a prune would not carry its `prunedAt`.
+    this.journal = journalOf(runtime.journal(), () => this.#flights.replays.clear())
   }
 
   /**
