@@ -11,8 +11,9 @@
 // more and is SIGKILLed inside the provider call; every persisted byte of the
 // journal (SQLite: every file beside it, the attempt ledgers included;
 // PostgreSQL: pg_dump of the schema) is searched for
-// every planted value, in several encodings; then again after recover().
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+// every planted value, in several encodings; then again after recover(),
+// and after a prune with its archive table and its JSON Lines export.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -242,7 +243,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
       rmSync(dir, { recursive: true, force: true })
     })
 
-    it('after a SIGKILL inside a provider call, and after recover()', async () => {
+    it('after a SIGKILL inside a provider call, after recover(), and after a prune that archives and exports', async () => {
       const { cases, needles, kill } = generate()
       const file = join(dir, `${backend.name}.json`)
       writeFileSync(file, JSON.stringify({ kind: KIND, hooks: HOOKS, cases, kill }))
@@ -270,6 +271,17 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
       // The killed hook's identity is finished from the request the journal kept.
       expect(report?.outcomes).toContain('recorded')
       expect(findPlanted(target.persistedBytes(), needles)).toStrictEqual([])
+
+      // A prune with its archive and its export file: neither holds one either.
+      const exported = join(dir, `${backend.name}-export.jsonl`)
+      const pruned = await runChild([arg, file, 'prune', exported])
+      expect(pruned.signal, pruned.stderr).toBeNull()
+      const prunedCounts = pruned.lines.find((l) => l.t === 'pruned') as
+        { dispatches: number; intents: number } | undefined
+      expect(prunedCounts?.dispatches).toBeGreaterThan(30)
+      expect(prunedCounts?.intents).toBeGreaterThan(0)
+      const haystacks = [...target.persistedBytes(), { name: 'export', bytes: readFileSync(exported) }]
+      expect(findPlanted(haystacks, needles)).toStrictEqual([])
     })
   },
 )

@@ -4,14 +4,16 @@
 // rejection, or an outbox call. Then, in `dispatch` mode, one more dispatch
 // whose provider SIGKILLs this process, so the journal is left as a crash
 // leaves it; in `recover` mode, recover() with the same hooks installed.
-//   node planted-everywhere.mjs <target json> <cases json file> dispatch|recover
+//   node planted-everywhere.mjs <target json> <cases json file> dispatch|recover|prune [export file]
+// In `prune` mode every open intent is rejected, then every final dispatch is
+// pruned, its intents archived and its rows exported to the export file.
 import { readFileSync } from 'node:fs'
 
 import { HookRuntime, defineHook, intent, notApplicable, proposed } from '../../dist/index.js'
 import { emit } from './fixture.mjs'
 import { parseTarget } from './target.mjs'
 
-const [targetArg, casesFile, mode] = process.argv.slice(2)
+const [targetArg, casesFile, mode, exportFile] = process.argv.slice(2)
 const target = parseTarget(targetArg)
 const { kind, hooks, cases, kill } = JSON.parse(readFileSync(casesFile, 'utf8'))
 
@@ -73,6 +75,23 @@ const runtime = await HookRuntime.open({ ...target.runtime, profile: { enabled: 
 runtime.defineIntentKind(kind)
 for (const registration of hooks)
   runtime.register(defineHook({ kinds: [kind], registration, provider: provider(registration.hook_id) }))
+
+if (mode === 'prune') {
+  for (const i of (await runtime.journal.listIntents({ limit: 1000 })).items) {
+    if (i.decision !== null) continue
+    await runtime.journal.decide({
+      intentId: i.intentId,
+      executorId: 'executor.audit',
+      decision: 'reject',
+      reasonCode: 'no',
+    })
+  }
+  await new Promise((r) => setTimeout(r, 5))
+  const report = await runtime.journal.prune({ olderThanMs: 0, archive: true, exportTo: exportFile })
+  await runtime.close()
+  emit({ t: 'pruned', dispatches: report.dispatches, intents: report.intents })
+  process.exit(0)
+}
 
 if (mode === 'recover') {
   const report = await runtime.recover()
