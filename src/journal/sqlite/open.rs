@@ -85,13 +85,6 @@ pub(crate) fn inspect_read_only(path: &Path, header: &Header, options: &JournalO
 fn try_open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
     let conn = connect(path, flags, options.busy_timeout_ms)?;
-    // A file created now gives freed pages back in steps (`prune.rs`). Only
-    // then: on an existing file the pragma opens a write, which would change
-    // the header of a journal that is only being opened.
-    let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
-    if pages == 0 {
-        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
-    }
     crate::sqlite_file::claim(&conn, &JOURNAL)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.set_prepared_statement_cache_capacity(32);
