@@ -193,6 +193,11 @@ export declare class NativeJournal {
   prune(pruneJson: string): Promise<string>
   /** The journal's size in bytes, its free bytes and its pruned dispatches. */
   storage(): Promise<string>
+  /**
+   * What this journal's prunes removed since it opened, and its size as
+   * last read (JSON text of `RetentionStats`); no I/O.
+   */
+  retention(): string
   /** Claims up to `batch` open intents for `leaseMs` (see `journal::lease`). */
   claim(claimJson: string): Promise<string>
   /** This file's commit generation in this process (grows on records and decisions). */

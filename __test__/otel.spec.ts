@@ -166,6 +166,9 @@ describe('instrument(runtime, { tracer, meter })', () => {
       decision: 'reject',
       reasonCode: 'no',
     })
+    await new Promise((r) => setTimeout(r, 5))
+    const pruned = await runtime.journal.prune({ olderThanMs: 0 })
+    expect(pruned.dispatches).toBe(1)
 
     const m = await collect(reader)
     expect(sum(m.get('loopx.hooks.dispatches'), { outcome: 'admitted' })).toBe(3)
@@ -185,6 +188,10 @@ describe('instrument(runtime, { tracer, meter })', () => {
     expect(sum(m.get('loopx.hooks.writer.queue_depth'))).toBe(0)
     expect(sum(m.get('loopx.hooks.writer.commits'))).toBe(runtime.metrics().commits.count)
     expect(sum(m.get('loopx.hooks.writer.busy_retries'))).toBe(0)
+    // Retention: what this runtime pruned, and the journal's size the prune read afterwards.
+    expect(sum(m.get('loopx.hooks.journal.pruned'))).toBe(1)
+    expect(sum(m.get('loopx.hooks.journal.size'))).toBe(runtime.metrics().journal.storage!.bytes)
+    expect(runtime.metrics().journal).toMatchObject({ prunes: 1, dispatches: 1, intents: 1, storage: { pruned: 1 } })
     expect(sum(m.get('loopx.hooks.outbox.actions'), { action: 'claim', claimed: 1 })).toBe(1)
     expect(sum(m.get('loopx.hooks.outbox.actions'), { action: 'decide', result: 'decided' })).toBe(1)
   })

@@ -82,6 +82,7 @@ export type * from './ReplayMode';
 export type * from './RequiredReadProjection';
 export type * from './ResultStatus';
 export type * from './RetentionCounts';
+export type * from './RetentionStats';
 export type * from './RowIntent';
 export type * from './RowReceipt';
 export type * from './RowRequest';

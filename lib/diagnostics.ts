@@ -9,7 +9,7 @@
  * only: the journal, outcomes and receipts never see it.
  */
 import diagnostics_channel from 'node:diagnostics_channel'
-import type { Decision, DispatchOutcome, HookOutcomeKind, StoredIntent } from '../bindings/index'
+import type { Decision, DispatchOutcome, HookOutcomeKind, RetentionStats, StoredIntent } from '../bindings/index'
 import { FAILED, NOT_JSON, TIMED_OUT, TOO_LARGE, WALL } from './provider.js'
 
 /** The channel names (stable). */
@@ -195,6 +195,12 @@ export interface HookRuntimeMetrics {
      */
     wakes: number
   }
+  /**
+   * The journal's retention: what `runtime.journal.prune()` removed since the
+   * runtime opened, and the journal's size as the last `prune()` or
+   * `storage()` read it (`HookJournal.retention()`).
+   */
+  journal: RetentionStats
 }
 
 /** Hook outcomes of a runtime's dispatches, one count per `HookOutcomeKind` (zero included). */

@@ -21,6 +21,7 @@ import type {
   JournalTarget,
   Page,
   PruneReport,
+  RetentionStats,
   SidecarImportReport,
   StorageStats,
   StoredIntent,
@@ -330,9 +331,10 @@ export class HookJournal implements AsyncDisposable {
    * short batches off the JS thread: their request, failed attempts and
    * closed (done or rejected) intents go, their row stays, so a replay of a
    * pruned identity is still a replay with the same receipt and its
-   * `prunedAt`. Unfinished dispatches, open or leased intents and rows of
-   * `loopx-shipped-v0` are kept. On an SQLite journal created with this
-   * version the freed pages are then given back to the file system.
+   * `prunedAt` (a `loopx-shipped-v0` row keeps the intent its receipt
+   * embeds). Unfinished dispatches and open or leased intents are kept. An
+   * SQLite file switched to incremental vacuum (docs/durability.md) then
+   * gives the freed pages back to the file system.
    *
    * @param options - the window, and optionally the batch size, `archive`, `exportTo`.
    * @returns what it removed (`PruneReport`).
@@ -362,6 +364,15 @@ export class HookJournal implements AsyncDisposable {
    */
   async storage(): Promise<StorageStats> {
     return JSON.parse(await this.#journal.storage()) as StorageStats
+  }
+
+  /**
+   * What this journal's prunes removed since it opened, and its size as the
+   * last `prune()` or `storage()` read it (null before). Costs no I/O:
+   * `runtime.metrics().journal` is this.
+   */
+  retention(): RetentionStats {
+    return JSON.parse(this.#journal.retention()) as RetentionStats
   }
 
   /**

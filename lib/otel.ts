@@ -59,6 +59,9 @@ interface OpenHook {
   endedAt?: number
 }
 
+/** How old the journal's size may be before a collection reads it again. */
+const STORAGE_REFRESH_MS = 60_000
+
 /**
  * Subscribes to the loopx-hooks channels and reports through OpenTelemetry.
  * With a runtime, only that runtime's (and its journal's) messages count and
@@ -106,6 +109,15 @@ export function instrument(runtime?: HookRuntime | null, options?: InstrumentOpt
     const writerBusy = meter.createObservableCounter('loopx.hooks.writer.busy_retries', {
       description: 'Journal writer whole-batch retries after SQLITE_BUSY (all)',
     })
+    const journalBytes = meter.createObservableGauge('loopx.hooks.journal.size', {
+      description: 'Bytes the journal occupies, as last read (refreshed at most once a minute)',
+      unit: 'By',
+    })
+    const pruned = meter.createObservableCounter('loopx.hooks.journal.pruned', {
+      description: 'Dispatches pruned to their tombstone by this runtime',
+    })
+    const all = [queueDepth, commits, writerBusy, journalBytes, pruned]
+    let refreshing = false
     const callback = (result: import('@opentelemetry/api').BatchObservableResult): void => {
       let m
       try {
@@ -116,9 +128,19 @@ export function instrument(runtime?: HookRuntime | null, options?: InstrumentOpt
       result.observe(queueDepth, m.writer.queueDepth)
       result.observe(commits, m.commits.count)
       result.observe(writerBusy, m.writer.busyRetries)
+      result.observe(pruned, m.journal.dispatches)
+      if (m.journal.storage) result.observe(journalBytes, m.journal.storage.bytes)
+      // The size is a read (a query on PostgreSQL): made off the collection, for the next one.
+      if (!refreshing && (m.journal.storageAt ?? 0) < Date.now() - STORAGE_REFRESH_MS) {
+        refreshing = true
+        runtime.journal
+          .storage()
+          .catch(() => undefined)
+          .finally(() => (refreshing = false))
+      }
     }
-    meter.addBatchObservableCallback(callback, [queueDepth, commits, writerBusy])
-    observables.push(() => meter.removeBatchObservableCallback(callback, [queueDepth, commits, writerBusy]))
+    meter.addBatchObservableCallback(callback, all)
+    observables.push(() => meter.removeBatchObservableCallback(callback, all))
   }
 
   const dispatchSpans = new WeakMap<DispatchMessage, { span: Span; hooks: OpenHook[] }>()

@@ -326,7 +326,8 @@ export class HookRuntime implements AsyncDisposable {
    * Counts since the runtime opened, for hosts without OpenTelemetry:
    * dispatches by outcome, hook outcomes and failure codes, provider calls
    * and their latency, the journal writer's commits (batch sizes, latency),
-   * its queue depth and busy retries. A snapshot; the same figures the
+   * its queue depth and busy retries, and what prunes removed with the
+   * journal's size as last read. A snapshot; the same figures the
    * `loopx-hooks/otel` bridge exports.
    */
   metrics(): HookRuntimeMetrics {
@@ -354,6 +355,7 @@ export class HookRuntime implements AsyncDisposable {
         latencyMs: filled(COMMIT_BOUNDS_MS, w.commitMicrosBuckets, w.commitMicros / 1000),
       },
       writer: { queueDepth: w.queueDepth, busyRetries: w.busyRetries, wakes: w.wakes },
+      journal: this.journal.retention(),
     }
   }
 

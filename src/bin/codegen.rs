@@ -73,6 +73,7 @@ const TS_TYPES: &[ExportTs] = &[
     journal::DoneOutcome::export_all,
     journal::PruneReport::export_all,
     journal::StorageStats::export_all,
+    journal::RetentionStats::export_all,
     // The turn-start hook's public documents.
     turn_start::TurnStartHookRegistration::export_all,
     turn_start::TurnStartReceipt::export_all,

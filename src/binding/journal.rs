@@ -323,6 +323,13 @@ impl NativeJournal {
         serde_json::to_string(&stats).map_err(|_| task_failed("value could not be serialized"))
     }
 
+    /// What this journal's prunes removed since it opened, and its size as
+    /// last read (JSON text of `RetentionStats`); no I/O.
+    #[napi]
+    pub fn retention(&self) -> napi::Result<String> {
+        serde_json::to_string(&self.journal.retention()).map_err(|_| task_failed("value could not be serialized"))
+    }
+
     /// Claims up to `batch` open intents for `leaseMs` (see `journal::lease`).
     #[napi(ts_args_type = "claimJson: string")]
     pub async fn claim(&self, claim_json: String) -> napi::Result<String> {

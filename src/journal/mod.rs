@@ -62,7 +62,10 @@ use commit::CommitSignal;
 pub use job::Answer;
 pub use lease::{ClaimRequest, MAX_CLAIM_BATCH, MAX_LEASE_MS};
 pub use outbox::{DecideOutcome, DoneOutcome, ExistingDecision};
-pub use prune::{Exporter, PruneOptions, PruneReport, PrunedBatch, StorageStats, DEFAULT_PRUNE_BATCH, MAX_PRUNE_BATCH};
+pub use prune::{
+    Exporter, PruneOptions, PruneReport, PrunedBatch, RetentionStats, StorageStats, DEFAULT_PRUNE_BATCH,
+    MAX_PRUNE_BATCH,
+};
 pub use record::{FoldedAttempts, KeyOf, Keyed, RecordAnswer, RecordCommand};
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 pub use sqlite::schema::SCHEMA_VERSION;
@@ -220,6 +223,8 @@ pub struct Journal {
     waits: tokio::sync::watch::Sender<u64>,
     /// Commands commit on the submitting thread when the writer is idle.
     inline_commit: bool,
+    /// What prunes removed since the journal opened (`prune.rs`).
+    retention: std::sync::Mutex<prune::RetentionStats>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -268,8 +273,15 @@ impl Journal {
             store.attach_ledger(std::sync::Arc::clone(l));
         }
         let waits = tokio::sync::watch::channel(0).0;
-        let journal =
-            Journal { store, commits, ledger, attempts_on_server, waits, inline_commit: options.inline_commit };
+        let journal = Journal {
+            store,
+            commits,
+            ledger,
+            attempts_on_server,
+            waits,
+            inline_commit: options.inline_commit,
+            retention: Default::default(),
+        };
         journal.fold_ended_attempts();
         Ok(journal)
     }

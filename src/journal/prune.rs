@@ -2,8 +2,8 @@
 //! batches, without losing an identity.
 //!
 //! A prunable dispatch is final (`proposed`, `not_applicable`, `exhausted`),
-//! of the default dialect, last written before the cutoff, not pruned yet,
-//! and none of its intents is open or leased. Pruning it deletes its
+//! last written before the cutoff, not pruned yet, and none of its intents
+//! is open or leased. Pruning it deletes its
 //! request (a final row has none left; deleted again for safety), its failed
 //! attempts and its intents (copied first into `intents_archive` when the
 //! caller asks to archive), and keeps its row as the identity's tombstone:
@@ -12,9 +12,11 @@
 //! is still a replay: the receipt is rebuilt from the row as before, a
 //! `verify` replay compares the stored digest, and the outcome carries the
 //! row's `pruned_at`. Unfinished dispatches (owed hooks, checkpoints
-//! `recover()` re-runs), open intents and leases are never touched, and rows
-//! of `loopx-shipped-v0`, whose receipt embeds its intent's document, are
-//! kept whole.
+//! `recover()` re-runs), open intents and leases are never touched. A row of
+//! `loopx-shipped-v0`, whose receipt embeds its intent's document, keeps
+//! that intent in its tombstone (`pruned_extra`), so its replay returns the
+//! same receipt; its intent rows, failures and request go as the default
+//! dialect's do.
 //!
 //! Each batch covers at most [`PruneOptions::batch_size`] dispatches found
 //! in a bounded range of `seq` and is one short write: on SQLite a command
@@ -98,6 +100,37 @@ pub struct StorageStats {
     pub pruned: u64,
 }
 
+/// What this journal's prunes removed since it opened, and its size as its
+/// last prune or [`Journal::storage`] found it (`HookJournal.retention`,
+/// `runtime.metrics().journal`). Kept in memory: reading it costs no I/O.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, TS)]
+#[ts(export)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionStats {
+    /// Prunes run (a failed one included: its committed batches count).
+    pub prunes: u32,
+    /// Dispatches pruned to their tombstone, summed over batches that committed.
+    #[ts(type = "number")]
+    pub dispatches: u64,
+    /// Intents deleted (archived ones included).
+    #[ts(type = "number")]
+    pub intents: u64,
+    /// Of those, intents copied into the archive first.
+    #[ts(type = "number")]
+    pub archived: u64,
+    /// Failed-attempt rows deleted.
+    #[ts(type = "number")]
+    pub failures: u64,
+    /// When the last prune ended (epoch ms); null before the first.
+    #[ts(type = "number | null")]
+    pub last_prune_at: Option<i64>,
+    /// The size last read; null until a prune or a storage read.
+    pub storage: Option<StorageStats>,
+    /// When `storage` was read (epoch ms).
+    #[ts(type = "number | null")]
+    pub storage_at: Option<i64>,
+}
+
 /// The rows one batch is about to remove, handed to an exporter before the
 /// batch commits (readers' values; receipts and documents not yet filled).
 #[derive(Debug, Default)]
@@ -143,12 +176,14 @@ pub(crate) fn scan_window(limit: u32) -> i64 {
 }
 
 impl Journal {
-    /// Prunes every prunable dispatch last written more than
-    /// `older_than_ms` ago, batch by batch, then gives space back. Blocks
-    /// the calling thread for the whole run (each batch holds the writer
-    /// for one short transaction): call it off any event loop. `export`
-    /// sees each batch's rows before it commits.
-    pub fn prune(&self, o: &PruneOptions, mut export: Option<Exporter<'_>>) -> Result<PruneReport> {
+    /// The batches of [`Journal::prune`]; `committed` holds what the
+    /// batches committed so far, for [`RetentionStats`].
+    fn prune_batches(
+        &self,
+        o: &PruneOptions,
+        mut export: Option<Exporter<'_>>,
+        committed: &mut PruneReport,
+    ) -> Result<PruneReport> {
         if !(1..=MAX_PRUNE_BATCH).contains(&o.batch_size) {
             return Err(JournalError::InvalidArgument { what: "batchSize" });
         }
@@ -183,14 +218,55 @@ impl Journal {
             report.intents += counts.intents;
             report.archived += counts.archived;
             report.failures += counts.failures;
+            *committed = report;
             after = counts.scanned_to.max(after + 1);
         }
         report.reclaimed_bytes = self.store.reclaim()?;
         Ok(report)
     }
 
+    /// Prunes every prunable dispatch last written more than
+    /// `older_than_ms` ago, batch by batch, then gives space back. Blocks
+    /// the calling thread for the whole run (each batch holds the writer
+    /// for one short transaction): call it off any event loop. `export`
+    /// sees each batch's rows before it commits. [`Journal::retention`]
+    /// counts what committed, even when a later batch fails, and the size
+    /// read afterwards.
+    pub fn prune(&self, o: &PruneOptions, export: Option<Exporter<'_>>) -> Result<PruneReport> {
+        let mut committed = PruneReport::default();
+        let result = self.prune_batches(o, export, &mut committed);
+        if !matches!(result, Err(JournalError::InvalidArgument { .. } | JournalError::ReadOnly | JournalError::Closed))
+        {
+            let mut r = self.retention_lock();
+            r.prunes += 1;
+            r.dispatches += committed.dispatches;
+            r.intents += committed.intents;
+            r.archived += committed.archived;
+            r.failures += committed.failures;
+            r.last_prune_at = Some(super::commit::now_ms());
+        }
+        if result.is_ok() {
+            // Only the figures: a prune that removed rows did its work even if this read fails.
+            let _ = self.storage();
+        }
+        result
+    }
+
     /// The journal's size and how many tombstones it holds.
     pub fn storage(&self) -> Result<StorageStats> {
-        self.store.storage()
+        let stats = self.store.storage()?;
+        let mut r = self.retention_lock();
+        r.storage = Some(stats);
+        r.storage_at = Some(super::commit::now_ms());
+        Ok(stats)
+    }
+
+    /// What this journal's prunes removed since it opened, and its last size.
+    pub fn retention(&self) -> RetentionStats {
+        *self.retention_lock()
+    }
+
+    fn retention_lock(&self) -> std::sync::MutexGuard<'_, RetentionStats> {
+        self.retention.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -13,7 +13,8 @@ use crate::contract::Dialect;
 /// but one is the ids of a proposed dispatch's intents in `seq` order,
 /// comma-separated (intent ids are `pwi_` + hex, never containing a comma);
 /// the last, only for rows of a dialect other than the default, is what
-/// its receipt embeds beyond the columns (see `DispatchRow::receipt_extra`);
+/// its receipt embeds beyond the columns (see `DispatchRow::receipt_extra`;
+/// a pruned row's is its tombstone's);
 /// then whether the process holding its attempt ended, and when the row was
 /// pruned. A pruned row's intent ids are its tombstone's (`prune.rs`).
 macro_rules! dispatch_cols {
@@ -25,7 +26,7 @@ macro_rules! dispatch_cols {
             "CASE WHEN state = 'proposed' THEN COALESCE(pruned_intents, (SELECT ",
             $agg,
             "(i.intent_id, ',' ORDER BY i.seq) FROM intents i WHERE i.dispatch_id = dispatches.dispatch_id)) END, ",
-            "CASE WHEN dialect IS NULL THEN NULL ",
+            "CASE WHEN dialect IS NULL THEN NULL WHEN pruned_extra IS NOT NULL THEN pruned_extra ",
             "WHEN state = 'proposed' THEN (SELECT i.intent_kind || ' ' || i.doc FROM intents i ",
             "WHERE i.dispatch_id = dispatches.dispatch_id ORDER BY i.seq LIMIT 1) ",
             "WHEN state = 'failed' THEN (SELECT f.code FROM failures f ",

@@ -17,14 +17,16 @@ use super::read::{dispatch_row, intent_row};
 
 const CANDIDATES: &str = "SELECT d.seq, d.dispatch_id FROM dispatches d \
      WHERE d.seq > $1 AND d.seq <= $2 AND d.state IN ('proposed','not_applicable','exhausted') \
-     AND d.pruned_at IS NULL AND d.dialect IS NULL AND d.updated_at < $3 \
+     AND d.pruned_at IS NULL AND d.updated_at < $3 \
      AND NOT EXISTS (SELECT 1 FROM intents i WHERE i.dispatch_id = d.dispatch_id \
      AND ((i.done_at IS NULL AND i.decision IS DISTINCT FROM 'rejected') OR i.lease_owner IS NOT NULL)) \
      ORDER BY d.seq LIMIT $4 FOR UPDATE SKIP LOCKED";
 
 const TOMBSTONES: &str = "UPDATE dispatches d SET pruned_at = $2, pruned_intents = CASE WHEN d.state = 'proposed' \
      THEN (SELECT string_agg(i.intent_id, ',' ORDER BY i.seq) FROM intents i \
-     WHERE i.dispatch_id = d.dispatch_id) END WHERE d.seq = ANY($1)";
+     WHERE i.dispatch_id = d.dispatch_id) END, pruned_extra = CASE WHEN d.dialect IS NOT NULL \
+     AND d.state = 'proposed' THEN (SELECT i.intent_kind || ' ' || i.doc FROM intents i \
+     WHERE i.dispatch_id = d.dispatch_id ORDER BY i.seq LIMIT 1) END WHERE d.seq = ANY($1)";
 
 const ARCHIVE: &str = "INSERT INTO intents_archive (seq, intent_id, dispatch_id, capability_id, intent_kind, \
      decision, executor_id, reason_code, decided_at, done_at, doc, archived_at) \

@@ -36,6 +36,7 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     Migration { to: 3, sql: V3 },
     Migration { to: 4, sql: V4 },
     Migration { to: 5, sql: V5 },
+    Migration { to: 6, sql: V6 },
 ];
 
 /// The version this build writes and reads.
@@ -195,6 +196,9 @@ CREATE TABLE intents_archive (
   archived_at bigint NOT NULL
 );
 ";
+
+/// Version 6: `dispatches.pruned_extra`, as SQLite's version 7.
+const V6: &str = "ALTER TABLE dispatches ADD COLUMN pruned_extra text;";
 
 /// The SQL condition of open intents (matches the partial index `intents_open`).
 pub(super) const INTENT_OPEN: &str = "done_at IS NULL AND decision IS DISTINCT FROM 'rejected'";

@@ -16,12 +16,12 @@ use super::read::{dispatch_row, failure_row, intent_row, DISPATCH_COLS};
 /// Pages one incremental-vacuum step gives back: a few hundred KiB, a few ms.
 pub(crate) const VACUUM_STEP_PAGES: u32 = 64;
 
-/// What makes a dispatch prunable: final, of the default dialect, not
-/// pruned, old enough, with no open or leased intent.
+/// What makes a dispatch prunable: final, not pruned, old enough, with no
+/// open or leased intent.
 macro_rules! prunable {
     ($cutoff:literal) => {
         concat!(
-            "d.state IN ('proposed','not_applicable','exhausted') AND d.pruned_at IS NULL AND d.dialect IS NULL ",
+            "d.state IN ('proposed','not_applicable','exhausted') AND d.pruned_at IS NULL ",
             "AND d.updated_at < ",
             $cutoff,
             " AND NOT EXISTS (SELECT 1 FROM intents i WHERE i.dispatch_id = d.dispatch_id ",
@@ -39,7 +39,9 @@ const CANDIDATES: &str = concat!(
 const TOMBSTONE: &str = concat!(
     "UPDATE dispatches AS d SET pruned_at = ?2, pruned_intents = CASE WHEN d.state = 'proposed' ",
     "THEN (SELECT group_concat(i.intent_id, ',' ORDER BY i.seq) FROM intents i ",
-    "WHERE i.dispatch_id = d.dispatch_id) END WHERE d.seq = ?1 AND ",
+    "WHERE i.dispatch_id = d.dispatch_id) END, pruned_extra = CASE WHEN d.dialect IS NOT NULL ",
+    "AND d.state = 'proposed' THEN (SELECT i.intent_kind || ' ' || i.doc FROM intents i ",
+    "WHERE i.dispatch_id = d.dispatch_id ORDER BY i.seq LIMIT 1) END WHERE d.seq = ?1 AND ",
     prunable!("?3")
 );
 

@@ -53,6 +53,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     Migration { to: 4, sql: V4 },
     Migration { to: 5, sql: V5 },
     Migration { to: 6, sql: V6 },
+    Migration { to: 7, sql: V7 },
 ];
 
 /// The schema version this build writes and reads.
@@ -173,6 +174,14 @@ CREATE TABLE intents_archive (
   doc TEXT NOT NULL,
   archived_at INTEGER NOT NULL
 );
+";
+
+/// Version 7: a pruned dispatch of a dialect whose receipt embeds its
+/// intent (`loopx-shipped-v0`) keeps that intent, as its receipt reads it
+/// (`<intent_kind> <stored doc>`), in `pruned_extra`: its intent rows can
+/// go while a replay still returns the same receipt.
+const V7: &str = "
+ALTER TABLE dispatches ADD COLUMN pruned_extra TEXT;
 ";
 
 /// The SQL condition that selects open intents; queries must spell it exactly

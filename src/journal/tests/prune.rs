@@ -8,7 +8,8 @@ both!(
     prune_keeps_a_tombstone_and_never_touches_open_work,
     prune_respects_its_window_and_its_arguments,
     prune_archives_and_exports_before_removing,
-    an_exporter_that_fails_rolls_its_batch_back
+    an_exporter_that_fails_rolls_its_batch_back,
+    a_shipped_dialect_tombstone_keeps_the_intent_its_receipt_embeds
 );
 
 const EXECUTOR: &str = "executor.report";
@@ -76,6 +77,11 @@ fn prune_keeps_a_tombstone_and_never_touches_open_work(b: &Backend) {
     let again = j.record_final(proposed("a", 1, "ra", &["a1", "a2"])).wait().unwrap();
     assert!(matches!(again, RecordOutcome::AlreadyFinal { .. }), "{again:?}");
     assert!(j.integrity_check().unwrap());
+    // The journal's own figures, read without I/O: what it pruned and its size afterwards.
+    let r = j.retention();
+    assert_eq!((r.prunes, r.dispatches, r.intents, r.failures, r.archived), (1, 2, 2, 1, 0), "{r:?}");
+    assert_eq!(r.storage.map(|s| s.pruned), Some(2));
+    assert!(r.storage.unwrap().bytes > 0 && r.storage_at >= r.last_prune_at && r.last_prune_at.is_some());
     assert_eq!(j.storage().unwrap().pruned, 2);
 
     // Once b's intent closes, b goes too; nothing is pruned twice.
@@ -135,7 +141,82 @@ fn an_exporter_that_fails_rolls_its_batch_back(b: &Backend) {
     assert_eq!(failed, Err(JournalError::Io { kind: std::io::ErrorKind::StorageFull }));
     assert_eq!(j.get_dispatch(&dispatch_id("a")).unwrap().unwrap().pruned_at, None);
     assert_eq!(intents_of(&j, "a").len(), 2, "nothing was removed");
+    let r = j.retention();
+    assert_eq!((r.prunes, r.dispatches, r.storage), (1, 0, None), "a failed prune counts, its rows do not");
     assert_eq!(j.prune(&all(0), None).unwrap().dispatches, 2, "a later prune still can");
+}
+
+/// A `loopx-shipped-v0` dispatch, proposed with one intent the executor closed.
+fn shipped(j: &Journal, seed: &str) -> String {
+    use crate::dialect::shipped::{engine, Intent};
+    let c = Checkpoint {
+        dialect: crate::contract::Dialect::LoopxShippedV0,
+        recorded_at: Some("2026-09-02T12:00:00Z".into()),
+        ..checkpoint(seed)
+    };
+    let intent: Intent = serde_json::from_value(serde_json::json!({
+        "schema_version": "loopx_capability_intent_v0",
+        "intent_kind": "periodic_report.deliver",
+        "idempotency_key": format!("periodic-report:{seed}"),
+        "source_receipt_id": format!("pwr_{seed}"),
+        "payload": { "stage": seed, "nested": { "n": [1, 2] } },
+        "requested_write_scope": [],
+    }))
+    .unwrap();
+    let row = engine::stored_intent(&c.dispatch_id, &c.capability_id, &intent);
+    let intent_id = row.intent_id.clone();
+    j.checkpoint(c.clone()).wait().unwrap();
+    j.record_failure(failure(seed, 1)).wait().unwrap();
+    let record = FinalRecord {
+        dispatch_id: c.dispatch_id.clone(),
+        attempt: 2,
+        status: FinalStatus::Proposed,
+        result_digest: Some(hex("shipped")),
+        intents: vec![row],
+        failure: None,
+    };
+    j.record_final(record).wait().unwrap();
+    j.decide(&intent_id, EXECUTOR, Decision::Admit, "policy_ok").wait().unwrap();
+    j.mark_done(&intent_id, EXECUTOR).wait().unwrap();
+    c.dispatch_id
+}
+
+fn a_shipped_dialect_tombstone_keeps_the_intent_its_receipt_embeds(b: &Backend) {
+    use crate::dialect::shipped::engine;
+    let j = b.open();
+    let id = shipped(&j, "s");
+    let before = j.get_dispatch(&id).unwrap().unwrap();
+    let receipt = engine::receipt_from_row(&before).expect("a proposed shipped row has a receipt");
+    assert!(receipt.intent.is_some());
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let report = j.prune(&all(0), None).unwrap();
+    assert_eq!((report.dispatches, report.intents, report.failures), (1, 1, 1), "{report:?}");
+
+    let after = j.get_dispatch(&id).unwrap().unwrap();
+    assert!(after.pruned_at.is_some());
+    assert!(j.list_failures(&id).unwrap().is_empty());
+    let f = IntentFilter { dispatch_id: Some(id.clone()), ..Default::default() };
+    assert!(j.list_intents(&f).unwrap().items.is_empty(), "the intent row is gone");
+    assert_eq!(engine::receipt_from_row(&after), Some(receipt), "the receipt, intent and all, is unchanged");
+    assert_eq!(engine::intent_key(&after).as_deref(), Some("periodic-report:s"));
+    assert!(j.integrity_check().unwrap());
+
+    // A replay's record finds the tombstone's receipt; a second prune finds nothing.
+    let again = FinalRecord {
+        dispatch_id: id.clone(),
+        attempt: 2,
+        status: FinalStatus::Proposed,
+        result_digest: Some(hex("shipped")),
+        intents: Vec::new(),
+        failure: None,
+    };
+    match j.record_final(again).wait().unwrap() {
+        RecordOutcome::AlreadyFinal { row } => {
+            assert_eq!(engine::receipt_from_row(&row), engine::receipt_from_row(&after))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(j.prune(&all(0), None).unwrap().dispatches, 0);
 }
 
 /// A file switched to incremental vacuum offline, as durability.md says,
