@@ -9,66 +9,13 @@ import { join } from 'node:path'
 
 import { afterEach, describe, expect, it } from 'vitest'
 
-import {
-  HookRuntime,
-  LoopxHooksError,
-  type DispatchOutcome,
-  type ShippedHookInput,
-  type ShippedHookResult,
-  type ShippedSource,
-} from '../lib/index.js'
+import { HookRuntime, LoopxHooksError, type DispatchOutcome, type ShippedHookInput } from '../lib/index.js'
 import { BACKENDS, type Backend } from './support/backends'
+import { STAGE, periodicRegistration, periodicResult, periodicSource } from './support/periodic_report'
 import { Fixtures, counted, registration, request, signalResult, sleep } from './support/runtime'
 
 const BIN = join(__dirname, '..', 'bin', 'loopx-hooks.js')
 const EXECUTOR = 'executor.audit'
-const STAGE = 'periodic_report.stage_completion'
-
-/** A LoopX source of the shipped dialect for stage `stage`. */
-function shippedSource(stage: string): ShippedSource {
-  return {
-    schema_version: 'loopx_post_writeback_hook_source_v0',
-    event_kind: 'todo_complete',
-    status: 'committed',
-    durable: true,
-    identity: {
-      goal_id: 'goal-1',
-      agent_id: 'agent-1',
-      todo_id: `todo-${stage}`,
-      turn_instance_id: 'turn-1',
-      effect_id: 'effect-1',
-    },
-    state_version: 'state-v1',
-    receipt_id: null,
-    committed_at: '2026-09-02T12:00:00Z',
-    projection: { stage_completion: stage },
-  }
-}
-
-/** A periodic-report-like producer: one intent keyed by the stage, carrying `marker`. */
-function shippedProducer(marker: () => string) {
-  const calls: ShippedHookInput[] = []
-  const fn = (input: ShippedHookInput): ShippedHookResult => {
-    calls.push(input)
-    return {
-      schema_version: 'loopx_post_writeback_capability_hook_result_v0',
-      hook_id: STAGE,
-      capability_id: 'periodic-report',
-      phase: 'post_writeback',
-      status: 'intent',
-      intent: {
-        schema_version: 'loopx_capability_intent_v0',
-        intent_kind: 'periodic_report.deliver',
-        idempotency_key: `periodic-report:${String(input.projection.stage_completion)}`,
-        source_receipt_id: input.receipt.event_id,
-        payload: { stage: input.projection.stage_completion ?? null, marker: marker() },
-        requested_write_scope: [],
-      },
-    }
-  }
-  return { fn, calls }
-}
-
 describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prune on %s', (_, backend) => {
   const fx = new Fixtures(backend)
   afterEach(() => fx.cleanup())
@@ -191,27 +138,18 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prun
         dialect: 'loopx-shipped-v0',
         profile: { enabled: true, replay },
       })
-    const registration = {
-      schema_version: 'loopx_post_writeback_capability_hook_registration_v0',
-      hook_id: STAGE,
-      capability_id: 'periodic-report',
-      policy_version: 'v0',
-      phase: 'post_writeback',
-      event_kinds: ['todo_complete'],
-      intent_kinds: ['periodic_report.deliver'],
-      budget: { max_invocations_per_dispatch: 1, max_input_bytes: 16384, max_result_bytes: 8192 },
-      failure_policy: 'isolate',
-      requested_read_scope: ['stage_completion'],
-      requested_write_scope: [],
-    } as const
+    const registration = periodicRegistration()
     let marker = 'first'
-    const producer = shippedProducer(() => marker)
+    const producer = {
+      calls: [] as ShippedHookInput[],
+      fn: (input: ShippedHookInput) => (producer.calls.push(input), periodicResult(input, { marker })),
+    }
     const runtime = await open('return')
     const stages = ['s1', 's2', 's3', 'open']
     const first = new Map<string, Awaited<ReturnType<typeof runtime.dispatch>>>()
     try {
       runtime.register({ registration, provider: producer.fn })
-      for (const stage of stages) first.set(stage, await runtime.dispatch(shippedSource(stage)))
+      for (const stage of stages) first.set(stage, await runtime.dispatch(periodicSource(stage)))
       for (const i of (await runtime.journal.listIntents()).items) {
         if (JSON.stringify(i.intent).includes('"stage":"open"')) continue
         await runtime.journal.decide({
@@ -229,7 +167,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prun
       expect((await runtime.journal.integrity()).ok).toBe(true)
       const calls = producer.calls.length
       for (const stage of stages) {
-        const again = await runtime.dispatch(shippedSource(stage))
+        const again = await runtime.dispatch(periodicSource(stage))
         expect(again.replayed_hooks, stage).toStrictEqual([STAGE])
         expect(again.intents, stage).toStrictEqual(first.get(stage)!.intents)
       }
@@ -248,10 +186,10 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prun
     const verifying = await open('verify')
     try {
       verifying.register({ registration, provider: producer.fn })
-      const same = await verifying.dispatch(shippedSource('s1'))
+      const same = await verifying.dispatch(periodicSource('s1'))
       expect([same.replayed_hooks, same.failures]).toStrictEqual([[STAGE], []])
       marker = 'second'
-      const changed = await verifying.dispatch(shippedSource('s2'))
+      const changed = await verifying.dispatch(periodicSource('s2'))
       expect(changed.failures).toStrictEqual([
         { hook_id: STAGE, capability_id: 'periodic-report', error_code: 'receipt_conflict' },
       ])

@@ -21,6 +21,7 @@ import {
   type ShippedRegistration,
   type ShippedSource,
 } from '../lib/index.js'
+import { STAGE, periodicResult } from './support/periodic_report'
 import { Fixtures, counted, registration, request, signalResult } from './support/runtime'
 
 const fx = new Fixtures()
@@ -143,8 +144,6 @@ describe.each(['return', 'verify'] as const)("contract-v0, replay '%s'", (mode) 
 
 // ---------------------------------------------------------------- loopx-shipped-v0
 
-const STAGE = 'periodic_report.stage_completion'
-
 function shippedRegistration(): ShippedRegistration {
   return {
     schema_version: 'loopx_post_writeback_capability_hook_registration_v0',
@@ -199,21 +198,7 @@ describe.each(['return', 'verify'] as const)("loopx-shipped-v0, replay '%s'", (m
         let calls = 0
         const producer = (input: ShippedHookInput): ShippedHookResult => {
           calls++
-          return {
-            schema_version: 'loopx_post_writeback_capability_hook_result_v0',
-            hook_id: STAGE,
-            capability_id: 'periodic-report',
-            phase: 'post_writeback',
-            status: 'intent',
-            intent: {
-              schema_version: 'loopx_capability_intent_v0',
-              intent_kind: 'periodic_report.deliver',
-              idempotency_key: `periodic-report:${String(input.projection.stage_completion)}`,
-              source_receipt_id: input.receipt.event_id,
-              payload: { stage: input.projection.stage_completion ?? null, marker },
-              requested_write_scope: [],
-            },
-          }
+          return periodicResult(input, { marker })
         }
         runtime.register({ registration: shippedRegistration(), provider: producer })
         const [first, waited] = await Promise.all([runtime.dispatch(source), runtime.dispatch(source)])

@@ -20,31 +20,16 @@ import {
   SIDECAR_MIRROR_CHANNEL,
   type ShippedHookInput,
   type ShippedHookResult,
-  type ShippedRegistration,
   type ShippedSidecarReceipt,
   type ShippedSource,
   type SidecarMirrorMessage,
 } from '../lib/index.js'
 import { POSTGRES, openJournal } from './support/backends'
+import { STAGE, periodicRegistration, periodicResult } from './support/periodic_report'
 
-const STAGE = 'periodic_report.stage_completion'
 const BIN = join(__dirname, '..', 'bin', 'loopx-hooks.js')
 
-function registration(): ShippedRegistration {
-  return {
-    schema_version: 'loopx_post_writeback_capability_hook_registration_v0',
-    hook_id: STAGE,
-    capability_id: 'periodic-report',
-    policy_version: 'v0',
-    phase: 'post_writeback',
-    event_kinds: ['refresh_state', 'todo_complete'],
-    intent_kinds: ['periodic_report.deliver'],
-    budget: { max_invocations_per_dispatch: 1, max_input_bytes: 16384, max_result_bytes: 8192 },
-    failure_policy: 'isolate',
-    requested_read_scope: ['stage_completion'],
-    requested_write_scope: [],
-  }
-}
+const registration = () => periodicRegistration()
 
 function source(version: string): ShippedSource {
   return {
@@ -66,21 +51,7 @@ function producer(fails = false) {
   const fn = (input: ShippedHookInput): ShippedHookResult => {
     calls++
     if (fails) throw new Error('planted-producer-failure')
-    return {
-      schema_version: 'loopx_post_writeback_capability_hook_result_v0',
-      hook_id: STAGE,
-      capability_id: 'periodic-report',
-      phase: 'post_writeback',
-      status: 'intent',
-      intent: {
-        schema_version: 'loopx_capability_intent_v0',
-        intent_kind: 'periodic_report.deliver',
-        idempotency_key: `periodic-report:${String(input.projection.stage_completion)}`,
-        source_receipt_id: input.receipt.event_id,
-        payload: { stage: input.projection.stage_completion ?? null },
-        requested_write_scope: [],
-      },
-    }
+    return periodicResult(input)
   }
   return { fn, calls: () => calls }
 }

@@ -21,6 +21,7 @@ import pg from 'pg'
 import type { DispatchRequest } from '../bindings/index.js'
 import { PlainRuntime } from './baseline.js'
 import { intentKind, provider, registration, request } from './fixtures.js'
+import { lateness, pct } from './lateness.js'
 import { PlainPgRuntime } from './plain_pg.js'
 import { pkg } from './pkg.js'
 import type { SideName } from './sides.js'
@@ -110,35 +111,6 @@ async function plainOwed(where: string): Promise<DispatchRequest[]> {
   const rows = db.prepare(q.replace('%', '')).pluck().all() as string[]
   db.close()
   return rows.map((r) => JSON.parse(r))
-}
-
-/**
- * The lateness (ms) of a 1 ms timer re-armed at each firing, one sample per
- * firing plus the lateness still open when stopped. Unlike
- * `monitorEventLoopDelay`, which only records when its timer gets to run, a
- * loop held until the very end shows here as one long delay.
- */
-function lateness(): () => number[] {
-  const samples: number[] = []
-  let due = performance.now() + 1
-  let timer: NodeJS.Timeout
-  const tick = () => {
-    const now = performance.now()
-    samples.push(Math.max(0, now - due))
-    due = now + 1
-    timer = setTimeout(tick, 1)
-  }
-  timer = setTimeout(tick, 1)
-  return () => {
-    clearTimeout(timer)
-    samples.push(Math.max(0, performance.now() - due))
-    return samples
-  }
-}
-
-const pct = (xs: number[], q: number) => {
-  const s = Float64Array.from(xs).sort()
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN
 }
 
 async function catchup(side: SideName, how: 'recover' | 'many', n: number, where: string) {

@@ -6,9 +6,10 @@
  * On SQLite the filled file is first switched to incremental vacuum offline,
  * as docs/durability.md says (`PRAGMA auto_vacuum = INCREMENTAL; VACUUM`).
  * Measured: journal bytes per dispatch before and after the prune (after
- * its incremental vacuum, SQLite), the prune's wall time, how long its
- * longest batch held the write lock (`PruneReport.longestBatchMs`, the
- * writer's worst wait, so its p99 is no more), the p99 and max latency of
+ * its incremental vacuum, SQLite), the prune's wall time, how long a batch
+ * held the writer at p99 and at most (`PruneReport.p99BatchMs`,
+ * `longestBatchMs`: each batch from reading its candidates to its commit,
+ * so no less than its hold of the writer), the p99 and max latency of
  * the dispatches made meanwhile (they go through the writer), and the
  * event-loop delay meanwhile (the lateness of a 1 ms timer). Target: both
  * holds under 50 ms at p99. SQLite (synchronous=FULL) and, when
@@ -21,6 +22,7 @@ import { performance } from 'node:perf_hooks'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 
+import { lateness, pct } from './lateness.js'
 import { intentKind, provider, registration, request } from './fixtures.js'
 import { pkg } from './pkg.js'
 
@@ -40,6 +42,7 @@ interface PruneReport {
   intents: number
   batches: number
   longestBatchMs: number
+  p99BatchMs: number
   reclaimedBytes: number
 }
 
@@ -64,30 +67,6 @@ export interface PruneRun {
 export type PruneResults = { sqlite: PruneRun; pg: PruneRun | { error: string } }
 
 type Log = (msg: string) => void
-
-const pct = (xs: number[], q: number) => {
-  const s = Float64Array.from(xs).sort()
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN
-}
-
-/** The lateness (ms) of a 1 ms timer re-armed at each firing, plus the one still open when stopped. */
-function lateness(): () => number[] {
-  const samples: number[] = []
-  let due = performance.now() + 1
-  let timer: NodeJS.Timeout
-  const tick = () => {
-    const now = performance.now()
-    samples.push(Math.max(0, now - due))
-    due = now + 1
-    timer = setTimeout(tick, 1)
-  }
-  timer = setTimeout(tick, 1)
-  return () => {
-    clearTimeout(timer)
-    samples.push(Math.max(0, performance.now() - due))
-    return samples
-  }
-}
 
 async function open(journalArg: string | { postgres: { connectionString: string; schema: string } }) {
   const runtime = await pkg.HookRuntime.open({ journal: journalArg, synchronous: 'full', profile: { enabled: true } })
@@ -161,7 +140,7 @@ async function run(journalArg: string | { postgres: { connectionString: string; 
     usedBytesPerDispatchAfter: (after.bytes - after.freeBytes) / N,
     pruneMs,
     report,
-    writerWaitP99Ms: report.longestBatchMs,
+    writerWaitP99Ms: report.p99BatchMs,
     dispatchP99Ms: pct(latencies, 0.99),
     dispatchMaxMs: Math.max(...latencies),
     dispatchesMeanwhile: latencies.length,
@@ -207,8 +186,12 @@ export function pruneTable(res: PruneResults): string {
     if (r.switchMs !== null) add('of which in use (free pages not counted)', r.usedBytesPerDispatchAfter.toFixed(0))
     else add('space of the deleted rows', 'reused once autovacuum has run; the relations do not shrink')
     add(`prune of ${n}: wall time (ms), batches`, `${r.pruneMs.toFixed(0)}, ${r.report.batches}`)
-    const held = r.report.longestBatchMs
-    add('writer held by one batch, max (>= p99) (ms)', held.toFixed(2), `< 50 ms: ${held < 50 ? 'met' : 'NOT met'}`)
+    const held = r.writerWaitP99Ms
+    add(
+      'writer held by one batch, p99 / max (ms)',
+      `${held.toFixed(2)} / ${r.report.longestBatchMs.toFixed(2)}`,
+      `p99 < 50 ms: ${held < 50 ? 'met' : 'NOT met'}`,
+    )
     add(
       'dispatch latency meanwhile p99 / max (ms)',
       `${r.dispatchP99Ms.toFixed(2)} / ${r.dispatchMaxMs.toFixed(2)} (${r.dispatchesMeanwhile} dispatches)`,
@@ -217,7 +200,7 @@ export function pruneTable(res: PruneResults): string {
     add(
       'event-loop delay meanwhile p99 / max (ms)',
       `${loop.toFixed(2)} / ${r.loopDelayMaxMs.toFixed(2)}`,
-      `< 50 ms: ${loop < 50 ? 'met' : 'NOT met'}`,
+      `p99 < 50 ms: ${loop < 50 ? 'met' : 'NOT met'}`,
     )
   }
   rows('SQLite', res.sqlite)

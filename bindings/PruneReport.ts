@@ -30,6 +30,11 @@ batches: number,
  */
 longestBatchMs: number, 
 /**
+ * The 99th percentile of the batches' times, in ms, measured as
+ * `longest_batch_ms` (nearest rank; 0 without a batch).
+ */
+p99BatchMs: number, 
+/**
  * Bytes the file gave back (SQLite's incremental vacuum); 0 on
  * PostgreSQL, whose autovacuum reclaims them later.
  */

@@ -60,7 +60,9 @@ export async function pruneCommand(
   } else {
     const lines = [
       `pruned ${report.dispatches} dispatches (${report.intents} intents, ${report.archived} archived, ${report.failures} failed attempts) in ${report.batches} batches`,
-      s.dim(`longest batch ${report.longestBatchMs.toFixed(1)} ms; ${report.reclaimedBytes} bytes given back`),
+      s.dim(
+        `batches took ${report.p99BatchMs.toFixed(1)} ms at p99, ${report.longestBatchMs.toFixed(1)} ms at most; ${report.reclaimedBytes} bytes given back`,
+      ),
     ]
     io.stdout.write(`${lines.join('\n')}\n`)
   }

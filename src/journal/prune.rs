@@ -78,6 +78,9 @@ pub struct PruneReport {
     /// The longest of them, in ms (reading its candidates included): at
     /// most how long the writer waited for one.
     pub longest_batch_ms: f64,
+    /// The 99th percentile of the batches' times, in ms, measured as
+    /// `longest_batch_ms` (nearest rank; 0 without a batch).
+    pub p99_batch_ms: f64,
     /// Bytes the file gave back (SQLite's incremental vacuum); 0 on
     /// PostgreSQL, whose autovacuum reclaims them later.
     #[ts(type = "number")]
@@ -175,6 +178,13 @@ pub(crate) fn scan_window(limit: u32) -> i64 {
     i64::from(limit) * 4
 }
 
+/// The 99th percentile of `times` by nearest rank (sorts them).
+fn p99(times: &mut [f64]) -> f64 {
+    times.sort_by(f64::total_cmp);
+    let rank = (times.len() * 99).div_ceil(100);
+    times.get(rank.saturating_sub(1)).copied().unwrap_or(0.0)
+}
+
 impl Journal {
     /// The batches of [`Journal::prune`]; `committed` holds what the
     /// batches committed so far, for [`RetentionStats`].
@@ -193,6 +203,7 @@ impl Journal {
         let cutoff = now.saturating_sub(older);
         let last = self.store.last_seq()?;
         let mut report = PruneReport::default();
+        let mut times: Vec<f64> = Vec::new();
         let mut after = 0;
         while after < last {
             let args = BatchArgs {
@@ -210,7 +221,9 @@ impl Journal {
             let counts = self.store.prune_batch(&args, forward)?;
             if counts.dispatches > 0 {
                 report.batches += 1;
-                report.longest_batch_ms = report.longest_batch_ms.max(started.elapsed().as_secs_f64() * 1e3);
+                let ms = started.elapsed().as_secs_f64() * 1e3;
+                report.longest_batch_ms = report.longest_batch_ms.max(ms);
+                times.push(ms);
                 // Lets the writer (and other processes) take the lock between batches.
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
@@ -221,6 +234,7 @@ impl Journal {
             *committed = report;
             after = counts.scanned_to.max(after + 1);
         }
+        report.p99_batch_ms = p99(&mut times);
         report.reclaimed_bytes = self.store.reclaim()?;
         Ok(report)
     }
@@ -268,5 +282,18 @@ impl Journal {
 
     fn retention_lock(&self) -> std::sync::MutexGuard<'_, RetentionStats> {
         self.retention.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn p99_is_the_nearest_rank() {
+        let mut hundred: Vec<f64> = (1..=100).rev().map(f64::from).collect();
+        assert_eq!(super::p99(&mut hundred), 99.0);
+        let mut thousand: Vec<f64> = (1..=1000).map(f64::from).collect();
+        assert_eq!(super::p99(&mut thousand), 990.0);
+        assert_eq!(super::p99(&mut [7.0]), 7.0);
+        assert_eq!(super::p99(&mut []), 0.0);
     }
 }

@@ -56,6 +56,7 @@ fn prune_keeps_a_tombstone_and_never_touches_open_work(b: &Backend) {
     let report = j.prune(&all(0), None).unwrap();
     assert_eq!((report.dispatches, report.intents, report.failures, report.archived), (2, 2, 1, 0), "{report:?}");
     assert_eq!(report.batches, 2, "one dispatch per batch");
+    assert!(report.p99_batch_ms > 0.0 && report.p99_batch_ms <= report.longest_batch_ms, "{report:?}");
 
     let a = j.get_dispatch(&dispatch_id("a")).unwrap().unwrap();
     assert!(a.pruned_at.is_some());
@@ -96,6 +97,7 @@ fn prune_respects_its_window_and_its_arguments(b: &Backend) {
     let j = journal_with_history(b);
     let report = j.prune(&all(3_600_000), None).unwrap();
     assert_eq!(report.dispatches, 0, "nothing is an hour old");
+    assert_eq!((report.batches, report.longest_batch_ms, report.p99_batch_ms), (0, 0.0, 0.0));
     for size in [0, MAX_PRUNE_BATCH + 1] {
         let o = PruneOptions { batch_size: size, ..all(0) };
         assert_eq!(j.prune(&o, None), Err(JournalError::InvalidArgument { what: "batchSize" }));
