@@ -78,6 +78,12 @@ describe('misuse throws a coded error at the call', () => {
       },
     })
     expectMisuse(await thrown(() => runtime.dispatch(throwing)), 'dispatch: request')
+    // Nested past what the addon parses, or past what JSON.stringify can write: coded either way.
+    for (const depth of [200, 100_000]) {
+      let deep: Record<string, unknown> = { note: SECRET }
+      for (let i = 0; i < depth; i++) deep = { deep }
+      expectMisuse(await thrown(() => runtime.dispatch({ ...request(), extra: deep } as never)), 'request')
+    }
   })
 
   it('HookRuntime.open with options that are not what the signature says', async () => {

@@ -109,10 +109,19 @@ export function checkHook(hook: unknown, method = 'register'): void {
   if (hook.kinds !== undefined && !Array.isArray(hook.kinds)) invalid(`${method}: hook.kinds must be an array`)
 }
 
-/** `dispatch(request)` / `defineIntentKind(definition)`: a JSON object. */
-export function checkJsonObject(value: unknown, what: string): void {
+/**
+ * `dispatch(request)`: a JSON object, as the JSON text the addon reads. The
+ * one `JSON.stringify` is also the check: a BigInt, a cycle or a throwing
+ * getter makes it throw. Text nested deeper than the addon parses is the
+ * addon's to refuse, as any text that is not a request.
+ */
+export function jsonObjectText(value: unknown, what: string): string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) invalid(`${what} must be an object`)
-  if (!serializable(value)) invalid(`${what} is not a JSON value (a BigInt, a cycle, a throwing getter or too deep)`)
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return invalid(`${what} is not a JSON value (a BigInt, a cycle, a throwing getter or too deep)`)
+  }
 }
 
 /** The kind of value a parameter or option member takes; `?` when it may be left out (undefined). */

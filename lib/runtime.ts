@@ -15,7 +15,7 @@ import type {
   RecoverReport,
   RuntimeOptions,
 } from '../bindings/index'
-import { checkHook, checkJsonObject, expectOptions, optionsJson } from './args.js'
+import { checkHook, expectOptions, jsonObjectText, optionsJson } from './args.js'
 import { RUNTIME_OPTIONS } from './generated/options.js'
 import { LoopxHooksError } from './errors.js'
 import { Flights, type Answer } from './flights.js'
@@ -232,16 +232,17 @@ export class HookRuntime implements AsyncDisposable {
     // Not async: a dispatch that needs no commit (a replay) settles before
     // it returns, with no promise of its own in between.
     let answer: Answer
+    let text: string
     try {
-      checkJsonObject(request, 'dispatch: request')
-      options = expectOptions('dispatch', 'options', options, { wait: 'boolean?' })
+      text = jsonObjectText(request, 'dispatch: request')
+      if (options !== undefined) options = expectOptions('dispatch', 'options', options, { wait: 'boolean?' })
       reentrant('dispatch')
-      if (!this.#gate.tryAcquire(1)) return this.#dispatchLater(request, options)
+      if (!this.#gate.tryAcquire(1)) return this.#dispatchLater(text, options ?? {})
     } catch (error) {
       return Promise.reject(error)
     }
     try {
-      answer = this.#flights.one(JSON.stringify(request))
+      answer = this.#flights.one(text)
     } catch (error) {
       this.#gate.release(1)
       return Promise.reject(error)
@@ -263,10 +264,10 @@ export class HookRuntime implements AsyncDisposable {
   }
 
   /** `dispatch` once a place in flight is free (or refused at once with `wait: false`). */
-  async #dispatchLater(request: DeepReadonly<DispatchRequest>, options: DispatchOptions): Promise<DispatchOutcome> {
+  async #dispatchLater(text: string, options: DispatchOptions): Promise<DispatchOutcome> {
     await this.#enter(1, options)
     try {
-      return await this.#flights.one(JSON.stringify(request))
+      return await this.#flights.one(text)
     } finally {
       this.#gate.release(1)
     }
@@ -286,13 +287,11 @@ export class HookRuntime implements AsyncDisposable {
       throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'dispatchMany: requests must be an array')
     }
     options = expectOptions('dispatchMany', 'options', options, { wait: 'boolean?' })
-    requests.forEach((r, i) => checkJsonObject(r, `dispatchMany: requests[${i}]`))
+    const texts = requests.map((r, i) => jsonObjectText(r, `dispatchMany: requests[${i}]`))
     reentrant('dispatchMany')
     const size = this.#gate.limit
     return this.#chunks(function* () {
-      for (let at = 0; at < requests.length; at += size) {
-        yield { texts: requests.slice(at, at + size).map((r) => JSON.stringify(r)) }
-      }
+      for (let at = 0; at < texts.length; at += size) yield { texts: texts.slice(at, at + size) }
     }, options)
   }
 

@@ -14,7 +14,7 @@ import type {
   ShippedRegistration,
   ShippedSource,
 } from '../../bindings/index'
-import { checkJsonObject, expectOptions } from '../args.js'
+import { expectOptions, jsonObjectText } from '../args.js'
 import { LoopxHooksError } from '../errors.js'
 import type { DeepReadonly } from '../readonly.js'
 import type { CallContext } from '../provider.js'
@@ -126,7 +126,7 @@ export class ShippedHookRuntime implements AsyncDisposable {
   dispatch(source: DeepReadonly<ShippedSource>, options?: ShippedDispatchOptions): Promise<ShippedDispatchResult> {
     // Not async: a replay the engine settled at once costs one tick here.
     try {
-      checkJsonObject(source, 'dispatch: source')
+      jsonObjectText(source, 'dispatch: source')
       options = expectOptions('dispatch', 'options', options, { wait: 'boolean?' })
     } catch (error) {
       return Promise.reject(error)
@@ -142,7 +142,7 @@ export class ShippedHookRuntime implements AsyncDisposable {
     if (!Array.isArray(sources)) {
       throw new LoopxHooksError('ERR_LOOPX_INVALID_ARGUMENT', 'dispatchMany: sources must be an array')
     }
-    sources.forEach((s, i) => checkJsonObject(s, `dispatchMany: sources[${i}]`))
+    sources.forEach((s, i) => jsonObjectText(s, `dispatchMany: sources[${i}]`))
     options = expectOptions('dispatchMany', 'options', options, { wait: 'boolean?' })
     const outcomes = await this.#engine.dispatchMany(sources, options)
     const results: ShippedDispatchResult[] = []

@@ -174,7 +174,7 @@ fn a_version_1_journal_migrates_to_leases_keeping_its_rows() {
     let j = open(&path);
     let v: i32 = Connection::open(&path).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
     assert_eq!(v, SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 6);
+    assert_eq!(SCHEMA_VERSION, 7);
     // A row written before dialects existed reads as the default dialect.
     let row = j.get_dispatch(&d).unwrap().unwrap();
     assert_eq!((row.dialect, row.recorded_at), (crate::contract::Dialect::ContractV0, None));
