@@ -106,6 +106,18 @@ export declare class NativeHookRuntime {
    */
   begin(ticketId: number, slot: number): NativeLimit | null
   /**
+   * `begin` that holds the checkpoint back where the journal allows it
+   * (its attempt ledger file counts the attempt meanwhile): `complete`
+   * queues it with the records, one hand-off to the writer. Call
+   * `flushCheckpoints` once a provider has not answered within its turn.
+   */
+  beginDeferred(ticketId: number, slot: number): NativeLimit | null
+  /**
+   * Queues every checkpoint `beginDeferred` held back for a dispatch
+   * still in flight, so other processes see those attempts counted.
+   */
+  flushCheckpoints(): void
+  /**
    * Step 2 on a journal that counts attempts on its server
    * (`countsAttemptsOnServer`): commits the call's checkpoint there, off
    * this thread, then answers as `begin` does; null also when the attempt

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { readFileSync } from 'node:fs'
 
 import {
+  HookJournal,
   LoopxHooksError,
   TurnStartKernel,
   type DispatchOutcome,
@@ -242,6 +243,49 @@ describe('the checkpoint is queued, not awaited, before the provider is called',
     expect(out.hooks[0]).toMatchObject({ outcome: 'recorded', attempt: 2 })
     expect(provider.calls).toBe(1)
     expect(await runtime.journal.stats()).toMatchObject({ proposed: 1, checkpointed: 0, failed: 0 })
+  })
+})
+
+describe('a checkpoint waits for its record only while the provider answers within its turn', () => {
+  it('a provider still running after its turn has its attempt counted where another handle sees it', async () => {
+    // SQLite: its attempt ledger file is what lets a checkpoint wait for its record.
+    const journalPath = fx.tempDir().path('slow.journal')
+    const { runtime } = await fx.runtime({ journalPath, capabilities: ['alpha'] })
+    let release!: () => void
+    const running = new Promise<void>((go) => (release = go))
+    runtime.register({
+      registration: registration('alpha.slow', { budget: { timeout_ms: 20_000 } }),
+      provider: async (input: PostWritebackHookInput) => {
+        await running
+        return signalResult(input)
+      },
+    })
+    const fast = goodProvider()
+    runtime.register({ registration: registration('alpha.fast'), provider: fast })
+    const pending = runtime.dispatch(request())
+    // Another handle on the same file: what another process would see.
+    const other = await HookJournal.open(journalPath)
+    try {
+      let rows = (await other.listDispatches()).items
+      for (let i = 0; i < 500 && rows.length < 2; i++) {
+        await sleep(10)
+        rows = (await other.listDispatches()).items
+      }
+      expect(rows.map((r) => [r.hookId, r.state, r.attempts]).sort()).toEqual([
+        ['alpha.fast', 'checkpointed', 1],
+        ['alpha.slow', 'checkpointed', 1],
+      ])
+      release()
+      const out = await pending
+      expect(out.hooks.map((h) => [h.hookId, h.outcome, h.attempt])).toEqual([
+        ['alpha.fast', 'recorded', 1],
+        ['alpha.slow', 'recorded', 1],
+      ])
+      expect((await other.stats()).proposed).toBe(2)
+    } finally {
+      release()
+      await other.close()
+    }
   })
 })
 

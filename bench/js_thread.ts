@@ -1,8 +1,9 @@
 /**
  * Where the JS thread's time goes in one fresh dispatch: the addon's three
  * synchronous calls (`prepare` validates the request, derives the ids and
- * reads the standing rows; `begin` queues the checkpoint; `complete`
- * validates the result and queues the record), timed around each call, and
+ * reads the standing rows; `beginDeferred` notes the attempt in the attempt
+ * ledger and holds its checkpoint back; `complete` validates the result and
+ * queues the checkpoint and the record), timed around each call, and
  * everything else (the TypeScript layer, the provider, promise resolution).
  * At 64 in flight the JS thread is what bounds the throughput, so this
  * split says what a faster dispatch has to shrink.
@@ -16,7 +17,7 @@ import { drive, open } from './sides.js'
 import type { Add } from './targets.js'
 
 /** The addon's calls a fresh dispatch makes on the JS thread. */
-const CALLS = ['prepare', 'begin', 'complete'] as const
+const CALLS = ['prepare', 'beginDeferred', 'complete'] as const
 
 export interface JsThreadRound {
   /** Main-thread busy µs per dispatch, all of it. */

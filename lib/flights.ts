@@ -2,9 +2,11 @@
  * Drives the addon's dispatch steps on the JS thread: `prepare` (admission,
  * identities, standings, replays; off this thread when the journal's reads
  * are network round trips), then each provider called here directly
- * after `begin` (which queues its checkpoint and gives its limit; where the
- * journal's server counts attempts, `beginCounted` commits it there first), then
- * `complete` (validation, one record command). A dispatch whose records need
+ * after `beginDeferred` (which notes the attempt in the attempt ledger and
+ * gives its limit; where the journal's server counts attempts,
+ * `beginCounted` commits the checkpoint there first), then `complete`
+ * (validation, one record command, queued with the checkpoints held back so
+ * that the writer takes them at one wake-up). A dispatch whose records need
  * a commit is finished by `onFinished`, which the addon calls once per group
  * commit with every dispatch that commit finished.
  *
@@ -90,6 +92,8 @@ export class Flights {
   readonly active = new Set<CallContext>()
   readonly #flights = new Map<number, Flight>()
   #keepAlive: ReturnType<typeof setInterval> | undefined
+  /** A `flushCheckpoints` is scheduled (see `#flushSoon`). */
+  #flushing = false
   closing = false
   /** The `HookRuntime` named in diagnostics messages. */
   readonly #owner: object
@@ -348,7 +352,7 @@ export class Flights {
           .beginCounted(plan.ticket, slot)
           .then((limit) => this.#call(plan, i, limit, replies, trace) ?? this.#calls(plan, i + 1, replies, trace))
       }
-      const rest = this.#call(plan, i, this.#native.begin(plan.ticket, slot), replies, trace)
+      const rest = this.#call(plan, i, this.#native.beginDeferred(plan.ticket, slot), replies, trace)
       if (rest !== undefined) return rest
     }
     return replies
@@ -377,6 +381,7 @@ export class Flights {
       : probe.settled(FAILED, 0, undefined)
     if (hook) hookChannel.end.publish(hook)
     if (typeof reply !== 'string') {
+      this.#flushSoon()
       return reply.then((text) => {
         if (hook) {
           hookChannel.asyncStart.publish(hook)
@@ -388,6 +393,20 @@ export class Flights {
     }
     replies.push(reply)
     return undefined
+  }
+
+  /**
+   * After this turn's callbacks and microtasks: a provider that answered by
+   * then had its checkpoint queued with its record (`beginDeferred`); one
+   * still running has it queued now, where other processes see it counted.
+   */
+  #flushSoon(): void {
+    if (this.#flushing) return
+    this.#flushing = true
+    setImmediate(() => {
+      this.#flushing = false
+      this.#native.flushCheckpoints()
+    })
   }
 
   #hookMessage(dispatch: DispatchMessage | undefined, hookId: string, inputJson: string): HookMessage {

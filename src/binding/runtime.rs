@@ -331,6 +331,23 @@ impl NativeHookRuntime {
         Ok(limit.map(native_limit))
     }
 
+    /// `begin` that holds the checkpoint back where the journal allows it
+    /// (its attempt ledger file counts the attempt meanwhile): `complete`
+    /// queues it with the records, one hand-off to the writer. Call
+    /// `flushCheckpoints` once a provider has not answered within its turn.
+    #[napi]
+    pub fn begin_deferred(&self, ticket_id: i64, slot: u32) -> Result<Option<NativeLimit>, Code> {
+        let limit = self.dispatcher.begin_deferred(ticket(ticket_id)?, slot as usize).map_err(coded)?;
+        Ok(limit.map(native_limit))
+    }
+
+    /// Queues every checkpoint `beginDeferred` held back for a dispatch
+    /// still in flight, so other processes see those attempts counted.
+    #[napi]
+    pub fn flush_checkpoints(&self) {
+        self.dispatcher.flush_checkpoints();
+    }
+
     /// Step 2 on a journal that counts attempts on its server
     /// (`countsAttemptsOnServer`): commits the call's checkpoint there, off
     /// this thread, then answers as `begin` does; null also when the attempt

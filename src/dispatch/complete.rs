@@ -9,7 +9,7 @@ use super::judged::{Accepted, Failure};
 use super::keys::IntentKeys;
 use super::outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind};
 use super::profile::Profile;
-use super::run::{accept, failed, from_final, invoked, outcome, retried, set_receipt, CallResult};
+use super::run::{accept, failed, from_final, invoked, outcome, retried, set_receipt, verify, CallResult};
 use super::steps::{admitted, bad_ticket, Completion, Slot};
 use super::{Dispatcher, Finished};
 use crate::contract::{DispatchStatus, FailureCode, FailureDetail, ResultStatus};
@@ -43,14 +43,18 @@ impl Dispatcher {
     /// Validates the calls' results (one per planned call, in order) and hands
     /// every record of the dispatch to the writer as one command.
     pub fn complete(&self, ticket: u64, results: Vec<CallResult>) -> Result<Completion, JournalError> {
-        let flight = self.flights.lock().unwrap_or_else(|p| p.into_inner()).remove(&ticket).ok_or_else(bad_ticket)?;
+        let mut flight =
+            self.flights.lock().unwrap_or_else(|p| p.into_inner()).remove(&ticket).ok_or_else(bad_ticket)?;
         let claimed = flight.claimed.clone();
+        // Queued just before the records, so the writer takes both at one wake-up.
+        let deferred = std::mem::take(&mut flight.deferred);
         let finish_now = |outcome| {
             self.shared.release(&claimed, ticket);
             self.shared.stop_running();
             outcome
         };
         if results.len() != flight.calls.len() {
+            self.queue_checkpoints(deferred, &flight.checkpoint_error);
             return finish_now(Err(JournalError::InvalidArgument { what: "results" }));
         }
         let mut by_slot: Vec<Option<CallResult>> = (0..flight.slots.len()).map(|_| None).collect();
@@ -92,10 +96,7 @@ impl Dispatcher {
                     outcomes.push(Some(o));
                 }
                 Slot::Call { hook, dispatch_id, verify: Some(row), .. } => {
-                    let mut o = match accept(&hook, kinds, result, &dispatch_id, &flight.request) {
-                        Ok(accepted) => from_final(&hook, &dispatch_id, &row, Some(&accepted.digest)),
-                        Err(f) => failed(&hook, &dispatch_id, 0, &f),
-                    };
+                    let mut o = verify(&hook, kinds, result, &row, &dispatch_id, &flight.request);
                     invoked(&mut o);
                     // A verified conflict keeps the stored receipt's key, not its own.
                     keys.settle(&mut o, None);
@@ -194,6 +195,7 @@ impl Dispatcher {
             }
         }
         if records.is_empty() {
+            self.queue_checkpoints(deferred, &flight.checkpoint_error);
             return finish_now(Ok(Completion::Done(admitted(outcomes.into_iter().flatten().collect()))));
         }
         let shared = self.shared.clone();
@@ -210,8 +212,12 @@ impl Dispatcher {
         let inline = self.solo();
         let queued = if inline {
             self.shared.hold(ticket);
-            self.journal.inline(|| self.journal.record_many(records, then))
+            self.journal.inline(|| {
+                self.queue_checkpoints(deferred, &flight.checkpoint_error);
+                self.journal.record_many(records, then)
+            })
         } else {
+            self.queue_checkpoints(deferred, &flight.checkpoint_error);
             self.journal.record_many(records, then)
         };
         match (queued, inline.then(|| self.shared.take_held(ticket)).flatten()) {
@@ -229,9 +235,11 @@ impl Dispatcher {
     }
 
     /// Drops a prepared dispatch its caller will not complete: nothing more is
-    /// recorded for it (a queued checkpoint stays for `recover()`).
+    /// recorded for it (its checkpoints stay for `recover()`).
     pub fn cancel(&self, ticket: u64) {
-        if let Some(flight) = self.flights.lock().unwrap_or_else(|p| p.into_inner()).remove(&ticket) {
+        if let Some(mut flight) = self.flights.lock().unwrap_or_else(|p| p.into_inner()).remove(&ticket) {
+            // Its providers ran: their attempts count, as a queued checkpoint would.
+            self.queue_checkpoints(std::mem::take(&mut flight.deferred), &flight.checkpoint_error);
             self.shared.release(&flight.claimed, ticket);
             self.shared.stop_running();
         }

@@ -255,7 +255,16 @@ impl Dispatcher {
             self.shared.release(&claimed, ticket);
             return Prepared::Done(done_outcome(slots));
         }
-        let flight = Flight { request, installed, deadline, slots, calls, claimed, checkpoint_error: Arc::default() };
+        let flight = Flight {
+            request,
+            installed,
+            deadline,
+            slots,
+            calls,
+            claimed,
+            checkpoint_error: Arc::default(),
+            deferred: Vec::new(),
+        };
         self.flights.lock().unwrap_or_else(|p| p.into_inner()).insert(ticket, flight);
         Prepared::Run(Plan { ticket, calls: plan })
     }

@@ -119,6 +119,37 @@ pub(super) fn accept(
     dispatch_id: &str,
     source: &Source,
 ) -> Result<Accepted, Failure> {
+    accept_doc(hook, kinds, &parse_reply(hook, call)?, dispatch_id, source)
+}
+
+/// A verify-mode replay's answer, against the final row it replays: the
+/// stored receipt (no validation) when it is the very document that row's
+/// result digest names, under the same registration, since that document
+/// was validated when it was recorded; otherwise validated as [`accept`]
+/// does, its digest then telling a replay from a conflict.
+pub(super) fn verify(
+    hook: &RegisteredHook,
+    kinds: &IntentKinds,
+    call: CallResult,
+    row: &DispatchRow,
+    dispatch_id: &str,
+    source: &Source,
+) -> HookOutcome {
+    let doc = match parse_reply(hook, call) {
+        Ok(doc) => doc,
+        Err(f) => return failed(hook, dispatch_id, 0, &f),
+    };
+    if row.registration_digest == hook.digest && row.result_digest.as_deref() == Some(&identity::result_digest(&doc)) {
+        return from_final(hook, dispatch_id, row, None);
+    }
+    match accept_doc(hook, kinds, &doc, dispatch_id, source) {
+        Ok(accepted) => from_final(hook, dispatch_id, row, Some(&accepted.digest)),
+        Err(f) => failed(hook, dispatch_id, 0, &f),
+    }
+}
+
+/// The provider's answer as a JSON document, or the failure it is.
+fn parse_reply(hook: &RegisteredHook, call: CallResult) -> Result<Value, Failure> {
     let text = match call {
         CallResult::WallExceeded => return Err(hook.rules.wall_exceeded()),
         CallResult::NotStarted => return Err(Failure::new(FailureCode::DispatchBudgetExhausted, None)),
@@ -135,9 +166,20 @@ pub(super) fn accept(
     if text.len() > max_reply_len(hook) {
         return Err(Failure::new(FailureCode::ResultContractRejected, Some(Rule::ResultTooLarge)));
     }
-    let doc: Value = crate::validate::text::from_str_nested(&text, hook.rules.max_result_depth())
-        .ok_or_else(|| Failure::new(FailureCode::ResultContractRejected, Some(Rule::NotJsonValue)))?;
-    let mut accepted = hook.rules.accept(&doc, hook, kinds, dispatch_id, source)?;
-    (accepted.digest, accepted.bytes) = (identity::result_digest(&doc), crate::canonical::canonical_len(&doc));
+    crate::validate::text::from_str_nested(&text, hook.rules.max_result_depth())
+        .ok_or_else(|| Failure::new(FailureCode::ResultContractRejected, Some(Rule::NotJsonValue)))
+}
+
+/// Validates a parsed answer against its hook's registration, in the
+/// dialect the hook was registered in.
+fn accept_doc(
+    hook: &RegisteredHook,
+    kinds: &IntentKinds,
+    doc: &Value,
+    dispatch_id: &str,
+    source: &Source,
+) -> Result<Accepted, Failure> {
+    let mut accepted = hook.rules.accept(doc, hook, kinds, dispatch_id, source)?;
+    (accepted.digest, accepted.bytes) = (identity::result_digest(doc), crate::canonical::canonical_len(doc));
     Ok(accepted)
 }

@@ -17,7 +17,7 @@ use super::dialect::Source;
 use super::keys::IntentKeys;
 use super::outcome::{DispatchOutcome, HookOutcome};
 use super::{Dispatcher, Installed};
-use crate::journal::{CheckpointState, DispatchRow, DispatchState, JournalError, Reply};
+use crate::journal::{Checkpoint, CheckpointState, DispatchRow, DispatchState, JournalError, Reply};
 
 /// A provider call the caller makes, in hook_id order.
 pub struct PlannedCall {
@@ -97,6 +97,8 @@ pub(super) struct Flight {
     pub(super) claimed: Vec<String>,
     /// A queued checkpoint that failed (say BUSY) explains a record's `unknown_dispatch`.
     pub(super) checkpoint_error: Arc<Mutex<Option<JournalError>>>,
+    /// Checkpoints noted in the attempt ledger and not queued yet (`begin_deferred`).
+    pub(super) deferred: Vec<Checkpoint>,
 }
 
 pub(super) fn bad_ticket() -> JournalError {
@@ -109,6 +111,20 @@ impl Dispatcher {
     /// the call's limit, or `None` when the wall budget is already spent (the
     /// provider is then not called; `complete` journals it as deferred).
     pub fn begin(&self, ticket: u64, slot: usize) -> Result<Option<Limit>, JournalError> {
+        self.begin_with(ticket, slot, false)
+    }
+
+    /// [`Dispatcher::begin`] for a caller that settles most providers at
+    /// once: where the journal allows it ([`crate::journal::Journal::defers_checkpoints`]),
+    /// the attempt is only written to the attempt ledger here, and the
+    /// checkpoint is queued with the dispatch's records by `complete` (one
+    /// hand-off and one transaction), or by [`Dispatcher::flush_checkpoints`],
+    /// which the caller makes once a provider has not answered within its turn.
+    pub fn begin_deferred(&self, ticket: u64, slot: usize) -> Result<Option<Limit>, JournalError> {
+        self.begin_with(ticket, slot, true)
+    }
+
+    fn begin_with(&self, ticket: u64, slot: usize, defer: bool) -> Result<Option<Limit>, JournalError> {
         let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
         let flight = flights.get_mut(&ticket).ok_or_else(bad_ticket)?;
         let now = Instant::now();
@@ -122,17 +138,15 @@ impl Dispatcher {
         // Every invocation (not a verify-mode replay) is counted by its
         // checkpoint, so one cut short by a crash still spends an attempt.
         if verify.is_none() && !*begun {
-            let failed = flight.checkpoint_error.clone();
             let c = flight.request.checkpoint(hook, dispatch_id, *attempt);
-            let then: crate::journal::Answer<_> = Box::new(move |r| {
-                if let Err(e) = r {
-                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                }
-            });
             if self.solo() {
+                let then = noting_failure(&flight.checkpoint_error);
                 self.journal.inline(|| self.journal.checkpoint_then(c, then))?;
+            } else if defer && self.journal.defers_checkpoints() {
+                self.journal.note_attempt(&c)?;
+                flight.deferred.push(c);
             } else {
-                self.journal.checkpoint_then(c, then)?;
+                self.journal.checkpoint_then(c, noting_failure(&flight.checkpoint_error))?;
             }
         }
         *begun = true;
@@ -141,6 +155,34 @@ impl Dispatcher {
             None => Limit { ms: remaining, wall: true },
         }))
     }
+
+    /// Queues the checkpoints [`Dispatcher::begin_deferred`] held back, of
+    /// every dispatch in flight: their providers are still running, and
+    /// another process must see those attempts counted.
+    pub fn flush_checkpoints(&self) {
+        let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+        for flight in flights.values_mut() {
+            self.queue_checkpoints(std::mem::take(&mut flight.deferred), &flight.checkpoint_error);
+        }
+    }
+
+    /// Queues held-back checkpoints. The attempt ledger holds them already,
+    /// so one the writer refuses (closing) still counts.
+    pub(super) fn queue_checkpoints(&self, deferred: Vec<Checkpoint>, failed: &Arc<Mutex<Option<JournalError>>>) {
+        for c in deferred {
+            let _ = self.journal.checkpoint_noted(c, noting_failure(failed));
+        }
+    }
+}
+
+/// A queued checkpoint's answer: a failure is kept for the record it explains.
+fn noting_failure(failed: &Arc<Mutex<Option<JournalError>>>) -> crate::journal::Answer<CheckpointState> {
+    let failed = failed.clone();
+    Box::new(move |r| {
+        if let Err(e) = r {
+            *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        }
+    })
 }
 
 impl Dispatcher {

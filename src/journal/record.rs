@@ -99,21 +99,41 @@ impl Journal {
     /// (`ledger.rs`), so it stays counted if the process ends before the
     /// commit: the next opener (or `fold_ended_attempts`) records it.
     pub fn checkpoint_then(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
-        check_checkpoint(&c)?;
-        let noted = match (&self.ledger, c.attempt >= 1) {
-            (Some(ledger), true) => {
-                ledger.note(&c)?;
-                Some((ledger, c.dispatch_id.clone()))
-            }
-            _ => None,
-        };
+        let noted = self.note_attempt(&c)?;
+        let id = noted.then(|| c.dispatch_id.clone());
         let queued = self.store.checkpoint(c, false, then);
         // Nothing was queued (closed, read-only), so the provider is not
         // called either: no attempt to count.
-        if let (Err(_), Some((ledger, id))) = (&queued, noted) {
+        if let (Err(_), Some(ledger), Some(id)) = (&queued, &self.ledger, id) {
             ledger.clear(&id);
         }
         queued
+    }
+
+    /// Whether a checkpoint may wait to be queued until its record is (see
+    /// [`Journal::note_attempt`]): the attempt ledger is a file of this
+    /// process, so the attempt counts meanwhile even if the process dies.
+    pub fn defers_checkpoints(&self) -> bool {
+        self.ledger.is_some() && !self.attempts_on_server
+    }
+
+    /// Checks `c` and writes its attempt to the attempt ledger without
+    /// queueing it: queue it later with [`Journal::checkpoint_noted`], just
+    /// before the record, so that both take one hand-off to the writer and
+    /// one transaction. True when the ledger noted it.
+    pub fn note_attempt(&self, c: &Checkpoint) -> Result<bool> {
+        check_checkpoint(c)?;
+        match (&self.ledger, c.attempt >= 1) {
+            (Some(ledger), true) => ledger.note(c).map(|()| true),
+            _ => Ok(false),
+        }
+    }
+
+    /// Queues a checkpoint [`Journal::note_attempt`] noted. Its provider has
+    /// run or is running, so a refusal (a closed journal) leaves the attempt
+    /// in the ledger, for the next opener to count.
+    pub fn checkpoint_noted(&self, c: Checkpoint, then: Answer<CheckpointState>) -> Result<()> {
+        self.store.checkpoint(c, false, then)
     }
 
     /// Wraps `then` so that, once the records committed, the attempt ledger

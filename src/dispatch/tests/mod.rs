@@ -124,6 +124,10 @@ impl Drop for Fixture {
 }
 
 pub(super) fn fixture(profile: Profile) -> Fixture {
+    fixture_with(profile, JournalOptions::default())
+}
+
+pub(super) fn fixture_with(profile: Profile, options: JournalOptions) -> Fixture {
     static N: AtomicU32 = AtomicU32::new(0);
     let dir = std::env::temp_dir().join(format!(
         "loopx-dispatch-{}-{}",
@@ -131,7 +135,7 @@ pub(super) fn fixture(profile: Profile) -> Fixture {
         N.fetch_add(1, Ordering::SeqCst)
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    let journal = Journal::open(dir.join("j.sqlite"), JournalOptions::default(), OpenMode::ReadWrite).unwrap();
+    let journal = Journal::open(dir.join("j.sqlite"), options, OpenMode::ReadWrite).unwrap();
     let dispatcher = Dispatcher::new(Arc::new(journal), profile);
     dispatcher.define_intent_kind(&fixtures::kind_definition()).unwrap();
     Fixture { dir, dispatcher }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::contract::FailureCode;
-use crate::journal::{DispatchState, JournalError};
+use crate::journal::{DispatchState, JournalError, JournalOptions};
 use crate::validate::Rule;
 
 /// Every batch the deliver callback received.
@@ -291,4 +291,128 @@ fn prepare_many_on_a_closed_journal_prepares_none_and_holds_no_identity() {
     // Every claim was released and nothing counts as running: close() waits for none.
     assert!(d.shared.claims.lock().unwrap().is_empty());
     assert_eq!(*d.shared.running.borrow(), 0);
+}
+
+/// Waits (bounded) until the row of `dispatch_id` is in the journal.
+fn row_of(d: &Dispatcher, dispatch_id: &str) -> crate::journal::DispatchRow {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(row) = d.journal().get_dispatch(dispatch_id).unwrap() {
+            return row;
+        }
+        assert!(Instant::now() < until, "the checkpoint was not committed");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn begin_deferred_holds_the_checkpoint_until_complete_queues_it_with_the_record() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    let batches = collect(d);
+    let p = d.prepare(request("r1")).unwrap();
+    let plan = run(&p);
+    let call = &plan.calls[0];
+    assert!(d.begin_deferred(plan.ticket, call.slot).unwrap().is_some());
+    // Noted in the attempt ledger only: nothing reached the writer.
+    assert_eq!(d.journal().writer_stats().commands, 0);
+    assert!(d.journal().get_dispatch(&call.dispatch_id).unwrap().is_none());
+    let reply = CallResult::Reply(result_for(&call.input_json, &Behaviour::Propose("s")));
+    assert!(matches!(d.complete(plan.ticket, vec![reply]).unwrap(), Completion::Pending));
+    let out = delivered(&batches, 1).remove(0).outcome.unwrap();
+    assert_eq!((out.hooks[0].outcome, out.hooks[0].attempt), (HookOutcomeKind::Recorded, 1));
+    let row = d.journal().get_dispatch(&call.dispatch_id).unwrap().unwrap();
+    assert_eq!((row.state.is_final(), row.attempts), (true, 1));
+    // The checkpoint and the record: two commands, queued back to back.
+    assert_eq!(d.journal().writer_stats().commands, 2);
+}
+
+#[test]
+fn flush_checkpoints_queues_what_a_running_provider_holds_back() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    let batches = collect(d);
+    let p = d.prepare(request("r1")).unwrap();
+    let plan = run(&p);
+    let call = &plan.calls[0];
+    d.begin_deferred(plan.ticket, call.slot).unwrap().unwrap();
+    d.flush_checkpoints();
+    let row = row_of(d, &call.dispatch_id);
+    assert_eq!((row.state, row.attempts), (DispatchState::Checkpointed, 1));
+    // A second flush has nothing left to queue.
+    d.flush_checkpoints();
+    let reply = CallResult::Reply(result_for(&call.input_json, &Behaviour::NotApplicable));
+    d.complete(plan.ticket, vec![reply]).unwrap();
+    let out = delivered(&batches, 1).remove(0).outcome.unwrap();
+    assert_eq!((out.hooks[0].outcome, out.hooks[0].attempt), (HookOutcomeKind::NotApplicable, 1));
+    assert_eq!(d.journal().writer_stats().commands, 2);
+}
+
+#[test]
+fn a_cancelled_dispatch_keeps_the_attempts_begin_deferred_held_back() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    install(d, "a");
+    let p = d.prepare(request("r1")).unwrap();
+    let plan = run(&p);
+    let id = plan.calls[0].dispatch_id.clone();
+    d.begin_deferred(plan.ticket, plan.calls[0].slot).unwrap().unwrap();
+    d.cancel(plan.ticket);
+    let row = row_of(d, &id);
+    assert_eq!((row.state, row.attempts), (DispatchState::Checkpointed, 1));
+}
+
+#[test]
+fn without_an_attempt_ledger_begin_deferred_queues_the_checkpoint_at_once() {
+    let f = fixture_with(enabled(), JournalOptions { attempt_ledger: false, ..JournalOptions::default() });
+    let d = &f.dispatcher;
+    assert!(!d.journal().defers_checkpoints());
+    install(d, "a");
+    let p = d.prepare(request("r1")).unwrap();
+    let plan = run(&p);
+    d.begin_deferred(plan.ticket, plan.calls[0].slot).unwrap().unwrap();
+    let row = row_of(d, &plan.calls[0].dispatch_id);
+    assert_eq!((row.state, row.attempts), (DispatchState::Checkpointed, 1));
+    d.cancel(plan.ticket);
+}
+
+#[test]
+fn a_verify_replay_of_the_recorded_document_is_not_validated_again() {
+    let f = fixture(enabled());
+    install(&f.dispatcher, "a");
+    let batches = collect(&f.dispatcher);
+    let p = f.dispatcher.prepare(request("r1")).unwrap();
+    let plan = run(&p);
+    let results = answers(&f.dispatcher, plan, &Behaviour::Propose("s"));
+    f.dispatcher.complete(plan.ticket, results).unwrap();
+    delivered(&batches, 1);
+    // Another runtime over the same journal whose intent kind now requires
+    // a payload member no answer here carries: validation would refuse any.
+    let journal = Journal::open(f.dir.join("j.sqlite"), JournalOptions::default(), OpenMode::ReadWrite).unwrap();
+    let d = Dispatcher::new(Arc::new(journal), Profile { replay: ReplayMode::Verify, ..enabled() });
+    let mut stricter = fixtures::kind_definition();
+    stricter["payload_schema"]["required"] = serde_json::json!(["segment_ref", "source_event_refs", "added"]);
+    stricter["payload_schema"]["properties"]["added"] = serde_json::json!({"type": "string", "format": "opaque_ref"});
+    d.define_intent_kind(&stricter).unwrap();
+    install(&d, "a");
+    let verified = |b: &Behaviour| {
+        let p = d.prepare(request("r1")).unwrap();
+        let plan = run(&p);
+        let results = answers(&d, plan, b);
+        match d.complete(plan.ticket, results).unwrap() {
+            Completion::Done(out) => out.hooks[0].clone(),
+            Completion::Pending => panic!("verification records nothing"),
+        }
+    };
+    // The very document recorded: its stored receipt, checked when recorded.
+    let same = verified(&Behaviour::Propose("s"));
+    assert_eq!((same.outcome, same.failure_code), (HookOutcomeKind::Replayed, None));
+    // Any other document is validated, against the kind as it is now.
+    let other = verified(&Behaviour::Propose("t"));
+    assert_eq!(
+        (other.outcome, other.failure_code),
+        (HookOutcomeKind::Failed, Some(FailureCode::ResultContractRejected))
+    );
 }
