@@ -305,24 +305,31 @@ fn row_of(d: &Dispatcher, dispatch_id: &str) -> crate::journal::DispatchRow {
     }
 }
 
-#[test]
-fn begin_deferred_holds_the_checkpoint_until_complete_queues_it_with_the_record() {
-    let f = fixture(enabled());
-    let d = &f.dispatcher;
+/// Hook `a` installed, request `r1` prepared and its one call begun with
+/// `begin_deferred`: the ticket, and the call's dispatch id and input.
+fn begun_deferred(d: &Dispatcher) -> (u64, String, String) {
     install(d, "a");
-    let batches = collect(d);
     let p = d.prepare(request("r1")).unwrap();
     let plan = run(&p);
     let call = &plan.calls[0];
     assert!(d.begin_deferred(plan.ticket, call.slot).unwrap().is_some());
+    (plan.ticket, call.dispatch_id.clone(), call.input_json.clone())
+}
+
+#[test]
+fn begin_deferred_holds_the_checkpoint_until_complete_queues_it_with_the_record() {
+    let f = fixture(enabled());
+    let d = &f.dispatcher;
+    let batches = collect(d);
+    let (ticket, id, input) = begun_deferred(d);
     // Noted in the attempt ledger only: nothing reached the writer.
     assert_eq!(d.journal().writer_stats().commands, 0);
-    assert!(d.journal().get_dispatch(&call.dispatch_id).unwrap().is_none());
-    let reply = CallResult::Reply(result_for(&call.input_json, &Behaviour::Propose("s")));
-    assert!(matches!(d.complete(plan.ticket, vec![reply]).unwrap(), Completion::Pending));
+    assert!(d.journal().get_dispatch(&id).unwrap().is_none());
+    let reply = CallResult::Reply(result_for(&input, &Behaviour::Propose("s")));
+    assert!(matches!(d.complete(ticket, vec![reply]).unwrap(), Completion::Pending));
     let out = delivered(&batches, 1).remove(0).outcome.unwrap();
     assert_eq!((out.hooks[0].outcome, out.hooks[0].attempt), (HookOutcomeKind::Recorded, 1));
-    let row = d.journal().get_dispatch(&call.dispatch_id).unwrap().unwrap();
+    let row = d.journal().get_dispatch(&id).unwrap().unwrap();
     assert_eq!((row.state.is_final(), row.attempts), (true, 1));
     // The checkpoint and the record: two commands, queued back to back.
     assert_eq!(d.journal().writer_stats().commands, 2);
@@ -332,19 +339,15 @@ fn begin_deferred_holds_the_checkpoint_until_complete_queues_it_with_the_record(
 fn flush_checkpoints_queues_what_a_running_provider_holds_back() {
     let f = fixture(enabled());
     let d = &f.dispatcher;
-    install(d, "a");
     let batches = collect(d);
-    let p = d.prepare(request("r1")).unwrap();
-    let plan = run(&p);
-    let call = &plan.calls[0];
-    d.begin_deferred(plan.ticket, call.slot).unwrap().unwrap();
+    let (ticket, id, input) = begun_deferred(d);
     d.flush_checkpoints();
-    let row = row_of(d, &call.dispatch_id);
+    let row = row_of(d, &id);
     assert_eq!((row.state, row.attempts), (DispatchState::Checkpointed, 1));
     // A second flush has nothing left to queue.
     d.flush_checkpoints();
-    let reply = CallResult::Reply(result_for(&call.input_json, &Behaviour::NotApplicable));
-    d.complete(plan.ticket, vec![reply]).unwrap();
+    let reply = CallResult::Reply(result_for(&input, &Behaviour::NotApplicable));
+    d.complete(ticket, vec![reply]).unwrap();
     let out = delivered(&batches, 1).remove(0).outcome.unwrap();
     assert_eq!((out.hooks[0].outcome, out.hooks[0].attempt), (HookOutcomeKind::NotApplicable, 1));
     assert_eq!(d.journal().writer_stats().commands, 2);
@@ -354,12 +357,8 @@ fn flush_checkpoints_queues_what_a_running_provider_holds_back() {
 fn a_cancelled_dispatch_keeps_the_attempts_begin_deferred_held_back() {
     let f = fixture(enabled());
     let d = &f.dispatcher;
-    install(d, "a");
-    let p = d.prepare(request("r1")).unwrap();
-    let plan = run(&p);
-    let id = plan.calls[0].dispatch_id.clone();
-    d.begin_deferred(plan.ticket, plan.calls[0].slot).unwrap().unwrap();
-    d.cancel(plan.ticket);
+    let (ticket, id, _) = begun_deferred(d);
+    d.cancel(ticket);
     let row = row_of(d, &id);
     assert_eq!((row.state, row.attempts), (DispatchState::Checkpointed, 1));
 }
@@ -369,13 +368,10 @@ fn without_an_attempt_ledger_begin_deferred_queues_the_checkpoint_at_once() {
     let f = fixture_with(enabled(), JournalOptions { attempt_ledger: false, ..JournalOptions::default() });
     let d = &f.dispatcher;
     assert!(!d.journal().defers_checkpoints());
-    install(d, "a");
-    let p = d.prepare(request("r1")).unwrap();
-    let plan = run(&p);
-    d.begin_deferred(plan.ticket, plan.calls[0].slot).unwrap().unwrap();
-    let row = row_of(d, &plan.calls[0].dispatch_id);
+    let (ticket, id, _) = begun_deferred(d);
+    let row = row_of(d, &id);
     assert_eq!((row.state, row.attempts), (DispatchState::Checkpointed, 1));
-    d.cancel(plan.ticket);
+    d.cancel(ticket);
 }
 
 #[test]
