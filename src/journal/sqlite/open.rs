@@ -87,7 +87,8 @@ fn try_open_writer(path: &Path, options: &JournalOptions) -> Result<Connection> 
     let conn = connect(path, flags, options.busy_timeout_ms)?;
     crate::sqlite_file::claim(&conn, &JOURNAL)?;
     conn.pragma_update(None, "foreign_keys", true)?;
-    conn.set_prepared_statement_cache_capacity(32);
+    // The record and outbox statements, and the batch protocol's (`mod.rs`).
+    conn.set_prepared_statement_cache_capacity(48);
     Ok(conn)
 }
 

@@ -107,11 +107,14 @@ impl RecordSql for Connection {
     }
 
     fn enter_record(&mut self, _count: usize) -> Result<bool> {
-        self.execute_batch("SAVEPOINT rec")?;
+        super::cached(self, "SAVEPOINT rec")?;
         Ok(true)
     }
 
     fn leave_record(&mut self, _isolated: bool, ok: bool) -> Result<()> {
-        Ok(self.execute_batch(if ok { "RELEASE rec" } else { "ROLLBACK TO rec; RELEASE rec" })?)
+        if ok {
+            return super::cached(self, "RELEASE rec");
+        }
+        Ok(self.execute_batch("ROLLBACK TO rec; RELEASE rec")?)
     }
 }
