@@ -136,19 +136,15 @@ fn ticket(t: i64) -> BindingResult<u64> {
     u64::try_from(t).map_err(|_| misuse(Code::InvalidArgument, "unknown ticket"))
 }
 
-/// An outcome as the JS side reads it, as JSON text: the engine's outcome,
-/// and beside it under `shipped` the dialect's own dispatch result when it
-/// has one (what a `loopx-shipped-v0` runtime's `dispatch` resolves to).
-/// Written straight from the struct when the dialect adds nothing.
-fn outcome_json(rules: &'static dyn DialectRules, registered: u32, outcome: &DispatchOutcome) -> String {
-    match rules.dispatch_result(outcome, registered) {
-        None => serde_json::to_string(outcome).unwrap_or_default(),
-        Some(own) => {
-            let mut v = serde_json::to_value(outcome).unwrap_or_default();
-            v["shipped"] = own;
-            v.to_string()
-        }
+/// An outcome as the JS side reads it: the engine's outcome, and beside it
+/// under `shipped` the dialect's own dispatch result when it has one (what a
+/// `loopx-shipped-v0` runtime's `dispatch` resolves to).
+fn outcome_value(rules: &'static dyn DialectRules, registered: u32, outcome: &DispatchOutcome) -> serde_json::Value {
+    let mut v = serde_json::to_value(outcome).unwrap_or_default();
+    if let Some(own) = rules.dispatch_result(outcome, registered) {
+        v["shipped"] = own;
     }
+    v
 }
 
 /// Prepares many requests in one step (see `Dispatcher::prepare_many`); a
@@ -192,7 +188,7 @@ fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
         Prepared::Done(outcome) => NativePlan {
             ticket: 0,
             replayed: outcome.is_final_replay(),
-            done: Some(outcome_json(d.rules(), d.registered_count(), &outcome)),
+            done: Some(outcome_value(d.rules(), d.registered_count(), &outcome).to_string()),
             wait: None,
             calls: None,
         },
@@ -225,23 +221,17 @@ fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
 /// [`BatchInfo`] and `finished` its dispatches, `[ticket, outcome, null]` or
 /// `[ticket, null, [code, message]]` each.
 fn finished_json(rules: &'static dyn DialectRules, registered: u32, batch: Vec<Finished>, info: &BatchInfo) -> String {
-    // Each piece is JSON text serde wrote; only the brackets are joined here.
-    let mut out = format!("{{\"batch\":{},\"finished\":[", serde_json::to_string(info).unwrap_or_default());
-    for (i, f) in batch.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let item = match f.outcome {
-            Ok(outcome) => format!("[{},{},null]", f.ticket, outcome_json(rules, registered, &outcome)),
+    let items: Vec<serde_json::Value> = batch
+        .into_iter()
+        .map(|f| match f.outcome {
+            Ok(outcome) => serde_json::json!([f.ticket, outcome_value(rules, registered, &outcome), null]),
             Err(e) => {
                 let err = coded(e);
-                serde_json::json!([f.ticket, null, [err.status.as_ref(), err.reason]]).to_string()
+                serde_json::json!([f.ticket, null, [err.status.as_ref(), err.reason]])
             }
-        };
-        out.push_str(&item);
-    }
-    out.push_str("]}");
-    out
+        })
+        .collect();
+    serde_json::json!({ "batch": info, "finished": items }).to_string()
 }
 
 #[napi]
@@ -387,9 +377,9 @@ impl NativeHookRuntime {
     pub fn complete(&self, ticket_id: i64, replies: Vec<String>) -> Result<Option<String>, Code> {
         let results = replies.into_iter().map(call_result).collect();
         match self.dispatcher.complete(ticket(ticket_id)?, results).map_err(coded)? {
-            crate::dispatch::Completion::Done(outcome) => {
-                Ok(Some(outcome_json(self.dispatcher.rules(), self.dispatcher.registered_count(), &outcome)))
-            }
+            crate::dispatch::Completion::Done(outcome) => Ok(Some(
+                outcome_value(self.dispatcher.rules(), self.dispatcher.registered_count(), &outcome).to_string(),
+            )),
             crate::dispatch::Completion::Pending => Ok(None),
         }
     }
