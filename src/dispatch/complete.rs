@@ -14,8 +14,8 @@ use super::steps::{admitted, bad_ticket, Completion, Slot};
 use super::{Dispatcher, Finished};
 use crate::contract::{DispatchStatus, FailureCode, FailureDetail, ResultStatus};
 use crate::journal::{
-    CheckpointState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, JournalError, Keyed, RecordAnswer,
-    RecordCommand, RecordOutcome,
+    Begun, Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, FinalStatus, JournalError, Keyed,
+    RecordAnswer, RecordCommand, RecordOutcome,
 };
 
 /// A record's hook, with the outcome to report when it is recorded as made.
@@ -198,6 +198,7 @@ impl Dispatcher {
             self.queue_checkpoints(deferred, &flight.checkpoint_error);
             return finish_now(Ok(Completion::Done(admitted(outcomes.into_iter().flatten().collect()))));
         }
+        let deferred = begun_with_records(deferred, &mut records);
         let shared = self.shared.clone();
         let checkpoint_error = flight.checkpoint_error.clone();
         let then_claimed = claimed.clone();
@@ -244,6 +245,29 @@ impl Dispatcher {
             self.shared.stop_running();
         }
     }
+}
+
+/// Hands each held-back checkpoint to the final record of its attempt, as
+/// one [`Begun`] record, so the writer writes that row once; returns the
+/// checkpoints no final record took, to be queued on their own.
+fn begun_with_records(deferred: Vec<Checkpoint>, records: &mut Vec<RecordCommand>) -> Vec<Checkpoint> {
+    let mut rest = Vec::new();
+    for checkpoint in deferred {
+        let own = |r: &RecordCommand| matches!(r, RecordCommand::Final(f) if (&f.dispatch_id, f.attempt) == (&checkpoint.dispatch_id, checkpoint.attempt));
+        match records.iter().position(own) {
+            Some(i) => match records.remove(i) {
+                RecordCommand::Final(record) => {
+                    records.insert(i, RecordCommand::Begun(Box::new(Begun { checkpoint, record })))
+                }
+                other => {
+                    records.insert(i, other);
+                    rest.push(checkpoint);
+                }
+            },
+            None => rest.push(checkpoint),
+        }
+    }
+    rest
 }
 
 /// What the dispatch's accepted results add up to, against the profile's

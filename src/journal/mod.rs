@@ -66,7 +66,7 @@ pub use prune::{
     Exporter, PruneOptions, PruneReport, PrunedBatch, RetentionStats, StorageStats, DEFAULT_PRUNE_BATCH,
     MAX_PRUNE_BATCH,
 };
-pub use record::{FoldedAttempts, KeyOf, Keyed, RecordAnswer, RecordCommand};
+pub use record::{Begun, FoldedAttempts, KeyOf, Keyed, RecordAnswer, RecordCommand};
 pub use rows::{DispatchFilter, DispatchRow, FailureRow, IntentFilter, JournalStats, Page, StoredIntent, MAX_PAGE};
 pub use sqlite::schema::SCHEMA_VERSION;
 pub use states::{Decision, DispatchState, FinalStatus};

@@ -35,6 +35,22 @@ pub enum RecordCommand {
     /// A final record whose intent holds a key no earlier record of the list
     /// may have lost to another writer (see [`Keyed`]).
     Keyed(Keyed),
+    /// A final record together with the checkpoint of the attempt that
+    /// produced it, never queued on its own (see [`Begun`]).
+    Begun(Box<Begun>),
+}
+
+/// The checkpoint of an attempt the attempt ledger counted while its
+/// provider ran, and that attempt's final record, in one record: an
+/// identity without a row gets its final row at once, with none of the
+/// checkpoint's rows written and rewritten in the same transaction. Where
+/// the identity has a row, it runs as the checkpoint then the record would.
+/// When the record fails, the checkpoint is still written, so the attempt
+/// stays counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Begun {
+    pub checkpoint: Checkpoint,
+    pub record: FinalRecord,
 }
 
 /// A final record holding an intent under `key`, a key one dispatch hands
@@ -270,6 +286,14 @@ impl Journal {
                 RecordCommand::Final(f) => check_final(f).map(|()| ids.push(f.dispatch_id.clone()))?,
                 RecordCommand::Failure(f) => check_failure(f).map(|()| ids.push(f.dispatch_id.clone()))?,
                 RecordCommand::Defer(c) => check_deferred(c)?,
+                RecordCommand::Begun(b) => {
+                    check_checkpoint(&b.checkpoint)?;
+                    check_final(&b.record)?;
+                    if (&b.checkpoint.dispatch_id, b.checkpoint.attempt) != (&b.record.dispatch_id, b.record.attempt) {
+                        return Err(JournalError::InvalidArgument { what: "checkpoint" });
+                    }
+                    ids.push(b.record.dispatch_id.clone());
+                }
                 RecordCommand::Keyed(k) => {
                     check_final(&k.record)?;
                     check_failure(&k.instead)?;

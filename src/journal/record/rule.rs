@@ -15,7 +15,7 @@
 use super::super::states::DispatchState;
 use super::super::types::{Checkpoint, CheckpointState, FailureOutcome, FailureRecord, FinalRecord, RecordOutcome};
 use super::super::{DispatchRow, JournalError, Result};
-use super::{RecordAnswer, RecordCommand};
+use super::{Begun, RecordAnswer, RecordCommand};
 
 /// The columns of one failures row.
 #[derive(Clone, Copy)]
@@ -43,6 +43,14 @@ pub(crate) trait RecordSql {
     /// the intents in order. Whether it changed the row.
     /// [`JournalError::DuplicateIntent`] when an intent id is already taken.
     fn finish_if_unfinished(&mut self, r: &FinalRecord, state: DispatchState, now: i64) -> Result<bool>;
+    /// Only while the identity has no row: inserts it final at once, with
+    /// `c`'s columns and `r`'s state, attempts and result digest (no
+    /// request: a final identity never needs it), then `r`'s exhausted
+    /// failure and intents. Whether it did. A backend without it answers
+    /// false, and the checkpoint and the record run one after the other.
+    fn insert_final(&mut self, _c: &Checkpoint, _r: &FinalRecord, _state: DispatchState, _now: i64) -> Result<bool> {
+        Ok(false)
+    }
     /// Inserts a failed attempt's row; an attempt already recorded keeps its first row.
     fn insert_failure(&mut self, f: FailureCols<'_>, now: i64) -> Result<()>;
     /// State `failed`, attempts = max(attempts, `attempt`).
@@ -85,6 +93,16 @@ pub(crate) fn run_final<S: RecordSql>(sql: &mut S, r: &FinalRecord, now: i64) ->
         return Ok(RecordOutcome::Recorded);
     }
     final_unchanged(sql, r, now)
+}
+
+/// A [`Begun`] record: the final row at once when the identity has none,
+/// else its checkpoint then its record, as if queued one after the other.
+pub(crate) fn run_begun<S: RecordSql>(sql: &mut S, b: &Begun, now: i64) -> Result<RecordOutcome> {
+    if sql.insert_final(&b.checkpoint, &b.record, DispatchState::from(b.record.status), now)? {
+        return Ok(RecordOutcome::Recorded);
+    }
+    run_checkpoint(sql, &b.checkpoint, now)?;
+    run_final(sql, &b.record, now)
 }
 
 /// A final record that changed no row: the identity is unknown, or final
@@ -159,6 +177,7 @@ pub(crate) fn run_many<S: RecordSql>(
             RecordCommand::Final(f) => run_final(sql, f, now).map(RecordAnswer::Final),
             RecordCommand::Failure(f) => run_failure(sql, f, now).map(RecordAnswer::Failure),
             RecordCommand::Defer(c) => run_checkpoint(sql, c, now).map(RecordAnswer::Deferred),
+            RecordCommand::Begun(b) => run_begun(sql, b, now).map(RecordAnswer::Final),
             RecordCommand::Keyed(k) if won.iter().any(|row| (k.key_of)(row).as_deref() == Some(k.key.as_str())) => {
                 run_failure(sql, &k.instead, now).map(RecordAnswer::Failure)
             }
@@ -177,6 +196,15 @@ pub(crate) fn run_many<S: RecordSql>(
             Err(e @ (JournalError::Busy | JournalError::Unavailable)) => return Err(e),
             Err(e) => {
                 sql.leave_record(isolated, false)?;
+                if let RecordCommand::Begun(b) = r {
+                    // Undone with its record: the attempt it counted is written again, alone.
+                    let isolated = sql.enter_record(records.len())?;
+                    let counted = run_checkpoint(sql, &b.checkpoint, now);
+                    sql.leave_record(isolated, counted.is_ok())?;
+                    if let Err(e @ (JournalError::Busy | JournalError::Unavailable)) = counted {
+                        return Err(e);
+                    }
+                }
                 answers.push(Err(e));
             }
             Ok(a) => {

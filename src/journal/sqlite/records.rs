@@ -66,26 +66,37 @@ impl RecordSql for Connection {
         let Some(seq) = seq else { return Ok(false) };
         // The request only serves recover(); a final identity never needs it again.
         self.prepare_cached("DELETE FROM requests WHERE seq = ?1")?.execute([seq])?;
-        if let Some((code, rule)) = &r.failure {
-            let cols =
-                FailureCols { id: &r.dispatch_id, attempt: r.attempt, code, rule: rule.as_deref(), pointer: None };
-            self.insert_failure(cols, now)?;
+        final_rows(self, r, now)?;
+        Ok(true)
+    }
+
+    fn insert_final(&mut self, c: &Checkpoint, r: &FinalRecord, state: DispatchState, now: i64) -> Result<bool> {
+        let inserted = self
+            .prepare_cached(
+                "INSERT INTO dispatches (dispatch_id, state, attempts, hook_id, capability_id, receipt_id, effect_id,
+                   event_kind, registration_digest, result_digest, created_at, updated_at, dialect, recorded_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)
+                 ON CONFLICT (dispatch_id) DO NOTHING",
+            )?
+            .execute(params![
+                c.dispatch_id,
+                state.as_str(),
+                r.attempt,
+                c.hook_id,
+                c.capability_id,
+                c.receipt_id,
+                c.effect_id,
+                c.event_kind,
+                c.registration_digest,
+                r.result_digest,
+                now,
+                stored_dialect(c.dialect),
+                c.recorded_at
+            ])?;
+        if inserted == 0 {
+            return Ok(false);
         }
-        let mut insert = self.prepare_cached(
-            "INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?;
-        for i in &r.intents {
-            insert
-                .execute(params![i.intent_id, r.dispatch_id, i.capability_id, i.intent_kind, i.stored_json])
-                .map_err(|e| match &e {
-                    rusqlite::Error::SqliteFailure(f, _)
-                        if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
-                    {
-                        JournalError::DuplicateIntent
-                    }
-                    _ => e.into(),
-                })?;
-        }
+        final_rows(self, r, now)?;
         Ok(true)
     }
 
@@ -117,4 +128,26 @@ impl RecordSql for Connection {
         }
         Ok(self.execute_batch("ROLLBACK TO rec; RELEASE rec")?)
     }
+}
+
+/// A final row's other rows: the exhausted failure, then the intents in order.
+fn final_rows(c: &mut Connection, r: &FinalRecord, now: i64) -> Result<()> {
+    if let Some((code, rule)) = &r.failure {
+        let cols = FailureCols { id: &r.dispatch_id, attempt: r.attempt, code, rule: rule.as_deref(), pointer: None };
+        c.insert_failure(cols, now)?;
+    }
+    let mut insert = c.prepare_cached(
+        "INSERT INTO intents (intent_id, dispatch_id, capability_id, intent_kind, doc) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for i in &r.intents {
+        insert.execute(params![i.intent_id, r.dispatch_id, i.capability_id, i.intent_kind, i.stored_json]).map_err(
+            |e| match &e {
+                rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE => {
+                    JournalError::DuplicateIntent
+                }
+                _ => e.into(),
+            },
+        )?;
+    }
+    Ok(())
 }

@@ -5,6 +5,7 @@
 
 mod attempts;
 mod backend;
+mod begun;
 mod concurrency;
 mod hostile;
 mod inline;
