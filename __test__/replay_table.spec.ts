@@ -58,9 +58,14 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('the replay t
     expect(long.out.hooks[0]!.outcome).toBe('replayed')
     expect(long.out.hooks[0]!.receipt).toStrictEqual(first.hooks[0]!.receipt)
     expect(a.calls).toBe(1)
-    // Each caller gets its own object: changing one changes no later answer.
-    short.out[0]!.hooks.length = 0
+    // One frozen object, shared: no caller can change what a later one gets.
+    expect(short.out[0]).toBe(long.out)
+    expect(Object.isFrozen(long.out) && Object.isFrozen(long.out.hooks[0]!.receipt)).toBe(true)
+    expect(() => {
+      short.out[0]!.hooks.length = 0
+    }).toThrow(TypeError)
     expect(await runtime.dispatch(req)).toStrictEqual(long.out)
+    expect(long.out.hooks).toHaveLength(1)
     expect(runtime.metrics().dispatches.resolved).toBe(5)
   })
 
@@ -166,7 +171,8 @@ describe('the replay table itself', () => {
     for (let i = 0; i < 17_000; i++) table.keep(`{"r":${i}}`, '{}')
     expect(table.size).toBe(16_384)
     expect(table.get('{"r":0}')).toBeUndefined()
-    expect(table.get('{"r":16999}')).toBe('{}')
+    expect(table.get('{"r":16999}')).toStrictEqual({})
+    expect(Object.isFrozen(table.get('{"r":16999}'))).toBe(true)
     // One text larger than the whole bound is never kept.
     table.keep('x'.repeat(32 * 1024 * 1024), '{}')
     expect(table.size).toBe(16_384)

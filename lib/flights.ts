@@ -168,9 +168,8 @@ export class Flights {
     // Once closing, the addon answers (journal_closed), not the table.
     const kept = onlyHookId === undefined && !this.closing ? this.replays.get(requestJson) : undefined
     if (kept !== undefined) {
-      const outcome = JSON.parse(kept) as DispatchOutcome
-      this.tally.outcome(outcome)
-      return outcome
+      this.tally.outcome(kept)
+      return kept
     }
     let plan: NativePlan | Promise<NativePlan>
     if (onlyHookId !== undefined) {
@@ -187,10 +186,12 @@ export class Flights {
 
   #planned(plan: NativePlan, requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Answer {
     if (plan.wait != null) return this.#after(plan.wait).then(() => this.#one(requestJson, onlyHookId, trace))
-    if (plan.done != null) {
-      if (plan.replayed && onlyHookId === undefined) this.replays.keep(requestJson, plan.done)
-      return this.#run(plan, trace)
+    if (plan.done != null && plan.replayed && onlyHookId === undefined) {
+      const outcome = this.replays.keep(requestJson, plan.done)
+      this.tally.outcome(outcome)
+      return outcome
     }
+    if (plan.done != null) return this.#run(plan, trace)
     // Providers are called once the caller's synchronous code has run (a
     // burst of dispatches does not eat into their timeouts), in this turn.
     return Promise.resolve().then(() => this.#run(plan, trace))

@@ -8,19 +8,13 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 
+import { deepFreeze } from './readonly.js'
+
 const FAILED = '\u0000threw'
 const NOT_JSON = '\u0000not_json'
 
 /** Set while a provider runs, so a re-entrant dispatch can be refused. */
 export const providerScope = new AsyncLocalStorage<true>()
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const member of Object.values(value)) deepFreeze(member)
-    Object.freeze(value)
-  }
-  return value
-}
 
 /** Thrown out of JSON.stringify once the text is surely longer than allowed. */
 const OVER_LENGTH = new Error('over length')

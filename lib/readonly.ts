@@ -13,3 +13,12 @@ export type DeepReadonly<T, Depth extends readonly unknown[] = []> = Depth['leng
     : T extends object
       ? { readonly [K in keyof T]: DeepReadonly<T[K], [...Depth, unknown]> }
       : T
+
+/** Freezes `value` and every object and array in it; returns it. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const member of Object.values(value)) deepFreeze(member)
+    Object.freeze(value)
+  }
+  return value
+}
