@@ -116,7 +116,10 @@ describe('inline commit', () => {
       const outs = await Promise.all(Array.from({ length: N }, (_, n) => runtime.dispatch(receipt(n))))
       expect(outs.map((o) => o.hooks[0]!.outcome)).toStrictEqual(Array(N).fill('recorded'))
       const commits = runtime.metrics().commits
-      expect(commits.commands).toBe(2 * N)
+      // One command per dispatch whose checkpoint went inside its record;
+      // two for one that committed its checkpoint first (found alone in flight).
+      expect(commits.commands).toBeGreaterThanOrEqual(N)
+      expect(commits.commands).toBeLessThanOrEqual(2 * N)
       expect(commits.maxBatch, 'some commands were batched by the writer thread').toBeGreaterThan(1)
       expect(await runtime.journal.integrity()).toEqual({ ok: true, messages: [] })
     } finally {

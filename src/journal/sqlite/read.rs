@@ -4,7 +4,7 @@
 //! are the core's (`../read.rs`).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, Row, ToSql};
@@ -82,6 +82,9 @@ pub(crate) struct Readers {
     busy_timeout_ms: u32,
     idle: Mutex<Vec<Connection>>,
     closed: AtomicBool,
+    /// Reads running now: `close` waits for them, so no connection of this
+    /// journal touches its files once it has closed.
+    reading: AtomicUsize,
     /// No writer of ours holds the file open (a journal opened `OpenMode::ReadOnly`).
     inspect_only: bool,
 }
@@ -93,6 +96,7 @@ impl Readers {
             busy_timeout_ms: options.busy_timeout_ms,
             idle: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
+            reading: AtomicUsize::new(0),
             inspect_only: false,
         }
     }
@@ -108,9 +112,14 @@ impl Readers {
         self.inspect_only
     }
 
+    /// Closes the pool once the reads running now have ended (each is bounded
+    /// by the busy timeout) and their connections are closed.
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        while self.reading.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// Runs `f` in one read transaction on a pooled connection.
@@ -126,6 +135,14 @@ impl Readers {
     }
 
     fn pooled<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
+        // Counted before the check: `close` either sees this read or it is refused.
+        self.reading.fetch_add(1, Ordering::SeqCst);
+        let out = self.pooled_counted(f);
+        self.reading.fetch_sub(1, Ordering::SeqCst);
+        out
+    }
+
+    fn pooled_counted<T>(&self, f: impl Fn(&Connection) -> Result<T>) -> Result<T> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(JournalError::Closed);
         }
@@ -261,5 +278,47 @@ impl Readers {
             }
             other => other,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::journal::tests::{open_file, TempDir};
+
+    /// A read that started before `close` ends, and its connection closes,
+    /// before `close` returns: nothing of the journal's is touched after it.
+    #[test]
+    fn close_waits_for_the_reads_running() {
+        let dir = TempDir::new("readers-close");
+        let path = dir.file("j.sqlite");
+        open_file(&path, JournalOptions::default()).unwrap().close();
+        let readers = Arc::new(Readers::new(&path, JournalOptions::default()));
+        let (started, ended) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let read = {
+            let (readers, started, ended) = (readers.clone(), started.clone(), ended.clone());
+            std::thread::spawn(move || {
+                readers.with(|c| {
+                    started.store(true, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(150));
+                    let n: i64 = c.query_row("SELECT count(*) FROM dispatches", [], |r| r.get(0))?;
+                    ended.store(true, Ordering::SeqCst);
+                    Ok(n)
+                })
+            })
+        };
+        while !started.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let t0 = Instant::now();
+        readers.close();
+        assert!(ended.load(Ordering::SeqCst), "close returned while a read was running");
+        assert!(t0.elapsed() >= Duration::from_millis(100));
+        assert_eq!(read.join().unwrap().unwrap(), 0);
+        assert_eq!(readers.reading.load(Ordering::SeqCst), 0);
+        assert_eq!(readers.with(|_| Ok(())).unwrap_err(), JournalError::Closed);
     }
 }
