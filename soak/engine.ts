@@ -228,7 +228,6 @@ async function checkRound(
     // process that took over a killed one's identity spent its own).
     if (r.state !== 'checkpointed' || r.attempts < 1 || r.attempts > killed.length)
       books.flag('unexpected', `${r.receipt_id} left ${r.state} with ${r.attempts} attempts by the kill`)
-  if (unfinished.length > 0) s.midRunRounds++
   s.unrecordedAtKill += ids.filter((id) => !beforeById.has(id)).length
 
   // 3. a fresh process recovers
@@ -240,6 +239,10 @@ async function checkRound(
   pool.give(recoverer)
   if (!rec.integrity) books.flag('integrity', `the journal's integrity(): ${rec.messages.join('; ')}`)
   checkRecovery(books, rec.report, unfinished, started, beforeById, new Set(resolved.map((l) => l.d)), s)
+  // A kill between an attempt's start and its record left it begun: a
+  // checkpointed row, or (a checkpoint held back until its record) only the
+  // attempt in the process's ledger, which recover() folds in.
+  if (rec.report.outcomes.length > 0) s.midRunRounds++
   // An attempt a killed process began counts once its identity is recovered: as a failure row,
   // folded from the process's ledger (SQLite), or as the attempt the server counted before the
   // call, which recover() then passes (PostgreSQL: completed under a later attempt than the

@@ -6,7 +6,7 @@ export interface SoakSummary {
   seed: number
   rounds: number
   kills: number
-  /** Rounds whose kills left checkpointed rows. */
+  /** Rounds whose kills left an attempt begun and unrecorded: a checkpointed row, or an attempt only in its ledger. */
   midRunRounds: number
   started: number
   resolved: number
@@ -30,7 +30,7 @@ export interface SoakSummary {
 export function summaryLine(s: SoakSummary): string {
   const c = s.counts
   return (
-    `soak ${s.backend}: ${s.kills} kills in ${s.rounds} rounds (${s.midRunRounds} left checkpointed rows), ` +
+    `soak ${s.backend}: ${s.kills} kills in ${s.rounds} rounds (${s.midRunRounds} left an attempt begun and unrecorded), ` +
     `${s.started} dispatches started, ${s.resolved} resolved (${s.replayed} replays), ` +
     `${s.recovered} recovered (${s.foldedFromLedger} folded from the attempt ledger, ${s.uncounted} never invoked before the kill), ` +
     `${s.unrecordedAtKill} started without a row at the kill, ${s.sessionsCut} server sessions cut; ` +
