@@ -28,11 +28,11 @@ export interface JsThreadRound {
 
 type Method = (...args: unknown[]) => unknown
 
-/** Times every call of `CALLS` on the addon's runtime class until the returned function restores them. */
-function timeCalls(spent: Record<string, number>): () => void {
+/** Times every call of `calls` on the addon's runtime class until the returned function restores them. */
+export function timeCalls(spent: Record<string, number>, calls: readonly string[] = CALLS): () => void {
   const proto = (require('./index.js') as { NativeHookRuntime: { prototype: Record<string, Method> } })
     .NativeHookRuntime.prototype
-  const saved = CALLS.map((name) => [name, proto[name]!] as const)
+  const saved = calls.map((name) => [name, proto[name]!] as const)
   for (const [name, fn] of saved) {
     proto[name] = function (this: unknown, ...args: unknown[]): unknown {
       const t0 = performance.now()

@@ -24,6 +24,7 @@ import { catchupBench, catchupNotes, catchupRows, type CatchupResults } from './
 import { pruneBench, pruneTable } from './prune.js'
 import { twoHopRow } from './hops.js'
 import { jsThreadRound, jsThreadRows, type JsThreadRound } from './js_thread.js'
+import { replaySplitRound, replaySplitRows, type ReplaySplitRound } from './replay_split.js'
 import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
 import { pkg, require, ROOT } from './pkg.js'
 import { pythonOnly } from './python.js'
@@ -243,6 +244,8 @@ interface ReplayRound {
   verify: Record<SideName, number>
   /** 'return' mode, each request a second time in the same process. */
   again: Record<SideName, number>
+  /** Ours' first 'return' replays split, after the rounds above (bench/replay_split.ts). */
+  split: ReplaySplitRound
 }
 
 async function replays(): Promise<ReplayRound[]> {
@@ -273,6 +276,8 @@ async function replays(): Promise<ReplayRound[]> {
       }
       await runner.close()
     }
+    // Timed apart from the rounds above: the timing around each call costs time of its own.
+    out.split = await replaySplitRound(paths.ours, n, INFLIGHT, (k) => (k * 6007 + r * 211) % n)
     log(`replay round ${r + 1}/${C.rounds} done`)
     rounds.push(out)
   }
@@ -858,6 +863,7 @@ const NOTES = `Notes:
 - Ratios are loopx-hooks / plain TS (for busy time, bytes, latency and RSS lower is better; for validation time the "plain" column is Ajv's schema check alone for a registration and the whole plain path for a result, and for the rows against a bare crossing it is that crossing). Each figure is the median of ${C.rounds} rounds that alternate the two sides and their order; each ratio is the median of the per-round ratios.
 - Plain TS (\`bench/baseline.ts\`): Ajv 2020 compiled from \`schemas/\` plus the hand-written checks ours make, node:crypto sha256 over canonicalize@4, better-sqlite3@12 in WAL; its checkpoint commits with synchronous=NORMAL and its final record with FULL, so it too pays one fsync per dispatch, but on the JS thread and never shared. Both sides call the same provider and store the same documents (checked at start: identical outcomes for the same request).
 - Durable runs use synchronous=FULL with ${perRound(C.durable).toLocaleString('en-US')} fresh receipts per side per round. Main-thread blocked time is the change of \`performance.eventLoopUtilization().active\` across each dispatch at 1 in flight (wall time minus time in epoll, so it also counts time the JS thread was runnable but descheduled); the CPU row is the JS thread's own CPU time from /proc over the same runs.
+- Replays: each side's journal is built with ${C.replayN.toLocaleString('en-US')} dispatches, then each round opens it afresh per mode and replays every identity once (a first replay: nothing in the process has answered it) and, in 'return' mode, once more. After the rounds, ours' first replays are timed again with a timer around each \`prepare\` (\`bench/replay_split.ts\`), and the same number of point reads of the row (every column) run through better-sqlite3 on ours' journal file with nothing around them: a first replay cannot cost less than that read, so one second divided by it is the most any first replay can reach.
 - Big journals: ${C.small.toLocaleString('en-US')} dispatches per side and ${C.large.toLocaleString('en-US')} through ours, each built with synchronous=NORMAL (a million fsyncs would take most of an hour), ${INFLIGHT} in flight, in its own child process (peak RSS = \`process.resourceUsage().maxRSS\` at its end). Journal bytes compare the two ${C.small.toLocaleString('en-US')}-dispatch journals. The plain ${C.large.toLocaleString('en-US')}-dispatch journal is ours' rows copied into the plain layout (identical documents; a bulk-built B-tree is if anything denser). Lookups replay random identities of both ('return' mode, 1 in flight) in one more child that opens both and alternates them.
 - The fsync-bound targets (${INFLIGHT} in flight >= 5x, 1 in flight >= 0.8x the floor, blocked time <= 1/20) depend on what one commit costs on the disk at that moment: read them with the floor row and the "time beyond one commit" row. When a commit costs milliseconds, the fsync dominates both sides; when the disk commits thousands per second, each side's fixed cost per dispatch decides. This disk swings between the two within a day.
 - A checkpoint costs no fsync of its own: it commits with synchronous=NORMAL and the next FULL commit (a final record, necessarily later in the WAL) syncs it. A power cut can lose a checkpoint row but never a final record. The lost row is recovered from the committed primary receipt: the orchestrator admits a dispatch only for a receipt that is committed and checkpointed in its own store, so after the cut it dispatches that receipt again, the content-derived dispatch_id is the same, the checkpoint is written afresh and the hook runs (a re-invocation the contract allows: intent ids are content-derived and recorded once).`
@@ -949,6 +955,21 @@ function replayRows(rp: ReplayRound[], add: Add): void {
     fmt(median(rp.map((r) => r.again.plain))),
     ratioMed(rp, (r) => r.again.ours / r.again.plain),
     { rounds: rp.map((r) => [r.again.ours, r.again.plain]) },
+  )
+  replaySplitRows(
+    rp.map((r) => r.split),
+    INFLIGHT,
+    add,
+  )
+  // What the read alone allows: a first replay costs at least its row's read.
+  const bound = (r: ReplayRound) => 1e6 / r.split.readUs
+  add(
+    'replay_return_read_bound',
+    `replays/s, 'return' mode: the most the row's read alone allows (first column: 1 / the bare read above; plain column: plain's replays/s; ratio: the highest ratio a first replay can reach)`,
+    fmt(median(rp.map(bound))),
+    fmt(median(rp.map((r) => r.return.plain))),
+    ratioMed(rp, (r) => bound(r) / r.return.plain),
+    { rounds: rp.map((r) => [bound(r), r.return.plain]) },
   )
 }
 
