@@ -143,6 +143,8 @@ interface DurableRound {
   cpuMean1: Record<SideName, number>
   /** Ours at 64 in flight: the JS thread's time, split by addon call. */
   jsThread: JsThreadRound
+  /** The same split at 1 in flight. */
+  jsThread1: JsThreadRound
   /** Ours: wake-ups per dispatch of the writer thread and of the JS thread, at 1 and 64 in flight. */
   wakes: { writer1: number; js1: number; writer64: number; js64: number }
 }
@@ -216,6 +218,10 @@ async function durable(): Promise<DurableRound[]> {
       [
         `ours ${INFLIGHT} in flight, the JS thread's time split by addon call`,
         async () => void (out.jsThread = await jsThreadRound(tmp, n, INFLIGHT, `jt${r}`)),
+      ],
+      [
+        `ours 1 in flight, the JS thread's time split by addon call`,
+        async () => void (out.jsThread1 = await jsThreadRound(tmp, n, 1, `jo${r}`)),
       ],
       ...([1, INFLIGHT] as const).map((inflight): [string, () => Promise<void>] => [
         `ours with the inline commit, ${inflight} in flight`,
@@ -689,6 +695,11 @@ function durableRows(d: DurableRound[], floor: Floor | undefined, add: Add): voi
   jsThreadRows(
     d.map((r) => r.jsThread),
     INFLIGHT,
+    add,
+  )
+  jsThreadRows(
+    d.map((r) => r.jsThread1),
+    1,
     add,
   )
 }
