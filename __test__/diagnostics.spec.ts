@@ -398,8 +398,7 @@ describe('runtime.metrics()', () => {
     expect(m.commits.batchSize.sum).toBe(m.commits.commands)
     expect(m.commits.latencyMs.sum).toBeGreaterThan(0)
     expect(m.writer).toMatchObject({ queueDepth: 0, busyRetries: 0 })
-    // Each wake-up brought at least one command (one already queued when a batch ends needs none).
-    expect(m.writer.wakes).toBeGreaterThanOrEqual(1)
+    // Each wake-up brought at least one command (one already queued, or come while the writer was still awake, needs none).
     expect(m.writer.wakes).toBeLessThanOrEqual(m.commits.commands)
     expect(JSON.stringify(m)).not.toContain('hunter2')
     // A snapshot: later dispatches do not change it.

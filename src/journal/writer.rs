@@ -50,6 +50,12 @@ mod batch;
 pub(crate) const MAX_BATCH: usize = 256;
 /// How long a batch holding only checkpoints waits for a record to join it.
 const CHECKPOINT_LINGER: Duration = Duration::from_millis(1);
+/// How long the writer stays awake after a batch, looking for the next
+/// command before it sleeps. With one dispatch in flight the next record
+/// comes one JS turn after the last commit settled; a writer still awake
+/// then takes it with no wake-up, which would cost the JS thread a futex
+/// wake and the record the scheduler's latency.
+const AWAKE_FOR: Duration = Duration::from_micros(500);
 
 /// What the writer needs of a backend's write connection: one transaction per
 /// batch and one savepoint per command. SQLite and PostgreSQL differ only here
@@ -373,6 +379,21 @@ impl<C: BatchConn> Writer<C> {
     }
 }
 
+/// The next command if one comes within [`AWAKE_FOR`], looked for without
+/// sleeping (yielding the core to any other runnable thread meanwhile).
+fn stay_awake<T>(rx: &mpsc::Receiver<T>) -> Option<T> {
+    let until = Instant::now() + AWAKE_FOR;
+    loop {
+        std::thread::yield_now();
+        match rx.try_recv() {
+            Ok(job) => return Some(job),
+            Err(mpsc::TryRecvError::Disconnected) => return None,
+            Err(mpsc::TryRecvError::Empty) if Instant::now() >= until => return None,
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+    }
+}
+
 fn run<C: BatchConn>(conn: &Mutex<C>, rx: mpsc::Receiver<Box<dyn Job<C>>>, synchronous_full: bool, shared: &Shared) {
     let lock = || conn.lock().unwrap_or_else(|p| p.into_inner());
     let mut adopted = false;
@@ -381,16 +402,19 @@ fn run<C: BatchConn>(conn: &Mutex<C>, rx: mpsc::Receiver<Box<dyn Job<C>>>, synch
         let next = match rx.try_recv() {
             Ok(job) => Ok(job),
             Err(mpsc::TryRecvError::Disconnected) => Err(false),
-            Err(mpsc::TryRecvError::Empty) => {
-                let woke = match idle_after {
-                    Some(wait) => rx.recv_timeout(wait).map_err(|e| e == mpsc::RecvTimeoutError::Timeout),
-                    None => rx.recv().map_err(|_| false),
-                };
-                if woke.is_ok() {
-                    shared.counters.wakes.fetch_add(1, Ordering::Relaxed);
+            Err(mpsc::TryRecvError::Empty) => match stay_awake(&rx) {
+                Some(job) => Ok(job),
+                None => {
+                    let woke = match idle_after {
+                        Some(wait) => rx.recv_timeout(wait).map_err(|e| e == mpsc::RecvTimeoutError::Timeout),
+                        None => rx.recv().map_err(|_| false),
+                    };
+                    if woke.is_ok() {
+                        shared.counters.wakes.fetch_add(1, Ordering::Relaxed);
+                    }
+                    woke
                 }
-                woke
-            }
+            },
         };
         let first = match next {
             Ok(job) => job,
