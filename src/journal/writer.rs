@@ -50,12 +50,12 @@ mod batch;
 pub(crate) const MAX_BATCH: usize = 256;
 /// How long a batch holding only checkpoints waits for a record to join it.
 const CHECKPOINT_LINGER: Duration = Duration::from_millis(1);
-/// How long the writer stays awake after a batch, looking for the next
-/// command before it sleeps. With one dispatch in flight the next record
-/// comes one JS turn after the last commit settled; a writer still awake
-/// then takes it with no wake-up, which would cost the JS thread a futex
-/// wake and the record the scheduler's latency.
-const AWAKE_FOR: Duration = Duration::from_micros(500);
+/// How long an SQLite writer stays awake after a batch (see
+/// [`BatchConn::stay_awake_for`]). With one dispatch in flight the next
+/// record comes one JS turn after the last commit settled; a writer still
+/// awake then takes it with no wake-up, which would cost the JS thread a
+/// futex wake and the record the scheduler's latency.
+pub(crate) const AWAKE_FOR: Duration = Duration::from_micros(500);
 
 /// What the writer needs of a backend's write connection: one transaction per
 /// batch and one savepoint per command. SQLite and PostgreSQL differ only here
@@ -91,6 +91,13 @@ pub(crate) trait BatchConn: Send + 'static {
     }
     /// No command came for [`BatchConn::idle_after`]: close what is held open.
     fn idle(&mut self) {}
+    /// How long the writer stays awake after a batch, looking for the next
+    /// command before it sleeps. None by default: where the database is a
+    /// server that may share this host's cores, a writer kept awake takes
+    /// CPU the server needs, and a round trip dwarfs a wake-up anyway.
+    fn stay_awake_for(&self) -> Duration {
+        Duration::ZERO
+    }
     /// A batch of checkpoints is about to linger for a record: PostgreSQL
     /// opens its transaction meanwhile, so that round trip costs no wait.
     fn open_early(&mut self) {}
@@ -379,10 +386,13 @@ impl<C: BatchConn> Writer<C> {
     }
 }
 
-/// The next command if one comes within [`AWAKE_FOR`], looked for without
+/// The next command if one comes within `awake`, looked for without
 /// sleeping (yielding the core to any other runnable thread meanwhile).
-fn stay_awake<T>(rx: &mpsc::Receiver<T>) -> Option<T> {
-    let until = Instant::now() + AWAKE_FOR;
+fn stay_awake<T>(rx: &mpsc::Receiver<T>, awake: Duration) -> Option<T> {
+    if awake.is_zero() {
+        return None;
+    }
+    let until = Instant::now() + awake;
     loop {
         std::thread::yield_now();
         match rx.try_recv() {
@@ -398,11 +408,14 @@ fn run<C: BatchConn>(conn: &Mutex<C>, rx: mpsc::Receiver<Box<dyn Job<C>>>, synch
     let lock = || conn.lock().unwrap_or_else(|p| p.into_inner());
     let mut adopted = false;
     loop {
-        let idle_after = lock().idle_after();
+        let (idle_after, awake) = {
+            let c = lock();
+            (c.idle_after(), c.stay_awake_for())
+        };
         let next = match rx.try_recv() {
             Ok(job) => Ok(job),
             Err(mpsc::TryRecvError::Disconnected) => Err(false),
-            Err(mpsc::TryRecvError::Empty) => match stay_awake(&rx) {
+            Err(mpsc::TryRecvError::Empty) => match stay_awake(&rx, awake) {
                 Some(job) => Ok(job),
                 None => {
                     let woke = match idle_after {

@@ -103,6 +103,10 @@ pub(super) fn cached(conn: &Connection, sql: &str) -> Result<()> {
 /// (no upgrade deadlock with another process), and the durability of the
 /// batch is its `synchronous` level.
 impl BatchConn for Connection {
+    fn stay_awake_for(&self) -> Duration {
+        super::writer::AWAKE_FOR
+    }
+
     fn begin(&mut self, durable: bool) -> Result<()> {
         // May not change inside a transaction, so it is set per batch; it is
         // a flag on the connection, no I/O. Never from the statement cache:
