@@ -92,7 +92,7 @@ pub(crate) trait BatchConn: Send + 'static {
     /// No command came for [`BatchConn::idle_after`]: close what is held open.
     fn idle(&mut self) {}
     /// How long the writer stays awake after a batch, looking for the next
-    /// command before it sleeps. None by default: where the database is a
+    /// command before it sleeps. Zero by default: where the database is a
     /// server that may share this host's cores, a writer kept awake takes
     /// CPU the server needs, and a round trip dwarfs a wake-up anyway.
     fn stay_awake_for(&self) -> Duration {
