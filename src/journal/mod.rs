@@ -475,21 +475,74 @@ pub(crate) mod arg {
     /// A JSON document none of whose strings (keys included) is
     /// credential-like: the last scan before a document reaches a file, so
     /// a caller that forgot to project a request still cannot store a
-    /// credential with it.
+    /// credential with it. The document is walked as it is parsed, never
+    /// built: this runs on every dispatch's request.
     pub fn public_json(text: &str, what: &'static str) -> Result<()> {
-        fn clean(v: &serde_json::Value) -> bool {
-            match v {
-                serde_json::Value::String(s) => !is_credential_like(s),
-                serde_json::Value::Array(a) => a.iter().all(clean),
-                serde_json::Value::Object(o) => o.iter().all(|(k, v)| !is_credential_like(k) && clean(v)),
-                _ => true,
-            }
+        match serde_json::from_str::<Public>(text) {
+            Ok(Public(true)) => Ok(()),
+            Ok(Public(false)) => Err(JournalError::CredentialLike { what }),
+            Err(_) => Err(JournalError::InvalidArgument { what }),
         }
-        let doc: serde_json::Value = serde_json::from_str(text).map_err(|_| JournalError::InvalidArgument { what })?;
-        if clean(&doc) {
-            Ok(())
-        } else {
-            Err(JournalError::CredentialLike { what })
+    }
+
+    /// Whether a JSON value holds no credential-like string, keys included.
+    struct Public(bool);
+
+    impl<'de> serde::Deserialize<'de> for Public {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+            d.deserialize_any(PublicVisitor).map(Public)
+        }
+    }
+
+    struct PublicVisitor;
+
+    impl<'de> serde::de::Visitor<'de> for PublicVisitor {
+        type Value = bool;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_bool<E>(self, _: bool) -> std::result::Result<bool, E> {
+            Ok(true)
+        }
+
+        fn visit_i64<E>(self, _: i64) -> std::result::Result<bool, E> {
+            Ok(true)
+        }
+
+        fn visit_u64<E>(self, _: u64) -> std::result::Result<bool, E> {
+            Ok(true)
+        }
+
+        fn visit_f64<E>(self, _: f64) -> std::result::Result<bool, E> {
+            Ok(true)
+        }
+
+        fn visit_unit<E>(self) -> std::result::Result<bool, E> {
+            Ok(true)
+        }
+
+        fn visit_str<E>(self, s: &str) -> std::result::Result<bool, E> {
+            Ok(!is_credential_like(s))
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<bool, A::Error> {
+            // Every element is read even after a dirty one: the parser must
+            // still reach the end to tell a document from malformed text.
+            let mut clean = true;
+            while let Some(Public(c)) = seq.next_element()? {
+                clean &= c;
+            }
+            Ok(clean)
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<bool, A::Error> {
+            let mut clean = true;
+            while let Some((Public(k), Public(v))) = map.next_entry()? {
+                clean &= k && v;
+            }
+            Ok(clean)
         }
     }
 

@@ -290,6 +290,25 @@ fn our_own_hot_rollback_journal_needs_a_writer_and_the_writer_recovers_it() {
     assert!(j.integrity().unwrap().ok);
 }
 
+/// The request scan reads the document as JSON text: a credential written
+/// with escapes, or nested deep in arrays and keys, is found as decoded; text
+/// that is not one JSON document is refused as malformed, wherever a
+/// credential-like string stands in it.
+#[test]
+fn the_request_scan_decodes_escapes_walks_every_level_and_refuses_malformed_text() {
+    use crate::journal::arg::public_json;
+    let credential = Err(JournalError::CredentialLike { what: "request" });
+    let malformed = Err(JournalError::InvalidArgument { what: "request" });
+    assert_eq!(public_json(r#"{"a":[1,2.5,true,null,{"b":"fact"}],"c":-3}"#, "request"), Ok(()));
+    assert_eq!(public_json(r#"{"a":"\u0067hp_0123456789abcdefABCDEF0123456789"}"#, "request"), credential);
+    assert_eq!(public_json(r#"[[[[{"x":["AKIAABCDEFGHIJKLMNOP"]}]]]]"#, "request"), credential);
+    assert_eq!(public_json(r#"{"ok":1,"sk-live0123456789":{}}"#, "request"), credential);
+    assert_eq!(public_json(r#"{"a":"fact","a":"npm_0123"}"#, "request"), credential);
+    for bad in [r#"{"a":1} x"#, r#"["npm_0123", "#, "", r#"{"a":}"#, "{\"a\":\"\\u12\"}"] {
+        assert_eq!(public_json(bad, "request"), malformed, "{bad}");
+    }
+}
+
 /// RFC section 9: the journal "does not store ... credentials". The request
 /// a checkpoint keeps is scanned as a whole, so a credential-like value in
 /// any member (one no hook reads included) is refused before anything is
