@@ -24,6 +24,7 @@ import { catchupBench, catchupNotes, catchupRows, type CatchupResults } from './
 import { pruneBench, pruneTable } from './prune.js'
 import { twoHopRow } from './hops.js'
 import { jsThreadRound, jsThreadRows, type JsThreadRound } from './js_thread.js'
+import { perDispatchUs, threadsCpuRows, type ThreadsCpuRound } from './threads_cpu.js'
 import { replaySplitRound, replaySplitRows, type ReplaySplitRound } from './replay_split.js'
 import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
 import { pkg, require, ROOT } from './pkg.js'
@@ -147,6 +148,8 @@ interface DurableRound {
   jsThread1: JsThreadRound
   /** Ours: wake-ups per dispatch of the writer thread and of the JS thread, at 1 and 64 in flight. */
   wakes: { writer1: number; js1: number; writer64: number; js64: number }
+  /** CPU per dispatch by thread at 64 in flight, each side. */
+  cpu64: ThreadsCpuRound
 }
 
 async function durableRun(
@@ -183,7 +186,7 @@ async function durable(): Promise<DurableRound[]> {
   const n = perRound(C.durable)
   const rounds: DurableRound[] = []
   for (let r = 0; r < C.rounds; r++) {
-    const out: any = { busyP50: {}, busyP99: {}, busyMean64: {}, cpuMean1: {}, wakes: {} }
+    const out: any = { busyP50: {}, busyP99: {}, busyMean64: {}, cpuMean1: {}, wakes: {}, cpu64: {} }
     const steps: Array<[string, () => Promise<void>]> = [
       ['floor', async () => void (out.floor = diskFloor(perRound(C.floor * C.rounds)))],
       ...(['ours', 'plain'] as const).flatMap((side): Array<[string, () => Promise<void>]> => [
@@ -205,6 +208,8 @@ async function durable(): Promise<DurableRound[]> {
             if (side === 'ours') Object.assign(out.wakes, { writer64: res.writerWakes, js64: res.jsWakes })
             out[`${side}64`] = (n / res.ms) * 1000
             out.busyMean64[side] = res.activeMs / n
+            out.cpu64[side] = perDispatchUs(res.threads, n)
+            out.cpu64[`${side}Rate`] = (n / res.ms) * 1000
           },
         ],
       ]),
@@ -692,6 +697,11 @@ function durableRows(d: DurableRound[], floor: Floor | undefined, add: Add): voi
       {},
     )
   }
+  threadsCpuRows(
+    d.map((r) => r.cpu64),
+    INFLIGHT,
+    add,
+  )
   jsThreadRows(
     d.map((r) => r.jsThread),
     INFLIGHT,

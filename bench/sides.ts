@@ -1,7 +1,7 @@
 /**
  * The two sides behind one small interface, and the load driver.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 
 import type { DispatchOutcome, DispatchRequest } from '../bindings/index.js'
@@ -105,20 +105,42 @@ export function journalBytes(path: string): number {
   return total
 }
 
-/** CPU ms the main (JS) thread has used so far, from /proc (Linux); NaN elsewhere. */
-export function mainThreadCpuMs(): number {
+/** CPU ms by thread of this process so far (/proc, Linux; 10 ms resolution): the JS thread, the journal's writer, the rest. */
+export interface ThreadsCpu {
+  main: number
+  writer: number
+  other: number
+}
+
+export function threadsCpuMs(): ThreadsCpu {
+  const out: ThreadsCpu = { main: 0, writer: 0, other: 0 }
+  let tasks: string[]
   try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    // utime and stime, in clock ticks (USER_HZ is 100 on Linux)
-    return (Number(fields[11]) + Number(fields[12])) * 10
+    tasks = readdirSync('/proc/self/task')
   } catch {
-    return NaN
+    return { main: NaN, writer: NaN, other: NaN }
   }
+  for (const task of tasks) {
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8')
+    } catch {
+      continue // the thread ended between the listing and the read
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ms = (Number(fields[11]) + Number(fields[12])) * 10
+    // The writer thread is named by the addon (src/journal/writer.rs); the kernel keeps 15 bytes of a name.
+    const which = task === String(process.pid) ? 'main' : comm.startsWith('loopx-journal-w') ? 'writer' : 'other'
+    out[which] += ms
+  }
+  return out
 }
 
 export interface LoadResult {
   ms: number
+  /** CPU ms over the whole run by thread (see `threadsCpuMs`); a thread that ended during the run is not counted. */
+  threads: ThreadsCpu
   /** Main-thread CPU ms over the whole run (/proc; 10 ms resolution, so only the mean over a run means anything). */
   cpuMs: number
   /** Main-thread busy ms over the whole run (event-loop utilization). */
@@ -175,13 +197,19 @@ export async function drive(
     }
   }
   const elu0 = performance.eventLoopUtilization()
-  const cpu0 = mainThreadCpuMs()
+  const threads0 = threadsCpuMs()
   const t0 = performance.now()
   await Promise.all(Array.from({ length: Math.min(inflight, n) }, worker))
   const ms = performance.now() - t0
   const activeMs = performance.eventLoopUtilization(elu0).active
-  const cpuMs = mainThreadCpuMs() - cpu0
-  return busy ? { ms, cpuMs, activeMs, busy } : { ms, cpuMs, activeMs }
+  const t1 = threadsCpuMs()
+  const threads = {
+    main: t1.main - threads0.main,
+    writer: t1.writer - threads0.writer,
+    other: t1.other - threads0.other,
+  }
+  const cpuMs = threads.main
+  return busy ? { ms, cpuMs, threads, activeMs, busy } : { ms, cpuMs, threads, activeMs }
 }
 
 /** Latency in ms of each replay of `samples` random identities among `tag`/0..`n`, one in flight. */
