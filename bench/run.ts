@@ -198,7 +198,7 @@ async function durable(): Promise<DurableRound[]> {
             out[`${side}1`] = (n / res.ms) * 1000
             out.busyP50[side] = percentile(res.busy!, 0.5)
             out.busyP99[side] = percentile(res.busy!, 0.99)
-            out.cpuMean1[side] = res.cpuMs / n
+            out.cpuMean1[side] = res.threads.main / n
           },
         ],
         [

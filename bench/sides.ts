@@ -139,10 +139,8 @@ export function threadsCpuMs(): ThreadsCpu {
 
 export interface LoadResult {
   ms: number
-  /** CPU ms over the whole run by thread (see `threadsCpuMs`); a thread that ended during the run is not counted. */
+  /** CPU ms over the whole run by thread (see `threadsCpuMs`; 10 ms resolution, so only the mean over a run means anything); a thread that ended during the run is not counted. */
   threads: ThreadsCpu
-  /** Main-thread CPU ms over the whole run (/proc; 10 ms resolution, so only the mean over a run means anything). */
-  cpuMs: number
   /** Main-thread busy ms over the whole run (event-loop utilization). */
   activeMs: number
   /** Per-dispatch main-thread busy ms, when asked for (1 in flight only). */
@@ -208,8 +206,7 @@ export async function drive(
     writer: t1.writer - threads0.writer,
     other: t1.other - threads0.other,
   }
-  const cpuMs = threads.main
-  return busy ? { ms, cpuMs, threads, activeMs, busy } : { ms, cpuMs, threads, activeMs }
+  return busy ? { ms, threads, activeMs, busy } : { ms, threads, activeMs }
 }
 
 /** Latency in ms of each replay of `samples` random identities among `tag`/0..`n`, one in flight. */
