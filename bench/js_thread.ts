@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 
 import { require } from './pkg.js'
-import { drive, open } from './sides.js'
+import { drive, median, open } from './sides.js'
 import type { Add } from './targets.js'
 
 /** The addon's calls a fresh dispatch makes on the JS thread. */
@@ -74,8 +74,8 @@ export async function jsThreadRound(dir: string, n: number, inflight: number, ta
   }
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-const us = (x: number): string => `${x.toFixed(1)} µs`
+/** µs with one decimal, as the split rows show them. */
+export const us = (x: number): string => `${x.toFixed(1)} µs`
 
 /** The split's rows: each call's µs per dispatch against the whole busy time, and the rest. */
 export function jsThreadRows(rounds: JsThreadRound[], inflight: number, add: Add): void {

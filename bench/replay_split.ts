@@ -11,8 +11,8 @@
 import Database from 'better-sqlite3'
 import { performance } from 'node:perf_hooks'
 
-import { timeCalls } from './js_thread.js'
-import { drive, open } from './sides.js'
+import { timeCalls, us } from './js_thread.js'
+import { drive, median, open } from './sides.js'
 import type { Add } from './targets.js'
 
 export interface ReplaySplitRound {
@@ -60,9 +60,6 @@ export async function replaySplitRound(
   const perReplay = (ms: number): number => (ms * 1000) / n
   return { busyUs: perReplay(res.activeMs), prepareUs: perReplay(spent.prepare ?? 0), readUs: perReplay(readMs) }
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-const us = (x: number): string => `${x.toFixed(1)} µs`
 
 /** The split's rows: `prepare`, and the bare read, each against ours' whole main-thread time per first replay. */
 export function replaySplitRows(rounds: ReplaySplitRound[], inflight: number, add: Add): void {
