@@ -9,13 +9,26 @@ import { join } from 'node:path'
 
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { HookRuntime, LoopxHooksError, type DispatchOutcome, type ShippedHookInput } from '../lib/index.js'
+import {
+  HookRuntime,
+  LoopxHooksError,
+  type DispatchOutcome,
+  type HookJournal,
+  type ShippedHookInput,
+} from '../lib/index.js'
 import { BACKENDS, type Backend } from './support/backends'
 import { STAGE, periodicRegistration, periodicResult, periodicSource } from './support/periodic_report'
 import { Fixtures, counted, registration, request, signalResult, sleep } from './support/runtime'
 
 const BIN = join(__dirname, '..', 'bin', 'loopx-hooks.js')
 const EXECUTOR = 'executor.audit'
+
+/** Closes an intent as an executor would: admitted and done, or rejected. */
+async function close(journal: HookJournal, intentId: string, decision: 'admit' | 'reject'): Promise<void> {
+  const reasonCode = decision === 'admit' ? 'ok' : 'no'
+  await journal.decide({ intentId, executorId: EXECUTOR, decision, reasonCode })
+  if (decision === 'admit') await journal.markDone(intentId, EXECUTOR)
+}
 describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prune on %s', (_, backend) => {
   const fx = new Fixtures(backend)
   afterEach(() => fx.cleanup())
@@ -45,22 +58,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prun
     let n = 0
     for (const i of intents) {
       if (open.has(i.dispatchId)) continue
-      if (n++ % 2 === 0) {
-        await runtime.journal.decide({
-          intentId: i.intentId,
-          executorId: EXECUTOR,
-          decision: 'admit',
-          reasonCode: 'ok',
-        })
-        await runtime.journal.markDone(i.intentId, EXECUTOR)
-      } else {
-        await runtime.journal.decide({
-          intentId: i.intentId,
-          executorId: EXECUTOR,
-          decision: 'reject',
-          reasonCode: 'no',
-        })
-      }
+      await close(runtime.journal, i.intentId, n++ % 2 === 0 ? 'admit' : 'reject')
     }
     await sleep(5)
     // Nothing is old enough for an hour's window.
@@ -152,13 +150,7 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('journal prun
       for (const stage of stages) first.set(stage, await runtime.dispatch(periodicSource(stage)))
       for (const i of (await runtime.journal.listIntents()).items) {
         if (JSON.stringify(i.intent).includes('"stage":"open"')) continue
-        await runtime.journal.decide({
-          intentId: i.intentId,
-          executorId: EXECUTOR,
-          decision: 'admit',
-          reasonCode: 'ok',
-        })
-        await runtime.journal.markDone(i.intentId, EXECUTOR)
+        await close(runtime.journal, i.intentId, 'admit')
       }
       const rows = new Map((await runtime.journal.listDispatches({})).items.map((r) => [r.dispatchId, r.receipt]))
       await sleep(5)
