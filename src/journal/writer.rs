@@ -348,6 +348,23 @@ impl<C: BatchConn> Writer<C> {
         None
     }
 
+    /// Runs `read` on the write connection when the writer is between
+    /// batches with nothing queued, without waiting for it; None otherwise.
+    /// A WAL reader drops its page cache whenever another connection has
+    /// committed, so right after this writer's commit its own connection
+    /// reads from a current cache where a pooled reader fetches pages again.
+    pub(crate) fn read_if_idle<T>(&self, read: impl FnOnce(&C) -> T) -> Option<T> {
+        // Held while the read runs, so `close` waits for it.
+        let guard = self.tx.read().unwrap_or_else(|p| p.into_inner());
+        guard.as_ref()?;
+        if self.shared.counters.queued.load(Ordering::SeqCst) != 0 {
+            return None;
+        }
+        let conn = self.conn.upgrade()?;
+        let conn = conn.try_lock().ok()?;
+        Some(read(&conn))
+    }
+
     /// Adds a callback run after each batch's answers.
     pub(crate) fn after_batch(&self, f: AfterBatch) {
         self.shared.after_batch.write().unwrap_or_else(|p| p.into_inner()).push(f);

@@ -195,7 +195,12 @@ impl Store for SqliteStore {
     }
 
     fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
-        self.readers.get_dispatch(dispatch_id)
+        // Between batches the writer's own connection has a current page
+        // cache; under load it is busy and a pooled reader takes the read.
+        match self.writer.read_if_idle(|c| read::dispatch_on(c, dispatch_id)) {
+            Some(row) => row,
+            None => self.readers.get_dispatch(dispatch_id),
+        }
     }
 
     fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {

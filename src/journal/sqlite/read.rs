@@ -194,12 +194,18 @@ fn query<T>(
     Ok(rows.collect::<rusqlite::Result<Vec<T>>>()?)
 }
 
+/// One dispatch's row, read on `c` (a pooled reader, or the idle writer's
+/// connection: `super::SqliteStore::get_dispatch`).
+pub(crate) fn dispatch_on(c: &Connection, dispatch_id: &str) -> Result<Option<DispatchRow>> {
+    static SQL: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1"));
+    Ok(c.prepare_cached(&SQL)?.query_row([dispatch_id], dispatch_row).optional()?)
+}
+
 /// The SQLite queries behind the readers.
 impl Readers {
     pub(crate) fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
-        static SQL: std::sync::LazyLock<String> =
-            std::sync::LazyLock::new(|| format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1"));
-        self.one(|c| Ok(c.prepare_cached(&SQL)?.query_row([dispatch_id], dispatch_row).optional()?))
+        self.one(|c| dispatch_on(c, dispatch_id))
     }
 
     pub(crate) fn list_dispatches(&self, f: &DispatchFilter, limit: u32) -> Result<Vec<DispatchRow>> {

@@ -9,7 +9,8 @@ both!(
     intents_page_oldest_first,
     dispatches_page_with_filters,
     unfinished_stats_and_integrity,
-    the_standings_of_many_identities_read_as_one_by_one_in_the_order_asked
+    the_standings_of_many_identities_read_as_one_by_one_in_the_order_asked,
+    a_standing_read_sees_the_last_commit_and_never_waits_for_a_busy_writer
 );
 
 /// 25 dispatches, each recorded with one intent except every fifth, which
@@ -127,6 +128,32 @@ fn the_standings_of_many_identities_read_as_one_by_one_in_the_order_asked(b: &Ba
         ]
     );
     assert_eq!(j.get_dispatches(&[]).unwrap(), vec![]);
+}
+
+/// A read right after a commit sees it (on SQLite it may run on the idle
+/// writer's own connection); a read while the writer is held in a batch is
+/// answered by a reader meanwhile, not after the batch.
+fn a_standing_read_sees_the_last_commit_and_never_waits_for_a_busy_writer(b: &Backend) {
+    let j = b.open();
+    j.checkpoint(checkpoint("s0")).wait().unwrap();
+    j.record_final(proposed("s0", 1, "s0", &["s0"])).wait().unwrap();
+    let state = |seed: &str| j.get_dispatch(&dispatch_id(seed)).unwrap().map(|r| r.state);
+    assert_eq!(state("s0"), Some(DispatchState::Proposed));
+    let lock = b.write_lock();
+    let held = j.checkpoint(checkpoint("s1"));
+    // Past a checkpoint's linger: the writer now holds its connection, waiting for the lock.
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let state = &state;
+        s.spawn(move || tx.send((state("s0"), state("s1"))).unwrap());
+        // A read that waited for the writer would wait for this lock, which is released only after.
+        let read = rx.recv_timeout(std::time::Duration::from_secs(30));
+        drop(lock);
+        assert_eq!(read.expect("the read waited for the busy writer"), (Some(DispatchState::Proposed), None));
+    });
+    assert_eq!(held.wait().unwrap(), CheckpointState::Fresh);
+    assert_eq!(state("s1"), Some(DispatchState::Checkpointed));
 }
 
 /// The partial indexes are what the hot queries use.
