@@ -36,6 +36,13 @@ pub fn result_digest(result: &Value) -> String {
     sha256_hex(canonical_json(result).as_bytes())
 }
 
+/// [`result_digest`] and the canonical text's byte length (the result-size
+/// budget's measure), from one canonical serialization.
+pub fn result_digest_and_len(result: &Value) -> (String, usize) {
+    let canonical = canonical_json(result);
+    (sha256_hex(canonical.as_bytes()), canonical.len())
+}
+
 /// The inputs of a dispatch identity (contract-v0 section 3).
 #[derive(Clone, Copy, Debug)]
 pub struct DispatchIdentity<'a> {
@@ -273,6 +280,10 @@ mod tests {
         let b: Value = serde_json::from_str(r#"{ "a" : "r", "b" : [ 1.0, { "x" : null, "y" : true } ] }"#).unwrap();
         assert_eq!(intent_id("pwh_x", "cap.kind", "v0", &a), intent_id("pwh_x", "cap.kind", "v0", &b));
         assert_eq!(result_digest(&a), result_digest(&b));
+        let c: Value = serde_json::from_str(r#"{"é": "\u00e9\ud83d\ude00", "n": [1e21, -0.0, 0.1]}"#).unwrap();
+        for v in [&a, &b, &c] {
+            assert_eq!(result_digest_and_len(v), (result_digest(v), crate::canonical::canonical_len(v)));
+        }
     }
 
     #[test]

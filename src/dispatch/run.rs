@@ -180,6 +180,6 @@ fn accept_doc(
     source: &Source,
 ) -> Result<Accepted, Failure> {
     let mut accepted = hook.rules.accept(doc, hook, kinds, dispatch_id, source)?;
-    (accepted.digest, accepted.bytes) = (identity::result_digest(doc), crate::canonical::canonical_len(doc));
+    (accepted.digest, accepted.bytes) = identity::result_digest_and_len(doc);
     Ok(accepted)
 }
