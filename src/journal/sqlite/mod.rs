@@ -197,7 +197,7 @@ impl Store for SqliteStore {
     fn get_dispatch(&self, dispatch_id: &str) -> Result<Option<DispatchRow>> {
         // Between batches the writer's own connection has a current page
         // cache; under load it is busy and a pooled reader takes the read.
-        match self.writer.read_if_idle(|c| read::dispatch_on(c, dispatch_id)) {
+        match self.writer.read_if_idle(|c| read::dispatch_on_writer(c, dispatch_id)).flatten() {
             Some(row) => row,
             None => self.readers.get_dispatch(dispatch_id),
         }

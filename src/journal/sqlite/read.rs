@@ -194,12 +194,19 @@ fn query<T>(
     Ok(rows.collect::<rusqlite::Result<Vec<T>>>()?)
 }
 
-/// One dispatch's row, read on `c` (a pooled reader, or the idle writer's
-/// connection: `super::SqliteStore::get_dispatch`).
-pub(crate) fn dispatch_on(c: &Connection, dispatch_id: &str) -> Result<Option<DispatchRow>> {
+/// One dispatch's row, read on `c`.
+fn dispatch_on(c: &Connection, dispatch_id: &str) -> Result<Option<DispatchRow>> {
     static SQL: std::sync::LazyLock<String> =
         std::sync::LazyLock::new(|| format!("SELECT {DISPATCH_COLS} FROM dispatches WHERE dispatch_id = ?1"));
     Ok(c.prepare_cached(&SQL)?.query_row([dispatch_id], dispatch_row).optional()?)
+}
+
+/// One dispatch's row, read on the idle writer's connection (see
+/// `super::SqliteStore::get_dispatch`); None when that connection holds a
+/// transaction open, as a batch whose rollback failed could leave it, since
+/// a read there would see rows not committed.
+pub(crate) fn dispatch_on_writer(c: &Connection, dispatch_id: &str) -> Option<Result<Option<DispatchRow>>> {
+    c.is_autocommit().then(|| dispatch_on(c, dispatch_id))
 }
 
 /// The SQLite queries behind the readers.
@@ -294,6 +301,21 @@ mod tests {
 
     use super::*;
     use crate::journal::tests::{open_file, TempDir};
+
+    /// The writer's connection is read only outside a transaction: inside
+    /// one, a read would see what is not committed.
+    #[test]
+    fn a_writer_connection_inside_a_transaction_is_not_read() {
+        let dir = TempDir::new("writer-read");
+        let path = dir.file("j.sqlite");
+        open_file(&path, JournalOptions::default()).unwrap().close();
+        let c = Connection::open(&path).unwrap();
+        assert_eq!(dispatch_on_writer(&c, "pwh_missing").map(|r| r.unwrap()), Some(None));
+        c.execute_batch("BEGIN IMMEDIATE").unwrap();
+        assert!(dispatch_on_writer(&c, "pwh_missing").is_none());
+        c.execute_batch("ROLLBACK").unwrap();
+        assert!(dispatch_on_writer(&c, "pwh_missing").is_some());
+    }
 
     /// A read that started before `close` ends, and its connection closes,
     /// before `close` returns: nothing of the journal's is touched after it.
