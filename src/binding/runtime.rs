@@ -139,12 +139,8 @@ fn ticket(t: i64) -> BindingResult<u64> {
 /// An outcome as the JS side reads it: the engine's outcome, and beside it
 /// under `shipped` the dialect's own dispatch result when it has one (what a
 /// `loopx-shipped-v0` runtime's `dispatch` resolves to).
-fn outcome_value(rules: &'static dyn DialectRules, registered: u32, outcome: &DispatchOutcome) -> serde_json::Value {
-    let mut v = serde_json::to_value(outcome).unwrap_or_default();
-    if let Some(own) = rules.dispatch_result(outcome, registered) {
-        v["shipped"] = own;
-    }
-    v
+fn outcome_text(rules: &'static dyn DialectRules, registered: u32, outcome: &DispatchOutcome) -> String {
+    crate::dispatch::outcome_json(outcome, rules.dispatch_result(outcome, registered).as_ref())
 }
 
 /// Prepares many requests in one step (see `Dispatcher::prepare_many`); a
@@ -188,7 +184,7 @@ fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
         Prepared::Done(outcome) => NativePlan {
             ticket: 0,
             replayed: outcome.is_final_replay(),
-            done: Some(outcome_value(d.rules(), d.registered_count(), &outcome).to_string()),
+            done: Some(outcome_text(d.rules(), d.registered_count(), &outcome)),
             wait: None,
             calls: None,
         },
@@ -221,17 +217,28 @@ fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
 /// [`BatchInfo`] and `finished` its dispatches, `[ticket, outcome, null]` or
 /// `[ticket, null, [code, message]]` each.
 fn finished_json(rules: &'static dyn DialectRules, registered: u32, batch: Vec<Finished>, info: &BatchInfo) -> String {
-    let items: Vec<serde_json::Value> = batch
-        .into_iter()
-        .map(|f| match f.outcome {
-            Ok(outcome) => serde_json::json!([f.ticket, outcome_value(rules, registered, &outcome), null]),
+    // The object's members in name order, as the outcomes' own.
+    let mut out = format!("{{\"batch\":{},\"finished\":[", serde_json::to_value(info).unwrap_or_default());
+    for (i, f) in batch.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match f.outcome {
+            Ok(outcome) => {
+                out.push('[');
+                out.push_str(&f.ticket.to_string());
+                out.push(',');
+                out.push_str(&outcome_text(rules, registered, &outcome));
+                out.push_str(",null]");
+            }
             Err(e) => {
                 let err = coded(e);
-                serde_json::json!([f.ticket, null, [err.status.as_ref(), err.reason]])
+                out.push_str(&serde_json::json!([f.ticket, null, [err.status.as_ref(), err.reason]]).to_string());
             }
-        })
-        .collect();
-    serde_json::json!({ "batch": info, "finished": items }).to_string()
+        }
+    }
+    out.push_str("]}");
+    out
 }
 
 #[napi]
@@ -377,9 +384,9 @@ impl NativeHookRuntime {
     pub fn complete(&self, ticket_id: i64, replies: Vec<String>) -> Result<Option<String>, Code> {
         let results = replies.into_iter().map(call_result).collect();
         match self.dispatcher.complete(ticket(ticket_id)?, results).map_err(coded)? {
-            crate::dispatch::Completion::Done(outcome) => Ok(Some(
-                outcome_value(self.dispatcher.rules(), self.dispatcher.registered_count(), &outcome).to_string(),
-            )),
+            crate::dispatch::Completion::Done(outcome) => {
+                Ok(Some(outcome_text(self.dispatcher.rules(), self.dispatcher.registered_count(), &outcome)))
+            }
             crate::dispatch::Completion::Pending => Ok(None),
         }
     }

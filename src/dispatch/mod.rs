@@ -10,6 +10,7 @@ mod flight;
 mod judged;
 mod keys;
 mod outcome;
+mod outcome_json;
 mod prepare;
 mod profile;
 mod projection;
@@ -30,6 +31,7 @@ pub use dialect::{CheckpointParts, DialectRules, Doc, PlannedHook, RegisteredHoo
 pub use flight::{Deliver, Finished};
 pub use judged::{Accepted, Failure};
 pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind, ShippedEnd};
+pub use outcome_json::outcome_json;
 pub use prepare::{prepare_retry_after, PREPARE_RETRYABLE};
 pub use profile::{Profile, ProfileOptions, ReplayMode};
 pub use projection::{dispatch_id_for, project, project_document, recoverable_request};
