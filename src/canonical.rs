@@ -49,6 +49,35 @@ pub fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
+/// One member's value in [`canonical_object`].
+#[derive(Clone, Copy)]
+pub enum Member<'a> {
+    Str(&'a str),
+    Json(&'a Value),
+}
+
+/// The canonical JSON text of the object with these members (distinct
+/// names), written without building it as a `Value`: the identities hash such
+/// objects on every dispatch, and a payload need not be cloned into one.
+pub fn canonical_object(members: &mut [(&str, Member<'_>)]) -> String {
+    members.sort_unstable_by(|a, b| utf16_cmp(a.0, b.0));
+    let mut out = String::with_capacity(256);
+    out.push('{');
+    for (i, (name, value)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(name, &mut out);
+        out.push(':');
+        match value {
+            Member::Str(s) => write_string(s, &mut out),
+            Member::Json(v) => write_canonical(v, &mut out),
+        }
+    }
+    out.push('}');
+    out
+}
+
 /// Byte length of the canonical JSON text of `value`, without building it
 /// (result-size budgets are checked on every dispatch).
 pub fn canonical_len(value: &Value) -> usize {

@@ -4,10 +4,10 @@
 //! domain-separated object, so any JCS implementation (the TypeScript provider
 //! helper, a replaying journal) derives the same id from the same inputs, and
 //! an id of one kind can never collide with another kind's.
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::canonical::canonical_json;
+use crate::canonical::{canonical_json, canonical_object, Member};
 
 /// Domain of dispatch ids; part of the hashed object, never to change in v0.
 pub const DISPATCH_DOMAIN: &str = "loopx_post_writeback_dispatch_v0";
@@ -57,39 +57,43 @@ pub struct DispatchIdentity<'a> {
 
 /// "pwh_" + sha256(JCS({domain, ...identity})).
 pub fn dispatch_id(identity: &DispatchIdentity<'_>) -> String {
-    let domain_object = json!({
-        "domain": DISPATCH_DOMAIN,
-        "receipt_id": identity.receipt_id,
-        "effect_id": identity.effect_id,
-        "hook_id": identity.hook_id,
-        "capability_id": identity.capability_id,
-        "registration_digest": identity.registration_digest,
-        "registration_schema_version": identity.registration_schema_version,
-        "event_kind": identity.event_kind,
-    });
-    prefixed_digest(DISPATCH_ID_PREFIX, &domain_object)
+    let i = identity;
+    prefixed_digest(
+        DISPATCH_ID_PREFIX,
+        &mut [
+            ("domain", Member::Str(DISPATCH_DOMAIN)),
+            ("receipt_id", Member::Str(i.receipt_id)),
+            ("effect_id", Member::Str(i.effect_id)),
+            ("hook_id", Member::Str(i.hook_id)),
+            ("capability_id", Member::Str(i.capability_id)),
+            ("registration_digest", Member::Str(i.registration_digest)),
+            ("registration_schema_version", Member::Str(i.registration_schema_version)),
+            ("event_kind", Member::Str(i.event_kind)),
+        ],
+    )
 }
 
 /// "pwi_" + sha256(JCS({domain, dispatch_id, intent_kind, policy_version, payload})).
 ///
-/// The payload is cloned into the domain object: payloads are small by
-/// schema (bounded depth and items, no free text), and building the object
-/// as a `Value` keeps the hashed definition exactly the contract's.
+/// The domain object is written as canonical text member by member, the
+/// payload in place, so it is never cloned into a `Value`.
 pub fn intent_id(dispatch_id: &str, intent_kind: &str, policy_version: &str, payload: &Value) -> String {
-    let domain_object = json!({
-        "domain": INTENT_DOMAIN,
-        "dispatch_id": dispatch_id,
-        "intent_kind": intent_kind,
-        "policy_version": policy_version,
-        "payload": payload.clone(),
-    });
-    prefixed_digest(INTENT_ID_PREFIX, &domain_object)
+    prefixed_digest(
+        INTENT_ID_PREFIX,
+        &mut [
+            ("domain", Member::Str(INTENT_DOMAIN)),
+            ("dispatch_id", Member::Str(dispatch_id)),
+            ("intent_kind", Member::Str(intent_kind)),
+            ("policy_version", Member::Str(policy_version)),
+            ("payload", Member::Json(payload)),
+        ],
+    )
 }
 
-fn prefixed_digest(prefix: &str, domain_object: &Value) -> String {
+fn prefixed_digest(prefix: &str, domain_object: &mut [(&str, Member<'_>)]) -> String {
     let mut out = String::with_capacity(prefix.len() + 64);
     out.push_str(prefix);
-    push_sha256_hex(canonical_json(domain_object).as_bytes(), &mut out);
+    push_sha256_hex(canonical_object(domain_object).as_bytes(), &mut out);
     out
 }
 
@@ -106,6 +110,8 @@ fn push_sha256_hex(bytes: &[u8], out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     /// The RFC's section 6 example registration.

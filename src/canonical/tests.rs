@@ -447,3 +447,20 @@ proptest! {
         prop_assert_eq!(back, f);
     }
 }
+
+#[test]
+fn an_object_written_member_by_member_is_the_canonical_form_of_the_same_object() {
+    let payload = serde_json::json!({"z": [1.0, 1e21, -0.0], "a\u{1}": {"\u{10000}": "\"", "\u{ffff}": null}});
+    let names = ["domain", "b", "B", "é", "\u{10000}", "\u{ffff}", "a\"b", "payload"];
+    let mut members: Vec<(&str, Member<'_>)> = names.iter().map(|n| (*n, Member::Str("v\n\u{7}"))).collect();
+    members[7].1 = Member::Json(&payload);
+    let mut object = serde_json::Map::new();
+    for (name, value) in &members {
+        let v = match value {
+            Member::Str(s) => Value::String((*s).to_owned()),
+            Member::Json(v) => (*v).clone(),
+        };
+        object.insert((*name).to_owned(), v);
+    }
+    assert_eq!(canonical_object(&mut members), canonical_json(&Value::Object(object)));
+}
