@@ -209,7 +209,15 @@ fn write_string(s: &str, out: &mut String) {
 }
 
 fn string_len(s: &str) -> usize {
-    2 + s.as_bytes().iter().map(|&b| escape(b).map_or(1, str::len)).sum::<usize>()
+    // Most strings escape nothing: count the extra bytes of those that do.
+    let extra: usize =
+        s.as_bytes().iter().map(|&b| if b < 0x20 || b == b'"' || b == b'\\' { escape_extra(b) } else { 0 }).sum();
+    2 + s.len() + extra
+}
+
+#[inline]
+fn escape_extra(b: u8) -> usize {
+    escape(b).map_or(0, |e| e.len() - 1)
 }
 
 #[cfg(test)]

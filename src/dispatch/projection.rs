@@ -11,7 +11,7 @@ use crate::contract::{
     RegistrationSchemaVersion,
 };
 use crate::identity::{dispatch_id, DispatchIdentity};
-use crate::validate::{validate_hook_input, Violation};
+use crate::validate::{check_hook_input, Violation};
 
 /// The dispatch identity of `hook` for `request`.
 pub fn dispatch_id_for(request: &DispatchRequest, hook: &RegisteredHook) -> String {
@@ -51,7 +51,7 @@ pub fn project(
         }))
     };
     let input = input_of(&member, &e.event_kind, registration, dispatch_id);
-    validate_hook_input(&input, registration, digest)?;
+    check_hook_input(&input, registration, digest).map_err(Vec::from)?;
     Ok(input)
 }
 
@@ -148,8 +148,8 @@ pub fn project_document(
         event_kind,
     });
     let input = input_of(&member, event_kind, registration, &dispatch_id);
-    match validate_hook_input(&input, registration, digest) {
-        Ok(_) => Ok(input),
+    match check_hook_input(&input, registration, digest) {
+        Ok(()) => Ok(input),
         Err(found) => {
             Err(found.into_vec().into_iter().filter(|v| !v.path.starts_with("/projection/transition")).collect())
         }

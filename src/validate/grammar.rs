@@ -123,9 +123,30 @@ pub const AWS_KEY_LEN: usize = 20;
 pub const JWT_PREFIX: &str = "eyJ";
 pub const JWT_PARTS: usize = 3;
 
+/// Every byte a credential-like string can start with, from the lists above.
+const CREDENTIAL_FIRST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < CREDENTIAL_PREFIXES.len() {
+        table[CREDENTIAL_PREFIXES[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < AWS_KEY_PREFIXES.len() {
+        table[AWS_KEY_PREFIXES[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    table[JWT_PREFIX.as_bytes()[0] as usize] = true;
+    table
+};
+
 /// Credential-like per contract-v0 section 1: a known token prefix, an AWS
 /// access key id, or a JWT (three base64url parts, the first starting `eyJ`).
 pub fn is_credential_like(s: &str) -> bool {
+    // Most strings are refused on their first byte, before any prefix is tried.
+    if !s.as_bytes().first().is_some_and(|&b| CREDENTIAL_FIRST_BYTES[b as usize]) {
+        return false;
+    }
     if CREDENTIAL_PREFIXES.iter().any(|p| s.starts_with(p)) {
         return true;
     }
@@ -155,6 +176,20 @@ mod tests {
         assert!(is_token("a"));
         for bad in ["", "A", "1a", "a..b", "a.", ".a", "a-b", "a b", "a.1b", "é"] {
             assert!(!is_token(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_credential_form_passes_the_first_byte_filter() {
+        for p in CREDENTIAL_PREFIXES {
+            assert!(is_credential_like(&format!("{p}0123456789abcdef")), "{p}");
+        }
+        for p in AWS_KEY_PREFIXES {
+            assert!(is_credential_like(&format!("{p}{}", "A".repeat(AWS_KEY_LEN - p.len()))), "{p}");
+        }
+        assert!(is_credential_like(&format!("{JWT_PREFIX}a.b.c")));
+        for plain in ["", "schema_version", "zz_top", "\u{0}"] {
+            assert!(!is_credential_like(plain), "{plain}");
         }
     }
 

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::registration::event_kind;
-use super::report::{child, Report, Verdict, Violations};
+use super::report::{child, Members, Report, Verdict, Violations};
 use super::shape;
 use crate::contract::{
     BoundaryAttestation, EventKind, EventProjectionSchemaVersion, HookInputSchemaVersion, PostWritebackHookInput,
@@ -135,26 +135,34 @@ fn source<'a>(r: &mut Report, v: &'a Value, registration: &PostWritebackHookRegi
         return None;
     };
     let granted = registration.requested_read_scope.contains(&ReadScope::SettlementIdentity);
+    let mut needed_seen = 0;
     for key in map.keys() {
         let settlement = SETTLEMENT_FIELDS.contains(&key.as_str());
         if settlement && !granted {
             r.add(&child("/source", key), Rule::NotAllowedValue);
         } else if !settlement && !SOURCE_FIELDS.contains(&key.as_str()) {
             r.add(&child("/source", key), Rule::UnknownField);
+        } else {
+            needed_seen += 1;
         }
     }
-    for field in ALL_SOURCE_FIELDS {
-        let needed = granted || !SETTLEMENT_FIELDS.contains(field);
-        if needed && !map.contains_key(*field) {
-            r.add(&child("/source", field), Rule::MissingField);
+    // Keys are distinct, so every needed member was seen when as many were.
+    let needed = SOURCE_FIELDS.len() + if granted { SETTLEMENT_FIELDS.len() } else { 0 };
+    if needed_seen < needed {
+        for field in ALL_SOURCE_FIELDS {
+            let needed = granted || !SETTLEMENT_FIELDS.contains(field);
+            if needed && !map.contains_key(*field) {
+                r.add(&child("/source", field), Rule::MissingField);
+            }
         }
     }
     let receipt_id = map.get("receipt_id").and_then(|v| shape::opaque_ref(r, v, "/source/receipt_id"));
     let effect_id = map.get("effect_id").and_then(|v| shape::opaque_ref(r, v, "/source/effect_id"));
     if granted {
+        let mut ptr = Members::new("/source");
         for field in SETTLEMENT_FIELDS {
             if let Some(v) = map.get(*field) {
-                shape::opaque_ref(r, v, &child("/source", field));
+                shape::opaque_ref(r, v, ptr.at(field));
             }
         }
     }
@@ -202,10 +210,11 @@ fn projection(r: &mut Report, v: &Value, kind: Option<EventKind>, facts_granted:
 /// boundary that admits what the input must exclude (`not_allowed_value`).
 fn boundary(r: &mut Report, v: &Value) {
     let Some(map) = shape::object(r, v, "/boundary", &BoundaryAttestation::FIELDS) else { return };
+    let mut ptr = Members::new("/boundary");
     for field in BoundaryAttestation::FIELDS {
-        let path = child("/boundary", field);
-        if map.get(field).and_then(|v| shape::boolean(r, v, &path)) == Some(true) {
-            r.add(&path, Rule::NotAllowedValue);
+        let path = ptr.at(field);
+        if map.get(field).and_then(|v| shape::boolean(r, v, path)) == Some(true) {
+            r.add(path, Rule::NotAllowedValue);
         }
     }
 }

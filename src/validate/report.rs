@@ -168,19 +168,47 @@ pub const REDACTED: &str = "~0redacted~0";
 pub fn child(base: &str, token: &str) -> String {
     let mut out = String::with_capacity(base.len() + token.len() + 1);
     out.push_str(base);
+    push_token(&mut out, token);
+    out
+}
+
+fn push_token(out: &mut String, token: &str) {
     out.push('/');
     if is_credential_like(token) {
         out.push_str(REDACTED);
-        return out;
-    }
-    for c in token.chars() {
-        match c {
-            '~' => out.push_str("~0"),
-            '/' => out.push_str("~1"),
-            c => out.push(c),
+    } else if !token.bytes().any(|b| b == b'~' || b == b'/') {
+        out.push_str(token);
+    } else {
+        for c in token.chars() {
+            match c {
+                '~' => out.push_str("~0"),
+                '/' => out.push_str("~1"),
+                c => out.push(c),
+            }
         }
     }
-    out
+}
+
+/// The pointers to the members of one object, written in turn into one
+/// buffer: a walk over an object's members allocates once, not per member.
+pub struct Members {
+    buf: String,
+    base: usize,
+}
+
+impl Members {
+    pub fn new(base: &str) -> Self {
+        let mut buf = String::with_capacity(base.len() + 32);
+        buf.push_str(base);
+        Self { buf, base: base.len() }
+    }
+
+    /// `child(base, token)`, valid until the next call.
+    pub fn at(&mut self, token: &str) -> &str {
+        self.buf.truncate(self.base);
+        push_token(&mut self.buf, token);
+        &self.buf
+    }
 }
 
 /// How many reference tokens a pointer keeps when it travels beyond the
@@ -209,7 +237,23 @@ pub fn public_pointer(pointer: &str) -> String {
 
 /// `base` + `/` + an array index.
 pub fn index(base: &str, i: usize) -> String {
-    format!("{base}/{i}")
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = i;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut out = String::with_capacity(base.len() + 1 + digits.len() - at);
+    out.push_str(base);
+    out.push('/');
+    // ASCII digits only.
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    out
 }
 
 #[cfg(test)]
@@ -219,8 +263,17 @@ mod tests {
     #[test]
     fn pointer_tokens_are_escaped() {
         assert_eq!(child("", "a/b~c"), "/a~1b~0c");
+        assert_eq!(child("/a", "plain_name"), "/a/plain_name");
+        assert_eq!(child("/a", "é/"), "/a/é~1");
         assert_eq!(index("/x", 3), "/x/3");
+        for i in [0, 9, 10, 1_234_567_890, usize::MAX] {
+            assert_eq!(index("/x", i), format!("/x/{i}"));
+        }
         assert_eq!(child("/a", "sk_live_0123"), "/a/~0redacted~0");
+        let mut m = Members::new("/intents/0");
+        for token in ["payload", "a/b~c", "sk_live_0123", "x"] {
+            assert_eq!(m.at(token), child("/intents/0", token));
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::input::bound_token;
 use super::intent_kind::{CompiledIntentKind, IntentKinds};
 use super::registration::failure_policy;
-use super::report::{child, index, Report, Verdict, Violations};
+use super::report::{child, index, Members, Report, Verdict, Violations};
 use super::shape;
 use crate::contract::{
     HookResultSchemaVersion, IntentSchemaVersion, PostWritebackHookRegistration, PostWritebackHookResult, ResultStatus,
@@ -111,69 +111,70 @@ fn intents(r: &mut Report, v: &Value, status: Option<ResultStatus>, ctx: &Result
 /// One intent; returns its intent_id when that is well-formed.
 fn intent<'a>(r: &mut Report, v: &'a Value, path: &str, ctx: &ResultContext) -> Option<&'a str> {
     let map = shape::object(r, v, path, INTENT_FIELDS)?;
-    let at = |field: &str| child(path, field);
+    let mut ptr = Members::new(path);
     let registration = ctx.registration;
 
     if let Some(v) = map.get("schema_version") {
-        shape::schema_version(r, v, &at("schema_version"), IntentSchemaVersion::VALUE);
+        shape::schema_version(r, v, ptr.at("schema_version"), IntentSchemaVersion::VALUE);
     }
-    let id =
-        map.get("intent_id").and_then(|v| shape::recomputed_id(r, v, &at("intent_id"), "pwi_", Rule::IntentIdMismatch));
+    let id = map
+        .get("intent_id")
+        .and_then(|v| shape::recomputed_id(r, v, ptr.at("intent_id"), "pwi_", Rule::IntentIdMismatch));
     if let Some(v) = map.get("hook_id") {
-        bound_token(r, v, &at("hook_id"), &registration.hook_id, Rule::HookMismatch);
+        bound_token(r, v, ptr.at("hook_id"), &registration.hook_id, Rule::HookMismatch);
     }
     if let Some(v) = map.get("capability_id") {
-        bound_token(r, v, &at("capability_id"), &registration.capability_id, Rule::CapabilityMismatch);
+        bound_token(r, v, ptr.at("capability_id"), &registration.capability_id, Rule::CapabilityMismatch);
     }
     if let Some(v) = map.get("source_dispatch_id") {
-        let p = at("source_dispatch_id");
-        if shape::digest_id(r, v, &p, "pwh_").is_some_and(|d| d != ctx.dispatch_id) {
-            r.add(&p, Rule::DispatchMismatch);
+        let p = ptr.at("source_dispatch_id");
+        if shape::digest_id(r, v, p, "pwh_").is_some_and(|d| d != ctx.dispatch_id) {
+            r.add(p, Rule::DispatchMismatch);
         }
     }
-    let kind = map.get("intent_kind").and_then(|v| admitted_kind(r, v, &at("intent_kind"), ctx));
+    let kind = map.get("intent_kind").and_then(|v| admitted_kind(r, v, ptr.at("intent_kind"), ctx));
     if let Some(v) = map.get("operation") {
-        let p = at("operation");
-        let op = shape::token(r, v, &p);
+        let p = ptr.at("operation");
+        let op = shape::token(r, v, p);
         if let (Some(op), Some(kind)) = (op, kind) {
             if !kind.definition.operations.iter().any(|o| o == op) {
-                r.add(&p, Rule::UnknownOperation);
+                r.add(p, Rule::UnknownOperation);
             }
         }
     }
-    let policy = map.get("policy_version").and_then(|v| shape::policy_version(r, v, &at("policy_version")));
+    let policy = map.get("policy_version").and_then(|v| shape::policy_version(r, v, ptr.at("policy_version")));
     let payload = map.get("payload").filter(|payload| match kind {
         Some(kind) => {
             let before = r.len();
-            kind.check_payload(r, payload, &at("payload"));
+            kind.check_payload(r, payload, ptr.at("payload"));
             r.len() == before
         }
         None => {
             if !payload.is_object() {
-                r.add(&at("payload"), Rule::WrongType);
+                r.add(ptr.at("payload"), Rule::WrongType);
             }
             false
         }
     });
     if let Some(v) = map.get("budget") {
-        intent_budget(r, v, &at("budget"));
+        intent_budget(r, v, ptr.at("budget"));
     }
     if let Some(v) = map.get("requested_write_scope") {
-        shape::token_array(r, v, &at("requested_write_scope"), 0, 8);
+        shape::token_array(r, v, ptr.at("requested_write_scope"), 0, 8);
     }
     if let Some(v) = map.get("failure_policy") {
-        failure_policy(r, v, &at("failure_policy"));
+        failure_policy(r, v, ptr.at("failure_policy"));
     }
     for flag in ["grants_new_action_authority", "external_write_performed"] {
-        let p = at(flag);
-        if map.get(flag).and_then(|v| shape::boolean(r, v, &p)) == Some(true) {
-            r.add(&p, Rule::AuthorityClaimed);
+        let p = ptr.at(flag);
+        if map.get(flag).and_then(|v| shape::boolean(r, v, p)) == Some(true) {
+            r.add(p, Rule::AuthorityClaimed);
         }
     }
 
     if let (Some(id), Some(kind), Some(policy), Some(payload)) = (id, kind, policy, payload) {
         if id != identity::intent_id(ctx.dispatch_id, &kind.definition.intent_kind, policy, payload) {
-            r.add(&at("intent_id"), Rule::IntentIdMismatch);
+            r.add(ptr.at("intent_id"), Rule::IntentIdMismatch);
         }
     }
     id

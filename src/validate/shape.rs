@@ -161,14 +161,21 @@ pub fn object<'a>(r: &mut Report, v: &'a Value, path: &str, fields: &[&str]) -> 
         r.add(path, Rule::WrongType);
         return None;
     };
+    let mut known = 0;
     for key in map.keys() {
-        if !fields.contains(&key.as_str()) {
+        if fields.contains(&key.as_str()) {
+            known += 1;
+        } else {
             unknown_member(r, path, key);
         }
     }
-    for field in fields {
-        if !map.contains_key(*field) {
-            r.add(&child(path, field), Rule::MissingField);
+    // Map keys are distinct: as many of them among `fields` as `fields` has
+    // entries means none is missing, so only otherwise is each looked up.
+    if known < fields.len() {
+        for field in fields {
+            if !map.contains_key(*field) {
+                r.add(&child(path, field), Rule::MissingField);
+            }
         }
     }
     Some(map)

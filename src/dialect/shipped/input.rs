@@ -9,7 +9,7 @@ use super::pyjson::py_strip;
 use super::source::identity;
 use super::{grammar, HookInput, Registration, Source, SourceStatus};
 use crate::contract::Rule;
-use crate::validate::{child, shape, Report, Verdict};
+use crate::validate::{child, shape, Report, Verdict, Violations};
 
 const FIELDS: &[&str] = &["schema_version", "receipt", "identity", "state_version", "projection"];
 const RECEIPT_FIELDS: &[&str] = &["schema_version", "event_id", "event_kind", "status", "recorded_at", "durable"];
@@ -34,8 +34,17 @@ const RECEIPT_FIELDS: &[&str] = &["schema_version", "event_id", "event_kind", "s
 /// - `receipt.schema_version` is a primary writeback receipt's or, on the
 ///   legacy path where a host hands in a ready input, a rollout event's.
 pub fn validate_hook_input(doc: &Value, registration: &Registration) -> Verdict<HookInput> {
+    walk(doc, registration).finish(doc)
+}
+
+/// The verdict of `validate_hook_input` without the typed document.
+pub fn check_hook_input(doc: &Value, registration: &Registration) -> Result<(), Violations> {
+    walk(doc, registration).into_result()
+}
+
+fn walk(doc: &Value, registration: &Registration) -> Report {
     let mut r = Report::new();
-    let Some(map) = shape::object(&mut r, doc, "", FIELDS) else { return Err(r.into_violations()) };
+    let Some(map) = shape::object(&mut r, doc, "", FIELDS) else { return r };
 
     if let Some(v) = map.get("schema_version") {
         shape::schema_version(&mut r, v, "/schema_version", ShippedHookInputSchemaVersion::VALUE);
@@ -60,7 +69,7 @@ pub fn validate_hook_input(doc: &Value, registration: &Registration) -> Verdict<
         r.add("", Rule::InputTooLarge);
     }
     js_blanks(&mut r, doc);
-    r.finish(doc)
+    r
 }
 
 /// `empty_value` at each string LoopX's boundary requires that Python's strip
@@ -133,6 +142,6 @@ pub fn hook_input(source: &Source, event_id: &str, registration: &Registration) 
         "state_version": source.state_version,
         "projection": projection,
     });
-    validate_hook_input(&input, registration)?;
+    check_hook_input(&input, registration)?;
     Ok(input)
 }
