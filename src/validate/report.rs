@@ -237,22 +237,11 @@ pub fn public_pointer(pointer: &str) -> String {
 
 /// `base` + `/` + an array index.
 pub fn index(base: &str, i: usize) -> String {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = i;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let mut out = String::with_capacity(base.len() + 1 + digits.len() - at);
+    use std::fmt::Write;
+    let mut out = String::with_capacity(base.len() + 8);
     out.push_str(base);
-    out.push('/');
-    // ASCII digits only.
-    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    // Writing into a String cannot fail.
+    let _ = write!(out, "/{i}");
     out
 }
 
