@@ -15,44 +15,46 @@ pub(super) const HEADER: usize = 4 + 4 + 8;
 /// The first bytes of a slot cleared after its identity's outcome committed.
 pub(super) const CLEARED: [u8; 4] = [0; 4];
 
+/// A slot's payload: written from the checkpoint's own strings (`S = &str`),
+/// read back owned (`S = String`), one field list for both.
 #[derive(Serialize, Deserialize)]
-pub(super) struct Entry {
-    dispatch_id: String,
-    hook_id: String,
-    capability_id: String,
-    receipt_id: String,
-    effect_id: String,
-    event_kind: String,
-    registration_digest: String,
+struct Entry<S> {
+    dispatch_id: S,
+    hook_id: S,
+    capability_id: S,
+    receipt_id: S,
+    effect_id: S,
+    event_kind: S,
+    registration_digest: S,
     // Ledger files written before dialects existed hold neither field.
     #[serde(default)]
     dialect: Dialect,
-    #[serde(default)]
-    recorded_at: Option<String>,
-    request_json: String,
+    #[serde(default = "Option::default")]
+    recorded_at: Option<S>,
+    request_json: S,
     attempt: u32,
 }
 
-impl From<&Checkpoint> for Entry {
-    fn from(c: &Checkpoint) -> Self {
+impl<'a> From<&'a Checkpoint> for Entry<&'a str> {
+    fn from(c: &'a Checkpoint) -> Self {
         Entry {
-            dispatch_id: c.dispatch_id.clone(),
-            hook_id: c.hook_id.clone(),
-            capability_id: c.capability_id.clone(),
-            receipt_id: c.receipt_id.clone(),
-            effect_id: c.effect_id.clone(),
-            event_kind: c.event_kind.clone(),
-            registration_digest: c.registration_digest.clone(),
+            dispatch_id: &c.dispatch_id,
+            hook_id: &c.hook_id,
+            capability_id: &c.capability_id,
+            receipt_id: &c.receipt_id,
+            effect_id: &c.effect_id,
+            event_kind: &c.event_kind,
+            registration_digest: &c.registration_digest,
             dialect: c.dialect,
-            recorded_at: c.recorded_at.clone(),
-            request_json: c.request_json.clone(),
+            recorded_at: c.recorded_at.as_deref(),
+            request_json: &c.request_json,
             attempt: c.attempt,
         }
     }
 }
 
-impl From<Entry> for Checkpoint {
-    fn from(e: Entry) -> Self {
+impl From<Entry<String>> for Checkpoint {
+    fn from(e: Entry<String>) -> Self {
         Checkpoint {
             dispatch_id: e.dispatch_id,
             hook_id: e.hook_id,
@@ -76,22 +78,25 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// The slot's bytes for `c`; a request too large for a slot is left out
 /// (the attempt still counts, and the next dispatch of its source runs the
 /// identity; only `recover()`, which re-dispatches from the stored request,
-/// then skips it). None when even that does not fit.
+/// then skips it). None when even that does not fit. The payload is
+/// serialized once, behind room left for its header.
 pub(super) fn encode(c: &Checkpoint) -> Option<Vec<u8>> {
     let mut entry = Entry::from(c);
-    let mut payload = serde_json::to_vec(&entry).ok()?;
-    if HEADER + payload.len() > SLOT as usize {
-        entry.request_json = "null".into();
-        payload = serde_json::to_vec(&entry).ok()?;
+    let mut record = Vec::with_capacity((HEADER + 256 + c.request_json.len() * 2).min(SLOT as usize));
+    record.extend_from_slice(&[0; HEADER]);
+    serde_json::to_writer(&mut record, &entry).ok()?;
+    if record.len() > SLOT as usize {
+        entry.request_json = "null";
+        record.truncate(HEADER);
+        serde_json::to_writer(&mut record, &entry).ok()?;
     }
-    if HEADER + payload.len() > SLOT as usize {
+    if record.len() > SLOT as usize {
         return None;
     }
-    let mut record = Vec::with_capacity(HEADER + payload.len());
-    record.extend_from_slice(&MAGIC);
-    record.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    record.extend_from_slice(&fnv1a(&payload).to_le_bytes());
-    record.extend_from_slice(&payload);
+    let (header, payload) = record.split_at_mut(HEADER);
+    header[..4].copy_from_slice(&MAGIC);
+    header[4..8].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    header[8..].copy_from_slice(&fnv1a(payload).to_le_bytes());
     Some(record)
 }
 
@@ -112,6 +117,6 @@ fn parse(slot: &[u8]) -> Option<Checkpoint> {
     if fnv1a(payload) != sum {
         return None;
     }
-    let entry: Entry = serde_json::from_slice(payload).ok()?;
+    let entry: Entry<String> = serde_json::from_slice(payload).ok()?;
     (entry.attempt >= 1).then(|| entry.into())
 }
