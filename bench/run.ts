@@ -23,7 +23,7 @@ import { exampleInput, exampleResult, intentKind, jcs, registration, request } f
 import { catchupBench, catchupNotes, catchupRows, type CatchupResults } from './catchup.js'
 import { pruneBench, pruneTable } from './prune.js'
 import { twoHopRow } from './hops.js'
-import { jsThreadRound, jsThreadRows, type JsThreadRound } from './js_thread.js'
+import { jsThreadAwakeRow, jsThreadRound, jsThreadRows, type JsThreadRound } from './js_thread.js'
 import { perDispatchUs, threadsCpuRows, type ThreadsCpuRound } from './threads_cpu.js'
 import { replaySplitRound, replaySplitRows, type ReplaySplitRound } from './replay_split.js'
 import { pgBench, pgNotes, pgRows, type PgResults } from './pg.js'
@@ -146,6 +146,8 @@ interface DurableRound {
   jsThread: JsThreadRound
   /** The same split at 1 in flight. */
   jsThread1: JsThreadRound
+  /** The same at 1 in flight, the event loop kept awake meanwhile. */
+  jsThread1Awake: JsThreadRound
   /** Ours: wake-ups per dispatch of the writer thread and of the JS thread, at 1 and 64 in flight. */
   wakes: { writer1: number; js1: number; writer64: number; js64: number }
   /** CPU per dispatch by thread at 64 in flight, each side. */
@@ -227,6 +229,10 @@ async function durable(): Promise<DurableRound[]> {
       [
         `ours 1 in flight, the JS thread's time split by addon call`,
         async () => void (out.jsThread1 = await jsThreadRound(tmp, n, 1, `jo${r}`)),
+      ],
+      [
+        `ours 1 in flight, the event loop kept awake, the JS thread's time split by addon call`,
+        async () => void (out.jsThread1Awake = await jsThreadRound(tmp, n, 1, `ja${r}`, true)),
       ],
       ...([1, INFLIGHT] as const).map((inflight): [string, () => Promise<void>] => [
         `ours with the inline commit, ${inflight} in flight`,
@@ -712,6 +718,11 @@ function durableRows(d: DurableRound[], floor: Floor | undefined, add: Add): voi
     1,
     add,
   )
+  jsThreadAwakeRow(
+    d.map((r) => r.jsThread1),
+    d.map((r) => r.jsThread1Awake),
+    add,
+  )
 }
 
 function report(
@@ -884,6 +895,7 @@ const NOTES = `Notes:
 - Ratios are loopx-hooks / plain TS (for busy time, bytes, latency and RSS lower is better; for validation time the "plain" column is Ajv's schema check alone for a registration and the whole plain path for a result, and for the rows against a bare crossing it is that crossing). Each figure is the median of ${C.rounds} rounds that alternate the two sides and their order; each ratio is the median of the per-round ratios.
 - Plain TS (\`bench/baseline.ts\`): Ajv 2020 compiled from \`schemas/\` plus the hand-written checks ours make, node:crypto sha256 over canonicalize@4, better-sqlite3@12 in WAL; its checkpoint commits with synchronous=NORMAL and its final record with FULL, so it too pays one fsync per dispatch, but on the JS thread and never shared. Both sides call the same provider and store the same documents (checked at start: identical outcomes for the same request).
 - Durable runs use synchronous=FULL with ${perRound(C.durable).toLocaleString('en-US')} fresh receipts per side per round. Main-thread blocked time is the change of \`performance.eventLoopUtilization().active\` across each dispatch at 1 in flight (wall time minus time in epoll, so it also counts time the JS thread was runnable but descheduled); the CPU row is the JS thread's own CPU time from /proc over the same runs.
+- The JS thread's split (\`bench/js_thread.ts\`) times each of the addon's three calls in runs of their own. At 1 in flight it runs twice: as is, and with a \`setImmediate\` loop keeping the event loop turning, so that the thread never waits in epoll between dispatches. The same calls' time with and without that wait is what running them on a core that went idle during each commit costs.
 - Replays: each side's journal is built with ${C.replayN.toLocaleString('en-US')} dispatches, then each round opens it afresh per mode and replays every identity once (a first replay: nothing in the process has answered it) and, in 'return' mode, once more. After the rounds, ours' first replays are timed again with a timer around each \`prepare\` (\`bench/replay_split.ts\`), and the same number of point reads of the row (every column) run through better-sqlite3 on ours' journal file with nothing around them: a first replay cannot cost less than that read, so one second divided by it is the most any first replay can reach.
 - Big journals: ${C.small.toLocaleString('en-US')} dispatches per side and ${C.large.toLocaleString('en-US')} through ours, each built with synchronous=NORMAL (a million fsyncs would take most of an hour), ${INFLIGHT} in flight, in its own child process (peak RSS = \`process.resourceUsage().maxRSS\` at its end). Journal bytes compare the two ${C.small.toLocaleString('en-US')}-dispatch journals. The plain ${C.large.toLocaleString('en-US')}-dispatch journal is ours' rows copied into the plain layout (identical documents; a bulk-built B-tree is if anything denser). Lookups replay random identities of both ('return' mode, 1 in flight) in one more child that opens both and alternates them.
 - The fsync-bound targets (${INFLIGHT} in flight >= 5x, 1 in flight >= 0.8x the floor, blocked time <= 1/20) depend on what one commit costs on the disk at that moment: read them with the floor row and the "time beyond one commit" row. When a commit costs milliseconds, the fsync dominates both sides; when the disk commits thousands per second, each side's fixed cost per dispatch decides. This disk swings between the two within a day.
