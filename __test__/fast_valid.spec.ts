@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest'
 import * as addon from '../index.js'
 import { validateRegistration } from '../lib/index.js'
 import { parsedRegistrationCertainlyValid, registrationCertainlyValid } from '../lib/generated/fast_valid.js'
+import { rng } from './support/rng.js'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 type Doc = { [key: string]: Json }
@@ -43,17 +44,6 @@ const owners = (k: addon.IntentKinds) => {
   return map
 }
 
-/** mulberry32: a small seeded generator, so every run sees the same documents. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const pick = <T>(r: () => number, items: readonly T[]): T => items[Math.floor(r() * items.length)]!
 
 const token = (n: number) => 'a'.repeat(n)

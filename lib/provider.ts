@@ -8,6 +8,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 
+import { NOT_PLAIN, plainJsonSize } from './plain_json.js'
 import { deepFreeze } from './readonly.js'
 
 const FAILED = '\u0000threw'
@@ -48,8 +49,27 @@ function strictJson(value: unknown, maxLength: number): string | undefined {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any input type, so every typed provider is assignable
 export type RawProvider = (input: any, context: CallContext) => unknown
 
-/** The reply for a provider's (settled) result: its JSON text, or the not-JSON or too-large marker. */
-function reply(result: unknown, maxLength: number): string {
+/**
+ * The reply for a provider's (settled) result: its JSON text, or the
+ * not-JSON or too-large marker. A plain result (see plain_json.ts) is written
+ * by the replacer-free `JSON.stringify`; anything else by `exactReply`, and
+ * both answer the same for a plain one.
+ */
+export function reply(result: unknown, maxLength: number): string {
+  const least = plainJsonSize(result, maxLength)
+  if (least > maxLength) return TOO_LARGE
+  if (least !== NOT_PLAIN) {
+    try {
+      return bounded(JSON.stringify(result), maxLength)
+    } catch {
+      // A getter that throws only the second time it is read.
+    }
+  }
+  return exactReply(result, maxLength)
+}
+
+/** `reply` for any value: each member is looked at as `JSON.stringify` writes it. */
+export function exactReply(result: unknown, maxLength: number): string {
   try {
     return bounded(strictJson(result, maxLength) ?? NOT_JSON, maxLength)
   } catch (error) {

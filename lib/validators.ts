@@ -4,69 +4,27 @@
  * - a registration given as context is parsed and digested once per object
  *   (a `HookContext`, cached by the object and re-made when its JSON text
  *   changes, so mutating it afterwards is seen) or per text;
- * - a JS object crosses as ONE JSON text when a quick walk finds nothing
+ * - a JS object crosses as ONE JSON text when a quick walk (plain_json.ts) finds nothing
  *   JSON.stringify would hide or change (a hole, a function, a non-finite or
  *   unsafe number, a cycle, a class instance, a Proxy, toJSON, nesting past
  *   127); on any doubt it goes to the addon's exact walk, which reports each
  *   `not_json_value` at its path. Both give the same verdict, and an accepted
  *   object comes back as the very object given.
  */
-import { types } from 'node:util'
-
 import * as addon from './addon.js'
 import type { ValidationResult } from '../index.js'
 import { expectKinds } from './addon_api.js'
 import { expectArgs } from './args.js'
 import { acceptedRegistration } from './fast_path.js'
+import { NOT_PLAIN, plainJsonSize } from './plain_json.js'
 import type { PostWritebackHookInput, PostWritebackHookRegistration, PostWritebackHookResult } from '../bindings/index'
 import type { DeepReadonly } from './readonly.js'
-
-const MAX_DEPTH = 127
-
-/** True when JSON.stringify(value) denotes exactly what the exact walk would read. */
-function plainTree(value: unknown, depth: number, ancestors: object[]): boolean {
-  if (typeof value !== 'object') {
-    return (
-      typeof value === 'string' ||
-      typeof value === 'boolean' ||
-      // Past 2^53 the walk and the text may pick different integer representations.
-      (typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER)
-    )
-  }
-  if (value === null) return true
-  // A Proxy may answer Array.isArray and getPrototypeOf unlike the exact walk's reads.
-  if (depth >= MAX_DEPTH || ancestors.includes(value) || types.isProxy(value)) return false
-  ancestors.push(value)
-  const ok = Array.isArray(value) ? plainArray(value, depth, ancestors) : plainObject(value, depth, ancestors)
-  ancestors.pop()
-  return ok
-}
-
-function plainArray(array: unknown[], depth: number, ancestors: object[]): boolean {
-  // A subclass or an own toJSON changes what JSON.stringify writes.
-  if (Object.getPrototypeOf(array) !== Array.prototype || Object.hasOwn(array, 'toJSON')) return false
-  for (let i = 0; i < array.length; i++) {
-    if (!(i in array) || !plainTree(array[i], depth + 1, ancestors)) return false
-  }
-  return true
-}
-
-function plainObject(object: object, depth: number, ancestors: object[]): boolean {
-  const proto: unknown = Object.getPrototypeOf(object)
-  if (proto !== Object.prototype && proto !== null) return false
-  // An own toJSON that is a function is a member the walk refuses; any other is data.
-  const record = object as Record<string, unknown>
-  for (const key of Object.keys(record)) if (!plainTree(record[key], depth + 1, ancestors)) return false
-  return true
-}
 
 /** The JSON text of `doc` when it may cross as text; undefined to use the exact walk. */
 function fastText(doc: unknown): string | undefined {
   if (doc === null || typeof doc !== 'object') return undefined
-  // An inherited toJSON (a polluted prototype) would change every text.
-  if ('toJSON' in Object.prototype || 'toJSON' in Array.prototype) return undefined
   try {
-    return plainTree(doc, 0, []) ? JSON.stringify(doc) : undefined
+    return plainJsonSize(doc) === NOT_PLAIN ? undefined : JSON.stringify(doc)
   } catch {
     // A getter that throws: the exact walk reports it at its path.
     return undefined
