@@ -3,6 +3,7 @@
 //! between `prepare`/`begin` and `complete`; dispatches whose records need a
 //! commit come back through one callback per group commit.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
@@ -217,17 +218,17 @@ fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
 /// [`BatchInfo`] and `finished` its dispatches, `[ticket, outcome, null]` or
 /// `[ticket, null, [code, message]]` each.
 fn finished_json(rules: &'static dyn DialectRules, registered: u32, batch: Vec<Finished>, info: &BatchInfo) -> String {
-    // The object's members in name order, as the outcomes' own.
-    let mut out = format!("{{\"batch\":{},\"finished\":[", serde_json::to_value(info).unwrap_or_default());
+    let mut out = String::with_capacity(96 + 640 * batch.len());
+    out.push_str("{\"batch\":");
+    out.push_str(&serde_json::to_string(info).unwrap_or_default());
+    out.push_str(",\"finished\":[");
     for (i, f) in batch.into_iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         match f.outcome {
             Ok(outcome) => {
-                out.push('[');
-                out.push_str(&f.ticket.to_string());
-                out.push(',');
+                let _ = write!(out, "[{},", f.ticket);
                 out.push_str(&outcome_text(rules, registered, &outcome));
                 out.push_str(",null]");
             }

@@ -108,19 +108,21 @@ pub(crate) trait BatchConn: Send + 'static {
 pub type AfterBatch = Arc<dyn Fn(&BatchInfo) + Send + Sync>;
 
 /// What one group commit was, for observers (diagnostics channels, metrics).
+/// Its members are declared in the order of their JSON names, so its text
+/// has them in name order as the outcomes' own do, written with no `Value`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchInfo {
-    /// Commands in the transaction.
-    pub size: u64,
-    /// From BEGIN to the end of COMMIT (retries included), in microseconds.
-    pub micros: u64,
-    /// Committed with `synchronous=FULL`.
-    pub durable: bool,
     /// Whole-batch retries after BUSY.
     pub busy_retries: u64,
     /// The transaction committed (false: every command was answered an error).
     pub committed: bool,
+    /// Committed with `synchronous=FULL`.
+    pub durable: bool,
+    /// From BEGIN to the end of COMMIT (retries included), in microseconds.
+    pub micros: u64,
+    /// Commands in the transaction.
+    pub size: u64,
 }
 
 /// Upper bounds of the batch-size histogram (commands); one more bucket counts the rest.

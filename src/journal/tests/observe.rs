@@ -148,3 +148,13 @@ fn queue_depth_counts_commands_waiting_behind_a_lock_and_busy_retries_reach_the_
     assert!(!failed.is_empty());
     assert!(failed.iter().all(|b| b.busy_retries == 3), "{failed:?}");
 }
+
+/// A batch's info is written straight from its struct, in the order of its
+/// members' JSON names, the order a `Value` would print them in.
+#[test]
+fn a_batch_info_s_text_has_its_members_in_name_order() {
+    let info = BatchInfo { busy_retries: 2, committed: true, durable: false, micros: 250, size: 7 };
+    let text = serde_json::to_string(&info).unwrap();
+    assert_eq!(text, serde_json::to_value(info).unwrap().to_string());
+    assert_eq!(text, r#"{"busyRetries":2,"committed":true,"durable":false,"micros":250,"size":7}"#);
+}
