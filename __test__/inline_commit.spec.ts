@@ -2,9 +2,10 @@
 // SQLite journal only): a dispatch alone in flight, with the writer idle and
 // providers that answer synchronously, commits on the calling thread and
 // settles while only microtasks run (no event-loop turn, no thread
-// wake-up), with the outcome and the journal rows a runtime without it
-// gives; with many in flight the writer thread still group-commits and
-// nothing is lost or reordered; a PostgreSQL journal refuses the option.
+// wake-up), in one transaction with its checkpoint, with the outcome and
+// the journal rows a runtime without it gives; with many in flight the
+// writer thread still group-commits and nothing is lost or reordered; a
+// PostgreSQL journal refuses the option.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -80,6 +81,12 @@ describe('inline commit', () => {
       }
       expect(outcomes[0]).toStrictEqual(outcomes[1])
       expect(outcomes[0]!.every((o) => o.hooks[0]!.outcome === 'recorded')).toBe(true)
+      // The attempt ledger counted each attempt before its provider ran, so
+      // its checkpoint waited for its record: one transaction per dispatch.
+      for (const { runtime } of [inline, queued]) {
+        const { count, durable, commands } = runtime.metrics().commits
+        expect({ count, durable, commands }).toStrictEqual({ count: 20, durable: 20, commands: 20 })
+      }
       // A replay of an inline-committed dispatch is the same replay.
       expect(await inline.runtime.dispatch(receipt(3))).toStrictEqual(await queued.runtime.dispatch(receipt(3)))
     } finally {
@@ -116,10 +123,9 @@ describe('inline commit', () => {
       const outs = await Promise.all(Array.from({ length: N }, (_, n) => runtime.dispatch(receipt(n))))
       expect(outs.map((o) => o.hooks[0]!.outcome)).toStrictEqual(Array(N).fill('recorded'))
       const commits = runtime.metrics().commits
-      // One command per dispatch whose checkpoint went inside its record;
-      // two for one that committed its checkpoint first (found alone in flight).
-      expect(commits.commands).toBeGreaterThanOrEqual(N)
-      expect(commits.commands).toBeLessThanOrEqual(2 * N)
+      // One command per dispatch: its checkpoint went inside its record,
+      // whether that committed inline or on the writer thread.
+      expect(commits.commands).toBe(N)
       expect(commits.maxBatch, 'some commands were batched by the writer thread').toBeGreaterThan(1)
       expect(await runtime.journal.integrity()).toEqual({ ok: true, messages: [] })
     } finally {

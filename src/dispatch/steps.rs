@@ -139,12 +139,14 @@ impl Dispatcher {
         // checkpoint, so one cut short by a crash still spends an attempt.
         if verify.is_none() && !*begun {
             let c = flight.request.checkpoint(hook, dispatch_id, *attempt);
-            if self.solo() {
-                let then = noting_failure(&flight.checkpoint_error);
-                self.journal.inline(|| self.journal.checkpoint_then(c, then))?;
-            } else if defer && self.journal.defers_checkpoints() {
+            // Held back, the checkpoint commits with its record: one
+            // transaction, inline or on the writer thread.
+            if defer && self.journal.defers_checkpoints() {
                 self.journal.note_attempt(&c)?;
                 flight.deferred.push(c);
+            } else if self.solo() {
+                let then = noting_failure(&flight.checkpoint_error);
+                self.journal.inline(|| self.journal.checkpoint_then(c, then))?;
             } else {
                 self.journal.checkpoint_then(c, noting_failure(&flight.checkpoint_error))?;
             }
