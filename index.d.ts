@@ -77,7 +77,8 @@ export declare class NativeHookRuntime {
   /**
    * Sets the one callback that receives, per group commit, every dispatch
    * it finished (JSON text, see `finished_json`). Weak: it never keeps the
-   * process alive by itself.
+   * process alive by itself. The delivery's token is dropped on the JS
+   * thread just before the callback runs (or wherever a failed call drops it).
    */
   onFinished(callback: (finishedJson: string) => void): void
   /** The journal writer's counters and histograms (JSON text of `WriterStats`, camelCase). */

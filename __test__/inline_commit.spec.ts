@@ -136,6 +136,37 @@ describe('inline commit', () => {
     expect(new Set(intents.map((i) => i.intentId)).size).toBe(N)
   })
 
+  it('callers that each await their own dispatch: the writer thread group-commits, no caller chains inline commits', async () => {
+    // Solo inline commits settle within microtasks, so a caller whose
+    // dispatch found itself alone starts its next one before the event loop
+    // turns. Outcomes the writer thread committed but not yet handed to their
+    // callers keep it from counting as alone; otherwise one caller would run
+    // the rest of the load alone, one fsync per dispatch.
+    const { runtime } = await open(true)
+    const callers = 64
+    const N = 640
+    const byCaller = new Array<number>(callers).fill(0)
+    try {
+      let next = 0
+      await Promise.all(
+        Array.from({ length: callers }, async (_, c) => {
+          while (next < N) {
+            const out = await runtime.dispatch(receipt(next++))
+            expect(out.hooks[0]!.outcome).toBe('recorded')
+            byCaller[c]!++
+          }
+        }),
+      )
+      expect(byCaller.reduce((a, b) => a + b)).toBe(N)
+      expect(Math.max(...byCaller), `dispatches per caller: ${byCaller.join(' ')}`).toBeLessThanOrEqual(N / 8)
+      const commits = runtime.metrics().commits
+      expect(commits.commands).toBe(N)
+      expect(commits.maxBatch).toBeGreaterThan(1)
+    } finally {
+      await runtime.close()
+    }
+  })
+
   it('a PostgreSQL journal refuses it, coded, before connecting', async () => {
     const error = await HookRuntime.open({
       journal: { postgres: { connectionString: 'postgres://nobody@127.0.0.1:1/none', schema: 'inline' } },

@@ -7,14 +7,14 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::{ThreadsafeCallContext, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use super::error::{coded, internal, misuse, rejection, task_failed, Code, Result as BindingResult};
 use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
-use crate::dispatch::{max_reply_len, DialectRules, DispatchOutcome, Dispatcher, Finished, Prepared, Source};
+use crate::dispatch::{max_reply_len, DialectRules, DispatchOutcome, Dispatcher, Finished, OnTheWay, Prepared, Source};
 use crate::journal::{BatchInfo, OpenMode};
 use crate::options::RuntimeOptions;
 use crate::validate::Violations;
@@ -267,14 +267,22 @@ impl NativeHookRuntime {
 
     /// Sets the one callback that receives, per group commit, every dispatch
     /// it finished (JSON text, see `finished_json`). Weak: it never keeps the
-    /// process alive by itself.
+    /// process alive by itself. The delivery's token is dropped on the JS
+    /// thread just before the callback runs (or wherever a failed call drops it).
     #[napi(ts_args_type = "callback: (finishedJson: string) => void")]
-    pub fn on_finished(&self, callback: ThreadsafeFunction<String, (), String, Status, false, true>) {
+    pub fn on_finished(&self, callback: Function<'_, String, ()>) -> Result<(), Code> {
+        let callback = callback
+            .build_threadsafe_function::<(String, OnTheWay)>()
+            .weak::<true>()
+            .build_callback(|ctx: ThreadsafeCallContext<(String, OnTheWay)>| Ok(ctx.value.0))
+            .map_err(internal)?;
         let (rules, registered) = (self.dispatcher.rules(), self.dispatcher.registered_counter());
-        self.dispatcher.set_deliver(Box::new(move |batch, info| {
+        self.dispatcher.set_deliver(Box::new(move |batch, info, on_the_way| {
             let registered = registered.load(std::sync::atomic::Ordering::Relaxed);
-            callback.call(finished_json(rules, registered, batch, info), ThreadsafeFunctionCallMode::NonBlocking);
+            let text = finished_json(rules, registered, batch, info);
+            callback.call((text, on_the_way), ThreadsafeFunctionCallMode::NonBlocking);
         }));
+        Ok(())
     }
 
     /// The journal writer's counters and histograms (JSON text of `WriterStats`, camelCase).

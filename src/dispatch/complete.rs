@@ -231,8 +231,11 @@ impl Dispatcher {
     /// Whether this dispatch's commands may commit inline: the journal does,
     /// and no other dispatch of this runtime is in flight to share a group
     /// commit with (under load the writer thread batches them as always).
+    /// One whose outcome is still on its way to its caller counts: that
+    /// caller is about to start another, and a chain of inline commits would
+    /// otherwise keep it waiting, one fsync per dispatch.
     pub(super) fn solo(&self) -> bool {
-        self.journal.commits_inline() && *self.shared.running.borrow() == 1
+        self.journal.commits_inline() && *self.shared.running.borrow() == 1 && self.shared.all_delivered()
     }
 
     /// Drops a prepared dispatch its caller will not complete: nothing more is

@@ -4,7 +4,8 @@
 //! group commit; every dispatch finished by one commit is handed on together.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, RwLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use tokio::sync::{oneshot, watch, Notify};
 
@@ -18,8 +19,25 @@ pub struct Finished {
     pub outcome: Result<DispatchOutcome, JournalError>,
 }
 
-/// Receives, on the writer thread, every dispatch one group commit finished.
-pub type Deliver = Box<dyn Fn(Vec<Finished>, &BatchInfo) + Send + Sync>;
+/// Receives, on the writer thread, every dispatch one group commit finished,
+/// with the token that says they are on their way to their callers.
+pub type Deliver = Box<dyn Fn(Vec<Finished>, &BatchInfo, OnTheWay) + Send + Sync>;
+
+/// Dispatches handed to the deliver callback whose callers have not received
+/// them yet. Drop it where they are received (or where the hand-off failed):
+/// until then none of the dispatches in flight counts as alone, since their
+/// callers are about to start more.
+#[must_use]
+pub struct OnTheWay {
+    count: Arc<AtomicUsize>,
+    n: usize,
+}
+
+impl Drop for OnTheWay {
+    fn drop(&mut self) {
+        self.count.fetch_sub(self.n, Ordering::AcqRel);
+    }
+}
 
 pub(super) struct Shared {
     /// dispatch_id -> the ticket of the dispatch that holds it. Two runs of
@@ -38,6 +56,9 @@ pub(super) struct Shared {
     pub(super) released: Notify,
     /// Dispatches in flight; `close()` waits for none.
     pub(super) running: watch::Sender<usize>,
+    /// Finished dispatches not yet received by their callers: counted from
+    /// [`Shared::finish`], so from before they stop running.
+    undelivered: Arc<AtomicUsize>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -54,6 +75,7 @@ impl Shared {
             deliver: RwLock::new(None),
             released: Notify::new(),
             running: watch::channel(0).0,
+            undelivered: Arc::default(),
         }
     }
 
@@ -93,7 +115,13 @@ impl Shared {
     }
 
     pub(super) fn finish(&self, done: Finished) {
+        self.undelivered.fetch_add(1, Ordering::AcqRel);
         lock(&self.finished).push(done);
+    }
+
+    /// Whether every finished dispatch has reached its caller.
+    pub(super) fn all_delivered(&self) -> bool {
+        self.undelivered.load(Ordering::Acquire) == 0
     }
 
     pub(super) fn set_deliver(&self, deliver: Deliver) {
@@ -130,6 +158,7 @@ impl Shared {
             return;
         }
         let mut rest = Vec::with_capacity(done.len());
+        let handed = done.len();
         {
             let mut waiters = lock(&self.waiters);
             let mut held = lock(&self.held);
@@ -143,9 +172,12 @@ impl Shared {
                 }
             }
         }
+        // The ones a waiter or a holder took are received already.
+        let on_the_way = OnTheWay { count: Arc::clone(&self.undelivered), n: rest.len() };
+        self.undelivered.fetch_sub(handed - rest.len(), Ordering::AcqRel);
         if !rest.is_empty() {
             if let Some(deliver) = self.deliver.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
-                deliver(rest, batch);
+                deliver(rest, batch, on_the_way);
             }
         }
     }

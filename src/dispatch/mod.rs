@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::Value;
 
 pub use dialect::{CheckpointParts, DialectRules, Doc, PlannedHook, RegisteredHook, Source, Standing};
-pub use flight::{Deliver, Finished};
+pub use flight::{Deliver, Finished, OnTheWay};
 pub use judged::{Accepted, Failure};
 pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind, ShippedEnd};
 pub use outcome_json::outcome_json;

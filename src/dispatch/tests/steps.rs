@@ -16,7 +16,7 @@ type Batches = Arc<Mutex<Vec<Vec<Finished>>>>;
 fn collect(d: &Dispatcher) -> Batches {
     let batches: Batches = Arc::default();
     let sink = batches.clone();
-    d.set_deliver(Box::new(move |batch, _| sink.lock().unwrap().push(batch)));
+    d.set_deliver(Box::new(move |batch, _, _| sink.lock().unwrap().push(batch)));
     batches
 }
 
@@ -412,4 +412,55 @@ fn a_verify_replay_of_the_recorded_document_is_not_validated_again() {
         (other.outcome, other.failure_code),
         (HookOutcomeKind::Failed, Some(FailureCode::ResultContractRejected))
     );
+}
+
+/// Like [`answers`], through `begin_deferred` (the JS layer's path).
+fn deferred_answers(d: &Dispatcher, plan: &Plan) -> Vec<CallResult> {
+    let b = Behaviour::Propose("s");
+    plan.calls
+        .iter()
+        .map(|c| {
+            d.begin_deferred(plan.ticket, c.slot).unwrap().unwrap();
+            CallResult::Reply(result_for(&c.input_json, &b))
+        })
+        .collect()
+}
+
+#[test]
+fn an_inline_commit_is_one_transaction_and_waits_for_outcomes_on_their_way() {
+    let inline = JournalOptions { inline_commit: true, ..JournalOptions::default() };
+    let f = fixture_with(enabled(), inline);
+    let d = &f.dispatcher;
+    install(d, "a");
+    // The delivery keeps its tokens: its outcomes stay on their way.
+    let tokens: Arc<Mutex<Vec<OnTheWay>>> = Arc::default();
+    let (sink, kept) = (Batches::default(), tokens.clone());
+    let batches = sink.clone();
+    d.set_deliver(Box::new(move |batch, _, on_the_way| {
+        kept.lock().unwrap().push(on_the_way);
+        sink.lock().unwrap().push(batch);
+    }));
+    let complete = |name: &str| {
+        let p = d.prepare(request(name)).unwrap();
+        let plan = run(&p);
+        let results = deferred_answers(d, plan);
+        d.complete(plan.ticket, results).unwrap()
+    };
+    // Alone in flight: its checkpoint and record commit here, together.
+    assert!(matches!(complete("r1"), Completion::Done(_)));
+    assert_eq!(d.journal().writer_stats().commits, 1);
+    // Two in flight: the writer thread takes the first.
+    let (p2, p3) = (d.prepare(request("r2")).unwrap(), d.prepare(request("r3")).unwrap());
+    let (plan2, plan3) = (run(&p2), run(&p3));
+    let results = deferred_answers(d, plan2);
+    assert!(matches!(d.complete(plan2.ticket, results).unwrap(), Completion::Pending));
+    delivered(&batches, 1);
+    // The last one running is not alone while the first's outcome is on its way.
+    let results = deferred_answers(d, plan3);
+    assert!(matches!(d.complete(plan3.ticket, results).unwrap(), Completion::Pending));
+    delivered(&batches, 1);
+    // Received: alone again.
+    tokens.lock().unwrap().clear();
+    assert!(matches!(complete("r4"), Completion::Done(_)));
+    assert_eq!(d.journal().stats().unwrap().proposed, 4);
 }
