@@ -162,10 +162,19 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))(
   (_, backend) => {
     const targets = new Targets(backend)
     afterAll(() => targets.cleanup())
-    for (const how of ['sigkill', 'exit'] as const) {
-      it(`${how}: invoked once per attempt across immediate restarts, then exhausted without a call`, async () => {
-        const target = targets.fresh(`instant-${how}`)
-        const arg = target.childArg({ synchronous: 'full' })
+    // The inline commit holds the checkpoint back for its record as the writer thread does.
+    const ways = (['sigkill', 'exit'] as const).flatMap((how) =>
+      backend.name === 'sqlite'
+        ? [
+            { how, inline: false },
+            { how, inline: true },
+          ]
+        : [{ how, inline: false }],
+    )
+    for (const { how, inline } of ways) {
+      it(`${how}${inline ? ', inline commit' : ''}: invoked once per attempt across immediate restarts, then exhausted without a call`, async () => {
+        const target = targets.fresh(`instant-${how}${inline ? '-inline' : ''}`)
+        const arg = target.childArg(inline ? { synchronous: 'full', inlineCommit: true } : { synchronous: 'full' })
         // No pause between restarts: the attempt is counted because it was
         // noted before the call, not because time passed.
         for (const mode of ['dispatch', 'recover'] as const) {

@@ -52,17 +52,20 @@ export interface RawJournal {
   integrity: string
 }
 
+/** Open options a test varies; `inlineCommit` is SQLite's alone (PostgreSQL refuses it). */
+export type TargetExtra = Pick<HookRuntimeOptions, 'synchronous' | 'inlineCommit'>
+
 /** A test journal and everything the suite does with it (the library's JournalTarget is only `journal` here). */
 export interface JournalTarget {
   readonly backend: BackendName
   /** HookRuntime.open options for this journal (`synchronous`: SQLite's pragma; on PostgreSQL, synchronous_commit off for 'normal'). */
-  runtimeOptions(extra?: { synchronous?: 'full' | 'normal' }): HookRuntimeOptions
+  runtimeOptions(extra?: TargetExtra): HookRuntimeOptions
   /** HookJournal.open / openReadOnly argument. */
   readonly journal: JournalArg
   /** `--db ...` arguments of the CLI. */
   readonly cliArgs: string[]
   /** One argv item a child passes to children/target.mjs: the same open options, as JSON. */
-  childArg(extra?: { synchronous?: 'full' | 'normal' }): string
+  childArg(extra?: TargetExtra): string
   /** Every persisted byte: SQLite the journal file, -wal, -shm, -journal; PostgreSQL a full pg_dump of the schema. */
   persistedBytes(): Haystack[]
   /** The rows, read without the addon (better-sqlite3 / node-postgres). */
@@ -114,7 +117,7 @@ export class SqliteTarget implements JournalTarget {
     this.dir = mkdtempSync(join(tmpdir(), 'loopx-hooks-test-'))
     this.path = join(this.dir, `${label}.journal`)
   }
-  runtimeOptions(extra: { synchronous?: 'full' | 'normal' } = {}): HookRuntimeOptions {
+  runtimeOptions(extra: TargetExtra = {}): HookRuntimeOptions {
     return { journal: this.path, ...extra }
   }
   get journal(): JournalArg {
@@ -123,7 +126,7 @@ export class SqliteTarget implements JournalTarget {
   get cliArgs(): string[] {
     return ['--db', this.path]
   }
-  childArg(extra: { synchronous?: 'full' | 'normal' } = {}): string {
+  childArg(extra: TargetExtra = {}): string {
     return JSON.stringify({ runtime: this.runtimeOptions(extra), journal: this.journal })
   }
   persistedBytes(): Haystack[] {
@@ -221,7 +224,7 @@ export class PostgresTarget implements JournalTarget {
   get #postgres(): PgJournalOptions {
     return { connectionString: this.connectionString, schema: this.schema }
   }
-  runtimeOptions(extra: { synchronous?: 'full' | 'normal' } = {}): HookRuntimeOptions {
+  runtimeOptions(extra: TargetExtra = {}): HookRuntimeOptions {
     return { journal: { postgres: this.#postgres }, ...extra }
   }
   get journal(): JournalArg {
@@ -230,7 +233,7 @@ export class PostgresTarget implements JournalTarget {
   get cliArgs(): string[] {
     return ['--db', this.connectionString, '--schema', this.schema]
   }
-  childArg(extra: { synchronous?: 'full' | 'normal' } = {}): string {
+  childArg(extra: TargetExtra = {}): string {
     return JSON.stringify({ runtime: this.runtimeOptions(extra), journal: this.journal })
   }
   persistedBytes(): Haystack[] {
