@@ -39,14 +39,21 @@ fn run(p: &Prepared) -> &Plan {
 
 /// Calls each planned provider as the JS layer does, with `b`'s answer.
 fn answers(d: &Dispatcher, plan: &Plan, b: &Behaviour) -> Vec<CallResult> {
+    answers_via(d, plan, b, Dispatcher::begin)
+}
+
+/// Like [`answers`], each call started by `begin` (`Dispatcher::begin_deferred` is the JS layer's own).
+fn answers_via(d: &Dispatcher, plan: &Plan, b: &Behaviour, begin: Begin) -> Vec<CallResult> {
     plan.calls
         .iter()
-        .map(|c| match d.begin(plan.ticket, c.slot).unwrap() {
+        .map(|c| match begin(d, plan.ticket, c.slot).unwrap() {
             Some(_) => CallResult::Reply(result_for(&c.input_json, b)),
             None => CallResult::NotStarted,
         })
         .collect()
 }
+
+type Begin = fn(&Dispatcher, u64, usize) -> Result<Option<Limit>, JournalError>;
 
 fn install(d: &Dispatcher, hook: &str) {
     d.register_external(&registration(hook, 2, 1000)).unwrap();
@@ -414,18 +421,6 @@ fn a_verify_replay_of_the_recorded_document_is_not_validated_again() {
     );
 }
 
-/// Like [`answers`], through `begin_deferred` (the JS layer's path).
-fn deferred_answers(d: &Dispatcher, plan: &Plan) -> Vec<CallResult> {
-    let b = Behaviour::Propose("s");
-    plan.calls
-        .iter()
-        .map(|c| {
-            d.begin_deferred(plan.ticket, c.slot).unwrap().unwrap();
-            CallResult::Reply(result_for(&c.input_json, &b))
-        })
-        .collect()
-}
-
 #[test]
 fn an_inline_commit_is_one_transaction_and_waits_for_outcomes_on_their_way() {
     let inline = JournalOptions { inline_commit: true, ..JournalOptions::default() };
@@ -443,7 +438,7 @@ fn an_inline_commit_is_one_transaction_and_waits_for_outcomes_on_their_way() {
     let complete = |name: &str| {
         let p = d.prepare(request(name)).unwrap();
         let plan = run(&p);
-        let results = deferred_answers(d, plan);
+        let results = answers_via(d, plan, &Behaviour::Propose("s"), Dispatcher::begin_deferred);
         d.complete(plan.ticket, results).unwrap()
     };
     // Alone in flight: its checkpoint and record commit here, together.
@@ -452,11 +447,11 @@ fn an_inline_commit_is_one_transaction_and_waits_for_outcomes_on_their_way() {
     // Two in flight: the writer thread takes the first.
     let (p2, p3) = (d.prepare(request("r2")).unwrap(), d.prepare(request("r3")).unwrap());
     let (plan2, plan3) = (run(&p2), run(&p3));
-    let results = deferred_answers(d, plan2);
+    let results = answers_via(d, plan2, &Behaviour::Propose("s"), Dispatcher::begin_deferred);
     assert!(matches!(d.complete(plan2.ticket, results).unwrap(), Completion::Pending));
     delivered(&batches, 1);
     // The last one running is not alone while the first's outcome is on its way.
-    let results = deferred_answers(d, plan3);
+    let results = answers_via(d, plan3, &Behaviour::Propose("s"), Dispatcher::begin_deferred);
     assert!(matches!(d.complete(plan3.ticket, results).unwrap(), Completion::Pending));
     delivered(&batches, 1);
     // Received: alone again.
