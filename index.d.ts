@@ -85,34 +85,39 @@ export declare class NativeHookRuntime {
   writerStats(): string
   /** Dispatches in flight at once (the profile's `maxInFlight`). */
   get maxInFlight(): number
-  /** Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous. */
-  prepare(requestJson: string): NativePlan
   /**
-   * `prepare` for many requests in one call; with `onlyHookIds`, request i
-   * runs only that hook (recovery). A malformed request prepares none.
+   * Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous:
+   * the JSON text of its `NativePlan`.
    */
-  prepareMany(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Array<NativePlan>
+  prepare(requestJson: string): string
+  /**
+   * `prepare` for many requests in one call, one plan's text each; with
+   * `onlyHookIds`, request i runs only that hook (recovery). A malformed
+   * request prepares none.
+   */
+  prepareMany(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Array<string>
   /**
    * `prepareMany` on tokio's blocking pool, for a journal whose standing
    * reads wait on a network (`readsAreRemote`): the event loop's thread
    * never waits on the round trip.
    */
-  prepareManyOffThread(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Promise<Array<NativePlan>>
+  prepareManyOffThread(requestsJson: Array<string>, onlyHookIds?: Array<string> | undefined | null): Promise<Array<string>>
   /** Whether the journal's reads wait on a network round trip (PostgreSQL). */
   get readsAreRemote(): boolean
   /**
    * Step 2, just before calling the provider of `slot`: queues its
-   * checkpoint and returns the call's limit, or null when the wall budget
-   * is spent (do not call it).
+   * checkpoint and returns the call's limit in milliseconds, negated when
+   * the dispatch's wall budget is the bound; null when that budget is
+   * spent (do not call it).
    */
-  begin(ticketId: number, slot: number): NativeLimit | null
+  begin(ticketId: number, slot: number): number | null
   /**
    * `begin` that holds the checkpoint back where the journal allows it
    * (its attempt ledger file counts the attempt meanwhile): `complete`
    * queues it with the records, one hand-off to the writer. Call
    * `flushCheckpoints` once a provider has not answered within its turn.
    */
-  beginDeferred(ticketId: number, slot: number): NativeLimit | null
+  beginDeferred(ticketId: number, slot: number): number | null
   /**
    * Queues every checkpoint `beginDeferred` held back for a dispatch
    * still in flight, so other processes see those attempts counted.
@@ -124,7 +129,7 @@ export declare class NativeHookRuntime {
    * this thread, then answers as `begin` does; null also when the attempt
    * could not be counted (do not call the provider).
    */
-  beginCounted(ticketId: number, slot: number): Promise<NativeLimit | null>
+  beginCounted(ticketId: number, slot: number): Promise<number | null>
   /**
    * Whether each attempt is committed on the journal's server before its
    * provider runs (PostgreSQL): call `beginCounted` instead of `begin`.
@@ -424,27 +429,24 @@ export declare function mirrorSidecarReceipt(runtimeRoot: string, sourceJson: st
 export interface NativeCall {
   slot: number
   hookId: string
-  inputJson: string
   dispatchId: string
   /** The attempt this call counts as (0 for a verify-mode replay). */
   attempt: number
   /** A reply text longer than this is `result_too_large` without crossing. */
   maxReplyLength: number
-}
-
-/** A call's limit from the moment it is made, and whether it is the dispatch's wall budget. */
-export interface NativeLimit {
-  ms: number
-  wall: boolean
+  /** The projected, public-safe input the provider receives. */
+  input: unknown
 }
 
 /**
- * `done` (the outcome as JSON text), `wait` (the ticket to wait for, then
- * prepare again) or `calls` to make before `complete(ticket, replies)`.
+ * `done` (the outcome), `wait` (the ticket to wait for, then prepare
+ * again) or `calls` to make before `complete(ticket, replies)`: the shape of
+ * the JSON text `prepare` returns.
  */
 export interface NativePlan {
   ticket: number
-  done?: string
+  /** The outcome (a `DispatchOutcome`, with `shipped` beside it in the shipped dialect). */
+  done?: unknown
   /**
    * `done` is every hook's final receipt replayed: the same request text
    * gets it again until a hook or an intent kind is added.

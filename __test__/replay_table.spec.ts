@@ -5,6 +5,7 @@
 // a closing runtime) goes the long way.
 import { afterEach, describe, expect, it } from 'vitest'
 
+import type { DispatchOutcome } from '../lib/index.js'
 import { NativeHookRuntime } from '../lib/addon.js'
 import { ReplayTable } from '../lib/replay_table.js'
 import { BACKENDS, type Backend } from './support/backends'
@@ -168,18 +169,24 @@ describe.each(BACKENDS.map((b): [string, Backend] => [b.name, b]))('the replay t
 describe('the replay table itself', () => {
   it('is bounded: past its entries the oldest go first', () => {
     const table = new ReplayTable()
-    for (let i = 0; i < 17_000; i++) table.keep(`{"r":${i}}`, '{}')
+    const outcome = () => ({}) as DispatchOutcome
+    for (let i = 0; i < 17_000; i++) table.keep(`{"r":${i}}`, outcome(), 2)
     expect(table.size).toBe(16_384)
     expect(table.get('{"r":0}')).toBeUndefined()
     expect(table.get('{"r":16999}')).toStrictEqual({})
     expect(Object.isFrozen(table.get('{"r":16999}'))).toBe(true)
     // One text larger than the whole bound is never kept.
-    table.keep('x'.repeat(32 * 1024 * 1024), '{}')
+    table.keep('x'.repeat(32 * 1024 * 1024), outcome(), 2)
     expect(table.size).toBe(16_384)
     // Past its characters too: a 17 Mi-character entry pushes out every one before it.
-    table.keep('a'.repeat(17 * 1024 * 1024), '{}')
-    table.keep('b'.repeat(17 * 1024 * 1024), '{}')
+    table.keep('a'.repeat(17 * 1024 * 1024), outcome(), 2)
+    table.keep('b'.repeat(17 * 1024 * 1024), outcome(), 2)
     expect([table.size, table.get('a'.repeat(17 * 1024 * 1024))]).toStrictEqual([1, undefined])
+    // Counted by the outcome's characters as well.
+    table.clear()
+    table.keep('c', outcome(), 17 * 1024 * 1024)
+    table.keep('d', outcome(), 17 * 1024 * 1024)
+    expect([table.size, table.get('c')]).toStrictEqual([1, undefined])
     table.clear()
     expect(table.size).toBe(0)
   })

@@ -13,16 +13,17 @@
  * A dispatch that needs no commit is answered without the event loop
  * turning: a `return` replay or a refusal is settled when `dispatch` returns
  * (its outcome comes from `prepare`), a verified replay in the same turn
- * (from `complete`); no flight or timer is made for either. The outcome
- * crosses as JSON text: `JSON.parse` here measured cheaper than the addon
- * building the object property by property. On a local journal each
+ * (from `complete`); no flight or timer is made for either. Plans and
+ * outcomes cross as JSON text (a plan with its inputs and outcome embedded,
+ * see plan.ts): `JSON.parse` here measured cheaper than the addon building
+ * the objects property by property. On a local journal each
  * dispatch is prepared when it is called; where reads are round trips the
  * dispatches one JS turn starts are prepared together, off this thread.
  *
  * Diagnostics (see diagnostics.ts) are published here, only while someone
  * subscribes; the runtime's tally is kept always.
  */
-import { prepareRetryDelayMs, type NativeHookRuntime, type NativeLimit, type NativePlan } from './addon.js'
+import { prepareRetryDelayMs, type NativeHookRuntime } from './addon.js'
 import type { DispatchOutcome } from '../bindings/index'
 import { LoopxHooksError, type LoopxHooksErrorCode } from './errors.js'
 import { CallContext, FAILED, NOT_STARTED, callProvider, type RawProvider } from './provider.js'
@@ -36,6 +37,7 @@ import {
   type DispatchMessage,
   type HookMessage,
 } from './diagnostics.js'
+import { callLimit, planOf, plansOf, type Plan } from './plan.js'
 import { ReplayTable } from './replay_table.js'
 
 interface Flight {
@@ -101,7 +103,7 @@ export class Flights {
   /** Final replays by request text (see replay_table.ts); emptied when a hook or an intent kind is added. */
   readonly replays = new ReplayTable()
   /** Dispatches waiting for this turn's `prepareMany` (see `#prepareWithOthers`). */
-  #queued: { requestJson: string; resolve: (plan: NativePlan) => void; reject: (error: unknown) => void }[] = []
+  #queued: { requestJson: string; resolve: (plan: Plan) => void; reject: (error: unknown) => void }[] = []
 
   constructor(addon: NativeHookRuntime, owner: object) {
     this.#native = addon
@@ -142,10 +144,10 @@ export class Flights {
    * file (a WAL read costs less than a hop), off it when each read is a
    * network round trip (PostgreSQL), so the event loop never waits on one.
    */
-  #prepareStep(requestsJson: string[], onlyHookIds?: string[]): NativePlan[] | Promise<NativePlan[]> {
+  #prepareStep(requestsJson: string[], onlyHookIds?: string[]): Plan[] | Promise<Plan[]> {
     return this.#remote
-      ? this.#native.prepareManyOffThread(requestsJson, onlyHookIds)
-      : this.#native.prepareMany(requestsJson, onlyHookIds)
+      ? this.#native.prepareManyOffThread(requestsJson, onlyHookIds).then(plansOf)
+      : plansOf(this.#native.prepareMany(requestsJson, onlyHookIds))
   }
 
   /** Runs `run` as a `loopx-hooks:dispatch` trace when someone subscribes. */
@@ -171,23 +173,23 @@ export class Flights {
       this.tally.outcome(kept)
       return kept
     }
-    let plan: NativePlan | Promise<NativePlan>
+    let plan: Plan | Promise<Plan>
     if (onlyHookId !== undefined) {
       const plans = this.#prepare(() => this.#prepareStep([requestJson], [onlyHookId]))
       plan = plans instanceof Promise ? plans.then((p) => p[0]!) : plans[0]!
     } else {
       plan = this.#remote
         ? this.#prepareWithOthers(requestJson)
-        : this.#prepare(() => this.#native.prepare(requestJson))
+        : this.#prepare(() => planOf(this.#native.prepare(requestJson)))
     }
     if (plan instanceof Promise) return plan.then((p) => this.#planned(p, requestJson, onlyHookId, trace))
     return this.#planned(plan, requestJson, onlyHookId, trace)
   }
 
-  #planned(plan: NativePlan, requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Answer {
+  #planned(plan: Plan, requestJson: string, onlyHookId: string | undefined, trace?: DispatchMessage): Answer {
     if (plan.wait != null) return this.#after(plan.wait).then(() => this.#one(requestJson, onlyHookId, trace))
     if (plan.done != null && plan.replayed && onlyHookId === undefined) {
-      const outcome = this.replays.keep(requestJson, plan.done)
+      const outcome = this.replays.keep(requestJson, plan.done as DispatchOutcome, plan.chars)
       this.tally.outcome(outcome)
       return outcome
     }
@@ -203,7 +205,7 @@ export class Flights {
    * identities' standings at once (one round trip on PostgreSQL, where each
    * read is otherwise a round trip that holds this thread).
    */
-  #prepareWithOthers(requestJson: string): Promise<NativePlan> {
+  #prepareWithOthers(requestJson: string): Promise<Plan> {
     return new Promise((resolve, reject) => {
       if (this.#queued.push({ requestJson, resolve, reject }) === 1) queueMicrotask(() => this.#prepareQueued())
     })
@@ -221,16 +223,16 @@ export class Flights {
       // journal fails them all: each is prepared on its own instead, so each
       // gets its own plan or error (and its own retries).
       for (const q of queued) {
-        new Promise<NativePlan[]>((go) => go(this.#prepare(() => this.#prepareStep([q.requestJson])))).then(
+        new Promise<Plan[]>((go) => go(this.#prepare(() => this.#prepareStep([q.requestJson])))).then(
           (plans) => q.resolve(plans[0]!),
           q.reject,
         )
       }
     }
-    const all = (plans: NativePlan[]) => {
+    const all = (plans: Plan[]) => {
       for (let i = 0; i < queued.length; i++) queued[i]!.resolve(plans[i]!)
     }
-    let plans: NativePlan[] | Promise<NativePlan[]>
+    let plans: Plan[] | Promise<Plan[]>
     try {
       plans = this.#prepareStep(queued.map((q) => q.requestJson))
     } catch {
@@ -279,9 +281,9 @@ export class Flights {
    * nothing needs a commit and every provider answered synchronously,
    * otherwise the promise of its flight.
    */
-  #run(plan: NativePlan, trace: DispatchMessage | undefined): Answer {
+  #run(plan: Plan, trace: DispatchMessage | undefined): Answer {
     if (plan.done != null) {
-      const outcome = JSON.parse(plan.done) as DispatchOutcome
+      const outcome = plan.done as DispatchOutcome
       this.tally.outcome(outcome)
       return outcome
     }
@@ -339,7 +341,7 @@ export class Flights {
 
   /** The providers of a plan in order; synchronous while they answer synchronously. */
   #calls(
-    plan: NativePlan,
+    plan: Plan,
     from: number,
     replies: string[],
     trace: DispatchMessage | undefined,
@@ -351,7 +353,7 @@ export class Flights {
         // The attempt commits on the journal's server before its provider runs.
         return this.#native
           .beginCounted(plan.ticket, slot)
-          .then((limit) => this.#call(plan, i, limit, replies, trace) ?? this.#calls(plan, i + 1, replies, trace))
+          .then((ms) => this.#call(plan, i, ms, replies, trace) ?? this.#calls(plan, i + 1, replies, trace))
       }
       const rest = this.#call(plan, i, this.#native.beginDeferred(plan.ticket, slot), replies, trace)
       if (rest !== undefined) return rest
@@ -361,24 +363,26 @@ export class Flights {
 
   /** Makes call `i` within `limit`: undefined once its reply is pushed, or the promise of every reply from it on. */
   #call(
-    plan: NativePlan,
+    plan: Plan,
     i: number,
-    limit: NativeLimit | null,
+    ms: number | null,
     replies: string[],
     trace: DispatchMessage | undefined,
   ): Promise<string[]> | undefined {
-    if (limit == null) {
+    if (ms == null) {
       replies.push(NOT_STARTED)
       return undefined
     }
     const call = plan.calls![i]!
     const provider = this.providers.get(call.hookId)
     const context = new CallContext(this.active, this.closing)
-    const hook = hookChannel.hasSubscribers ? this.#hookMessage(trace, call.hookId, call.inputJson) : undefined
+    const hook = hookChannel.hasSubscribers
+      ? { runtime: this.#owner, dispatch: trace, hookId: call.hookId, dispatchId: call.dispatchId }
+      : undefined
     if (hook) hookChannel.start.publish(hook)
     const probe = this.#probe(hook)
     const reply = provider
-      ? callProvider(provider, call.inputJson, limit, call.maxReplyLength, context, probe)
+      ? callProvider(provider, call.input, callLimit(ms), call.maxReplyLength, context, probe)
       : probe.settled(FAILED, 0, undefined)
     if (hook) hookChannel.end.publish(hook)
     if (typeof reply !== 'string') {
@@ -408,11 +412,6 @@ export class Flights {
       this.#flushing = false
       this.#native.flushCheckpoints()
     })
-  }
-
-  #hookMessage(dispatch: DispatchMessage | undefined, hookId: string, inputJson: string): HookMessage {
-    const input = JSON.parse(inputJson) as { dispatch_id?: string }
-    return { runtime: this.#owner, dispatch, hookId, dispatchId: String(input.dispatch_id ?? '') }
   }
 
   /** Counts the call; tells the hook trace how it ended (the thrown error too, in memory). */

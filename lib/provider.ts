@@ -1,7 +1,7 @@
 /**
  * The one JS wrapper around every provider call (post-writeback and
- * turn-start), made on the JS thread: the input arrives as JSON text and is
- * parsed into a frozen object of the provider's own; the result goes back as
+ * turn-start), made on the JS thread: the input arrives freshly parsed from
+ * the addon's JSON text and is frozen, the provider's own; the result goes back as
  * JSON text, or as a compact marker when the provider threw, rejected,
  * returned something JSON cannot hold, ran out of time or answered too much.
  * The provider's message and stack never leave this function.
@@ -145,7 +145,8 @@ function bounded(text: string, maxLength: number): string {
 }
 
 /**
- * Calls a post-writeback provider on this thread: the reply's JSON text, or a
+ * Calls a provider on this thread with `input` (parsed from the addon's
+ * text, and no one else's: it is frozen here): the reply's JSON text, or a
  * marker. A synchronous answer is returned synchronously. The limit counts
  * from this call; past it the signal aborts and the reply is the marker
  * (whatever the provider settles to later is dropped). A reply longer than
@@ -153,7 +154,7 @@ function bounded(text: string, maxLength: number): string {
  */
 export function callProvider(
   provider: RawProvider,
-  inputJson: string,
+  input: unknown,
   limit: CallLimit,
   maxLength: number,
   context: CallContext,
@@ -167,8 +168,8 @@ export function callProvider(
   }
   let result: unknown
   try {
-    const input = deepFreeze(JSON.parse(inputJson))
-    result = providerScope.run(true, () => provider(input, context))
+    const frozen = deepFreeze(input)
+    result = providerScope.run(true, () => provider(frozen, context))
   } catch (error) {
     context.finish()
     return told(FAILED, error)

@@ -28,12 +28,15 @@ export class ReplayTable {
     return this.#kept.get(requestJson)?.outcome
   }
 
-  /** Keeps the outcome `outcomeJson` for `requestJson`; returns it as kept (frozen). */
-  keep(requestJson: string, outcomeJson: string): DispatchOutcome {
+  /**
+   * Keeps `outcome` (freshly parsed, no one else's: it is frozen here) for
+   * `requestJson`, counted as `chars` of its text; returns it as kept.
+   */
+  keep(requestJson: string, outcome: DispatchOutcome, chars: number): DispatchOutcome {
     const had = this.#kept.get(requestJson)
     if (had !== undefined) return had.outcome
-    const outcome = deepFreeze(JSON.parse(outcomeJson) as DispatchOutcome)
-    const size = requestJson.length + outcomeJson.length
+    deepFreeze(outcome)
+    const size = requestJson.length + chars
     if (size > MAX_CHARS) return outcome
     for (const [request, kept] of this.#kept) {
       if (this.#kept.size < MAX_ENTRIES && this.#chars + size <= MAX_CHARS) break

@@ -179,7 +179,8 @@ export class TurnStartKernel {
       const limit = { ms: call.timeoutMs, wall: false }
       const context = new CallContext(this.#active, false)
       const reply = tracedCall(this, trace, call.hookId, (probe) => {
-        if (provider) return callProvider(provider, call.inputJson, limit, call.maxReplyLength, context, probe)
+        if (provider)
+          return callProvider(provider, JSON.parse(call.inputJson), limit, call.maxReplyLength, context, probe)
         probe?.settled(FAILED, 0, undefined)
         return FAILED
       })

@@ -17,7 +17,8 @@
  * to (in the shipped dialect it carries the shipped dispatch result under
  * `shipped`, which is what `ShippedHookRuntime.dispatch` resolves to).
  */
-import type { NativeHookRuntime, NativePlan } from '../../index.js'
+import type { NativeHookRuntime } from '../../index.js'
+import { callLimit, planOf, type Plan } from '../plan.js'
 import { optionsJson } from '../args.js'
 import { RUNTIME_OPTIONS } from '../generated/options.js'
 import { LoopxHooksError } from '../errors.js'
@@ -120,7 +121,7 @@ export class DispatchSession {
   }
 
   /** A prepare step, tried again after the delay the core gives for a busy journal. */
-  async #retrying(step: () => NativePlan | Promise<NativePlan>): Promise<NativePlan> {
+  async #retrying(step: () => Plan | Promise<Plan>): Promise<Plan> {
     for (let tries = 0; ; tries++) {
       try {
         return await step()
@@ -140,10 +141,11 @@ export class DispatchSession {
     const plan = await this.#retrying(() => {
       const only1 = only === undefined ? undefined : [only]
       // A journal whose reads are network round trips is read off the event loop's thread, as Flights does.
-      if (runtime.readsAreRemote) return runtime.prepareManyOffThread([source], only1).then((plans) => plans[0]!)
-      return only1 === undefined ? runtime.prepare(source) : runtime.prepareMany([source], only1)[0]!
+      if (runtime.readsAreRemote)
+        return runtime.prepareManyOffThread([source], only1).then((plans) => planOf(plans[0]!))
+      return planOf(only1 === undefined ? runtime.prepare(source) : runtime.prepareMany([source], only1)[0]!)
     })
-    if (plan.done != null) return { done: JSON.parse(plan.done) as unknown }
+    if (plan.done != null) return { done: plan.done }
     if (plan.wait != null) {
       // The holder is a dispatch this caller prepared and has not finished:
       // waiting here would wait for the caller's own next request.
@@ -160,7 +162,7 @@ export class DispatchSession {
         hook_id: c.hookId,
         dispatch_id: c.dispatchId,
         attempt: c.attempt,
-        input: c.inputJson,
+        input: JSON.stringify(c.input),
       })),
     }
   }
@@ -182,9 +184,8 @@ export class DispatchSession {
     const slot = count(request, 'slot')
     const call = prepared.calls.find((c) => c.slot === slot)
     if (call === undefined) throw badRequest('unknown slot for this ticket')
-    const limit = runtime.countsAttemptsOnServer
-      ? await runtime.beginCounted(ticket, slot)
-      : runtime.begin(ticket, slot)
+    const ms = runtime.countsAttemptsOnServer ? await runtime.beginCounted(ticket, slot) : runtime.begin(ticket, slot)
+    const limit = ms == null ? null : callLimit(ms)
     if (limit != null) call.wall = limit.wall
     return { limit: limit == null ? null : { ms: limit.ms, wall: limit.wall } }
   }

@@ -160,7 +160,7 @@ export class ShippedTurnStart {
         })) as RawProvider
       const context = new CallContext(this.#active, false)
       const limit = { ms: call.limitMs, wall: false }
-      const reply = callProvider(raw, call.registrationJson, limit, call.maxReplyLength, context)
+      const reply = callProvider(raw, JSON.parse(call.registrationJson), limit, call.maxReplyLength, context)
       replies.push(typeof reply === 'string' ? reply : await reply)
       // The call is over (answered, thrown or past its limit): its session is too.
       native.endCall(run, index)

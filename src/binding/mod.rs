@@ -9,6 +9,7 @@ mod inbox;
 mod journal;
 mod js_provider;
 mod js_value;
+mod plan;
 mod runtime;
 mod sidecar;
 mod sqlite_probe;

@@ -14,7 +14,7 @@ use super::error::{coded, internal, misuse, rejection, task_failed, Code, Result
 use super::js_provider::call_result;
 use super::js_value::{read_document, JsAny};
 use super::validators::set_rejection;
-use crate::dispatch::{max_reply_len, DialectRules, DispatchOutcome, Dispatcher, Finished, OnTheWay, Prepared, Source};
+use crate::dispatch::{plan_json, DialectRules, DispatchOutcome, Dispatcher, Finished, OnTheWay, Prepared, Source};
 use crate::journal::{BatchInfo, OpenMode};
 use crate::options::RuntimeOptions;
 use crate::validate::Violations;
@@ -30,39 +30,6 @@ fn verdict(env: &Env, result: std::result::Result<(), Violations>) -> BindingRes
 
 fn to_json<T: serde::Serialize>(value: &T) -> BindingResult<String> {
     serde_json::to_string(value).map_err(|_| misuse(Code::Internal, "value could not be serialized"))
-}
-
-/// One provider call the caller makes, in hook_id order.
-#[napi(object)]
-pub struct NativeCall {
-    pub slot: u32,
-    pub hook_id: String,
-    pub input_json: String,
-    pub dispatch_id: String,
-    /// The attempt this call counts as (0 for a verify-mode replay).
-    pub attempt: u32,
-    /// A reply text longer than this is `result_too_large` without crossing.
-    pub max_reply_length: u32,
-}
-
-/// `done` (the outcome as JSON text), `wait` (the ticket to wait for, then
-/// prepare again) or `calls` to make before `complete(ticket, replies)`.
-#[napi(object)]
-pub struct NativePlan {
-    pub ticket: i64,
-    pub done: Option<String>,
-    /// `done` is every hook's final receipt replayed: the same request text
-    /// gets it again until a hook or an intent kind is added.
-    pub replayed: bool,
-    pub wait: Option<i64>,
-    pub calls: Option<Vec<NativeCall>>,
-}
-
-/// A call's limit from the moment it is made, and whether it is the dispatch's wall budget.
-#[napi(object)]
-pub struct NativeLimit {
-    pub ms: u32,
-    pub wall: bool,
 }
 
 /// One page of `NativeRecovery`: request i runs only hook `hookIds[i]`.
@@ -133,15 +100,20 @@ fn parse_request(rules: &'static dyn DialectRules, text: &str) -> BindingResult<
     rules.parse_source(text).map_err(|_| misuse(Code::InvalidArgument, rules.source_shape()))
 }
 
-fn ticket(t: i64) -> BindingResult<u64> {
-    u64::try_from(t).map_err(|_| misuse(Code::InvalidArgument, "unknown ticket"))
-}
-
 /// An outcome as the JS side reads it: the engine's outcome, and beside it
 /// under `shipped` the dialect's own dispatch result when it has one (what a
 /// `loopx-shipped-v0` runtime's `dispatch` resolves to).
 fn outcome_text(rules: &'static dyn DialectRules, registered: u32, outcome: &DispatchOutcome) -> String {
     crate::dispatch::outcome_json(outcome, rules.dispatch_result(outcome, registered).as_ref())
+}
+
+/// A prepared dispatch as the JSON text of its `NativePlan`.
+fn plan_text(d: &Dispatcher, prepared: Prepared) -> String {
+    plan_json(prepared, |o| outcome_text(d.rules(), d.registered_count(), o))
+}
+
+fn ticket(t: i64) -> BindingResult<u64> {
+    u64::try_from(t).map_err(|_| misuse(Code::InvalidArgument, "unknown ticket"))
 }
 
 /// Prepares many requests in one step (see `Dispatcher::prepare_many`); a
@@ -150,7 +122,7 @@ fn prepare_many(
     dispatcher: &Dispatcher,
     requests_json: &[String],
     only_hook_ids: Option<&[String]>,
-) -> Result<Vec<NativePlan>, Code> {
+) -> Result<Vec<String>, Code> {
     let rules = dispatcher.rules();
     let requests = requests_json.iter().map(|t| parse_request(rules, t)).collect::<BindingResult<Vec<_>>>()?;
     if only_hook_ids.is_some_and(|ids| ids.len() != requests.len()) {
@@ -158,60 +130,7 @@ fn prepare_many(
     }
     let requests = requests.into_iter().enumerate().map(|(i, r)| (r, only_hook_ids.map(|ids| ids[i].as_str())));
     let prepared = dispatcher.prepare_many(requests.collect()).map_err(coded)?;
-    let run_tickets: Vec<u64> =
-        prepared.iter().filter_map(|p| if let Prepared::Run(run) = p { Some(run.ticket) } else { None }).collect();
-    let mut plans = Vec::with_capacity(prepared.len());
-    for p in prepared {
-        match plan(dispatcher, p) {
-            Ok(p) => plans.push(p),
-            // Converting failed (not expected): no plan was handed out, so cancel them all.
-            Err(e) => {
-                for &ticket in &run_tickets {
-                    dispatcher.cancel(ticket);
-                }
-                return Err(e);
-            }
-        }
-    }
-    Ok(plans)
-}
-
-fn native_limit(l: crate::dispatch::Limit) -> NativeLimit {
-    NativeLimit { ms: u32::try_from(l.ms).unwrap_or(u32::MAX), wall: l.wall }
-}
-
-fn plan(d: &Dispatcher, prepared: Prepared) -> BindingResult<NativePlan> {
-    Ok(match prepared {
-        Prepared::Done(outcome) => NativePlan {
-            ticket: 0,
-            replayed: outcome.is_final_replay(),
-            done: Some(outcome_text(d.rules(), d.registered_count(), &outcome)),
-            wait: None,
-            calls: None,
-        },
-        Prepared::Wait(holder) => {
-            NativePlan { ticket: 0, done: None, replayed: false, wait: Some(holder as i64), calls: None }
-        }
-        Prepared::Run(p) => NativePlan {
-            ticket: p.ticket as i64,
-            done: None,
-            replayed: false,
-            wait: None,
-            calls: Some(
-                p.calls
-                    .into_iter()
-                    .map(|c| NativeCall {
-                        slot: c.slot as u32,
-                        max_reply_length: u32::try_from(max_reply_len(&c.hook)).unwrap_or(u32::MAX),
-                        hook_id: c.hook.hook_id.clone(),
-                        input_json: c.input_json,
-                        dispatch_id: c.dispatch_id,
-                        attempt: c.attempt,
-                    })
-                    .collect(),
-            ),
-        },
-    })
+    Ok(prepared.into_iter().map(|p| plan_text(dispatcher, p)).collect())
 }
 
 /// One group commit as JSON text: `{ batch, finished }`, `batch` its
@@ -297,21 +216,23 @@ impl NativeHookRuntime {
         self.dispatcher.profile().max_in_flight
     }
 
-    /// Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous.
+    /// Step 1 of a dispatch (JSON text of a `DispatchRequest`), synchronous:
+    /// the JSON text of its `NativePlan`.
     #[napi]
-    pub fn prepare(&self, request_json: String) -> Result<NativePlan, Code> {
+    pub fn prepare(&self, request_json: String) -> Result<String, Code> {
         let request = parse_request(self.dispatcher.rules(), &request_json)?;
-        plan(&self.dispatcher, self.dispatcher.prepare(request).map_err(coded)?)
+        Ok(plan_text(&self.dispatcher, self.dispatcher.prepare(request).map_err(coded)?))
     }
 
-    /// `prepare` for many requests in one call; with `onlyHookIds`, request i
-    /// runs only that hook (recovery). A malformed request prepares none.
+    /// `prepare` for many requests in one call, one plan's text each; with
+    /// `onlyHookIds`, request i runs only that hook (recovery). A malformed
+    /// request prepares none.
     #[napi]
     pub fn prepare_many(
         &self,
         requests_json: Vec<String>,
         only_hook_ids: Option<Vec<String>>,
-    ) -> Result<Vec<NativePlan>, Code> {
+    ) -> Result<Vec<String>, Code> {
         prepare_many(&self.dispatcher, &requests_json, only_hook_ids.as_deref())
     }
 
@@ -323,7 +244,7 @@ impl NativeHookRuntime {
         &self,
         requests_json: Vec<String>,
         only_hook_ids: Option<Vec<String>>,
-    ) -> napi::Result<Vec<NativePlan>> {
+    ) -> napi::Result<Vec<String>> {
         let dispatcher = Arc::clone(&self.dispatcher);
         let prepare = move || prepare_many(&dispatcher, &requests_json, only_hook_ids.as_deref());
         tokio::task::spawn_blocking(move || crate::journal::Journal::reads_without_backoff(prepare))
@@ -339,12 +260,13 @@ impl NativeHookRuntime {
     }
 
     /// Step 2, just before calling the provider of `slot`: queues its
-    /// checkpoint and returns the call's limit, or null when the wall budget
-    /// is spent (do not call it).
+    /// checkpoint and returns the call's limit in milliseconds, negated when
+    /// the dispatch's wall budget is the bound; null when that budget is
+    /// spent (do not call it).
     #[napi]
-    pub fn begin(&self, ticket_id: i64, slot: u32) -> Result<Option<NativeLimit>, Code> {
+    pub fn begin(&self, ticket_id: i64, slot: u32) -> Result<Option<i64>, Code> {
         let limit = self.dispatcher.begin(ticket(ticket_id)?, slot as usize).map_err(coded)?;
-        Ok(limit.map(native_limit))
+        Ok(limit.map(crate::dispatch::Limit::signed_ms))
     }
 
     /// `begin` that holds the checkpoint back where the journal allows it
@@ -352,9 +274,9 @@ impl NativeHookRuntime {
     /// queues it with the records, one hand-off to the writer. Call
     /// `flushCheckpoints` once a provider has not answered within its turn.
     #[napi]
-    pub fn begin_deferred(&self, ticket_id: i64, slot: u32) -> Result<Option<NativeLimit>, Code> {
+    pub fn begin_deferred(&self, ticket_id: i64, slot: u32) -> Result<Option<i64>, Code> {
         let limit = self.dispatcher.begin_deferred(ticket(ticket_id)?, slot as usize).map_err(coded)?;
-        Ok(limit.map(native_limit))
+        Ok(limit.map(crate::dispatch::Limit::signed_ms))
     }
 
     /// Queues every checkpoint `beginDeferred` held back for a dispatch
@@ -369,14 +291,14 @@ impl NativeHookRuntime {
     /// this thread, then answers as `begin` does; null also when the attempt
     /// could not be counted (do not call the provider).
     #[napi]
-    pub async fn begin_counted(&self, ticket_id: i64, slot: u32) -> napi::Result<Option<NativeLimit>> {
+    pub async fn begin_counted(&self, ticket_id: i64, slot: u32) -> napi::Result<Option<i64>> {
         let (t, slot) = (ticket(ticket_id).map_err(rejection)?, slot as usize);
         let begun = match self.dispatcher.count_attempt(t, slot) {
             Ok(Some(counting)) => self.dispatcher.counted(t, slot, counting.await),
             Ok(None) => self.dispatcher.begin(t, slot),
             Err(e) => Err(e),
         };
-        Ok(begun.map_err(|e| rejection(coded(e)))?.map(native_limit))
+        Ok(begun.map_err(|e| rejection(coded(e)))?.map(crate::dispatch::Limit::signed_ms))
     }
 
     /// Whether each attempt is committed on the journal's server before its

@@ -11,6 +11,7 @@ mod judged;
 mod keys;
 mod outcome;
 mod outcome_json;
+mod plan_json;
 mod prepare;
 mod profile;
 mod projection;
@@ -32,6 +33,7 @@ pub use flight::{Deliver, Finished, OnTheWay};
 pub use judged::{Accepted, Failure};
 pub use outcome::{DispatchOutcome, HookOutcome, HookOutcomeKind, ShippedEnd};
 pub use outcome_json::outcome_json;
+pub use plan_json::plan_json;
 pub use prepare::{prepare_retry_after, PREPARE_RETRYABLE};
 pub use profile::{Profile, ProfileOptions, ReplayMode};
 pub use projection::{dispatch_id_for, project, project_document, recoverable_request};
@@ -251,4 +253,4 @@ impl Dispatcher {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

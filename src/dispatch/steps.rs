@@ -56,6 +56,19 @@ pub struct Limit {
     pub wall: bool,
 }
 
+impl Limit {
+    /// One number for the JS side: the milliseconds, negated when the wall
+    /// budget is the bound (then at least 1, so the sign always tells).
+    pub fn signed_ms(self) -> i64 {
+        let ms = i64::try_from(self.ms.min(u64::from(u32::MAX))).unwrap_or_default();
+        if self.wall {
+            -ms.max(1)
+        } else {
+            ms
+        }
+    }
+}
+
 pub enum Completion {
     Done(DispatchOutcome),
     /// Finishes after the group commit holding its records (see [`Finished`]).

@@ -112,9 +112,9 @@ impl Provider for TestProvider {
     }
 }
 
-pub(super) struct Fixture {
+pub(crate) struct Fixture {
     pub(super) dir: std::path::PathBuf,
-    pub(super) dispatcher: Dispatcher,
+    pub(crate) dispatcher: Dispatcher,
 }
 
 impl Drop for Fixture {
@@ -123,7 +123,7 @@ impl Drop for Fixture {
     }
 }
 
-pub(super) fn fixture(profile: Profile) -> Fixture {
+pub(crate) fn fixture(profile: Profile) -> Fixture {
     fixture_with(profile, JournalOptions::default())
 }
 
@@ -141,11 +141,11 @@ pub(super) fn fixture_with(profile: Profile, options: JournalOptions) -> Fixture
     Fixture { dir, dispatcher }
 }
 
-pub(super) fn enabled() -> Profile {
+pub(crate) fn enabled() -> Profile {
     Profile { enabled: true, ..Profile::default() }
 }
 
-pub(super) fn registration(hook: &str, invocations: u32, timeout_ms: u32) -> Value {
+pub(crate) fn registration(hook: &str, invocations: u32, timeout_ms: u32) -> Value {
     let mut r = fixtures::registration();
     r["hook_id"] = json!(format!("periodic_report.{hook}"));
     r["budget"]["max_invocations_per_dispatch"] = json!(invocations);
@@ -159,7 +159,7 @@ pub(super) fn install(f: &Fixture, hook: &str, invocations: u32, b: Behaviour) -
     p
 }
 
-pub(super) fn request(receipt_id: &str) -> DispatchRequest {
+pub(crate) fn request(receipt_id: &str) -> DispatchRequest {
     let mut r = request::tests::request();
     r.receipt.receipt_id = receipt_id.into();
     r

@@ -459,3 +459,12 @@ fn an_inline_commit_is_one_transaction_and_waits_for_outcomes_on_their_way() {
     assert!(matches!(complete("r4"), Completion::Done(_)));
     assert_eq!(d.journal().stats().unwrap().proposed, 4);
 }
+
+#[test]
+fn a_limit_crosses_as_its_milliseconds_negated_when_the_wall_is_the_bound() {
+    assert_eq!(Limit { ms: 250, wall: false }.signed_ms(), 250);
+    assert_eq!(Limit { ms: 0, wall: false }.signed_ms(), 0);
+    assert_eq!(Limit { ms: 250, wall: true }.signed_ms(), -250);
+    assert_eq!(Limit { ms: 0, wall: true }.signed_ms(), -1);
+    assert_eq!(Limit { ms: u64::MAX, wall: false }.signed_ms(), i64::from(u32::MAX));
+}
