@@ -172,7 +172,7 @@ async function aDeadProcessLedger(): Promise<Buffer> {
   expect(ledgers).toHaveLength(1)
   const bytes = readFileSync(join(`${journal}-attempts`, ledgers[0]!))
   // A noted slot: the file format's magic, then a checkpoint.
-  expect(bytes.subarray(0, 4).toString('latin1')).toBe('LXA1')
+  expect(bytes.subarray(0, 4).toString('latin1')).toBe('LXA2')
   deadLedger = bytes
   return bytes
 }

@@ -1,7 +1,14 @@
 //! One slot of a ledger file: a checkpoint as JSON behind a magic, its
 //! length and a checksum, so a torn write or a foreign file reads as nothing.
+//! Slots are written as `LXA2`: the request embedded as JSON, and a
+//! checksum taken 8 bytes at a time, since a slot is written on the event
+//! loop's thread before each provider call and escaping the request and
+//! hashing byte by byte were most of its cost. `LXA1` slots (the request
+//! as a JSON string, FNV-1a byte by byte), which an earlier version left
+//! behind, still read.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use super::super::types::Checkpoint;
 use crate::contract::Dialect;
@@ -9,16 +16,19 @@ use crate::contract::Dialect;
 /// Bytes per slot: a checkpoint's request is bounded by the contract's
 /// grammars (32 fact refs of at most 128 bytes and a few ids), far below it.
 pub(super) const SLOT: u64 = 16 * 1024;
-const MAGIC: [u8; 4] = *b"LXA1";
+const MAGIC: [u8; 4] = *b"LXA2";
+const MAGIC_V1: [u8; 4] = *b"LXA1";
 /// magic, payload length, FNV-1a 64 of the payload.
 pub(super) const HEADER: usize = 4 + 4 + 8;
 /// The first bytes of a slot cleared after its identity's outcome committed.
 pub(super) const CLEARED: [u8; 4] = [0; 4];
 
 /// A slot's payload: written from the checkpoint's own strings (`S = &str`),
-/// read back owned (`S = String`), one field list for both.
+/// read back owned (`S = String`), one field list for both. The request is
+/// a JSON string in `LXA1` (`R = String`) and JSON itself in `LXA2` (`R =
+/// Box<RawValue>`), written after the other members (`None` here).
 #[derive(Serialize, Deserialize)]
-struct Entry<S> {
+struct Entry<S, R> {
     dispatch_id: S,
     hook_id: S,
     capability_id: S,
@@ -31,11 +41,12 @@ struct Entry<S> {
     dialect: Dialect,
     #[serde(default = "Option::default")]
     recorded_at: Option<S>,
-    request_json: S,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_json: Option<R>,
     attempt: u32,
 }
 
-impl<'a> From<&'a Checkpoint> for Entry<&'a str> {
+impl<'a> From<&'a Checkpoint> for Entry<&'a str, ()> {
     fn from(c: &'a Checkpoint) -> Self {
         Entry {
             dispatch_id: &c.dispatch_id,
@@ -47,14 +58,18 @@ impl<'a> From<&'a Checkpoint> for Entry<&'a str> {
             registration_digest: &c.registration_digest,
             dialect: c.dialect,
             recorded_at: c.recorded_at.as_deref(),
-            request_json: &c.request_json,
+            request_json: None,
             attempt: c.attempt,
         }
     }
 }
 
-impl From<Entry<String>> for Checkpoint {
-    fn from(e: Entry<String>) -> Self {
+impl<R> Entry<String, R> {
+    /// The checkpoint, its request text given by `request`; a request left
+    /// out (JSON `null`, which reads as `None`) is `null`.
+    fn checkpoint(self, request: impl FnOnce(R) -> String) -> Checkpoint {
+        let e = self;
+        let request_json = e.request_json.map(request).unwrap_or_else(|| "null".into());
         Checkpoint {
             dispatch_id: e.dispatch_id,
             hook_id: e.hook_id,
@@ -65,14 +80,26 @@ impl From<Entry<String>> for Checkpoint {
             registration_digest: e.registration_digest,
             dialect: e.dialect,
             recorded_at: e.recorded_at,
-            request_json: e.request_json,
+            request_json,
             attempt: e.attempt,
         }
     }
 }
 
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(FNV_OFFSET, |h, b| (h ^ u64::from(*b)).wrapping_mul(FNV_PRIME))
+}
+
+/// FNV-1a over 8-byte little-endian words, the tail bytes one by one.
+fn fnv1a_words(bytes: &[u8]) -> u64 {
+    let mut words = bytes.chunks_exact(8);
+    let h = words
+        .by_ref()
+        .fold(FNV_OFFSET, |h, w| (h ^ u64::from_le_bytes(w.try_into().unwrap_or_default())).wrapping_mul(FNV_PRIME));
+    words.remainder().iter().fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(FNV_PRIME))
 }
 
 /// The slot's bytes for `c`; a request too large for a slot is left out
@@ -81,14 +108,19 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// then skips it). None when even that does not fit. The payload is
 /// serialized once, behind room left for its header.
 pub(super) fn encode(c: &Checkpoint) -> Option<Vec<u8>> {
-    let mut entry = Entry::from(c);
-    let mut record = Vec::with_capacity((HEADER + 256 + c.request_json.len() * 2).min(SLOT as usize));
+    let mut record = Vec::with_capacity((HEADER + 384 + c.request_json.len()).min(SLOT as usize));
     record.extend_from_slice(&[0; HEADER]);
-    serde_json::to_writer(&mut record, &entry).ok()?;
+    serde_json::to_writer(&mut record, &Entry::from(c)).ok()?;
+    // The members end with `}`: the request goes before it, as it is (a
+    // checkpoint's request is JSON the core wrote, checked before noting).
+    record.pop();
+    let head = record.len();
+    record.extend_from_slice(b",\"request_json\":");
+    record.extend_from_slice(c.request_json.as_bytes());
+    record.push(b'}');
     if record.len() > SLOT as usize {
-        entry.request_json = "null";
-        record.truncate(HEADER);
-        serde_json::to_writer(&mut record, &entry).ok()?;
+        record.truncate(head);
+        record.extend_from_slice(b",\"request_json\":null}");
     }
     if record.len() > SLOT as usize {
         return None;
@@ -96,7 +128,7 @@ pub(super) fn encode(c: &Checkpoint) -> Option<Vec<u8>> {
     let (header, payload) = record.split_at_mut(HEADER);
     header[..4].copy_from_slice(&MAGIC);
     header[4..8].copy_from_slice(&(payload.len() as u32).to_le_bytes());
-    header[8..].copy_from_slice(&fnv1a(payload).to_le_bytes());
+    header[8..].copy_from_slice(&fnv1a_words(payload).to_le_bytes());
     Some(record)
 }
 
@@ -108,15 +140,29 @@ pub(super) fn entries(bytes: &[u8]) -> Vec<Checkpoint> {
 
 /// A slot's whole entry; a torn or foreign slot is none.
 fn parse(slot: &[u8]) -> Option<Checkpoint> {
-    if slot.len() < HEADER || slot[..4] != MAGIC {
+    if slot.len() < HEADER {
         return None;
     }
+    let v2 = match slot[..4].try_into().ok()? {
+        MAGIC => true,
+        MAGIC_V1 => false,
+        _ => return None,
+    };
     let len = u32::from_le_bytes(slot[4..8].try_into().ok()?) as usize;
     let sum = u64::from_le_bytes(slot[8..16].try_into().ok()?);
     let payload = slot.get(HEADER..HEADER + len)?;
-    if fnv1a(payload) != sum {
-        return None;
-    }
-    let entry: Entry<String> = serde_json::from_slice(payload).ok()?;
-    (entry.attempt >= 1).then(|| entry.into())
+    let c = if v2 {
+        if fnv1a_words(payload) != sum {
+            return None;
+        }
+        let entry: Entry<String, Box<RawValue>> = serde_json::from_slice(payload).ok()?;
+        entry.checkpoint(|raw| raw.get().to_owned())
+    } else {
+        if fnv1a(payload) != sum {
+            return None;
+        }
+        let entry: Entry<String, String> = serde_json::from_slice(payload).ok()?;
+        entry.checkpoint(|text| text)
+    };
+    (c.attempt >= 1).then_some(c)
 }

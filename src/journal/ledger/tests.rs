@@ -152,38 +152,59 @@ fn a_ledger_in_memory_keeps_what_was_noted_and_writes_no_file() {
     assert_eq!(l.noted(&c.dispatch_id), None);
 }
 
+/// A slot as the ledger file holds it: `magic`, the payload's length, its checksum, the payload.
+fn slot_bytes(magic: &[u8; 4], payload: &str, sum: u64) -> Vec<u8> {
+    let mut slot = magic.to_vec();
+    slot.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    slot.extend_from_slice(&sum.to_le_bytes());
+    slot.extend_from_slice(payload.as_bytes());
+    slot
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
 /// A slot's bytes are its header and the entry's JSON, field for field as
-/// ledgers already on disk hold them: a ledger written by an earlier
-/// version reads back, and one written now reads in it.
+/// ledgers already on disk hold them: a ledger written now reads back, and
+/// so does one an earlier version wrote (`LXA1`: the request as a string,
+/// the checksum byte by byte; before that, without dialect or commit time).
 #[test]
 fn a_slot_is_its_header_and_the_entry_s_json_in_the_format_on_disk() {
     let mut c = checkpoint("golden");
-    c.request_json = r#"{"a":"q\"uote \\ tab	é"}"#.into();
+    // JSON, as `note` checks first: embedded as it is in the slot.
+    c.request_json = r#"{"a":"q\"uote \\ tab\té"}"#.into();
     c.recorded_at = Some("2026-08-26T00:00:00Z".into());
     c.attempt = 3;
     let bytes = super::slot::encode(&c).unwrap();
-    let payload = format!(
+    let members = format!(
         concat!(
-            r#"{{"dispatch_id":"{}","hook_id":"periodic_report.runtime_trigger","capability_id":"periodic_report","#,
+            r#""dispatch_id":"{}","hook_id":"periodic_report.runtime_trigger","capability_id":"periodic_report","#,
             r#""receipt_id":"receipt_golden","effect_id":"effect_golden","event_kind":"todo_completed","#,
             r#""registration_digest":"{}","dialect":"contract-v0","recorded_at":"2026-08-26T00:00:00Z","#,
-            r#""request_json":"{{\"a\":\"q\\\"uote \\\\ tab\té\"}}","attempt":3}}"#
         ),
         c.dispatch_id, c.registration_digest
     );
-    assert_eq!(&bytes[..4], b"LXA1");
-    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize, payload.len());
-    assert_eq!(std::str::from_utf8(&bytes[HEADER..]).unwrap(), payload);
+    let payload = format!(r#"{{{members}"attempt":3,"request_json":{{"a":"q\"uote \\ tab\té"}}}}"#);
+    // 8-byte words, the tail bytes folded one by one.
+    let mut words = payload.as_bytes().chunks_exact(8);
+    let sum =
+        words.by_ref().fold(FNV_OFFSET, |h, w| (h ^ u64::from_le_bytes(w.try_into().unwrap())).wrapping_mul(FNV_PRIME));
+    let sum = words.remainder().iter().fold(sum, |h, b| (h ^ u64::from(*b)).wrapping_mul(FNV_PRIME));
+    assert_eq!(bytes, slot_bytes(b"LXA2", &payload, sum));
     assert_eq!(super::slot::entries(&bytes), vec![c.clone()]);
+
+    let bytewise = |text: &str| text.bytes().fold(FNV_OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME));
+    let v1 = format!(r#"{{{members}"request_json":"{{\"a\":\"q\\\"uote \\\\ tab\\té\"}}","attempt":3}}"#);
+    assert_eq!(super::slot::entries(&slot_bytes(b"LXA1", &v1, bytewise(&v1))), vec![c.clone()]);
+    // Each magic with its own checksum only.
+    assert!(super::slot::entries(&slot_bytes(b"LXA1", &v1, sum)).is_empty());
+    assert!(super::slot::entries(&slot_bytes(b"LXA2", &payload, bytewise(&payload))).is_empty());
     // A ledger written before dialects and commit times: neither field.
-    let old = payload.replace(r#""dialect":"contract-v0","recorded_at":"2026-08-26T00:00:00Z","#, "");
-    let mut slot = b"LXA1".to_vec();
-    slot.extend_from_slice(&(old.len() as u32).to_le_bytes());
-    let sum = old.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    slot.extend_from_slice(&sum.to_le_bytes());
-    slot.extend_from_slice(old.as_bytes());
-    c.recorded_at = None;
-    assert_eq!(super::slot::entries(&slot), vec![c.clone()]);
+    let old = v1.replace(r#""dialect":"contract-v0","recorded_at":"2026-08-26T00:00:00Z","#, "");
+    let mut older = c.clone();
+    older.recorded_at = None;
+    assert_eq!(super::slot::entries(&slot_bytes(b"LXA1", &old, bytewise(&old))), vec![older]);
+
     // A request too large for a slot is left out; the attempt still counts.
     c.request_json = format!("\"{}\"", "x".repeat(SLOT as usize));
     let bytes = super::slot::encode(&c).unwrap();
