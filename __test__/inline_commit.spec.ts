@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 
 import { afterAll, describe, expect, it } from 'vitest'
 
@@ -35,20 +36,9 @@ const receipt = (n: number) =>
     settlement: { effect_id: `effect_${n}` },
   })
 
-/**
- * Whether `promise` settles while only microtasks run. An outcome that comes
- * back from the writer thread needs the event loop to turn, so it never
- * does; one committed inline does (providers run a microtask after
- * `dispatch` returns).
- */
-async function settlesInMicrotasks(promise: Promise<unknown>): Promise<boolean> {
-  let settled = false
-  promise.then(
-    () => (settled = true),
-    () => (settled = true),
-  )
-  for (let tick = 0; tick < 16 && !settled; tick++) await Promise.resolve()
-  return settled
+/** children/fixture.mjs's test of an inline commit, shared with the children. */
+const { settlesInMicrotasks } = (await import(pathToFileURL(join(__dirname, 'children', 'fixture.mjs')).href)) as {
+  settlesInMicrotasks(promise: Promise<unknown>): Promise<boolean>
 }
 
 /** The journal's rows, without the times each was written. */

@@ -130,3 +130,19 @@ export function emit(obj) {
     buf = buf.subarray(n)
   }
 }
+
+/**
+ * Whether `promise` settles while only microtasks run. An outcome that comes
+ * back from the writer thread needs the event loop to turn, so it never
+ * does; one committed inline does (providers run a microtask after
+ * `dispatch` returns).
+ */
+export async function settlesInMicrotasks(promise) {
+  let settled = false
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  )
+  for (let tick = 0; tick < 16 && !settled; tick++) await Promise.resolve()
+  return settled
+}

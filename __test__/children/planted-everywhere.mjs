@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs'
 
 import { HookRuntime, defineHook, intent, notApplicable, proposed } from '../../dist/index.js'
-import { emit } from './fixture.mjs'
+import { emit, settlesInMicrotasks } from './fixture.mjs'
 import { parseTarget } from './target.mjs'
 
 const [targetArg, casesFile, mode, exportFile] = process.argv.slice(2)
@@ -98,17 +98,6 @@ if (mode === 'recover') {
   await runtime.close()
   emit({ t: 'recovered', outcomes: report.outcomes.map((o) => o.outcome) })
   process.exit(0)
-}
-
-/** Whether `promise` settles while only microtasks run: a dispatch committed inline does. */
-async function settlesInMicrotasks(promise) {
-  let settled = false
-  promise.then(
-    () => (settled = true),
-    () => (settled = true),
-  )
-  for (let tick = 0; tick < 64 && !settled; tick++) await Promise.resolve()
-  return settled
 }
 
 const seen = { refused: 0, dispatched: 0, rejected: 0, inline: 0 }
